@@ -1,0 +1,179 @@
+"""The ``dansched`` command line (contract in DESIGN.md).
+
+Exit codes everywhere: 0 success / valid, 1 a plan is invalid or a target could
+not be met, 2 bad input or usage (one line on stderr, no traceback).
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import Optional
+
+import typer
+
+from .hardware import Hardware, HardwareError, load_hardware
+from .instance import Instance, InstanceError, load_instance
+from .plan import Plan, PlanFormatError, read_memory, read_schedule, read_spill
+
+app = typer.Typer(
+    add_completion=False,
+    no_args_is_help=True,
+    pretty_exceptions_enable=False,
+    rich_markup_mode=None,
+    help="Schedule operator-level DAGs onto one NPU core: MPAS -> DLR -> CPE, with a shared evaluator.",
+)
+
+
+@app.callback()
+def _root() -> None:
+    """Schedule operator-level DAGs onto one NPU core: MPAS -> DLR -> CPE, with a shared evaluator."""
+
+
+class InputError(Exception):
+    """Bad input or usage: reported as one line on stderr with exit status 2."""
+
+
+def fail_input(message: str) -> "typer.Exit":
+    typer.echo(f"dansched: error: {message}", err=True)
+    return typer.Exit(2)
+
+
+def load_inputs(instance: Path, hw_path: Optional[Path]) -> tuple[Hardware, Instance]:
+    """Hardware model and instance; warnings (e.g. Cycles costed at 1) go to stderr."""
+    hw = load_hardware(hw_path)
+    inst = load_instance(instance, hw)
+    for w in inst.warnings:
+        typer.echo(f"dansched: warning: {inst.name}: {w}", err=True)
+    return hw, inst
+
+
+HwOption = typer.Option(None, "--hw", help="TOML file whose keys replace the default hardware model's.")
+
+
+@app.command()
+def evaluate(
+    instance: Path = typer.Argument(..., help="Instance: <case>.json or <case>_Nodes.csv"),
+    schedule: Path = typer.Option(..., "--schedule", help="<case>_schedule.txt: one node id per line"),
+    memory: Optional[Path] = typer.Option(None, "--memory", help="<case>_memory.txt: BufId:Offset per line"),
+    spill: Optional[Path] = typer.Option(None, "--spill", help="<case>_spill.txt: BufId:NewOffset per line"),
+    hw: Optional[Path] = HwOption,
+    as_json: bool = typer.Option(False, "--json", help="Print one JSON object instead of a table."),
+) -> None:
+    """Judge a plan: a problem-1 order (--schedule alone) or a full plan (--memory, --spill)."""
+    from .simulate import evaluate as run_evaluate
+
+    if spill is not None and memory is None:
+        raise InputError("--spill needs --memory (a spill list only makes sense with a layout)")
+    _, inst = load_inputs(instance, hw)
+    order = read_schedule(schedule)
+    plan = Plan(order=order)
+    if memory is not None:
+        plan = Plan(order=order, offsets=read_memory(memory), spills=read_spill(spill) if spill else ())
+    ev = run_evaluate(inst, plan)
+    if as_json:
+        typer.echo(json.dumps(ev.to_dict(), indent=2))
+    else:
+        from .report.tables import print_evaluation
+
+        print_evaluation(inst, ev)
+    raise typer.Exit(0 if ev.valid else 1)
+
+
+@app.command()
+def solve(
+    instance: Path = typer.Argument(..., help="Instance: <case>.json or <case>_Nodes.csv"),
+    problem: int = typer.Option(3, "--problem", min=1, max=3, help="1: order only (peak); 2: + layout and spills (traffic); 3: + timing (makespan)."),
+    out: Path = typer.Option(Path("."), "--out", help="Folder for <case>_schedule.txt, _memory.txt, _spill.txt and _report.json."),
+    hw: Optional[Path] = HwOption,
+    exact_window: int = typer.Option(0, "--exact-window", min=0, help="Width W of the CP-SAT timing windows in Stage 3 (0: off)."),
+    time_limit: float = typer.Option(60.0, "--time-limit", min=0.0, help="Budget in seconds for the exact (CP-SAT) parts."),
+    seed: int = typer.Option(0, "--seed", help="Seed for CP-SAT (results are deterministic for a given seed)."),
+    traffic_slack: float = typer.Option(0.0, "--traffic-slack", min=0.0, help="Percent more traffic Stage 3 may trade for makespan."),
+    variant: str = typer.Option("mpas", "--variant", help="Stage-1 variant: mpas or mpas-paper (literal Algorithm 1)."),
+    victim: str = typer.Option("cost", "--victim", help="Stage-2 victim rule: cost (Eqs. 27-31) or lru."),
+    quiet: bool = typer.Option(False, "--quiet", help="No progress output."),
+) -> None:
+    """Plan the instance: MPAS (problem 1), + DLR (problem 2), + CPE (problem 3, the default)."""
+    from .bounds import bounds_report, instance_bounds, plan_bounds
+    from .pipeline import PlanInvalidError, SolveOptions, solve as run_solve
+    from .plan import atomic_write_text, contest_paths, write_plan
+    from .report.progress import progress_reporter
+
+    if variant not in ("mpas", "mpas-paper"):
+        raise InputError(f"--variant must be mpas or mpas-paper, got {variant!r}")
+    if victim not in ("cost", "lru"):
+        raise InputError(f"--victim must be cost or lru, got {victim!r}")
+    _, inst = load_inputs(instance, hw)
+    opts = SolveOptions(
+        problem=problem, variant=variant, victim=victim, exact_window=exact_window,
+        time_limit=time_limit, seed=seed, traffic_slack=traffic_slack,
+    )
+    with progress_reporter(quiet) as say:
+        try:
+            result = run_solve(inst, opts, progress=say)
+        except PlanInvalidError as exc:
+            typer.echo(f"dansched: {inst.name}: {exc}", err=True)
+            raise typer.Exit(1)
+    ev = result.evaluation
+    bounds = instance_bounds(inst) if problem == 1 else plan_bounds(inst, ev, result.plan.order)
+    if problem == 1:
+        bounds.pop("makespan", None)
+    report = dict(result.report)
+    report["bounds"] = bounds_report(bounds, report)
+    write_plan(result.plan, out, inst.name)
+    atomic_write_text(contest_paths(out, inst.name)["report"], json.dumps(report, indent=2) + "\n")
+    if not quiet:
+        summary = ", ".join(f"{k} {report[k]:,}" for k in ("max_v_stay", "extra_traffic", "spill_count", "makespan") if report.get(k) is not None)
+        typer.echo(f"{inst.name}: {summary} -> {out}", err=True)
+
+
+@app.command()
+def bound(
+    instance: Path = typer.Argument(..., help="Instance: <case>.json or <case>_Nodes.csv"),
+    hw: Optional[Path] = HwOption,
+    time_limit: float = typer.Option(30.0, "--time-limit", min=0.0, help="Budget in seconds for CP-SAT bounds."),
+    as_json: bool = typer.Option(False, "--json", help="Print one JSON object instead of a table."),
+) -> None:
+    """Lower bounds on maxV_stay, extra traffic and makespan, with how each was obtained."""
+    from .bounds import instance_bounds
+
+    _, inst = load_inputs(instance, hw)
+    bounds = {k: b.to_dict() for k, b in instance_bounds(inst).items()}
+    if as_json:
+        typer.echo(json.dumps(bounds, indent=2))
+        return
+    from rich.console import Console
+    from rich.table import Table
+
+    table = Table(title=f"{inst.name}: lower bounds", title_justify="left")
+    for col in ("metric", "bound", "method", "optimal"):
+        table.add_column(col, justify="right" if col == "bound" else "left")
+    for k, b in bounds.items():
+        table.add_row(k, f"{b['value']:,}", b["method"], "yes" if b["optimal"] else "not proven")
+    Console().print(table)
+
+
+def main() -> None:
+    """Console entry point: typer app with input errors mapped to exit status 2."""
+    try:
+        rc = app(standalone_mode=False)
+    except (InstanceError, HardwareError, PlanFormatError, InputError) as exc:
+        typer.echo(f"dansched: error: {exc}", err=True)
+        sys.exit(2)
+    except typer.Exit as exc:
+        sys.exit(exc.exit_code)
+    except typer.Abort:
+        typer.echo("dansched: aborted", err=True)
+        sys.exit(130)
+    except Exception as exc:
+        if hasattr(exc, "format_message"):  # click / typer usage errors
+            typer.echo(f"dansched: error: {exc.format_message()}", err=True)
+            sys.exit(2)
+        raise
+    sys.exit(rc if isinstance(rc, int) else 0)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,528 @@
+"""Instance: an operator-level DAG with ALLOC/FREE buffer events (SPEC section 1).
+
+An :class:`Instance` is immutable: per-node numpy arrays, CSR successor /
+predecessor / buffer lists and a buffer table. :func:`load_instance` reads the
+contest JSON or CSV-pair form and checks every well-formedness rule of SPEC
+section 1 against a hardware model; a violation raises :class:`InstanceError`
+with a one-line message naming the node or buffer.
+
+>>> from dansched.instance import instance_from_records
+>>> inst = instance_from_records("tiny", [
+...     {"Id": 0, "Op": "ALLOC", "BufId": 7, "Size": 4, "Type": "UB"},
+...     {"Id": 1, "Op": "COPY_IN", "Pipe": "MTE2", "Cycles": 10, "Bufs": [7]},
+...     {"Id": 2, "Op": "FREE", "BufId": 7, "Size": 4, "Type": "UB"}], [[0, 1], [1, 2]])
+>>> inst.n, inst.num_buffers, bool(inst.buf_backed[0])
+(3, 1, True)
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+from collections import Counter
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Iterable, Sequence
+
+import numpy as np
+
+from .hardware import Hardware, default_hardware
+
+__all__ = [
+    "Instance",
+    "InstanceError",
+    "KIND_OP",
+    "KIND_ALLOC",
+    "KIND_FREE",
+    "load_instance",
+    "instance_from_records",
+    "instance_name",
+    "write_json",
+    "write_csv_pair",
+]
+
+KIND_OP, KIND_ALLOC, KIND_FREE = 0, 1, 2
+NODE_FIELDS = ("Id", "Op", "BufId", "Size", "Type", "Pipe", "Cycles", "Bufs")
+
+
+class InstanceError(ValueError):
+    """An instance that breaks a well-formedness rule of SPEC section 1 (exit status 2)."""
+
+
+def _csr(n: int, pairs_src: np.ndarray, pairs_dst: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """CSR lists of ``dst`` grouped by ``src`` (stable within a group)."""
+    order = np.argsort(pairs_src, kind="stable")
+    counts = np.bincount(pairs_src, minlength=n) if len(pairs_src) else np.zeros(n, dtype=np.int64)
+    ptr = np.zeros(n + 1, dtype=np.int64)
+    np.cumsum(counts, out=ptr[1:])
+    return ptr, pairs_dst[order].astype(np.int64)
+
+
+@dataclass(frozen=True, eq=False)
+class Instance:
+    """An operator-level DAG, read-only. Node arrays are indexed by node id, buffer
+    arrays by buffer index (the rank of its ``BufId``; ``buf_id`` maps back)."""
+
+    name: str
+    hw: Hardware
+    op: tuple[str, ...]
+    kind: np.ndarray  # int8: KIND_OP / KIND_ALLOC / KIND_FREE
+    pipe: np.ndarray  # int16 index into hw.pipes, -1 for cache nodes
+    cycles: np.ndarray  # int64, 0 for cache nodes
+    node_buf: np.ndarray  # int64 buffer index of a cache node, -1 for operations
+    bufs_ptr: np.ndarray
+    bufs_idx: np.ndarray  # buffer indices used by each operation
+    edges: np.ndarray  # (E, 2) unique edges, sorted
+    succ_ptr: np.ndarray
+    succ_idx: np.ndarray
+    pred_ptr: np.ndarray
+    pred_idx: np.ndarray
+    buf_id: np.ndarray  # BufId value of each buffer
+    buf_size: np.ndarray
+    buf_tier: np.ndarray  # index into hw.tiers
+    buf_alloc: np.ndarray  # node id of the ALLOC
+    buf_free: np.ndarray  # node id of the FREE
+    buf_backed: np.ndarray  # bool: used by a COPY_IN, so DDR already holds it
+    users_ptr: np.ndarray
+    users_idx: np.ndarray  # operation nodes whose Bufs hold the buffer
+    warnings: tuple[str, ...] = field(default=())
+
+    # ---- sizes -------------------------------------------------------------------
+    @property
+    def n(self) -> int:
+        return len(self.op)
+
+    @property
+    def num_buffers(self) -> int:
+        return len(self.buf_id)
+
+    @property
+    def num_edges(self) -> int:
+        return len(self.edges)
+
+    # ---- adjacency ---------------------------------------------------------------
+    def succ(self, v: int) -> np.ndarray:
+        return self.succ_idx[self.succ_ptr[v] : self.succ_ptr[v + 1]]
+
+    def pred(self, v: int) -> np.ndarray:
+        return self.pred_idx[self.pred_ptr[v] : self.pred_ptr[v + 1]]
+
+    def bufs(self, v: int) -> np.ndarray:
+        return self.bufs_idx[self.bufs_ptr[v] : self.bufs_ptr[v + 1]]
+
+    def users(self, b: int) -> np.ndarray:
+        return self.users_idx[self.users_ptr[b] : self.users_ptr[b + 1]]
+
+    def lists(self) -> "AdjacencyLists":
+        """Plain Python lists of the CSR arrays, for tight pure-Python loops (cached)."""
+        cached = self.__dict__.get("_lists")
+        if cached is None:
+            cached = AdjacencyLists.of(self)
+            object.__setattr__(self, "_lists", cached)
+        return cached
+
+    # ---- derived facts -------------------------------------------------------------
+    def is_peak_buffer(self) -> np.ndarray:
+        """Bool per buffer: its tier is one of the hardware's peak tiers (L1, UB)."""
+        peak = [self.hw.tier_index(t) for t in self.hw.peak_tiers]
+        return np.isin(self.buf_tier, peak)
+
+    def buffer_index(self, buf_id_value: int) -> int:
+        """Buffer index of a ``BufId`` value; KeyError when the instance has none."""
+        i = int(np.searchsorted(self.buf_id, buf_id_value))
+        if i >= len(self.buf_id) or int(self.buf_id[i]) != int(buf_id_value):
+            raise KeyError(buf_id_value)
+        return i
+
+    def same_as(self, other: "Instance") -> bool:
+        """Equal graphs, fields and buffer tables (the name and warnings aside)."""
+        if self.op != other.op or self.hw != other.hw:
+            return False
+        names = [
+            "kind", "pipe", "cycles", "node_buf", "bufs_ptr", "bufs_idx", "edges",
+            "buf_id", "buf_size", "buf_tier", "buf_alloc", "buf_free", "buf_backed",
+            "users_ptr", "users_idx",
+        ]
+        return all(np.array_equal(getattr(self, k), getattr(other, k)) for k in names)
+
+    def to_records(self) -> tuple[list[dict[str, Any]], list[list[int]]]:
+        """The instance as contest JSON node records and edge pairs."""
+        nodes: list[dict[str, Any]] = []
+        for v in range(self.n):
+            if self.kind[v] == KIND_OP:
+                nodes.append({
+                    "Id": v, "Op": self.op[v], "Pipe": self.hw.pipes[self.pipe[v]],
+                    "Cycles": int(self.cycles[v]), "Bufs": [int(self.buf_id[b]) for b in self.bufs(v)],
+                })
+            else:
+                b = int(self.node_buf[v])
+                nodes.append({
+                    "Id": v, "Op": self.op[v], "BufId": int(self.buf_id[b]),
+                    "Size": int(self.buf_size[b]), "Type": self.hw.tiers[self.buf_tier[b]],
+                })
+        return nodes, self.edges.tolist()
+
+
+@dataclass(frozen=True)
+class AdjacencyLists:
+    """Python-list mirrors of an instance's CSR arrays (list indexing beats numpy in loops)."""
+
+    succ: list[list[int]]
+    pred: list[list[int]]
+    bufs: list[list[int]]
+    users: list[list[int]]
+    kind: list[int]
+    pipe: list[int]
+    cycles: list[int]
+    node_buf: list[int]
+
+    @staticmethod
+    def _split(ptr: np.ndarray, idx: np.ndarray) -> list[list[int]]:
+        p, ix = ptr.tolist(), idx.tolist()
+        return [ix[p[i] : p[i + 1]] for i in range(len(p) - 1)]
+
+    @classmethod
+    def of(cls, inst: Instance) -> "AdjacencyLists":
+        return cls(
+            succ=cls._split(inst.succ_ptr, inst.succ_idx),
+            pred=cls._split(inst.pred_ptr, inst.pred_idx),
+            bufs=cls._split(inst.bufs_ptr, inst.bufs_idx),
+            users=cls._split(inst.users_ptr, inst.users_idx),
+            kind=inst.kind.tolist(),
+            pipe=inst.pipe.tolist(),
+            cycles=inst.cycles.tolist(),
+            node_buf=inst.node_buf.tolist(),
+        )
+
+
+# ---------------------------------------------------------------------------------
+# building and checking
+# ---------------------------------------------------------------------------------
+
+
+def _is_int(x: Any) -> bool:
+    return isinstance(x, (int, np.integer)) and not isinstance(x, bool)
+
+
+def _require_int(x: Any, what: str) -> int:
+    if not _is_int(x):
+        raise InstanceError(f"{what} must be an integer, got {x!r}")
+    return int(x)
+
+
+def _find_cycle_node(n: int, succ: list[list[int]], indeg: list[int]) -> int:
+    """Kahn's algorithm; the smallest node left on or behind a cycle, or -1 when acyclic."""
+    deg = list(indeg)
+    stack = [v for v in range(n) if deg[v] == 0]
+    seen = 0
+    while stack:
+        v = stack.pop()
+        seen += 1
+        for w in succ[v]:
+            deg[w] -= 1
+            if deg[w] == 0:
+                stack.append(w)
+    if seen == n:
+        return -1
+    return min(v for v in range(n) if deg[v] > 0)
+
+
+def instance_from_records(
+    name: str,
+    nodes: Sequence[Any],
+    edges: Iterable[Any],
+    hw: Hardware | None = None,
+) -> Instance:
+    """Check contest node records and edge pairs (SPEC section 1) and build an :class:`Instance`."""
+    hw = hw or default_hardware()
+    if not isinstance(nodes, Sequence) or isinstance(nodes, (str, bytes)):
+        raise InstanceError("instance: 'Nodes' must be a list of node records")
+    n = len(nodes)
+    if n == 0:
+        raise InstanceError("instance: it has no nodes")
+    op: list[str] = [""] * n
+    kind = np.zeros(n, dtype=np.int8)
+    pipe = np.full(n, -1, dtype=np.int16)
+    cycles = np.zeros(n, dtype=np.int64)
+    node_bufid: list[int] = [-1] * n
+    op_bufs: list[list[int]] = [[] for _ in range(n)]
+    seen_id = [False] * n
+    costed_one: Counter[str] = Counter()
+    allocs: dict[int, tuple[int, int, str]] = {}
+    frees: dict[int, tuple[int, int, str]] = {}
+
+    for pos, rec in enumerate(nodes):
+        if not isinstance(rec, dict):
+            raise InstanceError(f"node record #{pos}: must be an object with fields {', '.join(NODE_FIELDS)}")
+        if "Id" not in rec:
+            raise InstanceError(f"node record #{pos}: missing field 'Id'")
+        v = _require_int(rec["Id"], f"node record #{pos}: 'Id'")
+        if not 0 <= v < n:
+            raise InstanceError(f"node {v}: ids must be exactly 0..{n - 1}")
+        if seen_id[v]:
+            raise InstanceError(f"node {v}: id appears twice")
+        seen_id[v] = True
+        name_op = rec.get("Op")
+        if not isinstance(name_op, str) or not name_op:
+            raise InstanceError(f"node {v}: 'Op' must be a non-empty string, got {name_op!r}")
+        op[v] = name_op
+        if name_op in ("ALLOC", "FREE"):
+            kind[v] = KIND_ALLOC if name_op == "ALLOC" else KIND_FREE
+            for key in ("BufId", "Size", "Type"):
+                if key not in rec or rec[key] is None:
+                    raise InstanceError(f"node {v} ({name_op}): missing field '{key}'")
+            b = _require_int(rec["BufId"], f"node {v} ({name_op}): 'BufId'")
+            size = _require_int(rec["Size"], f"node {v} ({name_op}) of buffer {b}: 'Size'")
+            if size <= 0:
+                raise InstanceError(f"node {v} ({name_op}) of buffer {b}: Size must be > 0, got {size}")
+            tier = rec["Type"]
+            if tier not in hw.capacity:
+                raise InstanceError(
+                    f"node {v} ({name_op}) of buffer {b}: Type {tier!r} is not a tier of the hardware model {list(hw.tiers)}"
+                )
+            table = allocs if name_op == "ALLOC" else frees
+            if b in table:
+                raise InstanceError(f"buffer {b}: more than one {name_op} (nodes {table[b][0]} and {v})")
+            table[b] = (v, size, tier)
+            node_bufid[v] = b
+        else:
+            p = rec.get("Pipe")
+            if p not in hw.pipes:
+                raise InstanceError(f"node {v} ({name_op}): Pipe {p!r} is not a pipe of the hardware model {list(hw.pipes)}")
+            pipe[v] = hw.pipe_index(p)
+            c = rec.get("Cycles")
+            if _is_int(c) and c >= 0:
+                cycles[v] = int(c)
+            else:
+                cycles[v] = 1
+                costed_one[name_op] += 1
+            bl = rec.get("Bufs", [])
+            if bl is None:
+                bl = []
+            if not isinstance(bl, list):
+                raise InstanceError(f"node {v} ({name_op}): 'Bufs' must be a list of buffer ids, got {bl!r}")
+            uniq: list[int] = []
+            for x in bl:
+                b = _require_int(x, f"node {v} ({name_op}): each id in 'Bufs'")
+                if b not in uniq:
+                    uniq.append(b)
+            op_bufs[v] = uniq
+
+    for b, (v, size, tier) in allocs.items():
+        if b not in frees:
+            raise InstanceError(f"buffer {b}: has an ALLOC (node {v}) but no FREE")
+        fv, fsize, ftier = frees[b]
+        if (fsize, ftier) != (size, tier):
+            raise InstanceError(
+                f"buffer {b}: ALLOC (node {v}) says {size} in {tier}, FREE (node {fv}) says {fsize} in {ftier}"
+            )
+    for b, (fv, _, _) in frees.items():
+        if b not in allocs:
+            raise InstanceError(f"buffer {b}: has a FREE (node {fv}) but no ALLOC")
+
+    buf_ids = np.array(sorted(allocs), dtype=np.int64)
+    index_of = {int(b): i for i, b in enumerate(buf_ids.tolist())}
+    nb = len(buf_ids)
+    buf_size = np.array([allocs[b][1] for b in buf_ids.tolist()], dtype=np.int64)
+    buf_tier = np.array([hw.tier_index(allocs[b][2]) for b in buf_ids.tolist()], dtype=np.int16)
+    buf_alloc = np.array([allocs[b][0] for b in buf_ids.tolist()], dtype=np.int64)
+    buf_free = np.array([frees[b][0] for b in buf_ids.tolist()], dtype=np.int64)
+
+    for i, b in enumerate(buf_ids.tolist()):
+        cap = hw.capacity[hw.tiers[buf_tier[i]]]
+        if buf_size[i] > cap:
+            raise InstanceError(
+                f"buffer {b}: Size {int(buf_size[i])} is larger than tier {hw.tiers[buf_tier[i]]} ({cap})"
+            )
+
+    node_buf = np.array([index_of[b] if b >= 0 else -1 for b in node_bufid], dtype=np.int64)
+    bsrc: list[int] = []
+    bdst: list[int] = []
+    backed = np.zeros(nb, dtype=bool)
+    for v in range(n):
+        if kind[v] != KIND_OP:
+            continue
+        per_tier: Counter[int] = Counter()
+        for b in op_bufs[v]:
+            if b not in index_of:
+                raise InstanceError(f"node {v} ({op[v]}): uses buffer {b}, which has no ALLOC")
+            i = index_of[b]
+            bsrc.append(v)
+            bdst.append(i)
+            per_tier[int(buf_tier[i])] += int(buf_size[i])
+            if op[v] == "COPY_IN":
+                backed[i] = True
+        for t, total in per_tier.items():
+            cap = hw.capacity[hw.tiers[t]]
+            if total > cap:
+                raise InstanceError(
+                    f"node {v} ({op[v]}): its buffers in {hw.tiers[t]} need {total}, the tier holds {cap}"
+                )
+    bsrc_a = np.array(bsrc, dtype=np.int64)
+    bdst_a = np.array(bdst, dtype=np.int64)
+    bufs_ptr, bufs_idx = _csr(n, bsrc_a, bdst_a)
+    users_ptr, users_idx = _csr(nb, bdst_a, bsrc_a)
+
+    edge_list: list[tuple[int, int]] = []
+    if not isinstance(edges, Iterable) or isinstance(edges, (str, bytes, dict)):
+        raise InstanceError("instance: 'Edges' must be a list of [src, dst] pairs")
+    for k, e in enumerate(edges):
+        if not isinstance(e, (list, tuple)) or len(e) != 2:
+            raise InstanceError(f"edge #{k}: must be a pair [src, dst], got {e!r}")
+        u = _require_int(e[0], f"edge #{k}: source")
+        w = _require_int(e[1], f"edge #{k}: target")
+        for x in (u, w):
+            if not 0 <= x < n:
+                raise InstanceError(f"edge #{k} [{u}, {w}]: node {x} does not exist")
+        if u == w:
+            raise InstanceError(f"edge #{k} [{u}, {w}]: node {u} depends on itself (the graph must be acyclic)")
+        edge_list.append((u, w))
+    earr = np.array(sorted(set(edge_list)), dtype=np.int64).reshape(-1, 2)
+    succ_ptr, succ_idx = _csr(n, earr[:, 0], earr[:, 1])
+    pred_ptr, pred_idx = _csr(n, earr[:, 1], earr[:, 0])
+    succ_l = AdjacencyLists._split(succ_ptr, succ_idx)
+    indeg = np.diff(pred_ptr).tolist()
+    bad = _find_cycle_node(n, succ_l, indeg)
+    if bad >= 0:
+        raise InstanceError(f"node {bad}: lies on or behind a cycle (the graph must be acyclic)")
+
+    warnings: list[str] = []
+    if costed_one:
+        total = sum(costed_one.values())
+        detail = ", ".join(f"{k}: {c}" for k, c in sorted(costed_one.items()))
+        warnings.append(f"{total} operation node(s) have missing or invalid Cycles and cost 1 cycle ({detail})")
+
+    return Instance(
+        name=name, hw=hw, op=tuple(op), kind=kind, pipe=pipe, cycles=cycles, node_buf=node_buf,
+        bufs_ptr=bufs_ptr, bufs_idx=bufs_idx, edges=earr,
+        succ_ptr=succ_ptr, succ_idx=succ_idx, pred_ptr=pred_ptr, pred_idx=pred_idx,
+        buf_id=buf_ids, buf_size=buf_size, buf_tier=buf_tier, buf_alloc=buf_alloc,
+        buf_free=buf_free, buf_backed=backed, users_ptr=users_ptr, users_idx=users_idx,
+        warnings=tuple(warnings),
+    )
+
+
+# ---------------------------------------------------------------------------------
+# file formats
+# ---------------------------------------------------------------------------------
+
+
+def _csv_pair_paths(path: Path) -> tuple[Path, Path, str]:
+    stem = path.name
+    for suffix in ("_Nodes.csv", "_Edges.csv"):
+        if stem.endswith(suffix):
+            case = stem[: -len(suffix)]
+            return path.with_name(f"{case}_Nodes.csv"), path.with_name(f"{case}_Edges.csv"), case
+    raise InstanceError(f"{path}: a CSV instance is named <case>_Nodes.csv beside <case>_Edges.csv")
+
+
+def instance_name(path: str | Path) -> str:
+    """The case name of an instance file: its stem, without ``_Nodes``/``_Edges`` for CSV."""
+    p = Path(path)
+    if p.suffix.lower() == ".csv":
+        return _csv_pair_paths(p)[2]
+    return p.stem
+
+
+def _csv_cell(value: str, key: str) -> Any:
+    value = value.strip()
+    if value == "":
+        return None
+    if key in ("Op", "Type", "Pipe"):
+        return value
+    if key == "Bufs":
+        inner = value.strip("[]").strip()
+        if not inner:
+            return []
+        out = []
+        for part in inner.split(","):
+            part = part.strip()
+            try:
+                out.append(int(part))
+            except ValueError:
+                out.append(part)
+        return out
+    try:
+        return int(value)
+    except ValueError:
+        return value
+
+
+def _read_csv_pair(path: Path) -> tuple[list[dict[str, Any]], list[list[Any]]]:
+    nodes_path, edges_path, _ = _csv_pair_paths(path)
+    for p in (nodes_path, edges_path):
+        if not p.is_file():
+            raise InstanceError(f"{p}: no such file (a CSV instance needs both {nodes_path.name} and {edges_path.name})")
+    nodes: list[dict[str, Any]] = []
+    with nodes_path.open(newline="") as fh:
+        reader = csv.DictReader(fh)
+        if reader.fieldnames is None or "Id" not in reader.fieldnames or "Op" not in reader.fieldnames:
+            raise InstanceError(f"{nodes_path}: header must be {','.join(NODE_FIELDS)}")
+        for line, row in enumerate(reader, start=2):
+            if None in row:
+                raise InstanceError(f"{nodes_path}:{line}: more fields than the header names")
+            rec = {k: _csv_cell(v or "", k) for k, v in row.items() if k in NODE_FIELDS}
+            rec = {k: v for k, v in rec.items() if v is not None}
+            if rec.get("Op") not in ("ALLOC", "FREE") and "Bufs" not in rec:
+                rec["Bufs"] = []
+            nodes.append(rec)
+    edges: list[list[Any]] = []
+    with edges_path.open(newline="") as fh:
+        reader = csv.reader(fh)
+        header = next(reader, None)
+        if header is None or [h.strip() for h in header[:2]] != ["StartNodeId", "EndNodeId"]:
+            raise InstanceError(f"{edges_path}: header must be StartNodeId,EndNodeId")
+        for line, row in enumerate(reader, start=2):
+            if not row:
+                continue
+            if len(row) != 2:
+                raise InstanceError(f"{edges_path}:{line}: an edge is two node ids")
+            edges.append([_csv_cell(row[0], "Id"), _csv_cell(row[1], "Id")])
+    return nodes, edges
+
+
+def load_instance(path: str | Path, hw: Hardware | None = None) -> Instance:
+    """Load a contest instance: ``<case>.json`` or ``<case>_Nodes.csv`` + ``<case>_Edges.csv``."""
+    p = Path(path)
+    if p.suffix.lower() == ".csv":
+        nodes, edges = _read_csv_pair(p)
+        return instance_from_records(instance_name(p), nodes, edges, hw)
+    if not p.is_file():
+        raise InstanceError(f"{p}: no such file")
+    try:
+        data = json.loads(p.read_text())
+    except (OSError, UnicodeDecodeError) as exc:
+        raise InstanceError(f"{p}: cannot read: {exc}") from None
+    except json.JSONDecodeError as exc:
+        raise InstanceError(f"{p}: not valid JSON ({exc.msg} at line {exc.lineno}, column {exc.colno})") from None
+    if not isinstance(data, dict) or "Nodes" not in data:
+        raise InstanceError(f"{p}: expected an object with 'Nodes' and 'Edges'")
+    return instance_from_records(p.stem, data["Nodes"], data.get("Edges", []), hw)
+
+
+def write_json(inst: Instance, path: str | Path) -> None:
+    """Write the instance in contest JSON form."""
+    nodes, edges = inst.to_records()
+    Path(path).write_text(json.dumps({"Nodes": nodes, "Edges": edges}, separators=(",", ":")) + "\n")
+
+
+def write_csv_pair(inst: Instance, directory: str | Path, case: str | None = None) -> Path:
+    """Write ``<case>_Nodes.csv`` and ``<case>_Edges.csv``; returns the nodes file's path."""
+    d = Path(directory)
+    case = case or inst.name
+    nodes, edges = inst.to_records()
+    nodes_path = d / f"{case}_Nodes.csv"
+    with nodes_path.open("w", newline="") as fh:
+        w = csv.writer(fh)
+        w.writerow(NODE_FIELDS)
+        for rec in nodes:
+            bufs = rec.get("Bufs")
+            w.writerow([
+                rec["Id"], rec["Op"], rec.get("BufId", ""), rec.get("Size", ""), rec.get("Type", ""),
+                rec.get("Pipe", ""), rec.get("Cycles", ""), ",".join(map(str, bufs)) if bufs is not None else "",
+            ])
+    with (d / f"{case}_Edges.csv").open("w", newline="") as fh:
+        w = csv.writer(fh)
+        w.writerow(["StartNodeId", "EndNodeId"])
+        w.writerows(edges)
+    return nodes_path

@@ -1,0 +1,68 @@
+"""Makespan lower bounds: the busiest pipe's total cycles and the longest path
+(paper Eq. 34's critical chain), on the instance or on a plan's augmented DAG."""
+
+from __future__ import annotations
+
+from typing import Sequence
+
+from ..instance import Instance
+from ..simulate import AugmentedGraph
+from .bound import Bound
+
+__all__ = ["pipe_load_bound", "longest_path_bound", "makespan_lower_bound"]
+
+
+def pipe_load_bound(pipe: Sequence[int], cycles: Sequence[int]) -> int:
+    """No pipe runs two nodes at once, so the makespan is at least the busiest pipe's load."""
+    load: dict[int, int] = {}
+    for p, c in zip(pipe, cycles):
+        if p >= 0:
+            load[p] = load.get(p, 0) + c
+    return max(load.values(), default=0)
+
+
+def longest_path_bound(preds: Sequence[Sequence[int]], cycles: Sequence[int], topo: Sequence[int]) -> int:
+    """Length (summed cycles) of the longest path, the critical chain of Eq. 34; ``topo`` is
+    any topological order of the graph given by ``preds``."""
+    fin = [0] * len(cycles)
+    best = 0
+    for v in topo:
+        t = max((fin[u] for u in preds[v]), default=0) + cycles[v]
+        fin[v] = t
+        best = max(best, t)
+    return best
+
+
+def makespan_lower_bound(inst: Instance, graph: AugmentedGraph | None = None, order: Sequence[int] | None = None) -> Bound:
+    """max(busiest pipe load, longest path). With ``graph`` and its schedule ``order``, the
+    bound holds for plans with that memory behaviour (spill nodes included); without,
+    it holds for every plan of the instance."""
+    if graph is None:
+        L = inst.lists()
+        topo = _topological(inst)
+        load = pipe_load_bound(L.pipe, L.cycles)
+        path = longest_path_bound(L.pred, L.cycles, topo)
+        scope = "instance"
+    else:
+        assert order is not None
+        load = pipe_load_bound(graph.pipe, graph.cycles)
+        path = longest_path_bound(graph.preds, graph.cycles, order)
+        scope = "this plan's spills and reuse edges"
+    if load >= path:
+        return Bound(load, f"busiest pipe load ({scope})")
+    return Bound(path, f"longest path ({scope})")
+
+
+def _topological(inst: Instance) -> list[int]:
+    L = inst.lists()
+    indeg = [len(p) for p in L.pred]
+    stack = [v for v in range(inst.n) if indeg[v] == 0]
+    out = []
+    while stack:
+        v = stack.pop()
+        out.append(v)
+        for w in L.succ[v]:
+            indeg[w] -= 1
+            if indeg[w] == 0:
+                stack.append(w)
+    return out

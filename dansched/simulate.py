@@ -1,0 +1,460 @@
+"""The shared evaluator and cycle simulator (SPEC sections 3-5).
+
+:func:`evaluate` is the one judge of plans in dansched: our stages, the baselines
+and plans users bring all go through it. For a problem-1 order it checks the
+permutation, the topological order, buffer lifetimes and the L0
+single-residency rule, and computes ``maxV_stay``. For a plan with a layout it
+builds the augmented DAG (spill nodes and edges, address-reuse edges from the
+most recent occupant of each address), checks residency (capacity, overlap,
+buffers resident when used, topological order of the augmented graph) and runs
+the cycle simulator (:func:`simulate_timing`).
+
+Every violation is collected (the first :data:`MAX_REPORTED` with positions),
+not just a boolean.
+
+>>> from dansched.instance import load_instance  # doctest: +SKIP
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass, field
+from typing import Any, Sequence
+
+import numpy as np
+
+from .instance import KIND_ALLOC, KIND_FREE, KIND_OP, Instance
+from .plan import Plan
+
+__all__ = [
+    "Violation",
+    "Evaluation",
+    "AugmentedGraph",
+    "evaluate",
+    "simulate_timing",
+    "max_v_stay",
+    "spill_node_ids",
+    "MAX_REPORTED",
+]
+
+MAX_REPORTED = 20
+SPILL_OUT_OP, SPILL_IN_OP = "SPILL_OUT", "SPILL_IN"
+
+
+@dataclass(frozen=True)
+class Violation:
+    """One broken rule: a short machine-readable ``kind``, a message naming the
+    nodes/buffers, and the schedule position where it was found (if any)."""
+
+    kind: str
+    message: str
+    position: int | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"kind": self.kind, "message": self.message, "position": self.position}
+
+
+@dataclass
+class AugmentedGraph:
+    """The instance plus spill nodes, with spill and address-reuse edges (SPEC section 5).
+
+    Node ids ``0..N-1`` are the instance's; spill ``k`` (0-based here) adds
+    ``N+2k`` (SPILL_OUT) and ``N+2k+1`` (SPILL_IN)."""
+
+    n_orig: int
+    pipe: list[int]  # -1 for cache nodes
+    cycles: list[int]
+    preds: list[list[int]]  # original + spill + reuse edges, deduplicated
+    spill_edges: list[tuple[int, int]]
+    reuse_edges: list[tuple[int, int]]
+    spill_buf: list[int]  # buffer index of each spill
+    memory_events: frozenset[int] = frozenset()  # ALLOC, FREE, SPILL_OUT, SPILL_IN ids
+
+    @property
+    def n(self) -> int:
+        return len(self.pipe)
+
+    def succs(self) -> list[list[int]]:
+        out: list[list[int]] = [[] for _ in range(self.n)]
+        for v, ps in enumerate(self.preds):
+            for u in ps:
+                out[u].append(v)
+        return out
+
+
+@dataclass
+class Evaluation:
+    """What the evaluator found: validity, violations, metrics and per-node timing."""
+
+    problem: int
+    valid: bool
+    errors: list[Violation]
+    error_counts: dict[str, int]
+    max_v_stay: int | None
+    physical_peak: int | None = None
+    extra_traffic: int | None = None
+    spill_count: int | None = None
+    makespan: int | None = None
+    start: list[int] | None = None
+    end: list[int] | None = None
+    graph: AugmentedGraph | None = field(default=None, repr=False)
+
+    @property
+    def error_count(self) -> int:
+        return sum(self.error_counts.values())
+
+    def to_dict(self) -> dict[str, Any]:
+        out: dict[str, Any] = {
+            "valid": self.valid,
+            "problem": self.problem,
+            "error_count": self.error_count,
+            "error_counts": dict(sorted(self.error_counts.items())),
+            "errors": [e.to_dict() for e in self.errors],
+            "max_v_stay": self.max_v_stay,
+        }
+        if self.problem != 1:
+            out.update(
+                physical_peak=self.physical_peak,
+                extra_traffic=self.extra_traffic,
+                spill_count=self.spill_count,
+                makespan=self.makespan,
+            )
+        return out
+
+
+class _Errors:
+    def __init__(self) -> None:
+        self.shown: list[Violation] = []
+        self.counts: Counter[str] = Counter()
+
+    def add(self, kind: str, message: str, position: int | None = None) -> None:
+        self.counts[kind] += 1
+        if len(self.shown) < MAX_REPORTED:
+            self.shown.append(Violation(kind, message, position))
+
+    def __bool__(self) -> bool:
+        return bool(self.counts)
+
+
+def spill_node_ids(n: int, k: int) -> tuple[int, int]:
+    """Ids of spill ``k`` (1-based, SPEC section 5): SPILL_OUT ``N+2(k-1)``, SPILL_IN ``N+2(k-1)+1``."""
+    return n + 2 * (k - 1), n + 2 * (k - 1) + 1
+
+
+def _node_name(inst: Instance, v: int, spill_buf: Sequence[int] = ()) -> str:
+    if v < inst.n:
+        if inst.kind[v] == KIND_OP:
+            return f"node {v} ({inst.op[v]})"
+        return f"node {v} ({inst.op[v]} buffer {int(inst.buf_id[inst.node_buf[v]])})"
+    k = (v - inst.n) // 2
+    what = SPILL_OUT_OP if (v - inst.n) % 2 == 0 else SPILL_IN_OP
+    b = spill_buf[k] if k < len(spill_buf) else -1
+    return f"node {v} ({what} buffer {int(inst.buf_id[b]) if b >= 0 else '?'})"
+
+
+def max_v_stay(inst: Instance, order: Sequence[int]) -> int:
+    """Peak of ``V_stay`` over prefixes of ``order`` (SPEC section 4; paper Eq. 6): +Size at
+    each ALLOC and -Size at each FREE of a buffer in a peak tier (L1, UB). Spill ids are ignored."""
+    peak_buf = inst.is_peak_buffer()
+    delta = np.zeros(inst.n, dtype=np.int64)
+    for kind, sign in ((KIND_ALLOC, 1), (KIND_FREE, -1)):
+        nodes = np.flatnonzero(inst.kind == kind)
+        bufs = inst.node_buf[nodes]
+        delta[nodes] = sign * inst.buf_size[bufs] * peak_buf[bufs]
+    o = np.asarray([v for v in order if 0 <= v < inst.n], dtype=np.int64)
+    if len(o) == 0:
+        return 0
+    return int(max(0, np.cumsum(delta[o]).max()))
+
+
+def simulate_timing(
+    order: Sequence[int], preds: Sequence[Sequence[int]], pipe: Sequence[int], cycles: Sequence[int]
+) -> tuple[list[int], list[int], int]:
+    """The cycle simulator (SPEC section 5; paper Eqs. 9-10): walk ``order``;
+    ``start(v) = max(end of v's predecessors, end of the previous node on v's pipe)``,
+    ``end(v) = start(v) + cycles(v)``. Nodes with pipe -1 take no pipe.
+    Returns per-node start and end (indexed by node id) and the makespan."""
+    n = len(pipe)
+    start = [0] * n
+    end = [0] * n
+    pipe_free: dict[int, int] = {}
+    makespan = 0
+    for v in order:
+        t = 0
+        for u in preds[v]:
+            e = end[u]
+            if e > t:
+                t = e
+        p = pipe[v]
+        if p >= 0:
+            f = pipe_free.get(p, 0)
+            if f > t:
+                t = f
+            fin = t + cycles[v]
+            pipe_free[p] = fin
+        else:
+            fin = t + cycles[v]
+        start[v] = t
+        end[v] = fin
+        if fin > makespan:
+            makespan = fin
+    return start, end, makespan
+
+
+def _check_permutation(inst: Instance, order: Sequence[int], total: int, errs: _Errors, spill_buf) -> list[int] | None:
+    pos = [-1] * total
+    for i, v in enumerate(order):
+        if not isinstance(v, (int, np.integer)) or not 0 <= v < total:
+            errs.add("unknown-node", f"schedule names node {v}, which does not exist (valid ids 0..{total - 1})", i)
+            continue
+        if pos[v] >= 0:
+            errs.add("duplicate-node", f"{_node_name(inst, v, spill_buf)} is scheduled twice (positions {pos[v]} and {i})", i)
+            continue
+        pos[v] = i
+    for v in range(total):
+        if pos[v] < 0:
+            errs.add("missing-node", f"{_node_name(inst, v, spill_buf)} is not in the schedule")
+    return None if errs else pos
+
+
+def _check_original_edges(inst: Instance, pos: list[int], errs: _Errors) -> None:
+    e = inst.edges
+    if len(e) == 0:
+        return
+    p = np.asarray(pos, dtype=np.int64)
+    bad = np.flatnonzero(p[e[:, 0]] > p[e[:, 1]])
+    for i in bad.tolist():
+        u, w = int(e[i, 0]), int(e[i, 1])
+        errs.add("not-topological", f"edge {u} -> {w}: {_node_name(inst, w)} runs before {_node_name(inst, u)}", pos[w])
+
+
+def _evaluate_order(inst: Instance, order: Sequence[int]) -> Evaluation:
+    """Problem 1: a permutation of the instance's nodes, topological, lifetimes in
+    order, and at most one live buffer at a time in each single-residency tier."""
+    errs = _Errors()
+    pos = _check_permutation(inst, order, inst.n, errs, ())
+    if pos is None:
+        return Evaluation(1, False, errs.shown, dict(errs.counts), None)
+    _check_original_edges(inst, pos, errs)
+    L = inst.lists()
+    alloc_pos = [pos[a] for a in inst.buf_alloc.tolist()]
+    free_pos = [pos[f] for f in inst.buf_free.tolist()]
+    for b in range(inst.num_buffers):
+        if alloc_pos[b] > free_pos[b]:
+            errs.add("lifetime", f"buffer {int(inst.buf_id[b])}: FREE runs before its ALLOC", free_pos[b])
+        for u in L.users[b]:
+            if not alloc_pos[b] < pos[u] < free_pos[b]:
+                errs.add("not-resident", f"{_node_name(inst, u)} uses buffer {int(inst.buf_id[b])} outside its lifetime", pos[u])
+    single = {inst.hw.tier_index(t) for t in inst.hw.single_residency_tiers}
+    live: dict[int, int] = {}
+    tiers = inst.buf_tier.tolist()
+    for i, v in enumerate(order):
+        k = L.kind[v]
+        if k == KIND_OP:
+            continue
+        b = L.node_buf[v]
+        t = tiers[b]
+        if t not in single:
+            continue
+        if k == KIND_ALLOC:
+            if t in live:
+                errs.add(
+                    "l0-single-residency",
+                    f"buffer {int(inst.buf_id[b])} is allocated in {inst.hw.tiers[t]} while buffer "
+                    f"{int(inst.buf_id[live[t]])} is still live there",
+                    i,
+                )
+            live[t] = b
+        elif live.get(t) == b:
+            del live[t]
+    return Evaluation(1, not errs, errs.shown, dict(errs.counts), max_v_stay(inst, order))
+
+
+def evaluate(inst: Instance, plan: Plan) -> Evaluation:
+    """Judge ``plan`` against ``inst`` (SPEC sections 4-5); see the module docstring."""
+    if plan.offsets is None:
+        return _evaluate_order(inst, plan.order)
+    return _evaluate_layout(inst, plan)
+
+
+def _evaluate_layout(inst: Instance, plan: Plan) -> Evaluation:
+    hw = inst.hw
+    n = inst.n
+    errs = _Errors()
+    # ---- spill list and offsets --------------------------------------------------
+    spill_buf: list[int] = []
+    spill_off: list[int] = []
+    for k, (bid, off) in enumerate(plan.spills, start=1):
+        try:
+            spill_buf.append(inst.buffer_index(bid))
+        except KeyError:
+            errs.add("bad-spill", f"spill {k} names buffer {bid}, which does not exist")
+            spill_buf.append(-1)
+        spill_off.append(int(off))
+    given: list[int | None] = [None] * inst.num_buffers
+    for bid, off in plan.offsets or ():
+        try:
+            b = inst.buffer_index(bid)
+        except KeyError:
+            errs.add("bad-offset", f"memory file gives an offset to buffer {bid}, which does not exist")
+            continue
+        if given[b] is not None:
+            errs.add("bad-offset", f"memory file gives buffer {bid} more than one offset")
+        given[b] = int(off)
+    for b, off in enumerate(given):
+        if off is None:
+            errs.add("bad-offset", f"buffer {int(inst.buf_id[b])} has no offset in the memory file")
+    offset = [0 if off is None else off for off in given]
+    total = n + 2 * len(spill_buf)
+    pos = _check_permutation(inst, plan.order, total, errs, spill_buf)
+    if errs or pos is None:
+        return Evaluation(2, False, errs.shown, dict(errs.counts), None)
+
+    L = inst.lists()
+    order = list(plan.order)
+    sizes = inst.buf_size.tolist()
+    tiers = inst.buf_tier.tolist()
+    pipe = L.pipe + [hw.pipe_index(hw.spill_out_pipe), hw.pipe_index(hw.spill_in_pipe)] * len(spill_buf)
+    cycles = list(L.cycles)
+    traffic = 0
+    for b in spill_buf:
+        c = hw.spill_cycles(sizes[b])
+        backed = bool(inst.buf_backed[b])
+        cycles += [0 if backed else c, c]
+        traffic += sizes[b] if backed else 2 * sizes[b]
+    preds: list[list[int]] = [list(ps) for ps in L.pred] + [[] for _ in range(2 * len(spill_buf))]
+
+    # ---- spill edges (SPEC section 5) ---------------------------------------------
+    spill_edges: list[tuple[int, int]] = []
+    earlier_spills: dict[int, list[int]] = {}
+    for k0, b in enumerate(spill_buf):
+        out_id, in_id = n + 2 * k0, n + 2 * k0 + 1
+        spill_edges += [(int(inst.buf_alloc[b]), out_id), (out_id, in_id), (in_id, int(inst.buf_free[b]))]
+        for u in L.users[b] + earlier_spills.get(b, []):
+            spill_edges.append((u, out_id) if pos[u] < pos[out_id] else (in_id, u))
+        earlier_spills.setdefault(b, []).extend((out_id, in_id))
+
+    # ---- residency walk: segments, capacity, overlap, reuse edges ---------------------
+    caps = [hw.capacity[t] for t in hw.tiers]
+    owner = [np.full(c, -1, dtype=np.int64) for c in caps]
+    last_end = [np.full(c, -1, dtype=np.int64) for c in caps]
+    resident_at: list[int | None] = [None] * inst.num_buffers  # current offset, None when not resident
+    started = [False] * inst.num_buffers
+    peak_tiers = {hw.tier_index(t) for t in hw.peak_tiers}
+    reuse_edges: list[tuple[int, int]] = []
+    resident_units = 0
+    physical_peak = 0
+
+    def start_segment(b: int, off: int, event: int, i: int) -> None:
+        nonlocal resident_units, physical_peak
+        t, s = tiers[b], sizes[b]
+        if off < 0 or off + s > caps[t]:
+            errs.add(
+                "capacity",
+                f"buffer {int(inst.buf_id[b])} at [{off}, {off + s}) lies outside {hw.tiers[t]} (capacity {caps[t]})",
+                i,
+            )
+            resident_at[b] = off
+            return
+        seg = owner[t][off : off + s]
+        clash = np.unique(seg[seg >= 0])
+        for c in clash.tolist():
+            errs.add(
+                "overlap",
+                f"buffer {int(inst.buf_id[b])} at [{off}, {off + s}) in {hw.tiers[t]} overlaps resident buffer "
+                f"{int(inst.buf_id[c])} at [{resident_at[c]}, {resident_at[c] + sizes[c]})",
+                i,
+            )
+        seg[seg < 0] = b
+        prev = last_end[t][off : off + s]
+        for e in np.unique(prev[prev >= 0]).tolist():
+            reuse_edges.append((e, event))
+        resident_at[b] = off
+        if t in peak_tiers:
+            resident_units += s
+            physical_peak = max(physical_peak, resident_units)
+
+    def end_segment(b: int, event: int) -> None:
+        nonlocal resident_units
+        off, t, s = resident_at[b], tiers[b], sizes[b]
+        resident_at[b] = None
+        assert off is not None
+        if off < 0 or off + s > caps[t]:
+            return
+        seg = owner[t][off : off + s]
+        seg[seg == b] = -1
+        last_end[t][off : off + s] = event
+        if t in peak_tiers:
+            resident_units -= s
+
+    for i, v in enumerate(order):
+        if v < n:
+            k = L.kind[v]
+            if k == KIND_OP:
+                for b in L.bufs[v]:
+                    if resident_at[b] is None:
+                        errs.add(
+                            "not-resident",
+                            f"{_node_name(inst, v)} uses buffer {int(inst.buf_id[b])}, which is not resident",
+                            i,
+                        )
+                continue
+            b = L.node_buf[v]
+            if k == KIND_ALLOC:
+                started[b] = True
+                start_segment(b, offset[b], v, i)
+            else:
+                if resident_at[b] is None:
+                    errs.add("lifetime", f"{_node_name(inst, v)} frees a buffer that is not resident", i)
+                else:
+                    end_segment(b, v)
+        else:
+            k0 = (v - n) // 2
+            b = spill_buf[k0]
+            if (v - n) % 2 == 0:
+                if resident_at[b] is None:
+                    errs.add("bad-spill", f"{_node_name(inst, v, spill_buf)} spills out a buffer that is not resident", i)
+                else:
+                    end_segment(b, v)
+            else:
+                if resident_at[b] is not None or not started[b]:
+                    errs.add(
+                        "bad-spill",
+                        f"{_node_name(inst, v, spill_buf)} spills in a buffer that is "
+                        + ("already resident" if resident_at[b] is not None else "not yet allocated"),
+                        i,
+                    )
+                else:
+                    start_segment(b, spill_off[k0], v, i)
+
+    # ---- augmented graph and its topological order ----------------------------------
+    for u, w in spill_edges + reuse_edges:
+        preds[w].append(u)
+    preds = [sorted(set(ps)) if len(ps) > 1 else ps for ps in preds]
+    for w in order:
+        pw = pos[w]
+        for u in preds[w]:
+            if pos[u] > pw:
+                errs.add(
+                    "not-topological",
+                    f"edge {u} -> {w}: {_node_name(inst, w, spill_buf)} runs before {_node_name(inst, u, spill_buf)}",
+                    pw,
+                )
+
+    memory_events = frozenset([v for v in range(n) if L.kind[v] != KIND_OP] + list(range(n, total)))
+    graph = AugmentedGraph(n, pipe, cycles, preds, spill_edges, reuse_edges, spill_buf, memory_events)
+    start, end, makespan = simulate_timing(order, preds, pipe, cycles)
+    return Evaluation(
+        problem=2,
+        valid=not errs,
+        errors=errs.shown,
+        error_counts=dict(errs.counts),
+        max_v_stay=max_v_stay(inst, order),
+        physical_peak=physical_peak,
+        extra_traffic=traffic,
+        spill_count=len(spill_buf),
+        makespan=makespan,
+        start=start,
+        end=end,
+        graph=graph,
+    )
