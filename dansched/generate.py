@@ -1,0 +1,272 @@
+"""Synthetic instance families in the contest format (``dansched generate``).
+
+Each family returns contest records (``Nodes``, ``Edges``) that pass every
+well-formedness rule of SPEC section 1 on the default hardware model, with the
+shape of the official family it imitates:
+
+- ``matmul``: blocked C = A x B. Per output block a L0C accumulator; per k step
+  the A and B blocks (L1, loaded once by COPY_IN) are moved to L0A/L0B (MTE1)
+  and multiplied (CUBE); the block leaves through FIXP.
+- ``fa``: FlashAttention-like blocks: Q K^T on CUBE, softmax pieces on VECTOR in
+  UB, P V on CUBE, a running update, L1 <-> UB traffic.
+- ``conv``: a chain of convolution layers over feature-map tiles; each tile of
+  layer l reads neighbouring tiles of layer l-1 and a kernel block in L1.
+- ``random``: layered DAGs with random pipes, cycles and buffers.
+
+Everything is a function of ``(family, scale, seed)``: same arguments, same file.
+
+>>> nodes, edges = generate("matmul", scale=1, seed=0)
+>>> sum(1 for n in nodes if n["Op"] == "MATMUL")
+8
+"""
+
+from __future__ import annotations
+
+import random
+from typing import Any, Callable
+
+__all__ = ["FAMILIES", "generate", "GraphBuilder"]
+
+
+class GraphBuilder:
+    """Accumulates contest node records and edges; buffers get ALLOC/FREE nodes and
+    the edges ALLOC -> user -> FREE (and ALLOC -> FREE) that the official graphs carry."""
+
+    def __init__(self) -> None:
+        self.nodes: list[dict[str, Any]] = []
+        self.edges: list[list[int]] = []
+        self._next_buf = 0
+        self._buf_nodes: dict[int, tuple[int, int, str]] = {}  # buf -> (alloc node, size, tier)
+        self._users: dict[int, list[int]] = {}
+
+    def alloc(self, size: int, tier: str) -> int:
+        b = self._next_buf
+        self._next_buf += 1
+        v = len(self.nodes)
+        self.nodes.append({"Id": v, "Op": "ALLOC", "BufId": b, "Size": int(size), "Type": tier})
+        self._buf_nodes[b] = (v, int(size), tier)
+        self._users[b] = []
+        return b
+
+    def op(self, name: str, pipe: str, cycles: int, bufs: list[int], after: list[int] = ()) -> int:
+        v = len(self.nodes)
+        self.nodes.append({"Id": v, "Op": name, "Pipe": pipe, "Cycles": int(cycles), "Bufs": list(bufs)})
+        for b in bufs:
+            a = self._buf_nodes[b][0]
+            self.edges.append([a, v])
+            self._users[b].append(v)
+        for u in after:
+            if u != v:
+                self.edges.append([u, v])
+        return v
+
+    def free(self, b: int) -> int:
+        a, size, tier = self._buf_nodes[b]
+        v = len(self.nodes)
+        self.nodes.append({"Id": v, "Op": "FREE", "BufId": b, "Size": size, "Type": tier})
+        self.edges.append([a, v])
+        for u in self._users[b]:
+            self.edges.append([u, v])
+        return v
+
+    def records(self) -> tuple[list[dict[str, Any]], list[list[int]]]:
+        edges = sorted({(u, w) for u, w in self.edges})
+        return self.nodes, [list(e) for e in edges]
+
+
+def _matmul(scale: int, rng: random.Random) -> GraphBuilder:
+    """An (2s x 2s) grid of output blocks with a k-loop of 2s (s = scale)."""
+    n = k = 2 * max(1, scale)
+    g = GraphBuilder()
+    a_blk: dict[tuple[int, int], tuple[int, int]] = {}
+    b_blk: dict[tuple[int, int], tuple[int, int]] = {}
+    a_users: dict[tuple[int, int], int] = {}
+    b_users: dict[tuple[int, int], int] = {}
+
+    def load(table, key) -> tuple[int, int]:
+        if key not in table:
+            buf = g.alloc(128, "L1")
+            table[key] = (buf, g.op("COPY_IN", "MTE2", 325, [buf]))
+        return table[key]
+
+    for i in range(n):
+        for j in range(n):
+            c = g.alloc(256, "L0C")
+            prev = None
+            for kk in range(k):
+                abuf, acopy = load(a_blk, (i, kk))
+                bbuf, bcopy = load(b_blk, (kk, j))
+                l0a, l0b = g.alloc(128, "L0A"), g.alloc(128, "L0B")
+                ma = g.op("MOVE", "MTE1", 31, [l0a, abuf], after=[acopy])
+                mb = g.op("MOVE", "MTE1", 31, [l0b, bbuf], after=[bcopy])
+                mm = g.op("MATMUL", "CUBE", 128, [c, l0b, l0a], after=[ma, mb] + ([prev] if prev is not None else []))
+                g.free(l0a)
+                g.free(l0b)
+                prev = mm
+                a_users[(i, kk)] = a_users.get((i, kk), 0) + 1
+                b_users[(kk, j)] = b_users.get((kk, j), 0) + 1
+                if a_users[(i, kk)] == n:
+                    g.free(a_blk[(i, kk)][0])
+                if b_users[(kk, j)] == n:
+                    g.free(b_blk[(kk, j)][0])
+            g.op("COPY_OUT", "FIXP", 64 + rng.randrange(0, 4), [c], after=[prev])
+            g.free(c)
+    return g
+
+
+def _fa(scale: int, rng: random.Random) -> GraphBuilder:
+    """``2*scale`` query blocks, each attending over ``2*scale`` key/value blocks."""
+    nq = nk = 2 * max(1, scale)
+    g = GraphBuilder()
+    kv: dict[int, tuple[int, int, int, int]] = {}
+    for kb in range(nk):
+        kbuf, vbuf = g.alloc(256, "L1"), g.alloc(256, "L1")
+        kv[kb] = (kbuf, g.op("COPY_IN", "MTE2", 550, [kbuf]), vbuf, g.op("COPY_IN", "MTE2", 550, [vbuf]))
+    kv_uses = {kb: 0 for kb in range(nk)}
+    for q in range(nq):
+        qbuf = g.alloc(256, "L1")
+        qcopy = g.op("COPY_IN", "MTE2", 550, [qbuf])
+        acc = g.alloc(128, "UB")
+        init = g.op("DUP", "VECTOR", 8, [acc])
+        last = init
+        for kb in range(nk):
+            kbuf, kcopy, vbuf, vcopy = kv[kb]
+            l0a, l0b, l0c = g.alloc(128, "L0A"), g.alloc(128, "L0B"), g.alloc(256, "L0C")
+            m1 = g.op("MOVE", "MTE1", 31, [l0a, qbuf], after=[qcopy])
+            m2 = g.op("MOVE", "MTE1", 31, [l0b, kbuf], after=[kcopy])
+            s = g.op("MATMUL", "CUBE", 128, [l0c, l0b, l0a], after=[m1, m2])
+            g.free(l0a)
+            g.free(l0b)
+            sub = g.alloc(128, "UB")
+            fx = g.op("COPY", "FIXP", 40, [sub, l0c], after=[s])
+            g.free(l0c)
+            mx = g.alloc(2, "UB")
+            rmax = g.op("ROWMAX", "VECTOR", 24 + rng.randrange(0, 8), [mx, sub], after=[fx])
+            ex = g.op("EXP", "VECTOR", 60, [sub, mx], after=[rmax])
+            g.free(mx)
+            p1 = g.alloc(128, "L1")
+            back = g.op("COPY", "MTE3", 40, [p1, sub], after=[ex])
+            g.free(sub)
+            l0a2, l0b2, l0c2 = g.alloc(128, "L0A"), g.alloc(128, "L0B"), g.alloc(256, "L0C")
+            m3 = g.op("MOVE", "MTE1", 31, [l0a2, p1], after=[back])
+            m4 = g.op("MOVE", "MTE1", 31, [l0b2, vbuf], after=[vcopy])
+            g.free(p1)
+            pv = g.op("MATMUL", "CUBE", 128, [l0c2, l0b2, l0a2], after=[m3, m4])
+            g.free(l0a2)
+            g.free(l0b2)
+            part = g.alloc(128, "UB")
+            fx2 = g.op("COPY", "FIXP", 40, [part, l0c2], after=[pv])
+            g.free(l0c2)
+            last = g.op("ADD", "VECTOR", 20, [acc, part], after=[fx2, last])
+            g.free(part)
+            kv_uses[kb] += 1
+            if kv_uses[kb] == nq:
+                g.free(kbuf)
+                g.free(vbuf)
+        g.free(qbuf)
+        g.op("COPY_OUT", "MTE3", 100, [acc], after=[last])
+        g.free(acc)
+    return g
+
+
+def _conv(scale: int, rng: random.Random) -> GraphBuilder:
+    """``1 + scale`` layers of ``4*scale`` tiles; tile t of layer l reads tiles t-1..t+1 of l-1."""
+    layers, tiles = 1 + max(1, scale), 4 * max(1, scale)
+    g = GraphBuilder()
+    prev: list[tuple[int, int]] = []  # (buffer, producer) per tile
+    for t in range(tiles):
+        buf = g.alloc(144, "L1")
+        prev.append((buf, g.op("COPY_IN", "MTE2", 300 + rng.randrange(0, 50), [buf])))
+    remaining = [min(t + 1, tiles - 1) - max(t - 1, 0) + 1 for t in range(tiles)]
+    for _layer in range(1, layers):
+        kern = g.alloc(384, "L1")
+        kcopy = g.op("COPY_IN", "MTE2", 700, [kern])
+        cur: list[tuple[int, int]] = []
+        for t in range(tiles):
+            out = g.alloc(144, "L1")
+            acc = g.alloc(256, "L0C")
+            last = None
+            for s in range(max(t - 1, 0), min(t + 1, tiles - 1) + 1):
+                src, producer = prev[s]
+                l0b = g.alloc(72, "L0B")
+                mv = g.op("MOVE", "MTE1", 40, [l0b, kern], after=[kcopy])
+                last = g.op("CONV", "CUBE", 300 + rng.randrange(0, 40), [acc, src, l0b],
+                            after=[producer, mv] + ([last] if last is not None else []))
+                g.free(l0b)
+                remaining[s] -= 1
+                if remaining[s] == 0:
+                    g.free(src)
+            fx = g.op("COPY", "FIXP", 60, [out, acc], after=[last])
+            g.free(acc)
+            cur.append((out, fx))
+        g.free(kern)
+        prev = cur
+        remaining = [min(t + 1, tiles - 1) - max(t - 1, 0) + 1 for t in range(tiles)]
+    for buf, producer in prev:
+        g.op("COPY_OUT", "MTE3", 200, [buf], after=[producer])
+        g.free(buf)
+    return g
+
+
+def _random(scale: int, rng: random.Random) -> GraphBuilder:
+    """About ``20*scale`` operations; each buffer lives across a few operations, and the id
+    order keeps at most one live buffer per L0 tier (so a problem-1 order always exists)."""
+    g = GraphBuilder()
+    n_ops = 20 * max(1, scale)
+    pipes = [("MTE2", "COPY_IN"), ("MTE1", "MOVE"), ("CUBE", "MATMUL"), ("VECTOR", "ADD"), ("FIXP", "COPY"), ("MTE3", "COPY_OUT")]
+    tier_sizes = {"L1": (16, 512), "UB": (2, 256), "L0A": (16, 128), "L0B": (16, 128), "L0C": (16, 256)}
+    live: list[tuple[int, int]] = []  # (buffer, remaining uses)
+    recent: list[int] = []
+    for _ in range(n_ops):
+        pipe, name = pipes[rng.randrange(len(pipes))]
+        bufs: list[int] = []
+        per_tier: dict[str, int] = {}
+        if live and rng.random() < 0.8:
+            b, _left = live[rng.randrange(len(live))]
+            bufs.append(b)
+        if rng.random() < 0.7 or not bufs:
+            tier = rng.choice(list(tier_sizes))
+            open_l0 = [b for b, _left in live if tier.startswith("L0") and g._buf_nodes[b][2] == tier]
+            if open_l0:  # at most one live buffer per L0 tier in id order, so problem 1 stays feasible
+                if open_l0[0] not in bufs:
+                    bufs.append(open_l0[0])
+            else:
+                lo, hi = tier_sizes[tier]
+                b = g.alloc(rng.randint(lo, hi), tier)
+                live.append((b, rng.randint(1, 3)))
+                bufs.append(b)
+        sizes = {b: g._buf_nodes[b] for b in bufs}
+        for b in bufs:
+            per_tier[sizes[b][2]] = per_tier.get(sizes[b][2], 0) + sizes[b][1]
+        after = [recent[rng.randrange(len(recent))]] if recent and rng.random() < 0.5 else []
+        v = g.op(name, pipe, rng.randint(1, 200), bufs, after=after)
+        recent = (recent + [v])[-8:]
+        keep = []
+        for b, left in live:
+            if b in bufs:
+                left -= 1
+            if left <= 0:
+                g.free(b)
+            else:
+                keep.append((b, left))
+        live = keep
+    for b, _left in live:
+        g.free(b)
+    return g
+
+
+FAMILIES: dict[str, Callable[[int, random.Random], GraphBuilder]] = {
+    "matmul": _matmul,
+    "fa": _fa,
+    "conv": _conv,
+    "random": _random,
+}
+
+
+def generate(family: str, scale: int = 1, seed: int = 0) -> tuple[list[dict[str, Any]], list[list[int]]]:
+    """Contest node records and edges of ``family`` at ``scale`` (>= 1) from ``seed``."""
+    if family not in FAMILIES:
+        raise ValueError(f"unknown family {family!r}; choose one of {', '.join(FAMILIES)}")
+    if scale < 1:
+        raise ValueError(f"scale must be >= 1, got {scale}")
+    return FAMILIES[family](scale, random.Random(f"{family}:{scale}:{seed}")).records()
