@@ -1,0 +1,85 @@
+"""The fixed memory skeleton of a Stage-2 plan: the order constraints that keep its
+memory behaviour exactly (paper Eq. 14, the refinement set R(sigma2, G2)).
+
+A refined order keeps (a) every edge of the augmented DAG G2, (b) the subsequence
+of memory events (ALLOC, FREE, SPILL_OUT, SPILL_IN) unchanged, and (c) every
+operation inside the residency segment it ran in (after the event that made
+each of its buffers resident, before the event that ends that residency). Then
+the residency segments, the address-reuse edges and the spill edges the
+evaluator derives are the same, so traffic, spill count, offsets and physical
+peak cannot change. Only the per-pipe sequences — and so the timing — can.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Sequence
+
+from ..instance import KIND_OP, Instance
+from ..simulate import AugmentedGraph
+
+__all__ = ["Skeleton", "memory_skeleton", "is_refinement"]
+
+
+@dataclass(frozen=True)
+class Skeleton:
+    """``order_preds[v]``: nodes that must precede ``v`` in any refined order (G2 edges,
+    the memory-event chain, residency brackets); ``timing`` is G2 itself."""
+
+    timing: AugmentedGraph
+    order_preds: list[list[int]]
+    memory_events: tuple[int, ...]  # in their fixed order
+
+    @property
+    def n(self) -> int:
+        return self.timing.n
+
+    def order_succs(self) -> list[list[int]]:
+        out: list[list[int]] = [[] for _ in range(self.n)]
+        for v, ps in enumerate(self.order_preds):
+            for u in ps:
+                out[u].append(v)
+        return out
+
+
+def _event_buffer(inst: Instance, graph: AugmentedGraph, v: int) -> int:
+    if v < inst.n:
+        return int(inst.node_buf[v])
+    return graph.spill_buf[(v - inst.n) // 2]
+
+
+def memory_skeleton(inst: Instance, order: Sequence[int], graph: AugmentedGraph) -> Skeleton:
+    """Order constraints of Eq. 14 for the valid plan whose schedule is ``order`` and
+    whose augmented DAG (from :func:`dansched.simulate.evaluate`) is ``graph``."""
+    L = inst.lists()
+    preds: list[set[int]] = [set(ps) for ps in graph.preds]
+    events: list[int] = []
+    last_event: dict[int, int] = {}  # buffer -> event that started its current segment
+    pending: dict[int, list[int]] = {}  # buffer -> operations run in its current segment
+    for v in order:
+        if v < inst.n and L.kind[v] == KIND_OP:
+            for b in L.bufs[v]:
+                if b in last_event:
+                    preds[v].add(last_event[b])
+                pending.setdefault(b, []).append(v)
+            continue
+        if events:
+            preds[v].add(events[-1])
+        events.append(v)
+        b = _event_buffer(inst, graph, v)
+        for u in pending.pop(b, []):
+            preds[v].add(u)
+        last_event[b] = v
+    return Skeleton(graph, [sorted(p) for p in preds], tuple(events))
+
+
+def is_refinement(skel: Skeleton, order: Sequence[int]) -> bool:
+    """True when ``order`` is a permutation of the skeleton's nodes that keeps every constraint."""
+    if len(order) != skel.n:
+        return False
+    pos = [-1] * skel.n
+    for i, v in enumerate(order):
+        if not 0 <= v < skel.n or pos[v] >= 0:
+            return False
+        pos[v] = i
+    return all(pos[u] < pos[v] for v in range(skel.n) for u in skel.order_preds[v])
