@@ -178,6 +178,79 @@ def generate(
     typer.echo(f"{out}: {inst.n} nodes, {inst.num_edges} edges, {inst.num_buffers} buffers", err=True)
 
 
+@app.command()
+def trace(
+    instance: Path = typer.Argument(..., help="Instance: <case>.json or <case>_Nodes.csv"),
+    plan_dir: Path = typer.Option(..., "--plan", help="Folder holding <case>_schedule.txt, _memory.txt and _spill.txt."),
+    out: Optional[Path] = typer.Option(None, "--out", help="Trace JSON to write (default: <plan>/<case>_trace.json)."),
+    freq_ghz: float = typer.Option(1.0, "--freq-ghz", help="Clock for ts/dur in microseconds (1 GHz: 1 cycle = 1 ns)."),
+    png: Optional[Path] = typer.Option(None, "--png", help="Also draw a Gantt chart of the pipes and per-tier layout heatmaps."),
+    compare: Optional[Path] = typer.Option(None, "--compare", help="Another plan folder (e.g. before CPE), drawn left of --plan in the --png Gantt chart."),
+    hw: Optional[Path] = HwOption,
+) -> None:
+    """Perfetto trace (Trace Event Format JSON + taskStatistics) of a plan with a layout; optionally a picture."""
+    from .report.stats import estimated_latency_line, format_statistics
+    from .report.trace import TraceError, build_trace, plan_statistics, read_timed_plan, timed_tasks, trace_json_text
+
+    if compare is not None and png is None:
+        raise InputError("--compare is drawn beside --plan in the picture: give --png FILE too")
+    if not freq_ghz > 0:
+        raise InputError(f"--freq-ghz must be positive, got {freq_ghz}")
+    _, inst = load_inputs(instance, hw)
+    plans = []
+    for folder in ([compare] if compare is not None else []) + [plan_dir]:
+        try:
+            plan, ev = read_timed_plan(inst, folder)
+        except TraceError as exc:
+            raise InputError(str(exc)) from None
+        if not ev.valid:
+            first = ev.errors[0].message if ev.errors else ""
+            typer.echo(f"dansched: {inst.name}: the plan in {folder} is invalid ({ev.error_count} violation(s); first: {first}); see dansched evaluate", err=True)
+            raise typer.Exit(1)
+        plans.append((folder, plan, ev))
+    _, plan, ev = plans[-1]
+    text = trace_json_text(build_trace(inst, plan, ev, freq_ghz))
+    picture = None
+    if png is not None:
+        from .report.plots import plan_picture, plan_png_bytes
+
+        picture = plan_png_bytes([plan_picture(inst, p, e, f"{inst.name} ({folder.resolve().name})") for folder, p, e in plans])
+    from .plan import atomic_write_text
+
+    target = out if out is not None else plan_dir / f"{inst.name}_trace.json"
+    atomic_write_text(target, text)
+    if picture is not None:
+        from .report.plots import write_bytes_atomic
+
+        write_bytes_atomic(png, picture)
+    typer.echo(estimated_latency_line(int(ev.makespan or 0), freq_ghz))
+    for line in format_statistics(plan_statistics(timed_tasks(inst, plan, ev), int(ev.makespan or 0)), freq_ghz):
+        typer.echo(line)
+    typer.echo(f"trace -> {target}" + (f", picture -> {png}" if png is not None else ""))
+
+
+@app.command()
+def info(
+    instance: Path = typer.Argument(..., help="Instance: <case>.json or <case>_Nodes.csv"),
+    png: Optional[Path] = typer.Option(None, "--png", help="Also draw counts, op/pipe mix, ALLOC-size ECDF and lifetimes."),
+    as_json: bool = typer.Option(False, "--json", help="Print one JSON object instead of tables."),
+    hw: Optional[Path] = HwOption,
+) -> None:
+    """Instance statistics: node/edge counts, op and pipe mix, ALLOC/FREE counts, ALLOC sizes, buffer lifetimes."""
+    from .report.info import instance_info, print_info
+
+    _, inst = load_inputs(instance, hw)
+    facts = instance_info(inst)
+    if png is not None:
+        from .report.plots import info_png
+
+        info_png(png, facts)
+    if as_json:
+        typer.echo(json.dumps(facts.to_dict(), indent=2))
+    else:
+        print_info(facts)
+
+
 def main() -> None:
     """Console entry point: typer app with input errors mapped to exit status 2."""
     try:
