@@ -60,6 +60,7 @@ def evaluate(
     spill: Optional[Path] = typer.Option(None, "--spill", help="<case>_spill.txt: BufId:NewOffset per line"),
     hw: Optional[Path] = HwOption,
     as_json: bool = typer.Option(False, "--json", help="Print one JSON object instead of a table."),
+    freq_ghz: float = typer.Option(1.0, "--freq-ghz", help="Clock for the estimated latency line."),
 ) -> None:
     """Judge a plan: a problem-1 order (--schedule alone) or a full plan (--memory, --spill)."""
     from .simulate import evaluate as run_evaluate
@@ -78,6 +79,10 @@ def evaluate(
         from .report.tables import print_evaluation
 
         print_evaluation(inst, ev)
+        if ev.makespan is not None and freq_ghz > 0:
+            from .report.stats import estimated_latency_line
+
+            typer.echo(estimated_latency_line(ev.makespan, freq_ghz), err=True)
     raise typer.Exit(0 if ev.valid else 1)
 
 
@@ -93,6 +98,8 @@ def solve(
     traffic_slack: float = typer.Option(0.0, "--traffic-slack", min=0.0, help="Percent more traffic Stage 3 may trade for makespan."),
     variant: str = typer.Option("mpas", "--variant", help="Stage-1 variant: mpas or mpas-paper (literal Algorithm 1)."),
     victim: str = typer.Option("cost", "--victim", help="Stage-2 victim rule: cost (Eqs. 27-31) or lru."),
+    trace: bool = typer.Option(False, "--trace", help="Also write <case>_trace.json (Perfetto) for problems 2 and 3."),
+    freq_ghz: float = typer.Option(1.0, "--freq-ghz", help="Clock for the estimated latency and the trace."),
     quiet: bool = typer.Option(False, "--quiet", help="No progress output."),
 ) -> None:
     """Plan the instance: MPAS (problem 1), + DLR (problem 2), + CPE (problem 3, the default)."""
@@ -105,6 +112,10 @@ def solve(
         raise InputError(f"--variant must be mpas or mpas-paper, got {variant!r}")
     if victim not in ("cost", "lru"):
         raise InputError(f"--victim must be cost or lru, got {victim!r}")
+    if trace and problem == 1:
+        raise InputError("--trace needs timing: use --problem 2 or 3 (a problem-1 order has no layout)")
+    if not freq_ghz > 0:
+        raise InputError(f"--freq-ghz must be positive, got {freq_ghz}")
     _, inst = load_inputs(instance, hw)
     opts = SolveOptions(
         problem=problem, variant=variant, victim=victim, exact_window=exact_window,
@@ -124,9 +135,17 @@ def solve(
     report["bounds"] = bounds_report(bounds, report)
     write_plan(result.plan, out, inst.name)
     atomic_write_text(contest_paths(out, inst.name)["report"], json.dumps(report, indent=2) + "\n")
+    if trace:
+        from .report.trace import write_trace
+
+        write_trace(inst, result.plan, ev, contest_paths(out, inst.name)["report"].with_name(f"{inst.name}_trace.json"), freq_ghz)
     if not quiet:
         summary = ", ".join(f"{k} {report[k]:,}" for k in ("max_v_stay", "extra_traffic", "spill_count", "makespan") if report.get(k) is not None)
         typer.echo(f"{inst.name}: {summary} -> {out}", err=True)
+        if ev.makespan is not None:
+            from .report.stats import estimated_latency_line
+
+            typer.echo(estimated_latency_line(ev.makespan, freq_ghz), err=True)
 
 
 @app.command()

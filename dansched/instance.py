@@ -276,7 +276,7 @@ def instance_from_records(
             if size <= 0:
                 raise InstanceError(f"node {v} ({name_op}) of buffer {b}: Size must be > 0, got {size}")
             tier = rec["Type"]
-            if tier not in hw.capacity:
+            if not isinstance(tier, str) or tier not in hw.capacity:
                 raise InstanceError(
                     f"node {v} ({name_op}) of buffer {b}: Type {tier!r} is not a tier of the hardware model {list(hw.tiers)}"
                 )
@@ -332,7 +332,8 @@ def instance_from_records(
         cap = hw.capacity[hw.tiers[buf_tier[i]]]
         if buf_size[i] > cap:
             raise InstanceError(
-                f"buffer {b}: Size {int(buf_size[i])} is larger than tier {hw.tiers[buf_tier[i]]} ({cap})"
+                f"buffer {b} (ALLOC node {int(buf_alloc[i])}): Size {int(buf_size[i])} is larger than "
+                f"tier {hw.tiers[buf_tier[i]]} ({cap})"
             )
 
     node_buf = np.array([index_of[b] if b >= 0 else -1 for b in node_bufid], dtype=np.int64)
@@ -445,7 +446,12 @@ def _csv_cell(value: str, key: str) -> Any:
     try:
         return int(value)
     except ValueError:
+        pass
+    try:  # integral floats such as "3.0", as spreadsheet tools write integer columns with blanks
+        f = float(value)
+    except ValueError:
         return value
+    return int(f) if f.is_integer() else value
 
 
 def _read_csv_pair(path: Path) -> tuple[list[dict[str, Any]], list[list[Any]]]:
@@ -485,7 +491,10 @@ def load_instance(path: str | Path, hw: Hardware | None = None) -> Instance:
     """Load a contest instance: ``<case>.json`` or ``<case>_Nodes.csv`` + ``<case>_Edges.csv``."""
     p = Path(path)
     if p.suffix.lower() == ".csv":
-        nodes, edges = _read_csv_pair(p)
+        try:
+            nodes, edges = _read_csv_pair(p)
+        except (OSError, UnicodeDecodeError, csv.Error) as exc:
+            raise InstanceError(f"{p}: cannot read as a CSV instance: {exc}") from None
         return instance_from_records(instance_name(p), nodes, edges, hw)
     if not p.is_file():
         raise InstanceError(f"{p}: no such file")

@@ -246,7 +246,9 @@ def _evaluate_order(inst: Instance, order: Sequence[int]) -> Evaluation:
             if not alloc_pos[b] < pos[u] < free_pos[b]:
                 errs.add("not-resident", f"{_node_name(inst, u)} uses buffer {int(inst.buf_id[b])} outside its lifetime", pos[u])
     single = {inst.hw.tier_index(t) for t in inst.hw.single_residency_tiers}
-    live: dict[int, int] = {}
+    # every live buffer of each single-residency tier (insertion-ordered), not just the
+    # latest: after a violation the earlier buffer is still live when the later one is freed
+    live: dict[int, dict[int, None]] = {t: {} for t in single}
     tiers = inst.buf_tier.tolist()
     for i, v in enumerate(order):
         k = L.kind[v]
@@ -257,16 +259,17 @@ def _evaluate_order(inst: Instance, order: Sequence[int]) -> Evaluation:
         if t not in single:
             continue
         if k == KIND_ALLOC:
-            if t in live:
+            if live[t]:
+                other = next(iter(live[t]))
                 errs.add(
                     "l0-single-residency",
                     f"buffer {int(inst.buf_id[b])} is allocated in {inst.hw.tiers[t]} while buffer "
-                    f"{int(inst.buf_id[live[t]])} is still live there",
+                    f"{int(inst.buf_id[other])} is still live there",
                     i,
                 )
-            live[t] = b
-        elif live.get(t) == b:
-            del live[t]
+            live[t][b] = None
+        else:
+            live[t].pop(b, None)
     return Evaluation(1, not errs, errs.shown, dict(errs.counts), max_v_stay(inst, order))
 
 

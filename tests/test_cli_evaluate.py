@@ -1,0 +1,286 @@
+"""``dansched evaluate``: JSON keys, tables and exit codes (0 valid, 1 invalid plan, 2 bad input).
+
+Most cases call the console entry point ``dansched.cli:main`` in-process (it is
+what maps errors to exit codes); a few run the real ``python -m dansched.cli``
+in a subprocess to check the exit status and that no traceback is printed.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from dansched.cli import main
+
+from test_instance import MALFORMED, exp_records
+
+
+def run_main(monkeypatch, capsys, *args: str) -> tuple[int, str, str]:
+    monkeypatch.setattr(sys, "argv", ["dansched", *map(str, args)])
+    with pytest.raises(SystemExit) as info:
+        main()
+    out, err = capsys.readouterr()
+    code = info.value.code
+    return (0 if code is None else code), out, err
+
+
+def run_proc(*args: str) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        [sys.executable, "-m", "dansched.cli", *map(str, args)], capture_output=True, text=True, timeout=60
+    )
+
+
+def assert_input_error(code: int, out: str, err: str, pattern: str | None = None) -> None:
+    assert code == 2, (out, err)
+    lines = err.strip().splitlines()
+    assert len(lines) == 1, err
+    assert lines[0].startswith("dansched: error: ")
+    assert "Traceback" not in err and "Traceback" not in out
+    assert out == ""
+    if pattern is not None:
+        import re
+
+        assert re.search(pattern, lines[0]), lines[0]
+
+
+@pytest.fixture
+def files(tmp_path: Path) -> dict[str, Path]:
+    """Exp's problem-1 schedule, a UB-of-10 hardware file, its layout and an empty spill list."""
+    d = {
+        "schedule": tmp_path / "Exp_schedule.txt",
+        "memory": tmp_path / "Exp_memory.txt",
+        "spill": tmp_path / "Exp_spill.txt",
+        "hw": tmp_path / "ub10.toml",
+    }
+    d["schedule"].write_text("".join(f"{i}\n" for i in range(7)))
+    d["memory"].write_text("0:0\n1:5\n")
+    d["spill"].write_text("")
+    d["hw"].write_text("[tiers]\nUB = 10\n")
+    return d
+
+
+def write_instance(tmp_path: Path, nodes, edges, name: str = "case") -> Path:
+    p = tmp_path / f"{name}.json"
+    p.write_text(json.dumps({"Nodes": nodes, "Edges": edges}))
+    return p
+
+
+# ---------------------------------------------------------------------------------
+# valid and invalid plans
+# ---------------------------------------------------------------------------------
+
+
+def test_problem1_order_json(monkeypatch, capsys, exp_path, files):
+    code, out, err = run_main(monkeypatch, capsys, "evaluate", exp_path, "--schedule", files["schedule"], "--json")
+    assert code == 0 and err == ""
+    d = json.loads(out)
+    assert d["valid"] is True and d["errors"] == [] and d["max_v_stay"] == 10
+    # the layout figures appear only with memory and spill files
+    assert not {"physical_peak", "extra_traffic", "spill_count", "makespan"} & set(d)
+
+
+def test_full_plan_json(monkeypatch, capsys, exp_path, files):
+    code, out, err = run_main(
+        monkeypatch, capsys, "evaluate", exp_path, "--schedule", files["schedule"], "--memory", files["memory"],
+        "--spill", files["spill"], "--hw", files["hw"], "--json",
+    )
+    assert code == 0, err
+    d = json.loads(out)
+    assert {k: d[k] for k in ("valid", "errors", "max_v_stay", "physical_peak", "extra_traffic", "spill_count", "makespan")} == {
+        "valid": True, "errors": [], "max_v_stay": 10, "physical_peak": 10, "extra_traffic": 0,
+        "spill_count": 0, "makespan": 60,
+    }
+
+
+def test_full_plan_table(monkeypatch, capsys, exp_path, files):
+    code, out, _ = run_main(
+        monkeypatch, capsys, "evaluate", exp_path, "--schedule", files["schedule"], "--memory", files["memory"],
+        "--spill", files["spill"], "--hw", files["hw"],
+    )
+    assert code == 0
+    assert "valid" in out and "makespan" in out and "60" in out
+
+
+def test_layout_over_default_capacity_is_fine_and_with_small_ub_is_input_error(monkeypatch, capsys, exp_path, files, tmp_path):
+    # the default UB (1024) holds Exp at offsets 0 and 5
+    code, out, _ = run_main(monkeypatch, capsys, "evaluate", exp_path, "--schedule", files["schedule"],
+                            "--memory", files["memory"], "--spill", files["spill"], "--json")
+    assert code == 0 and json.loads(out)["makespan"] == 60
+    small = tmp_path / "ub9.toml"
+    small.write_text("[tiers]\nUB = 9\n")
+    code, out, err = run_main(monkeypatch, capsys, "evaluate", exp_path, "--schedule", files["schedule"], "--hw", small)
+    assert_input_error(code, out, err, r"node 3 \(EXP\): its buffers in UB need 10, the tier holds 9")
+
+
+@pytest.mark.parametrize(
+    "memory,kind",
+    [("0:0\n1:4\n", "overlap"), ("0:0\n1:6\n", "capacity"), ("0:0\n", "bad-offset"), ("0:0\n1:5\n7:0\n", "bad-offset")],
+)
+def test_invalid_layout_exits_1(monkeypatch, capsys, exp_path, files, memory, kind):
+    files["memory"].write_text(memory)
+    code, out, err = run_main(
+        monkeypatch, capsys, "evaluate", exp_path, "--schedule", files["schedule"], "--memory", files["memory"],
+        "--spill", files["spill"], "--hw", files["hw"], "--json",
+    )
+    assert code == 1 and err == ""
+    d = json.loads(out)
+    assert d["valid"] is False
+    assert kind in d["error_counts"] and d["errors"][0]["kind"] == kind
+
+
+def test_invalid_order_exits_1_with_table(monkeypatch, capsys, exp_path, files):
+    files["schedule"].write_text("0\n2\n3\n1\n4\n5\n6\n")
+    code, out, err = run_main(monkeypatch, capsys, "evaluate", exp_path, "--schedule", files["schedule"])
+    assert code == 1 and err == ""
+    assert "invalid" in out and "not-topological" in out and "edge 1 -> 3" in out
+
+
+def test_spill_ids_in_problem1_order_exit_1(monkeypatch, capsys, exp_path, files):
+    files["schedule"].write_text("0\n1\n7\n2\n8\n3\n4\n5\n6\n")
+    code, out, _ = run_main(monkeypatch, capsys, "evaluate", exp_path, "--schedule", files["schedule"], "--json")
+    assert code == 1 and json.loads(out)["error_counts"] == {"unknown-node": 2}
+
+
+def test_spilled_exp_plan(monkeypatch, capsys, exp_path, files):
+    """Spill b1 (unbacked) after EXP and bring it back for COPY_OUT: N = 7 -> ids 7, 8.
+    EXP [15,45); SPILL_OUT (2*5+150 = 160 on MTE3) [45,205); SPILL_IN (160 on MTE2) [205,365);
+    COPY_OUT [365,380)."""
+    files["schedule"].write_text("0\n1\n2\n3\n4\n7\n8\n5\n6\n")
+    files["spill"].write_text("1:0\n")
+    code, out, err = run_main(
+        monkeypatch, capsys, "evaluate", exp_path, "--schedule", files["schedule"], "--memory", files["memory"],
+        "--spill", files["spill"], "--hw", files["hw"], "--json",
+    )
+    assert code == 0, out
+    d = json.loads(out)
+    assert (d["extra_traffic"], d["spill_count"], d["makespan"]) == (10, 1, 380)
+
+
+def test_negative_cycles_cost_one_with_a_warning(monkeypatch, capsys, tmp_path, files):
+    nodes, edges = exp_records()
+    nodes[3]["Cycles"] = -5
+    inst = write_instance(tmp_path, nodes, edges, "neg")
+    code, out, err = run_main(
+        monkeypatch, capsys, "evaluate", inst, "--schedule", files["schedule"], "--memory", files["memory"],
+        "--spill", files["spill"], "--json",
+    )
+    assert code == 0
+    lines = err.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("dansched: warning: neg: 1 operation node(s)")
+    assert "(EXP: 1)" in lines[0]
+    # EXP now costs 1: 15 + 1 + 15
+    assert json.loads(out)["makespan"] == 31
+
+
+# ---------------------------------------------------------------------------------
+# bad input: exit 2, one line on stderr, no traceback
+# ---------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("name,mutate,pattern", MALFORMED, ids=[m[0] for m in MALFORMED])
+def test_malformed_instance_exits_2(monkeypatch, capsys, tmp_path, files, name, mutate, pattern):
+    nodes, edges = exp_records()
+    mutate(nodes, edges)
+    inst = write_instance(tmp_path, nodes, edges)
+    code, out, err = run_main(monkeypatch, capsys, "evaluate", inst, "--schedule", files["schedule"])
+    assert_input_error(code, out, err, pattern)
+
+
+def _bad_csv(tmp_path: Path) -> Path:
+    (tmp_path / "b_Nodes.csv").write_bytes(b"\x89PNG\r\n\x1a\n\xff\xfe\x00")
+    (tmp_path / "b_Edges.csv").write_text("StartNodeId,EndNodeId\n")
+    return tmp_path / "b_Nodes.csv"
+
+
+def _bad_json(tmp_path: Path) -> Path:
+    p = tmp_path / "bad.json"
+    p.write_text('{"Nodes": [{"Id": 0,}]}')
+    return p
+
+
+BAD_FILES = {
+    # name: (files to rewrite {key: text}, extra args, pattern)
+    "invalid JSON": ({}, "instance=bad_json", r"not valid JSON"),
+    "missing instance": ({}, "instance=missing", r"no such file"),
+    "binary CSV instance": ({}, "instance=bad_csv", r"cannot read as a CSV instance"),
+    "hardware not TOML": ({"hw": "[tiers\nUB = 10\n"}, "hw", r"not valid TOML"),
+    "hardware negative capacity": ({"hw": "[tiers]\nUB = -10\n"}, "hw", r"capacity of tier UB must be a positive integer"),
+    "hardware unknown spill pipe": ({"hw": '[roles]\nspill_in_pipe = "DMA"\n'}, "hw", r"spill_in_pipe = 'DMA'"),
+    "missing hardware file": ({}, "hw=missing", r"hardware: no such file"),
+    "schedule not integers": ({"schedule": "0\n1\ntwo\n"}, "", r"Exp_schedule.txt:3: a node id must be an integer"),
+    "missing schedule file": ({}, "schedule=missing", r"no such file"),
+    "memory without colon": ({"memory": "0:0\n1 5\n"}, "full", r"Exp_memory.txt:2: expected 'BufId:Offset'"),
+    "memory offset not an integer": ({"memory": "0:0\n1:five\n"}, "full", r"Offset must be an integer"),
+    "spill not pairs": ({"spill": "1:0:2\n"}, "full", r"Exp_spill.txt:1: expected 'BufId:NewOffset'"),
+    "spill buffer not an integer": ({"spill": "b1:0\n"}, "full", r"BufId must be an integer"),
+    "spill without memory": ({}, "spill-only", r"--spill needs --memory"),
+    "missing --schedule": ({}, "no-schedule", r"Missing option '--schedule'"),
+    "unknown option": ({}, "unknown-option", r"No such option"),
+}
+
+
+def _bad_file_args(tmp_path, exp_path, files, rewrite, mode):
+    for key, text in rewrite.items():
+        files[key].write_text(text)
+    instance = exp_path
+    if mode == "instance=bad_json":
+        instance = _bad_json(tmp_path)
+    elif mode == "instance=missing":
+        instance = tmp_path / "nope.json"
+    elif mode == "instance=bad_csv":
+        instance = _bad_csv(tmp_path)
+    args = ["evaluate", instance, "--schedule", files["schedule"]]
+    if mode == "hw":
+        args += ["--hw", files["hw"]]
+    elif mode == "hw=missing":
+        args += ["--hw", tmp_path / "nope.toml"]
+    elif mode == "schedule=missing":
+        args[3] = tmp_path / "nope.txt"
+    elif mode == "full":
+        args += ["--memory", files["memory"], "--spill", files["spill"]]
+    elif mode == "spill-only":
+        args += ["--spill", files["spill"]]
+    elif mode == "no-schedule":
+        args = ["evaluate", instance]
+    elif mode == "unknown-option":
+        args += ["--frobnicate"]
+    return args
+
+
+@pytest.mark.parametrize("name", list(BAD_FILES))
+def test_bad_input_files_exit_2(monkeypatch, capsys, tmp_path, exp_path, files, name):
+    rewrite, mode, pattern = BAD_FILES[name]
+    args = _bad_file_args(tmp_path, exp_path, files, rewrite, mode)
+    code, out, err = run_main(monkeypatch, capsys, *args)
+    assert_input_error(code, out, err, pattern)
+
+
+@pytest.mark.parametrize("name", ["hardware not TOML", "binary CSV instance", "memory without colon"])
+def test_bad_input_in_a_real_process(tmp_path, exp_path, files, name):
+    rewrite, mode, pattern = BAD_FILES[name]
+    proc = run_proc(*_bad_file_args(tmp_path, exp_path, files, rewrite, mode))
+    assert_input_error(proc.returncode, proc.stdout, proc.stderr, pattern)
+
+
+@pytest.mark.parametrize("name", ["cycle", "Type not a string", "buffer larger than its tier"])
+def test_malformed_instance_in_a_real_process(tmp_path, files, name):
+    _, mutate, pattern = next(m for m in MALFORMED if m[0] == name)
+    nodes, edges = exp_records()
+    mutate(nodes, edges)
+    proc = run_proc("evaluate", write_instance(tmp_path, nodes, edges), "--schedule", files["schedule"])
+    assert_input_error(proc.returncode, proc.stdout, proc.stderr, pattern)
+
+
+def test_valid_and_invalid_in_a_real_process(exp_path, files):
+    ok = run_proc("evaluate", exp_path, "--schedule", files["schedule"], "--memory", files["memory"],
+                  "--spill", files["spill"], "--hw", files["hw"], "--json")
+    assert ok.returncode == 0 and json.loads(ok.stdout)["makespan"] == 60
+    files["memory"].write_text("0:0\n1:3\n")
+    bad = run_proc("evaluate", exp_path, "--schedule", files["schedule"], "--memory", files["memory"],
+                   "--spill", files["spill"], "--hw", files["hw"], "--json")
+    assert bad.returncode == 1 and "Traceback" not in bad.stderr
+    assert json.loads(bad.stdout)["error_counts"] == {"overlap": 1}

@@ -1,0 +1,445 @@
+"""Hand-computed evaluator and cycle-simulator cases (SPEC sections 3-6).
+
+Every figure asserted here is derived by hand in the comments next to it from
+the rules of SPEC.md, not copied from the code's output.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from dansched.hardware import load_hardware
+from dansched.instance import instance_from_records, load_instance
+from dansched.plan import Plan
+from dansched.simulate import evaluate, max_v_stay, simulate_timing, spill_node_ids
+
+
+def hw_file(tmp_path: Path, **caps: int) -> Path:
+    """A --hw override TOML setting only the given tier capacities."""
+    p = tmp_path / "hw.toml"
+    p.write_text("[tiers]\n" + "".join(f"{k} = {v}\n" for k, v in caps.items()))
+    return p
+
+
+def alloc(i, b, size, tier="UB"):
+    return {"Id": i, "Op": "ALLOC", "BufId": b, "Size": size, "Type": tier}
+
+
+def free(i, b, size, tier="UB"):
+    return {"Id": i, "Op": "FREE", "BufId": b, "Size": size, "Type": tier}
+
+
+def op(i, name, pipe, cycles, bufs):
+    return {"Id": i, "Op": name, "Pipe": pipe, "Cycles": cycles, "Bufs": list(bufs)}
+
+
+# ---------------------------------------------------------------------------------
+# SPEC section 6: the Exp example
+# ---------------------------------------------------------------------------------
+
+
+def test_exp_example_problem1(exp_path):
+    inst = load_instance(exp_path)
+    ev = evaluate(inst, Plan(order=tuple(range(7))))
+    assert ev.valid and ev.problem == 1 and ev.errors == []
+    # V_stay: +5 (b0), +5 (b1) -> 10, then -5, -5
+    assert ev.max_v_stay == 10
+
+
+def test_exp_example_layout_fits_ub_of_10(exp_path, tmp_path):
+    inst = load_instance(exp_path, load_hardware(hw_file(tmp_path, UB=10)))
+    ev = evaluate(inst, Plan(order=tuple(range(7)), offsets=((0, 0), (1, 5))))
+    assert ev.valid, ev.errors
+    assert ev.max_v_stay == 10 and ev.physical_peak == 10
+    assert ev.extra_traffic == 0 and ev.spill_count == 0
+    # strictly serial: COPY_IN [0,15) on MTE2, EXP [15,45) on VECTOR, COPY_OUT [45,60) on MTE3
+    assert (ev.start[1], ev.end[1]) == (0, 15)
+    assert (ev.start[3], ev.end[3]) == (15, 45)
+    assert (ev.start[5], ev.end[5]) == (45, 60)
+    assert ev.makespan == 60
+    assert ev.graph.reuse_edges == [] and ev.graph.spill_edges == []
+
+
+def test_exp_example_does_not_fit_ub_of_9_at_those_offsets(exp_path, tmp_path):
+    # EXP uses both 5-unit buffers at once: 10 > 9 is an input error, not a plan error
+    from dansched.instance import InstanceError
+
+    with pytest.raises(InstanceError, match=r"node 3 \(EXP\).*UB need 10.*holds 9"):
+        load_instance(exp_path, load_hardware(hw_file(tmp_path, UB=9)))
+
+
+def test_exp_example_overlapping_offsets_rejected(exp_path, tmp_path):
+    inst = load_instance(exp_path, load_hardware(hw_file(tmp_path, UB=10)))
+    ev = evaluate(inst, Plan(order=tuple(range(7)), offsets=((0, 0), (1, 4))))
+    assert not ev.valid
+    assert ev.error_counts == {"overlap": 1}
+    assert "buffer 1 at [4, 9)" in ev.errors[0].message and "buffer 0 at [0, 5)" in ev.errors[0].message
+    assert ev.errors[0].position == 2  # ALLOC b1 is the third node of the schedule
+
+
+def test_exp_example_offset_past_capacity_rejected(exp_path, tmp_path):
+    inst = load_instance(exp_path, load_hardware(hw_file(tmp_path, UB=10)))
+    ev = evaluate(inst, Plan(order=tuple(range(7)), offsets=((0, 0), (1, 6))))
+    assert not ev.valid and ev.error_counts == {"capacity": 1}
+    assert "buffer 1 at [6, 11) lies outside UB (capacity 10)" in ev.errors[0].message
+
+
+# ---------------------------------------------------------------------------------
+# Spills: a backed and an unbacked buffer spilled once
+# ---------------------------------------------------------------------------------
+
+# UB holds 16.  X (8, backed: COPY_IN fills it) and Y (6, made by VEC1) are both
+# spilled so that Z (16) can use the whole tier, then both come back for ADD.
+SPILL_ONCE_NODES = [
+    alloc(0, 0, 8),                       # X
+    op(1, "COPY_IN", "MTE2", 20, [0]),
+    alloc(2, 1, 6),                       # Y
+    op(3, "VEC1", "VECTOR", 30, [1]),
+    alloc(4, 2, 16),                      # Z
+    op(5, "FILL", "VECTOR", 5, [2]),
+    free(6, 2, 16),
+    op(7, "ADD", "VECTOR", 40, [0, 1]),
+    free(8, 0, 8),
+    free(9, 1, 6),
+]
+SPILL_ONCE_EDGES = [[0, 1], [1, 7], [2, 3], [3, 7], [7, 8], [7, 9], [4, 5], [5, 6]]
+
+
+def test_backed_and_unbacked_buffer_spilled_once(tmp_path):
+    inst = instance_from_records("spill1", SPILL_ONCE_NODES, SPILL_ONCE_EDGES, load_hardware(hw_file(tmp_path, UB=16)))
+    assert list(inst.buf_backed) == [True, False, False]
+    # N = 10: spill 1 (X) -> SPILL_OUT 10, SPILL_IN 11; spill 2 (Y) -> 12, 13
+    assert spill_node_ids(10, 1) == (10, 11) and spill_node_ids(10, 2) == (12, 13)
+    order = (0, 1, 2, 3, 10, 12, 4, 5, 6, 11, 13, 7, 8, 9)
+    plan = Plan(order=order, offsets=((0, 0), (1, 8), (2, 0)), spills=((0, 8), (1, 0)))
+    ev = evaluate(inst, plan)
+    assert ev.valid, ev.errors
+    g = ev.graph
+
+    # cycles: SPILL_OUT X = 0 (backed), SPILL_IN X = 2*8+150 = 166; Y: 2*6+150 = 162 both ways
+    assert g.cycles[10:14] == [0, 166, 162, 162]
+    # pipes: SPILL_OUT on MTE3, SPILL_IN on MTE2
+    hw = inst.hw
+    assert g.pipe[10:14] == [hw.pipe_index("MTE3"), hw.pipe_index("MTE2")] * 2
+    # traffic: X backed -> 8, Y -> 2*6 = 12
+    assert ev.extra_traffic == 20 and ev.spill_count == 2
+
+    # spill edges: ALLOC->OUT, OUT->IN, IN->FREE, then users: COPY_IN runs before
+    # SPILL_OUT X (-> edge to 10), ADD after SPILL_IN X (edge from 11); same for Y
+    assert set(g.spill_edges) == {
+        (0, 10), (10, 11), (11, 8), (1, 10), (11, 7),
+        (2, 12), (12, 13), (13, 9), (3, 12), (13, 7),
+    }
+    # reuse: Z at [0,16) after X [0,8) ended by 10 and Y [8,14) ended by 12;
+    # X back at [8,16) and Y back at [0,6), both last held by Z (ended by FREE 6)
+    assert set(g.reuse_edges) == {(10, 4), (12, 4), (6, 11), (6, 13)}
+    for u, w in g.spill_edges + g.reuse_edges:
+        assert u in g.preds[w]
+
+    # timing by hand (start, end):
+    expected = {
+        0: (0, 0),        # ALLOC X
+        1: (0, 20),       # COPY_IN on MTE2
+        2: (0, 0),        # ALLOC Y
+        3: (0, 30),       # VEC1 on VECTOR
+        10: (20, 20),     # SPILL_OUT X: after COPY_IN (20), 0 cycles on MTE3
+        12: (30, 192),    # SPILL_OUT Y: after VEC1 (30), MTE3 free at 20 -> 30+162
+        4: (192, 192),    # ALLOC Z: reuse edges from 10 (20) and 12 (192)
+        5: (192, 197),    # FILL on VECTOR (free at 30)
+        6: (197, 197),    # FREE Z
+        11: (197, 363),   # SPILL_IN X: after FREE Z (197); MTE2 free at 20 -> 197+166
+        13: (363, 525),   # SPILL_IN Y: after FREE Z, but MTE2 busy until 363 -> 363+162
+        7: (525, 565),    # ADD after both SPILL_INs
+        8: (565, 565),
+        9: (565, 565),
+    }
+    for v, (s, e) in expected.items():
+        assert (ev.start[v], ev.end[v]) == (s, e), v
+    assert ev.makespan == 565
+    # logical V_stay: 8, 14, 30 (Z allocated while X, Y are logically live), then down
+    assert ev.max_v_stay == 30
+    # physical: X+Y = 14 resident, both spilled, Z alone = 16, then X+Y again
+    assert ev.physical_peak == 16
+
+
+def test_spill_in_before_spill_out_space_is_free_is_rejected(tmp_path):
+    """Same plan, but Z allocated before Y is spilled out: Z overlaps Y."""
+    inst = instance_from_records("spill1", SPILL_ONCE_NODES, SPILL_ONCE_EDGES, load_hardware(hw_file(tmp_path, UB=16)))
+    order = (0, 1, 2, 3, 10, 4, 12, 5, 6, 11, 13, 7, 8, 9)
+    ev = evaluate(inst, Plan(order=order, offsets=((0, 0), (1, 8), (2, 0)), spills=((0, 8), (1, 0))))
+    assert not ev.valid
+    assert ev.error_counts.get("overlap") == 1
+    assert "buffer 2 at [0, 16) in UB overlaps resident buffer 1 at [8, 14)" in ev.errors[0].message
+
+
+def test_user_between_spill_out_and_spill_in_is_rejected(tmp_path):
+    inst = instance_from_records("spill1", SPILL_ONCE_NODES, SPILL_ONCE_EDGES, load_hardware(hw_file(tmp_path, UB=16)))
+    # ADD (7) moved between SPILL_OUT Y (12) and SPILL_IN Y (13): Y is not resident,
+    # and the spill edge SPILL_IN Y -> ADD is broken
+    order = (0, 1, 2, 3, 10, 12, 4, 5, 6, 11, 7, 13, 8, 9)
+    ev = evaluate(inst, Plan(order=order, offsets=((0, 0), (1, 8), (2, 0)), spills=((0, 8), (1, 0))))
+    assert not ev.valid
+    kinds = {e.kind for e in ev.errors}
+    assert {"not-resident", "not-topological"} <= kinds
+    msgs = " | ".join(e.message for e in ev.errors)
+    assert "node 7 (ADD) uses buffer 1, which is not resident" in msgs
+    assert "edge 13 -> 7" in msgs
+
+
+# ---------------------------------------------------------------------------------
+# Spills: one buffer spilled twice, to different offsets
+# ---------------------------------------------------------------------------------
+
+# UB holds 8.  W (4, unbacked, made by MAKE) is used three times; P and Q (8 each)
+# need the whole tier in between, so W goes out twice and comes back at 4, then 0.
+SPILL_TWICE_NODES = [
+    alloc(0, 10, 4),                      # W
+    op(1, "MAKE", "VECTOR", 10, [10]),
+    op(2, "USE1", "VECTOR", 10, [10]),
+    op(3, "USE2", "VECTOR", 10, [10]),
+    free(4, 10, 4),
+    alloc(5, 20, 8),                      # P
+    op(6, "P1", "CUBE", 3, [20]),
+    free(7, 20, 8),
+    alloc(8, 30, 8),                      # Q
+    op(9, "Q1", "CUBE", 3, [30]),
+    free(10, 30, 8),
+]
+SPILL_TWICE_EDGES = [[0, 1], [1, 2], [2, 3], [3, 4], [5, 6], [6, 7], [8, 9], [9, 10]]
+SPILL_TWICE_ORDER = (0, 1, 11, 5, 6, 7, 12, 2, 13, 8, 9, 10, 14, 3, 4)
+SPILL_TWICE_PLAN = Plan(order=SPILL_TWICE_ORDER, offsets=((10, 0), (20, 0), (30, 0)), spills=((10, 4), (10, 0)))
+
+
+def spill_twice_instance(tmp_path):
+    return instance_from_records("spill2", SPILL_TWICE_NODES, SPILL_TWICE_EDGES, load_hardware(hw_file(tmp_path, UB=8)))
+
+
+def test_buffer_spilled_twice_to_different_offsets(tmp_path):
+    inst = spill_twice_instance(tmp_path)
+    ev = evaluate(inst, SPILL_TWICE_PLAN)
+    assert ev.valid, ev.errors
+    g = ev.graph
+    # N = 11: spill 1 -> 11 (OUT), 12 (IN); spill 2 -> 13, 14; each 2*4+150 = 158 cycles
+    assert g.cycles[11:15] == [158] * 4
+    assert ev.extra_traffic == 16 and ev.spill_count == 2
+    assert g.spill_buf == [0, 0]
+    assert set(g.spill_edges) == {
+        # spill 1: MAKE before, USE1 and USE2 after
+        (0, 11), (11, 12), (12, 4), (1, 11), (12, 2), (12, 3),
+        # spill 2: MAKE, USE1 and spill 1's nodes before, USE2 after
+        (0, 13), (13, 14), (14, 4), (1, 13), (2, 13), (11, 13), (12, 13), (14, 3),
+    }
+    # reuse: P [0,8) after W's first segment [0,4) (ended by 11); W back at [4,8) after
+    # P (FREE 7); Q [0,8): [0,4) last held by P (7), [4,8) by W's second segment (13);
+    # W back at [0,4) after Q (FREE 10)
+    assert set(g.reuse_edges) == {(11, 5), (7, 12), (7, 8), (13, 8), (10, 14)}
+    expected = {
+        1: (0, 10),        # MAKE
+        11: (10, 168),     # SPILL_OUT 1 after MAKE
+        5: (168, 168),     # ALLOC P after SPILL_OUT 1
+        6: (168, 171),     # P1 on CUBE
+        7: (171, 171),
+        12: (171, 329),    # SPILL_IN 1 after FREE P
+        2: (329, 339),     # USE1
+        13: (339, 497),    # SPILL_OUT 2 after USE1; MTE3 free since 168
+        8: (497, 497),     # ALLOC Q after SPILL_OUT 2
+        9: (497, 500),
+        10: (500, 500),
+        14: (500, 658),    # SPILL_IN 2 after FREE Q; MTE2 free since 329
+        3: (658, 668),     # USE2
+        4: (668, 668),     # FREE W
+    }
+    for v, (s, e) in expected.items():
+        assert (ev.start[v], ev.end[v]) == (s, e), v
+    assert ev.makespan == 668
+    assert ev.max_v_stay == 12  # W + P, then W + Q (logical)
+    assert ev.physical_peak == 8
+
+
+def test_second_spill_in_at_occupied_offset_rejected(tmp_path):
+    inst = spill_twice_instance(tmp_path)
+    # FREE Q (10) moved after SPILL_IN 2 (14): W comes back at [0,4) while Q holds [0,8)
+    order = (0, 1, 11, 5, 6, 7, 12, 2, 13, 8, 9, 14, 3, 10, 4)
+    ev = evaluate(inst, Plan(order=order, offsets=SPILL_TWICE_PLAN.offsets, spills=SPILL_TWICE_PLAN.spills))
+    assert not ev.valid
+    assert ev.error_counts["overlap"] == 1
+    assert "buffer 10 at [0, 4) in UB overlaps resident buffer 30 at [0, 8)" in ev.errors[0].message
+
+
+def test_spill_in_without_spill_out_first_rejected(tmp_path):
+    inst = spill_twice_instance(tmp_path)
+    order = (0, 1, 12, 11, 5, 6, 7, 2, 13, 8, 9, 10, 14, 3, 4)
+    ev = evaluate(inst, Plan(order=order, offsets=SPILL_TWICE_PLAN.offsets, spills=SPILL_TWICE_PLAN.spills))
+    assert not ev.valid
+    assert "bad-spill" in ev.error_counts
+    assert any("node 12 (SPILL_IN buffer 10) spills in a buffer that is already resident" in e.message for e in ev.errors)
+
+
+def test_spill_naming_unknown_buffer_rejected(tmp_path):
+    inst = spill_twice_instance(tmp_path)
+    ev = evaluate(inst, Plan(order=SPILL_TWICE_ORDER, offsets=SPILL_TWICE_PLAN.offsets, spills=((10, 4), (99, 0))))
+    assert not ev.valid and ev.error_counts == {"bad-spill": 1}
+    assert "spill 2 names buffer 99" in ev.errors[0].message
+
+
+def test_memory_file_problems_rejected(tmp_path):
+    inst = spill_twice_instance(tmp_path)
+    ev = evaluate(inst, Plan(order=SPILL_TWICE_ORDER, offsets=((10, 0), (20, 0), (20, 0), (77, 0)), spills=SPILL_TWICE_PLAN.spills))
+    assert not ev.valid
+    msgs = [e.message for e in ev.errors]
+    assert ev.error_counts == {"bad-offset": 3}
+    assert any("buffer 20 more than one offset" in m for m in msgs)
+    assert any("buffer 77, which does not exist" in m for m in msgs)
+    assert any("buffer 30 has no offset" in m for m in msgs)
+
+
+# ---------------------------------------------------------------------------------
+# Address-reuse edges
+# ---------------------------------------------------------------------------------
+
+# UB holds 10; every operation is on its own pipe and no edge links two buffers,
+# so only address-reuse edges order them in time.
+REUSE_NODES = [
+    alloc(0, 0, 10), op(1, "OPA", "MTE2", 100, [0]), free(2, 0, 10),     # A at [0,10)
+    alloc(3, 1, 5), op(4, "OPB", "VECTOR", 30, [1]), free(5, 1, 5),      # B at [0,5)
+    alloc(6, 2, 5), op(7, "OPC", "MTE3", 20, [2]), free(8, 2, 5),        # C at [5,10)
+    alloc(9, 3, 10), op(10, "OPD", "CUBE", 5, [3]), free(11, 3, 10),     # D at [0,10)
+]
+REUSE_EDGES = [[0, 1], [1, 2], [3, 4], [4, 5], [6, 7], [7, 8], [9, 10], [10, 11]]
+
+
+def test_reuse_edges_come_from_the_most_recent_occupant_of_each_address(tmp_path):
+    inst = instance_from_records("reuse", REUSE_NODES, REUSE_EDGES, load_hardware(hw_file(tmp_path, UB=10)))
+    plan = Plan(order=tuple(range(12)), offsets=((0, 0), (1, 0), (2, 5), (3, 0)))
+    ev = evaluate(inst, plan)
+    assert ev.valid, ev.errors
+    # B [0,5) and C [5,10) both reuse A's space (FREE A = 2); D [0,10) reuses B's
+    # half (FREE B = 5) and C's half (FREE C = 8). A's FREE is no longer the most
+    # recent occupant of any of D's addresses.
+    assert sorted(ev.graph.reuse_edges) == [(2, 3), (2, 6), (5, 9), (8, 9)]
+    # OPA [0,100); FREE A 100; B: ALLOC 100, OPB [100,130), FREE 130;
+    # C: ALLOC 100 (its addresses were A's, not B's), OPC [100,120), FREE 120;
+    # D: ALLOC at max(130, 120) = 130, OPD [130,135).
+    assert (ev.start[4], ev.end[4]) == (100, 130)
+    assert (ev.start[7], ev.end[7]) == (100, 120)   # a tier-wide "last FREE" rule would give 130
+    assert (ev.start[10], ev.end[10]) == (130, 135)  # a first-occupant rule (A only) would give 100
+    assert ev.makespan == 135
+    assert ev.physical_peak == 10
+
+
+def test_spill_out_frees_space_that_an_alloc_reuses(tmp_path):
+    nodes = [
+        alloc(0, 0, 10),                      # A fills UB
+        op(1, "PRODUCE", "VECTOR", 10, [0]),
+        op(2, "CONSUME", "VECTOR", 10, [0]),
+        free(3, 0, 10),
+        alloc(4, 1, 10),                      # B also fills UB
+        op(5, "USEB", "CUBE", 7, [1]),
+        free(6, 1, 10),
+    ]
+    edges = [[0, 1], [1, 2], [2, 3], [4, 5], [5, 6]]
+    inst = instance_from_records("reuse2", nodes, edges, load_hardware(hw_file(tmp_path, UB=10)))
+    # spill 1 of A: SPILL_OUT 7, SPILL_IN 8, back at offset 0
+    order = (0, 1, 7, 4, 5, 6, 8, 2, 3)
+    ev = evaluate(inst, Plan(order=order, offsets=((0, 0), (1, 0)), spills=((0, 0),)))
+    assert ev.valid, ev.errors
+    # B's ALLOC takes A's addresses after SPILL_OUT A; A comes back after FREE B
+    assert sorted(ev.graph.reuse_edges) == [(6, 8), (7, 4)]
+    assert 7 in ev.graph.preds[4]
+    # PRODUCE [0,10); SPILL_OUT A (2*10+150 = 170 on MTE3) [10,180); ALLOC B 180;
+    # USEB [180,187); FREE B 187; SPILL_IN A (170 on MTE2) [187,357); CONSUME [357,367)
+    assert (ev.start[7], ev.end[7]) == (10, 180)
+    assert ev.start[4] == 180
+    assert (ev.start[5], ev.end[5]) == (180, 187)
+    assert (ev.start[8], ev.end[8]) == (187, 357)
+    assert (ev.start[2], ev.end[2]) == (357, 367)
+    assert ev.makespan == 367
+    assert ev.extra_traffic == 20 and ev.max_v_stay == 20 and ev.physical_peak == 10
+    # without the spill, B cannot be placed while A is resident
+    bad = evaluate(inst, Plan(order=(0, 1, 4, 5, 6, 2, 3), offsets=((0, 0), (1, 0))))
+    assert not bad.valid and bad.error_counts == {"overlap": 1}
+
+
+# ---------------------------------------------------------------------------------
+# The cycle simulator on its own
+# ---------------------------------------------------------------------------------
+
+
+def test_simulate_timing_pipe_and_precedence():
+    # nodes: 0 (pipe 0, 5), 1 (pipe 0, 3), 2 (pipe 1, 4, after 0), 3 (no pipe, after 1, 2)
+    preds = [[], [], [0], [1, 2]]
+    pipe = [0, 0, 1, -1]
+    cycles = [5, 3, 4, 0]
+    start, end, ms = simulate_timing([0, 1, 2, 3], preds, pipe, cycles)
+    # 0: [0,5); 1 waits for pipe 0: [5,8); 2 after 0: [5,9); 3 after 1 and 2: 9
+    assert start == [0, 5, 5, 9] and end == [5, 8, 9, 9] and ms == 9
+    # schedule order decides the order on a pipe: 1 before 0 now
+    start, end, ms = simulate_timing([1, 0, 2, 3], preds, pipe, cycles)
+    assert start == [3, 0, 8, 12] and ms == 12
+
+
+def test_max_v_stay_counts_only_peak_tiers():
+    nodes = [alloc(0, 0, 7, "L1"), alloc(1, 1, 100, "L0A"), alloc(2, 2, 3, "UB"),
+             free(3, 0, 7, "L1"), free(4, 1, 100, "L0A"), free(5, 2, 3, "UB")]
+    inst = instance_from_records("mv", nodes, [])
+    assert max_v_stay(inst, [0, 1, 2, 3, 4, 5]) == 10
+    assert max_v_stay(inst, [0, 3, 1, 2, 4, 5]) == 7
+    # spill ids (>= N) are ignored
+    assert max_v_stay(inst, [0, 6, 7, 3, 1, 2, 4, 5]) == 7
+
+
+# ---------------------------------------------------------------------------------
+# Problem-1 orders
+# ---------------------------------------------------------------------------------
+
+L0_NODES = [
+    alloc(0, 0, 64, "L0A"), alloc(1, 1, 64, "L0A"), alloc(2, 2, 64, "L0A"),
+    free(3, 0, 64, "L0A"), free(4, 1, 64, "L0A"), free(5, 2, 64, "L0A"),
+]
+L0_EDGES = [[0, 3], [1, 4], [2, 5]]
+
+
+def test_l0_single_residency_every_allocation_over_a_live_buffer_is_reported():
+    inst = instance_from_records("l0", L0_NODES, L0_EDGES)
+    # A, B (A live), FREE B, C (A still live), FREE C, FREE A: two violations
+    ev = evaluate(inst, Plan(order=(0, 1, 4, 2, 5, 3)))
+    assert not ev.valid
+    assert ev.error_counts == {"l0-single-residency": 2}
+    assert [e.position for e in ev.errors] == [1, 3]
+    assert "buffer 2 is allocated in L0A while buffer 0 is still live there" in ev.errors[1].message
+    # one at a time: valid
+    ok = evaluate(inst, Plan(order=(0, 3, 1, 4, 2, 5)))
+    assert ok.valid and ok.max_v_stay == 0
+
+
+def test_l0_rule_is_for_problem1_only(tmp_path):
+    inst = instance_from_records("l0", L0_NODES, L0_EDGES)
+    # the same three-at-once order is fine in problem 2 when the offsets are disjoint (L0A = 256)
+    ev = evaluate(inst, Plan(order=(0, 1, 2, 3, 4, 5), offsets=((0, 0), (1, 64), (2, 128))))
+    assert ev.valid and ev.physical_peak == 0  # L0A is not a peak tier
+    assert ev.makespan == 0
+
+
+def test_problem1_order_checks():
+    inst = instance_from_records("l0", L0_NODES, L0_EDGES)
+    ev = evaluate(inst, Plan(order=(3, 0, 4, 1, 2, 5)))
+    assert not ev.valid
+    assert ev.error_counts["not-topological"] == 2
+    assert ev.error_counts["lifetime"] == 2
+    assert "edge 0 -> 3" in ev.errors[0].message
+    # spill ids do not belong in a problem-1 order
+    ev = evaluate(inst, Plan(order=(0, 3, 1, 4, 2, 5, 6)))
+    assert not ev.valid and ev.error_counts == {"unknown-node": 1}
+    ev = evaluate(inst, Plan(order=(0, 3, 1, 4, 2, 2)))
+    assert ev.error_counts == {"duplicate-node": 1, "missing-node": 1}
+    assert "node 5 (FREE buffer 2) is not in the schedule" in [e.message for e in ev.errors]
+
+
+def test_problem1_user_outside_lifetime(exp_path):
+    inst = load_instance(exp_path)
+    # COPY_IN (1) before ALLOC b0 (0) breaks edge 0 -> 1 and b0's lifetime
+    ev = evaluate(inst, Plan(order=(1, 0, 2, 3, 4, 5, 6)))
+    assert not ev.valid
+    assert ev.error_counts == {"not-topological": 1, "not-resident": 1}
