@@ -133,8 +133,7 @@ def solve(
         bounds.pop("makespan", None)
     report = dict(result.report)
     report["bounds"] = bounds_report(bounds, report)
-    write_plan(result.plan, out, inst.name)
-    atomic_write_text(contest_paths(out, inst.name)["report"], json.dumps(report, indent=2) + "\n")
+    write_plan(result.plan, out, inst.name, report=json.dumps(report, indent=2) + "\n")
     if trace:
         from .report.trace import write_trace
 
@@ -279,6 +278,10 @@ def main() -> None:
         sys.exit(2)
     except typer.Exit as exc:
         sys.exit(exc.exit_code)
+    except OSError as exc:  # an output that cannot be written, outside the atomic writers
+        where = f"{exc.filename}: " if getattr(exc, "filename", None) else ""
+        typer.echo(f"dansched: error: {where}{exc.strerror or exc}", err=True)
+        sys.exit(2)
     except typer.Abort:
         typer.echo("dansched: aborted", err=True)
         sys.exit(130)

@@ -80,10 +80,15 @@ def _default_table() -> dict[str, Any]:
     return tomllib.loads(text)
 
 
+INT_LIMIT = 2**63  # capacities and spill costs must fit in 63 bits, like every instance integer
+
+
 def _non_negative_int(value: Any, what: str, positive: bool = False) -> int:
     if isinstance(value, bool) or not isinstance(value, int) or value < (1 if positive else 0):
         need = "a positive" if positive else "a non-negative"
         raise HardwareError(f"hardware: {what} must be {need} integer, got {value!r}")
+    if value >= INT_LIMIT:
+        raise HardwareError(f"hardware: {what} is {value}, too large: values must fit in 63 bits (< 2**63)")
     return value
 
 

@@ -18,6 +18,7 @@ with a one-line message naming the node or buffer.
 from __future__ import annotations
 
 import csv
+import io
 import json
 from collections import Counter
 from dataclasses import dataclass, field
@@ -43,6 +44,7 @@ __all__ = [
 
 KIND_OP, KIND_ALLOC, KIND_FREE = 0, 1, 2
 NODE_FIELDS = ("Id", "Op", "BufId", "Size", "Type", "Pipe", "Cycles", "Bufs")
+INT_LIMIT = 2**63  # every integer, and the totals of Size and of Cycles, must stay below (int64)
 
 
 class InstanceError(ValueError):
@@ -204,9 +206,20 @@ def _is_int(x: Any) -> bool:
     return isinstance(x, (int, np.integer)) and not isinstance(x, bool)
 
 
+def _shown(x: Any, limit: int = 40) -> str:
+    """``repr`` of a field's value for a one-line message, shortened when it is long."""
+    try:
+        text = repr(x)
+    except ValueError:  # an int with more digits than Python will print
+        return f"an integer of {int(x).bit_length()} bits"
+    return text if len(text) <= limit else text[:limit] + f"... ({len(text)} characters)"
+
+
 def _require_int(x: Any, what: str) -> int:
     if not _is_int(x):
-        raise InstanceError(f"{what} must be an integer, got {x!r}")
+        raise InstanceError(f"{what} must be an integer, got {_shown(x)}")
+    if not -INT_LIMIT <= x < INT_LIMIT:
+        raise InstanceError(f"{what} is {_shown(int(x))}, too large: values must fit in 63 bits (|value| < 2**63)")
     return int(x)
 
 
@@ -244,12 +257,13 @@ def instance_from_records(
     kind = np.zeros(n, dtype=np.int8)
     pipe = np.full(n, -1, dtype=np.int16)
     cycles = np.zeros(n, dtype=np.int64)
-    node_bufid: list[int] = [-1] * n
+    node_bufid: list[int | None] = [None] * n  # BufId of a cache node (BufIds may be negative)
     op_bufs: list[list[int]] = [[] for _ in range(n)]
     seen_id = [False] * n
     costed_one: Counter[str] = Counter()
     allocs: dict[int, tuple[int, int, str]] = {}
     frees: dict[int, tuple[int, int, str]] = {}
+    total_cycles = 0
 
     for pos, rec in enumerate(nodes):
         if not isinstance(rec, dict):
@@ -264,7 +278,7 @@ def instance_from_records(
         seen_id[v] = True
         name_op = rec.get("Op")
         if not isinstance(name_op, str) or not name_op:
-            raise InstanceError(f"node {v}: 'Op' must be a non-empty string, got {name_op!r}")
+            raise InstanceError(f"node {v}: 'Op' must be a non-empty string, got {_shown(name_op)}")
         op[v] = name_op
         if name_op in ("ALLOC", "FREE"):
             kind[v] = KIND_ALLOC if name_op == "ALLOC" else KIND_FREE
@@ -278,7 +292,7 @@ def instance_from_records(
             tier = rec["Type"]
             if not isinstance(tier, str) or tier not in hw.capacity:
                 raise InstanceError(
-                    f"node {v} ({name_op}) of buffer {b}: Type {tier!r} is not a tier of the hardware model {list(hw.tiers)}"
+                    f"node {v} ({name_op}) of buffer {b}: Type {_shown(tier)} is not a tier of the hardware model {list(hw.tiers)}"
                 )
             table = allocs if name_op == "ALLOC" else frees
             if b in table:
@@ -288,11 +302,16 @@ def instance_from_records(
         else:
             p = rec.get("Pipe")
             if p not in hw.pipes:
-                raise InstanceError(f"node {v} ({name_op}): Pipe {p!r} is not a pipe of the hardware model {list(hw.pipes)}")
+                raise InstanceError(f"node {v} ({name_op}): Pipe {_shown(p)} is not a pipe of the hardware model {list(hw.pipes)}")
             pipe[v] = hw.pipe_index(p)
             c = rec.get("Cycles")
             if _is_int(c) and c >= 0:
+                if c >= INT_LIMIT:
+                    raise InstanceError(
+                        f"node {v} ({name_op}): Cycles is {_shown(int(c))}, too large: values must fit in 63 bits (< 2**63)"
+                    )
                 cycles[v] = int(c)
+                total_cycles += int(c)
             else:
                 cycles[v] = 1
                 costed_one[name_op] += 1
@@ -300,7 +319,7 @@ def instance_from_records(
             if bl is None:
                 bl = []
             if not isinstance(bl, list):
-                raise InstanceError(f"node {v} ({name_op}): 'Bufs' must be a list of buffer ids, got {bl!r}")
+                raise InstanceError(f"node {v} ({name_op}): 'Bufs' must be a list of buffer ids, got {_shown(bl)}")
             uniq: list[int] = []
             for x in bl:
                 b = _require_int(x, f"node {v} ({name_op}): each id in 'Bufs'")
@@ -319,6 +338,11 @@ def instance_from_records(
     for b, (fv, _, _) in frees.items():
         if b not in allocs:
             raise InstanceError(f"buffer {b}: has a FREE (node {fv}) but no ALLOC")
+    total_size = sum(size for _, size, _ in allocs.values())
+    if total_size >= INT_LIMIT:
+        raise InstanceError(f"instance: the Sizes of all buffers add up to {total_size}, more than 63 bits hold (< 2**63)")
+    if total_cycles >= INT_LIMIT:
+        raise InstanceError(f"instance: the Cycles of all operations add up to {total_cycles}, more than 63 bits hold (< 2**63)")
 
     buf_ids = np.array(sorted(allocs), dtype=np.int64)
     index_of = {int(b): i for i, b in enumerate(buf_ids.tolist())}
@@ -336,7 +360,7 @@ def instance_from_records(
                 f"tier {hw.tiers[buf_tier[i]]} ({cap})"
             )
 
-    node_buf = np.array([index_of[b] if b >= 0 else -1 for b in node_bufid], dtype=np.int64)
+    node_buf = np.array([-1 if b is None else index_of[b] for b in node_bufid], dtype=np.int64)
     bsrc: list[int] = []
     bdst: list[int] = []
     backed = np.zeros(nb, dtype=bool)
@@ -369,7 +393,7 @@ def instance_from_records(
         raise InstanceError("instance: 'Edges' must be a list of [src, dst] pairs")
     for k, e in enumerate(edges):
         if not isinstance(e, (list, tuple)) or len(e) != 2:
-            raise InstanceError(f"edge #{k}: must be a pair [src, dst], got {e!r}")
+            raise InstanceError(f"edge #{k}: must be a pair [src, dst], got {_shown(e)}")
         u = _require_int(e[0], f"edge #{k}: source")
         w = _require_int(e[1], f"edge #{k}: target")
         for x in (u, w):
@@ -460,20 +484,23 @@ def _read_csv_pair(path: Path) -> tuple[list[dict[str, Any]], list[list[Any]]]:
         if not p.is_file():
             raise InstanceError(f"{p}: no such file (a CSV instance needs both {nodes_path.name} and {edges_path.name})")
     nodes: list[dict[str, Any]] = []
-    with nodes_path.open(newline="") as fh:
+    with nodes_path.open(newline="", encoding="utf-8-sig") as fh:
         reader = csv.DictReader(fh)
-        if reader.fieldnames is None or "Id" not in reader.fieldnames or "Op" not in reader.fieldnames:
+        if reader.fieldnames is None:
             raise InstanceError(f"{nodes_path}: header must be {','.join(NODE_FIELDS)}")
+        missing = [k for k in NODE_FIELDS if k not in [h.strip() for h in reader.fieldnames]]
+        if missing:  # a column left out (or misspelt) would silently read as blank fields
+            raise InstanceError(f"{nodes_path}: header must be {','.join(NODE_FIELDS)} (missing {', '.join(missing)})")
         for line, row in enumerate(reader, start=2):
             if None in row:
                 raise InstanceError(f"{nodes_path}:{line}: more fields than the header names")
-            rec = {k: _csv_cell(v or "", k) for k, v in row.items() if k in NODE_FIELDS}
+            rec = {k.strip(): _csv_cell(v or "", k.strip()) for k, v in row.items() if k.strip() in NODE_FIELDS}
             rec = {k: v for k, v in rec.items() if v is not None}
             if rec.get("Op") not in ("ALLOC", "FREE") and "Bufs" not in rec:
                 rec["Bufs"] = []
             nodes.append(rec)
     edges: list[list[Any]] = []
-    with edges_path.open(newline="") as fh:
+    with edges_path.open(newline="", encoding="utf-8-sig") as fh:
         reader = csv.reader(fh)
         header = next(reader, None)
         if header is None or [h.strip() for h in header[:2]] != ["StartNodeId", "EndNodeId"]:
@@ -499,39 +526,50 @@ def load_instance(path: str | Path, hw: Hardware | None = None) -> Instance:
     if not p.is_file():
         raise InstanceError(f"{p}: no such file")
     try:
-        data = json.loads(p.read_text())
+        data = json.loads(p.read_text(encoding="utf-8-sig"))  # UTF-8, with or without a BOM
     except (OSError, UnicodeDecodeError) as exc:
         raise InstanceError(f"{p}: cannot read: {exc}") from None
     except json.JSONDecodeError as exc:
         raise InstanceError(f"{p}: not valid JSON ({exc.msg} at line {exc.lineno}, column {exc.colno})") from None
+    except RecursionError:
+        raise InstanceError(f"{p}: not a contest instance (JSON nested too deeply)") from None
+    except ValueError as exc:  # e.g. an integer literal with more digits than Python converts
+        raise InstanceError(f"{p}: not valid JSON ({str(exc).split(';')[0]})") from None
     if not isinstance(data, dict) or "Nodes" not in data:
         raise InstanceError(f"{p}: expected an object with 'Nodes' and 'Edges'")
     return instance_from_records(p.stem, data["Nodes"], data.get("Edges", []), hw)
 
 
 def write_json(inst: Instance, path: str | Path) -> None:
-    """Write the instance in contest JSON form."""
+    """Write the instance in contest JSON form (atomically: a temporary file, then a rename)."""
+    from .plan import atomic_write_text
+
     nodes, edges = inst.to_records()
-    Path(path).write_text(json.dumps({"Nodes": nodes, "Edges": edges}, separators=(",", ":")) + "\n")
+    atomic_write_text(path, json.dumps({"Nodes": nodes, "Edges": edges}, separators=(",", ":")) + "\n")
 
 
 def write_csv_pair(inst: Instance, directory: str | Path, case: str | None = None) -> Path:
-    """Write ``<case>_Nodes.csv`` and ``<case>_Edges.csv``; returns the nodes file's path."""
+    """Write ``<case>_Nodes.csv`` and ``<case>_Edges.csv``; returns the nodes file's path.
+    Both are complete in temporary files before either is renamed into place."""
+    from .plan import atomic_write_files
+
     d = Path(directory)
     case = case or inst.name
     nodes, edges = inst.to_records()
     nodes_path = d / f"{case}_Nodes.csv"
-    with nodes_path.open("w", newline="") as fh:
-        w = csv.writer(fh)
-        w.writerow(NODE_FIELDS)
-        for rec in nodes:
-            bufs = rec.get("Bufs")
-            w.writerow([
-                rec["Id"], rec["Op"], rec.get("BufId", ""), rec.get("Size", ""), rec.get("Type", ""),
-                rec.get("Pipe", ""), rec.get("Cycles", ""), ",".join(map(str, bufs)) if bufs is not None else "",
-            ])
-    with (d / f"{case}_Edges.csv").open("w", newline="") as fh:
-        w = csv.writer(fh)
-        w.writerow(["StartNodeId", "EndNodeId"])
-        w.writerows(edges)
+    nodes_text, edges_text = io.StringIO(), io.StringIO()
+    w = csv.writer(nodes_text)
+    w.writerow(NODE_FIELDS)
+    for rec in nodes:
+        bufs = rec.get("Bufs")
+        w.writerow([
+            rec["Id"], rec["Op"], rec.get("BufId", ""), rec.get("Size", ""), rec.get("Type", ""),
+            rec.get("Pipe", ""), rec.get("Cycles", ""), ",".join(map(str, bufs)) if bufs is not None else "",
+        ])
+    w = csv.writer(edges_text)
+    w.writerow(["StartNodeId", "EndNodeId"])
+    w.writerows(edges)
+    atomic_write_files([
+        (nodes_path, nodes_text.getvalue().encode()), (d / f"{case}_Edges.csv", edges_text.getvalue().encode()),
+    ])
     return nodes_path

@@ -23,6 +23,7 @@ import numpy as np
 __all__ = [
     "Plan",
     "PlanFormatError",
+    "OutputError",
     "plan_from_indices",
     "read_schedule",
     "read_memory",
@@ -30,12 +31,24 @@ __all__ = [
     "read_plan_dir",
     "write_plan",
     "atomic_write_text",
+    "atomic_write_files",
     "contest_paths",
 ]
 
 
 class PlanFormatError(ValueError):
     """A plan file that cannot be parsed at all (bad input, exit status 2)."""
+
+
+class OutputError(PlanFormatError):
+    """An output file that cannot be written (a folder in the way, an unwritable place): like
+    bad input, one line and exit status 2. Raised before any target is replaced, unless a
+    rename itself fails part-way (see :func:`atomic_write_files`)."""
+
+
+def _shown(text: str, limit: int = 40) -> str:
+    """``repr`` of a file's text for a one-line message, shortened when it is long."""
+    return repr(text) if len(text) <= limit else repr(text[:limit]) + f"... ({len(text)} characters)"
 
 
 @dataclass(frozen=True)
@@ -93,7 +106,7 @@ def _int(text: str, path: str | Path, line: int, what: str) -> int:
     try:
         return int(text.strip())
     except ValueError:
-        raise PlanFormatError(f"{path}:{line}: {what} must be an integer, got {text.strip()!r}") from None
+        raise PlanFormatError(f"{path}:{line}: {what} must be an integer, got {_shown(text.strip())}") from None
 
 
 def read_schedule(path: str | Path) -> tuple[int, ...]:
@@ -105,7 +118,7 @@ def _read_pairs(path: str | Path, what: str) -> tuple[tuple[int, int], ...]:
     out = []
     for i, s in _lines(path):
         if s.count(":") != 1:
-            raise PlanFormatError(f"{path}:{i}: expected 'BufId:{what}', got {s!r}")
+            raise PlanFormatError(f"{path}:{i}: expected 'BufId:{what}', got {_shown(s)}")
         a, b = s.split(":")
         out.append((_int(a, path, i, "BufId"), _int(b, path, i, what)))
     return tuple(out)
@@ -139,27 +152,54 @@ def _umask() -> int:
 
 def atomic_write_text(path: str | Path, text: str) -> None:
     """Write ``text`` to ``path`` through a temporary file in the same folder and a rename."""
-    p = Path(path)
-    p.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{p.name}.", dir=p.parent)
+    atomic_write_files([(path, text)])
+
+
+def atomic_write_files(items: Sequence[tuple[str | Path, str | bytes]]) -> None:
+    """Write several files all-or-nothing as far as the file system allows: every text goes
+    to a temporary file beside its target first, and only when all are complete are they
+    renamed into place. A failure before the renames (a folder in the way, no room, no
+    permission) touches no target; it removes the temporary files and raises
+    :class:`OutputError` (one line, naming the path)."""
+    staged: list[tuple[str, Path]] = []
     try:
-        os.chmod(tmp, 0o666 & ~_umask())
-        with os.fdopen(fd, "w") as fh:
-            fh.write(text)
-        os.replace(tmp, p)
-    except BaseException:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-        raise
+        for path, text in items:
+            p = Path(path)
+            if p.is_dir():
+                raise OutputError(f"{p}: is a folder, not a file name")
+            try:
+                p.parent.mkdir(parents=True, exist_ok=True)
+                fd, tmp = tempfile.mkstemp(prefix=f".{p.name}.", dir=p.parent)
+            except OSError as exc:
+                raise OutputError(f"{p}: cannot write: {exc.strerror or exc}") from None
+            staged.append((tmp, p))
+            try:
+                with os.fdopen(fd, "wb" if isinstance(text, bytes) else "w") as fh:
+                    os.chmod(tmp, 0o666 & ~_umask())
+                    fh.write(text)
+            except OSError as exc:
+                raise OutputError(f"{p}: cannot write: {exc.strerror or exc}") from None
+        for tmp, p in staged:
+            try:
+                os.replace(tmp, p)
+            except OSError as exc:
+                raise OutputError(f"{p}: cannot write: {exc.strerror or exc}") from None
+    finally:
+        for tmp, _ in staged:
+            if os.path.exists(tmp):
+                os.unlink(tmp)
 
 
-def write_plan(plan: Plan, directory: str | Path, case: str) -> list[Path]:
-    """Write the contest files of ``plan``: the schedule, and memory + spill for a layout."""
+def write_plan(plan: Plan, directory: str | Path, case: str, report: str | None = None) -> list[Path]:
+    """Write the contest files of ``plan``: the schedule, and memory + spill for a layout,
+    and ``<case>_report.json`` when ``report`` is given (all through
+    :func:`atomic_write_files`: none is replaced unless all could be written)."""
     paths = contest_paths(directory, case)
-    atomic_write_text(paths["schedule"], "".join(f"{v}\n" for v in plan.order))
-    written = [paths["schedule"]]
+    items: list[tuple[Path, str]] = [(paths["schedule"], "".join(f"{v}\n" for v in plan.order))]
     if plan.offsets is not None:
-        atomic_write_text(paths["memory"], "".join(f"{b}:{o}\n" for b, o in sorted(plan.offsets)))
-        atomic_write_text(paths["spill"], "".join(f"{b}:{o}\n" for b, o in plan.spills))
-        written += [paths["memory"], paths["spill"]]
-    return written
+        items.append((paths["memory"], "".join(f"{b}:{o}\n" for b, o in sorted(plan.offsets))))
+        items.append((paths["spill"], "".join(f"{b}:{o}\n" for b, o in plan.spills)))
+    if report is not None:
+        items.append((paths["report"], report))
+    atomic_write_files(items)
+    return [p for p, _ in items]

@@ -338,9 +338,18 @@ def _evaluate_layout(inst: Instance, plan: Plan) -> Evaluation:
         earlier_spills.setdefault(b, []).extend((out_id, in_id))
 
     # ---- residency walk: segments, capacity, overlap, reuse edges ---------------------
+    # Addresses are compressed to the cells between consecutive segment boundaries of each
+    # tier (every segment starts and ends on a boundary, so a cell is never split): the
+    # walk costs memory in the number of segments, not in the tier's capacity.
     caps = [hw.capacity[t] for t in hw.tiers]
-    owner = [np.full(c, -1, dtype=np.int64) for c in caps]
-    last_end = [np.full(c, -1, dtype=np.int64) for c in caps]
+    points: list[set[int]] = [{0, c} for c in caps]
+    for b, off in list(enumerate(offset)) + list(zip(spill_buf, spill_off)):
+        t = tiers[b]
+        if 0 <= off and off + sizes[b] <= caps[t]:
+            points[t].update((off, off + sizes[b]))
+    cell = [{x: j for j, x in enumerate(sorted(ps))} for ps in points]  # boundary -> cell index
+    owner = [np.full(len(c) - 1, -1, dtype=np.int64) for c in cell]
+    last_end = [np.full(len(c) - 1, -1, dtype=np.int64) for c in cell]
     resident_at: list[int | None] = [None] * inst.num_buffers  # current offset, None when not resident
     started = [False] * inst.num_buffers
     peak_tiers = {hw.tier_index(t) for t in hw.peak_tiers}
@@ -359,7 +368,8 @@ def _evaluate_layout(inst: Instance, plan: Plan) -> Evaluation:
             )
             resident_at[b] = off
             return
-        seg = owner[t][off : off + s]
+        lo, hi = cell[t][off], cell[t][off + s]
+        seg = owner[t][lo:hi]
         clash = np.unique(seg[seg >= 0])
         for c in clash.tolist():
             errs.add(
@@ -369,7 +379,7 @@ def _evaluate_layout(inst: Instance, plan: Plan) -> Evaluation:
                 i,
             )
         seg[seg < 0] = b
-        prev = last_end[t][off : off + s]
+        prev = last_end[t][lo:hi]
         for e in np.unique(prev[prev >= 0]).tolist():
             reuse_edges.append((e, event))
         resident_at[b] = off
@@ -384,9 +394,10 @@ def _evaluate_layout(inst: Instance, plan: Plan) -> Evaluation:
         assert off is not None
         if off < 0 or off + s > caps[t]:
             return
-        seg = owner[t][off : off + s]
+        lo, hi = cell[t][off], cell[t][off + s]
+        seg = owner[t][lo:hi]
         seg[seg == b] = -1
-        last_end[t][off : off + s] = event
+        last_end[t][lo:hi] = event
         if t in peak_tiers:
             resident_units -= s
 

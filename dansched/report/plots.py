@@ -98,24 +98,10 @@ def _png_bytes(fig) -> bytes:
 
 
 def write_bytes_atomic(path: str | Path, data: bytes) -> None:
-    """Write ``data`` to ``path`` through a temporary file in the same folder and a rename."""
-    import os
-    import tempfile
+    """Write ``data`` to ``path`` atomically (:func:`dansched.plan.atomic_write_files`)."""
+    from ..plan import atomic_write_files
 
-    p = Path(path)
-    p.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{p.name}.", dir=p.parent)
-    try:
-        mask = os.umask(0)
-        os.umask(mask)
-        os.chmod(tmp, 0o666 & ~mask)  # as an ordinary new file, not mkstemp's 0600
-        with os.fdopen(fd, "wb") as fh:
-            fh.write(data)
-        os.replace(tmp, p)
-    except BaseException:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-        raise
+    atomic_write_files([(path, data)])
 
 
 def _task_colour(t: TimedTask) -> str:

@@ -26,7 +26,7 @@ from typing import Any, Sequence
 from ..instance import Instance
 from ..plan import Plan
 from ..simulate import Evaluation, simulate_timing
-from .list_schedule import bottom_level, list_schedule
+from .list_schedule import bottom_level, forward_backward, list_schedule
 from .skeleton import Skeleton, is_refinement, memory_skeleton
 
 __all__ = [
@@ -190,6 +190,10 @@ def cpe_refine(
         tried[name] = m
         if m < best:
             best_order, best, winner = cand, m, f"list scheduling ({name})"
+    fb, m, runs = forward_backward(skel, best_order)
+    tried["forward-backward"] = m
+    if m < best:
+        best_order, best, winner = fb, m, winner + " + forward-backward"
     if eval_budget is None:
         eval_budget = max(50, min(2000, 4_000_000 // max(1, skel.n)))
     refined, m, used = local_refinement(skel, best_order, width, eval_budget)

@@ -19,7 +19,7 @@ from typing import Sequence
 
 from .skeleton import Skeleton
 
-__all__ = ["list_schedule", "bottom_level"]
+__all__ = ["list_schedule", "list_schedule_arrays", "bottom_level", "forward_backward"]
 
 
 def bottom_level(preds: Sequence[Sequence[int]], cycles: Sequence[int], order: Sequence[int]) -> list[int]:
@@ -38,9 +38,22 @@ def bottom_level(preds: Sequence[Sequence[int]], cycles: Sequence[int], order: S
 def list_schedule(skel: Skeleton, priority: Sequence[int], tie: Sequence[int]) -> list[int]:
     """A refined order of ``skel``: non-delay, ties by larger ``priority`` then smaller ``tie``."""
     g = skel.timing
-    n, pipe, cycles, tpreds = g.n, g.pipe, g.cycles, g.preds
-    osucc = skel.order_succs()
-    indeg = [len(p) for p in skel.order_preds]
+    return list_schedule_arrays(skel.order_preds, skel.order_succs(), g.preds, g.pipe, g.cycles, priority, tie)
+
+
+def list_schedule_arrays(
+    order_preds: Sequence[Sequence[int]],
+    order_succs: Sequence[Sequence[int]],
+    tpreds: Sequence[Sequence[int]],
+    pipe: Sequence[int],
+    cycles: Sequence[int],
+    priority: Sequence[int],
+    tie: Sequence[int],
+) -> list[int]:
+    """:func:`list_schedule` on plain arrays (so it can run on a reversed graph too)."""
+    n = len(pipe)
+    osucc = order_succs
+    indeg = [len(p) for p in order_preds]
     end = [0] * n
     order: list[int] = []
     pipes = sorted({p for p in pipe if p >= 0})
@@ -97,3 +110,42 @@ def list_schedule(skel: Skeleton, priority: Sequence[int], tie: Sequence[int]) -
         emit(v, start)
         pipe_free[p] = end[v]
     return order
+
+
+def forward_backward(skel: Skeleton, order: Sequence[int], passes: int = 4) -> tuple[list[int], int, int]:
+    """Forward-backward improvement (justification, as in project scheduling): schedule
+    the reversed skeleton from the end with priority to nodes that finish late, which
+    right-justifies every node; then schedule forward again with priority to nodes whose
+    right-justified start is early. Each pass keeps the best order seen.
+    Returns (order, makespan, passes run)."""
+    from ..simulate import simulate_timing
+
+    g = skel.timing
+    n = g.n
+    osucc = skel.order_succs()
+    tsucc = g.succs()
+    best = list(order)
+    start, end, best_m = simulate_timing(best, g.preds, g.pipe, g.cycles)
+    cur_end = end
+    cur_pos = {v: i for i, v in enumerate(best)}
+    runs = 0
+    for _ in range(passes):
+        runs += 1
+        rev = list_schedule_arrays(
+            osucc, skel.order_preds, tsucc, g.pipe, g.cycles,
+            [cur_end[v] for v in range(n)], [-cur_pos[v] for v in range(n)],
+        )
+        _, rev_end, total = simulate_timing(rev, tsucc, g.pipe, g.cycles)
+        late_start = [total - rev_end[v] for v in range(n)]
+        rpos = {v: i for i, v in enumerate(rev)}
+        fwd = list_schedule_arrays(
+            skel.order_preds, osucc, g.preds, g.pipe, g.cycles,
+            [-late_start[v] for v in range(n)], [-rpos[v] for v in range(n)],
+        )
+        s2, e2, m2 = simulate_timing(fwd, g.preds, g.pipe, g.cycles)
+        cur_end, cur_pos = e2, {v: i for i, v in enumerate(fwd)}
+        if m2 < best_m:
+            best, best_m = fwd, m2
+        else:
+            break
+    return best, best_m, runs

@@ -1,0 +1,259 @@
+"""Timing-aware relayout: the last step of Stage 2 when the makespan matters (problem 3).
+
+Address reuse is what ties memory to time: a segment that starts on addresses an
+earlier segment held waits for the event that ended it (SPEC section 5). Best-fit
+(paper Eq. 24) packs tightly and so tends to reuse the hole freed *last*, which puts
+reuse edges on the critical path. This pass keeps the order, the residency
+segments and the spill decisions of a valid plan — so traffic, spill count and
+logical peak are unchanged — and chooses new offsets: each segment, in schedule
+order, goes to the free range whose previous occupants finished earliest relative
+to the time the segment is wanted (estimated by the cycle simulator on the plan
+without reuse edges), ties broken best-fit. A plan is returned only when every
+segment fits and the evaluator accepts it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Sequence
+
+import numpy as np
+
+from ..instance import KIND_ALLOC, KIND_OP, Instance
+from ..plan import Plan
+from ..simulate import Evaluation, evaluate, simulate_timing
+
+__all__ = ["relayout_for_timing", "free_runs"]
+
+
+@dataclass(frozen=True)
+class _Seg:
+    buf: int
+    start_event: int
+    end_event: int
+
+
+def free_runs(owner: np.ndarray) -> list[tuple[int, int]]:
+    """Maximal runs ``[l, r)`` of free addresses (owner -1) in a tier."""
+    free = np.concatenate(([False], owner < 0, [False]))
+    edges = np.flatnonzero(np.diff(free.astype(np.int8)))
+    return list(zip(edges[0::2].tolist(), edges[1::2].tolist()))
+
+
+def _wanted_times(ev: Evaluation, order: Sequence[int]) -> list[int]:
+    """Start times on the augmented DAG without its reuse edges: when each event would run
+    if addresses never made it wait."""
+    g = ev.graph
+    reuse = {}
+    for u, w in g.reuse_edges:
+        reuse.setdefault(w, set()).add(u)
+    preds = [[u for u in ps if u not in reuse.get(v, ())] if v in reuse else ps for v, ps in enumerate(g.preds)]
+    return simulate_timing(order, preds, g.pipe, g.cycles)[0]
+
+
+def relayout_for_timing(inst: Instance, plan: Plan, ev: Evaluation) -> tuple[Plan, Evaluation] | None:
+    """The faster of two relayouts (each segment at its least-late range; or at its old
+    offset unless that makes it wait), or None when neither fits or beats ``plan``."""
+    best = None
+    for keep_old in (False, True):
+        r = _relayout(inst, plan, ev, keep_old)
+        if r is not None and r[1].makespan < (best[1].makespan if best else ev.makespan):
+            best = r
+    return best
+
+
+def _relayout(inst: Instance, plan: Plan, ev: Evaluation, keep_old: bool) -> tuple[Plan, Evaluation] | None:
+    """Same order and spills, offsets chosen segment by segment in schedule order: the
+    candidate (each free range's two ends, and the old offset when free) whose previous
+    occupants finished least late for it, ties best-fit. With ``keep_old`` a segment keeps
+    its old offset whenever that is free and not late. None if a segment does not fit."""
+    assert ev.valid and ev.graph is not None
+    n = inst.n
+    g = ev.graph
+    L = inst.lists()
+    order = list(plan.order)
+    wanted = _wanted_times(ev, order)
+    sizes, tiers = inst.buf_size.tolist(), inst.buf_tier.tolist()
+    caps = [inst.hw.capacity[t] for t in inst.hw.tiers]
+    owner = [np.full(c, -1, dtype=np.int64) for c in caps]
+    freed_at = [np.zeros(c, dtype=np.int64) for c in caps]  # estimated end time of the last occupant
+    where: dict[int, int] = {}
+    first_offset = [0] * inst.num_buffers
+    spill_offset = [0] * len(g.spill_buf)
+    ids = inst.buf_id.tolist()
+    index = {bid: i for i, bid in enumerate(ids)}
+    old_first = {index[bid]: o for bid, o in plan.offsets or ()}
+    old_spill = [o for _, o in plan.spills]
+
+    for v in order:
+        if v < n:
+            k = L.kind[v]
+            if k == KIND_OP:
+                continue
+            b = L.node_buf[v]
+            starting = k == KIND_ALLOC
+        else:
+            k0, is_in = divmod(v - n, 2)
+            b = g.spill_buf[k0]
+            starting = bool(is_in)
+        t, s = tiers[b], sizes[b]
+        if not starting:
+            off = where.pop(b)
+            owner[t][off : off + s] = -1
+            freed_at[t][off : off + s] = wanted[v] + g.cycles[v] if v >= n else wanted[v]
+            continue
+        old = old_first[b] if v < n else old_spill[(v - n) // 2]
+
+        def lateness(off: int) -> int:
+            return max(0, int(freed_at[t][off : off + s].max()) - wanted[v])
+
+        old_free = old + s <= caps[t] and bool((owner[t][old : old + s] < 0).all())
+        if keep_old and old_free and lateness(old) == 0:
+            off = old
+        else:
+            best = None
+            for lo, hi in free_runs(owner[t]):
+                if hi - lo < s:
+                    continue
+                cands = {lo, hi - s} | ({old} if old_free and lo <= old and old + s <= hi else set())
+                for off in cands:
+                    key = (lateness(off), hi - lo - s, off)
+                    if best is None or key < best:
+                        best = key
+            if best is None:
+                return None
+            off = best[2]
+        owner[t][off : off + s] = b
+        where[b] = off
+        if v < n:
+            first_offset[b] = off
+        else:
+            spill_offset[(v - n) // 2] = off
+    new = Plan(
+        order=plan.order,
+        offsets=tuple((ids[b], first_offset[b]) for b in range(inst.num_buffers)),
+        spills=tuple((ids[b], spill_offset[k]) for k, b in enumerate(g.spill_buf)),
+    )
+    ev2 = evaluate(inst, new)
+    if not ev2.valid or ev2.extra_traffic != ev.extra_traffic or ev2.spill_count != ev.spill_count:
+        return None
+    return new, ev2
+
+
+@dataclass
+class _TierSegments:
+    start: np.ndarray  # schedule position where the segment starts
+    end: np.ndarray  # position where it ends
+    off: np.ndarray
+    size: np.ndarray
+    end_event: np.ndarray
+    start_event: np.ndarray
+
+
+def _segments_by_tier(inst: Instance, plan: Plan, ev: Evaluation) -> dict[int, _TierSegments]:
+    n = inst.n
+    g = ev.graph
+    L = inst.lists()
+    ids = inst.buf_id.tolist()
+    index = {bid: i for i, bid in enumerate(ids)}
+    cur = {index[bid]: o for bid, o in plan.offsets or ()}
+    spill_off = [o for _, o in plan.spills]
+    open_seg: dict[int, tuple[int, int, int]] = {}
+    rows: dict[int, list[tuple[int, int, int, int, int, int]]] = {}
+    for i, v in enumerate(plan.order):
+        if v < n:
+            if L.kind[v] == KIND_OP:
+                continue
+            b, starting = L.node_buf[v], L.kind[v] == KIND_ALLOC
+            off = cur[b]
+        else:
+            k0, is_in = divmod(v - n, 2)
+            b, starting, off = g.spill_buf[k0], bool(is_in), spill_off[k0]
+        if starting:
+            open_seg[b] = (i, off, v)
+        else:
+            si, so, sv = open_seg.pop(b)
+            rows.setdefault(int(inst.buf_tier[b]), []).append((si, i, so, int(inst.buf_size[b]), v, sv))
+    out = {}
+    for t, r in rows.items():
+        a = np.array(r, dtype=np.int64)
+        out[t] = _TierSegments(a[:, 0], a[:, 1], a[:, 2], a[:, 3], a[:, 4], a[:, 5])
+    return out
+
+
+def move_late_segments(inst: Instance, plan: Plan, ev: Evaluation) -> tuple[Plan, Evaluation] | None:
+    """Move, one at a time, each segment whose start waits on an address-reuse edge to the
+    free range (free in the current layout for the segment's whole residency) whose previous
+    occupants finished earliest. Every move keeps the layout valid by construction; the
+    result is kept only if the evaluator accepts it and it is faster."""
+    assert ev.valid and ev.graph is not None
+    n = inst.n
+    g = ev.graph
+    wanted = _wanted_times(ev, plan.order)
+    end_time = ev.end
+    late_events = {}
+    for u, w in g.reuse_edges:
+        if end_time[u] > wanted[w]:
+            late_events[w] = max(late_events.get(w, 0), end_time[u] - wanted[w])
+    if not late_events:
+        return None
+    segs = _segments_by_tier(inst, plan, ev)
+    caps = [inst.hw.capacity[t] for t in inst.hw.tiers]
+    moved = 0
+    for t, S in segs.items():
+        cap = caps[t]
+        cand_rows = [j for j in range(len(S.start)) if int(S.start_event[j]) in late_events]
+        cand_rows.sort(key=lambda j: (-late_events[int(S.start_event[j])], int(S.start[j])))
+        for j in cand_rows:
+            ps, pe, size = int(S.start[j]), int(S.end[j]), int(S.size[j])
+            others = np.flatnonzero((S.start < pe) & (S.end > ps))
+            busy = np.zeros(cap + 1, dtype=np.int64)
+            for k in others.tolist():
+                if k != j:
+                    busy[S.off[k]] += 1
+                    busy[S.off[k] + S.size[k]] -= 1
+            occupied = np.cumsum(busy[:cap]) > 0
+            before = np.flatnonzero(S.end <= ps)
+            freed = np.zeros(cap, dtype=np.int64)
+            for k in before[np.argsort(S.end[before], kind="stable")].tolist():
+                freed[S.off[k] : S.off[k] + S.size[k]] = end_time[int(S.end_event[k])]
+            want = wanted[int(S.start_event[j])]
+            best = None
+            for lo, hi in free_runs(np.where(occupied, 0, -1)):
+                if hi - lo < size:
+                    continue
+                for off in (lo, hi - size):
+                    key = (max(0, int(freed[off : off + size].max()) - want), hi - lo - size, off)
+                    if best is None or key < best:
+                        best = key
+            if best is None or best[0] >= late_events[int(S.start_event[j])]:
+                continue
+            S.off[j] = best[2]
+            moved += 1
+    if not moved:
+        return None
+    return _plan_from_segments(inst, plan, ev, segs)
+
+
+def _plan_from_segments(inst: Instance, plan: Plan, ev: Evaluation, segs: dict[int, _TierSegments]) -> tuple[Plan, Evaluation] | None:
+    n = inst.n
+    g = ev.graph
+    ids = inst.buf_id.tolist()
+    index = {bid: i for i, bid in enumerate(ids)}
+    first = {index[bid]: o for bid, o in plan.offsets or ()}
+    spill = [o for _, o in plan.spills]
+    for S in segs.values():
+        for v, off in zip(S.start_event.tolist(), S.off.tolist()):
+            if v < n:
+                first[int(inst.node_buf[v])] = off
+            else:
+                spill[(v - n) // 2] = off
+    new = Plan(
+        order=plan.order,
+        offsets=tuple((ids[b], int(first[b])) for b in range(inst.num_buffers)),
+        spills=tuple((ids[b], int(spill[k])) for k, b in enumerate(g.spill_buf)),
+    )
+    ev2 = evaluate(inst, new)
+    if not ev2.valid or ev2.extra_traffic != ev.extra_traffic or ev2.makespan >= ev.makespan:
+        return None
+    return new, ev2
