@@ -103,7 +103,7 @@ def solve(
     quiet: bool = typer.Option(False, "--quiet", help="No progress output."),
 ) -> None:
     """Plan the instance: MPAS (problem 1), + DLR (problem 2), + CPE (problem 3, the default)."""
-    from .bounds import bounds_report, instance_bounds, plan_bounds
+    from .audit import audit_plan, rows_report
     from .pipeline import PlanInvalidError, SolveOptions, solve as run_solve
     from .plan import atomic_write_text, contest_paths, write_plan
     from .report.progress import progress_reporter
@@ -128,11 +128,8 @@ def solve(
             typer.echo(f"dansched: {inst.name}: {exc}", err=True)
             raise typer.Exit(1)
     ev = result.evaluation
-    bounds = instance_bounds(inst) if problem == 1 else plan_bounds(inst, ev, result.plan.order)
-    if problem == 1:
-        bounds.pop("makespan", None)
     report = dict(result.report)
-    report["bounds"] = bounds_report(bounds, report)
+    report["bounds"] = rows_report(audit_plan(inst, result.plan, ev, time_limit=min(10.0, time_limit), cpsat=False))
     write_plan(result.plan, out, inst.name, report=json.dumps(report, indent=2) + "\n")
     if trace:
         from .report.trace import write_trace
@@ -152,24 +149,74 @@ def bound(
     instance: Path = typer.Argument(..., help="Instance: <case>.json or <case>_Nodes.csv"),
     hw: Optional[Path] = HwOption,
     time_limit: float = typer.Option(30.0, "--time-limit", min=0.0, help="Budget in seconds for CP-SAT bounds."),
+    seed: int = typer.Option(0, "--seed", help="Seed for CP-SAT."),
     as_json: bool = typer.Option(False, "--json", help="Print one JSON object instead of a table."),
 ) -> None:
-    """Lower bounds on maxV_stay, extra traffic and makespan, with how each was obtained."""
-    from .bounds import instance_bounds
+    """Lower bounds on maxV_stay, extra traffic and makespan, with how each was obtained
+    (the traffic bound is for the order of dansched's own plan, and says so)."""
+    from .audit import audit_plan, rows_report
+    from .pipeline import PlanInvalidError, SolveOptions, solve as run_solve
 
     _, inst = load_inputs(instance, hw)
-    bounds = {k: b.to_dict() for k, b in instance_bounds(inst).items()}
+    try:
+        p1 = run_solve(inst, SolveOptions(problem=1))
+        p3 = run_solve(inst, SolveOptions(problem=3))
+    except PlanInvalidError as exc:
+        typer.echo(f"dansched: {inst.name}: {exc}", err=True)
+        raise typer.Exit(1)
+    rows = audit_plan(inst, p1.plan, p1.evaluation, time_limit, seed)
+    rows += [r for r in audit_plan(inst, p3.plan, p3.evaluation, time_limit, seed) if r.metric != "max_v_stay"]
+    report = rows_report(rows)
     if as_json:
-        typer.echo(json.dumps(bounds, indent=2))
+        typer.echo(json.dumps(report, indent=2))
         return
+    _print_rows(f"{inst.name}: lower bounds (plan values from dansched solve)", report)
+
+
+@app.command()
+def audit(
+    instance: Path = typer.Argument(..., help="Instance: <case>.json or <case>_Nodes.csv"),
+    plan_dir: Path = typer.Option(..., "--plan", help="Folder holding <case>_schedule.txt (and _memory.txt, _spill.txt)."),
+    hw: Optional[Path] = HwOption,
+    time_limit: float = typer.Option(30.0, "--time-limit", min=0.0, help="Budget in seconds for CP-SAT bounds."),
+    seed: int = typer.Option(0, "--seed", help="Seed for CP-SAT."),
+    as_json: bool = typer.Option(False, "--json", help="Print one JSON object instead of a table."),
+) -> None:
+    """A plan's figures beside their lower bounds, the gaps, and the stage that loses the most."""
+    from .audit import audit_plan, rows_report, worst_stage
+    from .plan import read_plan_dir
+    from .simulate import evaluate as run_evaluate
+
+    _, inst = load_inputs(instance, hw)
+    plan = read_plan_dir(plan_dir, inst.name)
+    ev = run_evaluate(inst, plan)
+    if not ev.valid:
+        first = ev.errors[0].message if ev.errors else ""
+        typer.echo(f"dansched: {inst.name}: the plan in {plan_dir} is invalid ({ev.error_count} violation(s); first: {first})", err=True)
+        raise typer.Exit(1)
+    rows = audit_plan(inst, plan, ev, time_limit, seed)
+    report = {"bounds": [dict(metric=r.metric, **r.to_dict()) for r in rows], "worst_stage": worst_stage(rows)}
+    if as_json:
+        typer.echo(json.dumps(report, indent=2))
+        return
+    _print_rows(f"{inst.name}: audit of {plan_dir}", {f"{r['metric']} ({r['scope']})": r for r in report["bounds"]})
+    typer.echo(f"stage furthest from its bound: {report['worst_stage']}")
+
+
+def _print_rows(title: str, rows: dict) -> None:
     from rich.console import Console
     from rich.table import Table
 
-    table = Table(title=f"{inst.name}: lower bounds", title_justify="left")
-    for col in ("metric", "bound", "method", "optimal"):
-        table.add_column(col, justify="right" if col == "bound" else "left")
-    for k, b in bounds.items():
-        table.add_row(k, f"{b['value']:,}", b["method"], "yes" if b["optimal"] else "not proven")
+    table = Table(title=title, title_justify="left")
+    for col in ("metric", "plan", "bound", "gap", "method", "optimal"):
+        table.add_column(col, justify="right" if col in ("plan", "bound", "gap") else "left")
+    for k, b in rows.items():
+        plan_value = b.get("plan_value")
+        g = b.get("gap")
+        table.add_row(
+            k, "-" if plan_value is None else f"{plan_value:,}", f"{b['value']:,}",
+            "-" if g is None else f"{100 * g:.1f}%", b["method"], "yes" if b["optimal"] else "not proven",
+        )
     Console().print(table)
 
 

@@ -1,0 +1,149 @@
+"""Heuristic quality audit: lower bounds, optimality gaps and certified optima
+(``dansched bound`` and ``dansched audit``).
+
+Every figure dansched prints comes with how far it can be from the best possible:
+
+- ``max_v_stay``: the best structural bound of :mod:`dansched.models.peak`; on
+  graphs small enough, the exact minimum-peak order of :mod:`dansched.models.order`
+  (then the bound is the optimum itself);
+- ``extra_traffic``: a *global* bound only where it can be argued (0 otherwise,
+  said so), and a *fixed-order* bound for the plan's order: the larger of the
+  per-position capacity cover (:mod:`dansched.models.traffic`) and the CP-SAT
+  placement model's proven bound (:mod:`dansched.models.placement`), which also
+  certifies the plan when it meets it;
+- ``makespan``: busiest pipe load and longest path, for the instance and for the
+  plan's augmented DAG (:mod:`dansched.models.makespan`).
+
+``optimal`` is true only when a plan of that value is known and the bound meets it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from .instance import Instance
+from .models.bound import Bound, gap
+from .models.makespan import makespan_lower_bound
+from .models.peak import peak_lower_bound
+from .plan import Plan
+from .simulate import Evaluation
+
+__all__ = [
+    "AuditRow", "peak_bound", "traffic_bounds", "makespan_bounds", "audit_plan", "rows_report", "worst_stage",
+    "EXACT_PEAK_MAX_NODES",
+]
+
+EXACT_PEAK_MAX_NODES = 80
+
+
+@dataclass
+class AuditRow:
+    """One metric: the plan's figure, its best lower bound and what that bound covers."""
+
+    metric: str
+    stage: str  # the stage that owns the metric
+    value: int | None
+    bound: Bound
+    scope: str  # "global" or "fixed order"
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def gap(self) -> float | None:
+        return gap(self.value, self.bound.value)
+
+    @property
+    def optimal(self) -> bool:
+        return self.value is not None and self.value == self.bound.value
+
+    def to_dict(self) -> dict[str, Any]:
+        d = {"value": int(self.bound.value), "method": self.bound.method, "optimal": self.optimal,
+             "scope": self.scope, "plan_value": self.value, "gap": self.gap, "stage": self.stage}
+        d.update(self.extra)
+        return d
+
+
+def peak_bound(inst: Instance) -> tuple[Bound, int | None]:
+    """Best maxV_stay bound; on small graphs the exact optimum (returned second, else None)."""
+    b = peak_lower_bound(inst)
+    if inst.n <= EXACT_PEAK_MAX_NODES:
+        from .models.order import ExactModelTooLarge, exact_min_peak
+        from .stages.mpas_graph import NoLegalOrderError
+
+        try:
+            ex = exact_min_peak(inst, max_states=200_000)
+        except (ExactModelTooLarge, NoLegalOrderError, ValueError):
+            return b, None
+        return Bound(ex.peak, f"exact minimum-peak order (DP over {ex.states:,} down-sets)", optimal=True), ex.peak
+    return b, None
+
+
+def traffic_bounds(
+    inst: Instance, plan: Plan, time_limit: float, seed: int = 0, cpsat: bool = True
+) -> tuple[Bound, dict[str, Any]]:
+    """Fixed-order traffic bound for ``plan``'s order (spill ids aside): the larger of the
+    capacity cover and (with ``cpsat``) the CP-SAT placement model's proven bound, hinted
+    with ``plan``."""
+    from .models.placement import fixed_order_placement
+    from .models.traffic import traffic_lower_bound
+
+    cover = traffic_lower_bound(inst, plan.order, time_limit=max(1.0, time_limit / 3))
+    if not cpsat:
+        return cover, {"cover_bound": cover.value}
+    res = fixed_order_placement(
+        inst, plan.order, hint=plan, time_limit=max(1.0, 2 * time_limit / 3),
+        deterministic_time=max(1.0, time_limit), seed=seed,
+    )
+    extra = {"cpsat_status": res.status, "cpsat_bound": res.bound, "cpsat_traffic": res.traffic, "cover_bound": cover.value}
+    if res.bound > cover.value:
+        how = "proven optimum" if res.optimal else f"best bound ({res.status})"
+        return Bound(res.bound, f"fixed order: CP-SAT placement/spill model, {how}"), extra
+    return cover, extra
+
+
+def makespan_bounds(inst: Instance, ev: Evaluation | None, order) -> tuple[Bound, Bound | None]:
+    """The instance's makespan bound, and the one for plans with ``ev``'s memory behaviour."""
+    glob = makespan_lower_bound(inst)
+    own = makespan_lower_bound(inst, ev.graph, order) if ev is not None and ev.graph is not None else None
+    return glob, own
+
+
+def audit_plan(
+    inst: Instance, plan: Plan, ev: Evaluation, time_limit: float = 30.0, seed: int = 0, cpsat: bool = True
+) -> list[AuditRow]:
+    """Bounds and gaps for each metric of a valid plan (problem 1: peak only). Without
+    ``cpsat`` only the fast bounds are computed (as ``solve`` does for its report)."""
+    pb, _ = peak_bound(inst)
+    rows = [AuditRow("max_v_stay", "MPAS", ev.max_v_stay, pb, "global")]
+    if ev.problem == 1:
+        return rows
+    if ev.extra_traffic == 0:
+        tb, extra = Bound(0, "no traffic: nothing to bound"), {}
+    else:
+        tb, extra = traffic_bounds(inst, plan, time_limit, seed, cpsat)
+    rows.append(AuditRow("extra_traffic", "DLR", ev.extra_traffic, tb, "fixed order", extra))
+    glob, own = makespan_bounds(inst, ev, plan.order)
+    rows.append(AuditRow("makespan", "CPE", ev.makespan, glob, "global"))
+    if own is not None and own.value > glob.value:
+        rows.append(AuditRow("makespan", "CPE", ev.makespan, own, "fixed memory behaviour"))
+    return rows
+
+
+def rows_report(rows: list[AuditRow]) -> dict[str, Any]:
+    """``{metric: {value, method, optimal, scope, plan_value, gap, stage, ...}}``, keeping for
+    each metric its tightest bound (the first row on ties)."""
+    out: dict[str, Any] = {}
+    for r in rows:
+        if r.metric not in out or r.bound.value > out[r.metric]["value"]:
+            out[r.metric] = r.to_dict()
+    return out
+
+
+def worst_stage(rows: list[AuditRow]) -> str | None:
+    """The stage whose metric is relatively furthest from its bound."""
+    worst = None
+    for r in rows:
+        g = r.gap
+        if g is not None and (worst is None or g > worst[0]):
+            worst = (g, r.stage)
+    return worst[1] if worst else None
