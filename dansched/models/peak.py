@@ -1,13 +1,40 @@
-"""Lower bounds on maxV_stay (problem 1, paper Eq. 6)."""
+"""Lower bounds on maxV_stay (problem 1, paper Eq. 6).
+
+- :func:`working_set_bound`: an operation runs while all its buffers are live, so
+  the peak is at least the largest L1+UB working set of one operation.
+- :func:`necessarily_live_bound`: more generally, while operation ``v`` runs,
+  every buffer ``b`` with ``ALLOC(b)`` an ancestor of ``v`` and ``FREE(b)`` a
+  descendant of ``v`` is live in *every* order (its lifetime must straddle ``v``).
+  With the lifetime edges ALLOC -> user -> FREE this holds for each buffer that
+  has a user before ``v`` and a user after ``v`` in the DAG order, so it covers
+  the working set and adds the buffers a dependency chain keeps alive (long
+  skip connections, running accumulators). Computed with ancestor / descendant
+  buffer sets as Python-int bitsets, O((V + E) * B / 64).
+- :func:`first_free_bound`: for any set ``X`` of L1/UB buffers, look at the first
+  moment a buffer ``b`` of ``X`` is freed: every ``x`` in ``X`` whose ALLOC is an
+  ancestor of ``FREE(b)`` is allocated and not yet freed, so the peak is at least
+  ``f(X) = min over b in X of s(X & A(b))`` (``A(b)``: buffers allocated before
+  ``FREE(b)`` in every order). ``X = Bufs(v)`` gives the working set, ``X`` = the
+  necessarily-live set of ``v`` gives the bound above. ``f`` is monotone, so
+  peeling (drop the ``b`` of smallest ``s(X & A(b))``, keep the best minimum seen)
+  finds ``max_X f(X)`` exactly, as for k-cores. On a blocked layer where every
+  output accumulates over every input it sees all inputs plus the accumulators.
+- :func:`peak_lower_bound`: the largest of them (the first-free bound, which
+  dominates the other two), as a :class:`~.bound.Bound`.
+
+None of them sees the L0 single-residency rule, which is what makes the matmul
+figures (n + 1 lines of n blocks live) optimal; so on those cases the gap is
+real slack in the bound, not in the order.
+"""
 
 from __future__ import annotations
 
 import numpy as np
 
-from ..instance import Instance
+from ..instance import KIND_ALLOC, KIND_FREE, KIND_OP, Instance
 from .bound import Bound
 
-__all__ = ["working_set_bound"]
+__all__ = ["working_set_bound", "necessarily_live_bound", "first_free_bound", "peak_lower_bound"]
 
 
 def working_set_bound(inst: Instance) -> Bound:
@@ -19,3 +46,124 @@ def working_set_bound(inst: Instance) -> Bound:
         bs = inst.bufs(v)
         best = max(best, int(inst.buf_size[bs][peak[bs]].sum()))
     return Bound(best, "largest L1+UB working set of one operation")
+
+
+def _weight(bits: int, sizes: list[int]) -> int:
+    total = 0
+    while bits:
+        low = bits & -bits
+        total += sizes[low.bit_length() - 1]
+        bits ^= low
+    return total
+
+
+def necessarily_live_bound(inst: Instance, g=None) -> Bound:
+    """max over operations ``v`` of the L1+UB bytes of buffers whose lifetime must
+    contain ``v`` in every order (see the module docstring); ``g`` is the instance's
+    :class:`~dansched.stages.mpas_graph.MpasGraph` when the caller has it."""
+    if g is None:
+        from ..stages.mpas_graph import build_mpas_graph
+
+        g = build_mpas_graph(inst)
+    peak = inst.is_peak_buffer().tolist()
+    sizes = inst.buf_size.tolist()
+    index: dict[int, int] = {}
+    for b in range(inst.num_buffers):
+        if peak[b]:
+            index[b] = len(index)
+    wsz = [0] * len(index)
+    for b, i in index.items():
+        wsz[i] = sizes[b]
+    n = g.n
+    before = [0] * n  # peak buffers whose ALLOC is an ancestor (or the node itself)
+    for v in g.topo:
+        bits = 0
+        for u in g.preds[v]:
+            bits |= before[u]
+        if g.kind[v] == KIND_ALLOC and g.node_buf[v] in index:
+            bits |= 1 << index[g.node_buf[v]]
+        before[v] = bits
+    after = [0] * n  # peak buffers whose FREE is a descendant (or the node itself)
+    for v in reversed(g.topo):
+        bits = 0
+        for w in g.succs[v]:
+            bits |= after[w]
+        if g.kind[v] == KIND_FREE and g.node_buf[v] in index:
+            bits |= 1 << index[g.node_buf[v]]
+        after[v] = bits
+    best, arg = 0, -1
+    seen: set[int] = set()
+    for v in range(n):
+        if g.kind[v] != KIND_OP:
+            continue
+        bits = before[v] & after[v]
+        if bits in seen:
+            continue
+        seen.add(bits)
+        w = _weight(bits, wsz)
+        if w > best:
+            best, arg = w, v
+    return Bound(best, "buffers every order keeps live around one operation (DAG ancestors/descendants)")
+
+
+def first_free_bound(inst: Instance, g=None) -> Bound:
+    """``max_X min_{b in X} s(X & A(b))`` by peeling (see the module docstring)."""
+    import heapq
+
+    if g is None:
+        from ..stages.mpas_graph import build_mpas_graph
+
+        g = build_mpas_graph(inst)
+    peak = inst.is_peak_buffer().tolist()
+    sizes = inst.buf_size.tolist()
+    bufs = [b for b in range(inst.num_buffers) if peak[b]]
+    index = {b: i for i, b in enumerate(bufs)}
+    before = [0] * g.n
+    for v in g.topo:
+        bits = 0
+        for u in g.preds[v]:
+            bits |= before[u]
+        if g.kind[v] == KIND_ALLOC and g.node_buf[v] in index:
+            bits |= 1 << index[g.node_buf[v]]
+        before[v] = bits
+    k = len(bufs)
+    w = [sizes[b] for b in bufs]
+    members: list[list[int]] = []  # A(b) as indices
+    holders: list[list[int]] = [[] for _ in range(k)]  # x -> the b with x in A(b)
+    value = [0] * k
+    for i, b in enumerate(bufs):
+        bits = before[g.buf_free[b]]
+        idx = []
+        while bits:
+            low = bits & -bits
+            j = low.bit_length() - 1
+            idx.append(j)
+            bits ^= low
+        members.append(idx)
+        value[i] = sum(w[j] for j in idx)
+        for j in idx:
+            holders[j].append(i)
+    heap = [(value[i], i) for i in range(k)]
+    heapq.heapify(heap)
+    alive = [True] * k
+    best = 0
+    while heap:
+        val, i = heapq.heappop(heap)
+        if not alive[i] or val != value[i]:
+            continue
+        best = max(best, val)
+        alive[i] = False
+        for h in holders[i]:
+            if alive[h]:
+                value[h] -= w[i]
+                heapq.heappush(heap, (value[h], h))
+    return Bound(best, "first-free peeling: max over buffer sets X of min over b in X of what X keeps live at FREE(b)")
+
+
+def peak_lower_bound(inst: Instance, g=None) -> Bound:
+    """The best bound of this module. :func:`first_free_bound` is never below the
+    other two (their sets are among the ``X`` it considers), so it is the one
+    computed; the working set names the method when they tie."""
+    ws = working_set_bound(inst)
+    ff = first_free_bound(inst, g)
+    return ff if ff.value > ws.value else ws

@@ -32,7 +32,9 @@ from ortools.sat.python import cp_model
 from ..instance import KIND_OP, Instance
 from ..plan import Plan
 
-__all__ = ["PlacementResult", "residency_points", "fixed_order_placement", "plan_points", "MAX_RECTANGLES"]
+__all__ = [
+    "PlacementResult", "residency_points", "fixed_order_placement", "plan_points", "points_to_plan", "MAX_RECTANGLES",
+]
 
 MAX_RECTANGLES = 400_000
 
@@ -194,7 +196,7 @@ def _solve(
     bound = int(round(solver.best_objective_bound)) if cost_terms else 0
     offs = [[solver.value(v) for v in yb] for yb in y]
     spilled = [[bool(solver.value(v)) for v in sb] if sb else [False] * max(0, len(pts[b]) - 1) for b, sb in enumerate(spill)]
-    plan = _to_plan(inst, base, pts, offs, spilled)
+    plan = points_to_plan(inst, base, pts, offs, spilled)
     return PlacementResult(name, traffic, bound, plan, stats)
 
 
@@ -226,9 +228,16 @@ def _add_all_spilled_hint(m: cp_model.CpModel, inst: Instance, pts, y, spill) ->
             m.add_hint(var, 1)
 
 
-def _to_plan(inst: Instance, base: list[int], pts, offs, spilled) -> Plan:
-    """Insert SPILL_OUT right after a spilled gap's first point and SPILL_IN right before
-    its second (in each slot between two positions: every SPILL_OUT, then every SPILL_IN)."""
+def points_to_plan(inst: Instance, base: list[int], pts, offs, spilled) -> Plan:
+    """The plan of a solution in the model's terms (shared with :mod:`dansched.models.joint`).
+
+    ``base``: the instance's nodes in order; ``pts``: :func:`residency_points` of ``base``;
+    ``offs[b][j]``: the offset of buffer ``b`` at its point ``j``; ``spilled[b][j]``: whether
+    the gap between points ``j`` and ``j+1`` holds a spill. Inserts SPILL_OUT right after a
+    spilled gap's first point and SPILL_IN right before its second (in each slot between two
+    positions: every SPILL_OUT, then every SPILL_IN, so a SPILL_IN may take the addresses a
+    SPILL_OUT of the same slot gave up); spill ``k`` is numbered in the order of the
+    SPILL_OUTs and its NewOffset is the offset at the gap's second point."""
     outs_after: dict[int, list[tuple[int, int]]] = {}
     ins_before: dict[int, list[tuple[int, int]]] = {}
     gaps = []
@@ -266,3 +275,6 @@ def _to_plan(inst: Instance, base: list[int], pts, offs, spilled) -> Plan:
         offsets=tuple((ids[b], int(first_offset[b])) for b in range(inst.num_buffers)),
         spills=tuple((ids[b], int(o)) for b, o in spills),
     )
+
+
+_to_plan = points_to_plan  # the name this module used before the joint model shared it

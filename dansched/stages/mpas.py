@@ -1,0 +1,200 @@
+"""Stage 1: Memory-Pressure-Aware Topological Scheduling (paper Section 4.2).
+
+:func:`mpas_order` returns a problem-1 order (SPEC section 4): topological, with
+buffer lifetimes respected and at most one live buffer per L0 tier, aiming at a
+low maxV_stay over L1+UB (Eq. 6). Variants:
+
+``mpas-paper``
+    Algorithm 1 as written (Eqs. 17-21, :mod:`.mpas_paper`); the reference for
+    ablations. Taken literally it opens every L0 buffer first (their Delta_pk is
+    0), which breaks the single-residency rule; rather than return an invalid
+    problem-1 answer or fail, its ready set is restricted to L0-legal nodes (an
+    L0 ALLOC waits while its tier is live or while opening it would deadlock),
+    and the literal key decides everything else.
+``mpas-greedy``
+    The operation-level greedy of :mod:`.mpas_greedy` under every restart policy,
+    best one kept, no local search.
+``mpas`` (default)
+    ``mpas-greedy`` followed by local improvement (:mod:`.mpas_improve`) of the
+    best orders; skipped once a restart meets the lower bound of
+    :func:`dansched.models.peak.peak_lower_bound`.
+
+Restarts (deterministic, fixed list; ties keep the earlier one): the greedy with
+memory-first weights (``net``: net bytes first; ``net+h``: criticality of Eq. 20
+as a tie-breaker), and depth-first completion priorities (``dfs-*``) from the
+FREE nodes in ascending or descending id order with predecessors expanded by id
+or by h(v). The first restart follows the input order (a compiler's own order is
+often a good loop nest; the greedy only makes it lazy, eager and L0-legal).
+The result names the winner, e.g. ``mpas[input]+ls``. On very large graphs only
+the first restarts run (``RESTART_WORK``) and the local search is skipped
+(``LS_MAX_OPS``), which keeps Matmul_Case1 (31k nodes) to a few seconds.
+
+Everything is a function of the instance: no randomness, no clock (the local
+search is bounded by a number of evaluations, not by time).
+
+>>> from dansched.instance import load_instance  # doctest: +SKIP
+>>> res = mpas_order(load_instance("instances/Exp.json"))  # doctest: +SKIP
+>>> res.order, res.variant, res.max_v_stay  # doctest: +SKIP
+([0, 1, 2, 3, 4, 5, 6], 'mpas[input]', 10)
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from typing import Callable
+
+from ..instance import KIND_ALLOC, KIND_FREE, KIND_OP, Instance
+from ..simulate import max_v_stay
+from .mpas_graph import MpasGraph, NoLegalOrderError, build_mpas_graph
+from .mpas_greedy import greedy_order, op_sequence_order
+from .mpas_improve import build_op_model, improve_order
+from .mpas_paper import paper_order
+from .mpas_policy import RankPolicy, Weights, dfs_positions
+from .mpas_units import build_units
+
+__all__ = ["MpasResult", "NoLegalOrderError", "VARIANTS", "mpas_order", "restart_policies"]
+
+VARIANTS = ("mpas", "mpas-greedy", "mpas-paper")
+LS_EVALUATIONS = 8000  # profile evaluations per local-search run
+LS_STARTS = 1  # best greedy orders handed to the local search (2 never helped on the official cases)
+LS_SECOND_WITHIN = 1.05  # ... the second only when within 5% of the best
+LS_MAX_OPS = 6000  # larger graphs skip the local search (an evaluation is O(V))
+RESTART_WORK = 60_000  # restarts * nodes allowed (at least MIN_RESTARTS restarts run)
+MIN_RESTARTS = 1
+
+
+@dataclass
+class MpasResult:
+    """A Stage-1 order and how it was found."""
+
+    order: list[int]
+    variant: str  # e.g. "mpas-paper", "mpas[net]", "mpas[dfs-desc/id]+ls"
+    max_v_stay: int
+    restarts: dict[str, int] = field(default_factory=dict)  # restart name -> its maxV_stay
+    seconds: float = 0.0
+
+
+def _rank(g: MpasGraph) -> list[int]:
+    rank = [0] * g.n
+    for i, v in enumerate(g.topo):
+        rank[v] = i
+    return rank
+
+
+def restart_policies(g: MpasGraph) -> list[tuple[str, Callable[[], object]]]:
+    """The fixed list of greedy restarts as ``(name, make_policy)`` pairs (built on
+    demand): input order, the weightings of paper Figure 7's study (memory-first
+    ``net``; ``net+h`` with the criticality of Eq. 20), and depth-first completion
+    priorities."""
+    frees = [v for v in range(g.n) if g.kind[v] == KIND_FREE]
+
+    def by_id(sign: int):
+        return lambda v: sorted(g.preds[v], key=lambda u: (g.kind[u] == KIND_ALLOC, sign * u))
+
+    def by_h(v: int) -> list[int]:
+        return sorted(g.preds[v], key=lambda u: (g.kind[u] == KIND_ALLOC, -g.h[u], u))
+
+    def dfs(name: str, goals: list[int], po) -> tuple[str, Callable[[], object]]:
+        return name, lambda: RankPolicy(name, dfs_positions(g, goals, po))
+
+    out: list[tuple[str, Callable[[], object]]] = [
+        ("input", lambda: RankPolicy("input", tuple(_rank(g)))),
+        ("net", lambda: Weights("net", 1.0, 0.0, 0.0)),
+    ]
+    for gname, goals in (("desc", frees[::-1]), ("asc", frees)):
+        for pname, po in (("rid", by_id(-1)), ("id", by_id(1)), ("h", by_h)):
+            out.append(dfs(f"dfs-{gname}/{pname}", goals, po))
+        if gname == "desc":
+            out.append(("net+h", lambda: Weights("net+h", 1.0, 0.0, 1.0)))
+    return out
+
+
+def _local_search(inst: Instance, g: MpasGraph, order: list[int]) -> list[int]:
+    peak = inst.is_peak_buffer().tolist()
+    size = inst.buf_size.tolist()
+    l0 = {inst.hw.tier_index(t) for t in inst.hw.single_residency_tiers}
+    tiers = inst.buf_tier.tolist()
+    m = build_op_model(
+        g, [size[b] if peak[b] else 0 for b in range(len(size))],
+        [tiers[b] if tiers[b] in l0 else -1 for b in range(len(size))], len(inst.hw.tiers),
+    )
+    if not m.valid:
+        return order
+    index = {v: i for i, v in enumerate(m.ops.tolist())}
+    seq = [index[v] for v in order if g.kind[v] == KIND_OP]
+    better, _ = improve_order(m, seq, max_evaluations=LS_EVALUATIONS)
+    return op_sequence_order(g, [int(m.ops[i]) for i in better])
+
+
+def _is_legal(inst: Instance, order: list[int]) -> bool:
+    from ..plan import Plan
+    from ..simulate import evaluate
+
+    return evaluate(inst, Plan(order=tuple(order))).valid
+
+
+def _no_valid(found: list) -> list:
+    """Every restart's order was rejected by the evaluator: a bug, reported as exit 1."""
+    raise NoLegalOrderError(f"MPAS: the evaluator rejected all {len(found)} greedy orders (internal error)")
+
+
+def mpas_order(inst: Instance, variant: str = "mpas", target: int | None = None) -> MpasResult:
+    """Stage-1 order of ``inst`` (see the module docstring).
+
+    ``target``: stop trying restarts once one reaches it (default: the peak lower
+    bound). Raises :class:`NoLegalOrderError` (a
+    :class:`~dansched.pipeline.PlanInvalidError`, exit status 1) when no L0-legal
+    order exists or none was found, ValueError for an unknown variant."""
+    if variant not in VARIANTS:
+        raise ValueError(f"unknown MPAS variant {variant!r}; choose one of {', '.join(VARIANTS)}")
+    t0 = time.perf_counter()
+    g = build_mpas_graph(inst)
+    if variant == "mpas-paper":
+        order = paper_order(g)
+        return MpasResult(order, "mpas-paper", max_v_stay(inst, order), seconds=time.perf_counter() - t0)
+    if target is None:
+        from ..models.peak import peak_lower_bound
+
+        target = peak_lower_bound(inst, g).value
+    rank = _rank(g)
+    units = build_units(g, rank)
+    found: list[tuple[int, int, str, list[int]]] = []
+    restarts: dict[str, int] = {}
+    errors: list[str] = []
+    policies = restart_policies(g)
+    policies = policies[: max(MIN_RESTARTS, RESTART_WORK // max(1, g.n))]
+    for i, (_name, make) in enumerate(policies):
+        policy = make()
+        try:
+            order = greedy_order(g, policy, rank, units)
+        except NoLegalOrderError as exc:
+            errors.append(str(exc))
+            continue
+        peak = max_v_stay(inst, order)
+        restarts[policy.name] = peak
+        found.append((peak, i, policy.name, order))
+        if peak <= target:
+            break
+    if not found:
+        raise NoLegalOrderError(errors[0] if errors else "no L0-legal order found")
+    found.sort(key=lambda x: (x[0], x[1]))
+    legal = []
+    for f in found:  # best first; normally the first LS_STARTS are all legal
+        if _is_legal(inst, f[3]):
+            legal.append(f)
+            if len(legal) == LS_STARTS:
+                break
+    found = legal or _no_valid(found)
+    peak, _, name, order = found[0]
+    best = (peak, f"mpas[{name}]", order)
+    if variant == "mpas" and peak > target and len(units.members) <= LS_MAX_OPS:
+        for peak0, _, name0, order0 in found[:LS_STARTS]:
+            if peak0 > found[0][0] * LS_SECOND_WITHIN:
+                break
+            improved = _local_search(inst, g, order0)
+            p = max_v_stay(inst, improved)
+            restarts[f"{name0}+ls"] = p
+            if p < best[0] and _is_legal(inst, improved):
+                best = (p, f"mpas[{name0}]+ls", improved)
+    return MpasResult(best[2], best[1], best[0], restarts, time.perf_counter() - t0)

@@ -1,0 +1,182 @@
+"""The graph Stage 1 (MPAS) schedules: the instance DAG plus the lifetime edges
+the evaluator enforces, with the per-node figures the paper's equations use.
+
+The evaluator accepts a problem-1 order only if every operation that uses a
+buffer runs strictly between the buffer's ALLOC and FREE (SPEC section 4). The
+official graphs imply those constraints through their edges; a user-supplied
+graph need not, so MPAS adds them explicitly as *lifetime edges*
+``ALLOC(b) -> u -> FREE(b)`` for every user ``u`` of ``b``. A cycle among the
+original and lifetime edges, or one operation that needs two buffers of the
+same single-residency tier (L0A/L0B/L0C), means no legal order exists:
+:func:`build_mpas_graph` raises :class:`NoLegalOrderError` naming the culprit.
+
+>>> from dansched.instance import instance_from_records
+>>> inst = instance_from_records("t", [
+...     {"Id": 0, "Op": "ALLOC", "BufId": 0, "Size": 4, "Type": "UB"},
+...     {"Id": 1, "Op": "ADD", "Pipe": "VECTOR", "Cycles": 3, "Bufs": [0]},
+...     {"Id": 2, "Op": "FREE", "BufId": 0, "Size": 4, "Type": "UB"}], [[0, 1], [1, 2]])
+>>> g = build_mpas_graph(inst)
+>>> g.delta_pk, g.h
+([4, 0, -4], [3, 3, 0])
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from ..instance import KIND_ALLOC, KIND_FREE, KIND_OP, Instance
+from ..pipeline import PlanInvalidError
+
+__all__ = [
+    "NoLegalOrderError",
+    "MpasGraph",
+    "build_mpas_graph",
+    "lambda_level",
+    "delta_pk",
+    "criticality_h",
+]
+
+
+class NoLegalOrderError(PlanInvalidError):
+    """The instance admits no order that keeps buffer lifetimes and the L0
+    single-residency rule (SPEC section 4); the CLI maps it to exit status 1."""
+
+
+@dataclass(frozen=True)
+class MpasGraph:
+    """Per-node facts for Stage 1, as plain lists indexed by node id.
+
+    ``preds``/``succs`` are the instance edges plus the lifetime edges; ``delta_pk``
+    is Eq. 19's one-step upper-tier pressure (``+size`` for an ALLOC of an L1/UB
+    buffer, ``-size`` for its FREE, 0 otherwise); ``l0_tier`` is the single-residency
+    tier index of an ALLOC/FREE of an L0 buffer and -1 otherwise; ``h`` is Eq. 20."""
+
+    n: int
+    kind: list[int]
+    node_buf: list[int]
+    preds: list[list[int]]
+    succs: list[list[int]]
+    delta_pk: list[int]
+    l0_tier: list[int]
+    buf_alloc: list[int]
+    buf_free: list[int]
+    bufs: list[list[int]]
+    h: list[int]
+    topo: list[int]
+
+    @property
+    def ops(self) -> list[int]:
+        return [v for v in range(self.n) if self.kind[v] == KIND_OP]
+
+
+def lambda_level(kind: int) -> int:
+    """Priority level of Eq. 18: FREE 0, operation 1, ALLOC 2 (smaller runs first)."""
+    return 0 if kind == KIND_FREE else (2 if kind == KIND_ALLOC else 1)
+
+
+def delta_pk(inst: Instance) -> list[int]:
+    """Eq. 19: ``sum_b s_b * eta_b(v)`` over peak-tier buffers, i.e. ``+s_b`` at
+    ``a_b``, ``-s_b`` at ``f_b`` and 0 at an operation."""
+    peak = inst.is_peak_buffer().tolist()
+    size = inst.buf_size.tolist()
+    out = [0] * inst.n
+    for v, (k, b) in enumerate(zip(inst.kind.tolist(), inst.node_buf.tolist())):
+        if k != KIND_OP and peak[b]:
+            out[v] = size[b] if k == KIND_ALLOC else -size[b]
+    return out
+
+
+def criticality_h(succs: list[list[int]], cycles: list[int], topo: list[int]) -> list[int]:
+    """Eq. 20: ``h(v) = c_v`` at a sink, ``c_v + max_{(v,u)} h(u)`` otherwise."""
+    h = [0] * len(cycles)
+    for v in reversed(topo):
+        h[v] = cycles[v] + max((h[u] for u in succs[v]), default=0)
+    return h
+
+
+def _lifetime_edges(inst: Instance) -> list[tuple[int, int]]:
+    L = inst.lists()
+    out = []
+    for b, users in enumerate(L.users):
+        a, f = int(inst.buf_alloc[b]), int(inst.buf_free[b])
+        out.append((a, f))
+        for u in users:
+            out.append((a, u))
+            out.append((u, f))
+    return out
+
+
+def _topological(n: int, preds: list[list[int]], succs: list[list[int]]) -> list[int] | None:
+    """Kahn's algorithm by smallest id (deterministic); None when the graph has a cycle."""
+    import heapq
+
+    deg = [len(p) for p in preds]
+    heap = [v for v in range(n) if deg[v] == 0]
+    heapq.heapify(heap)
+    out = []
+    while heap:
+        v = heapq.heappop(heap)
+        out.append(v)
+        for w in succs[v]:
+            deg[w] -= 1
+            if deg[w] == 0:
+                heapq.heappush(heap, w)
+    return out if len(out) == n else None
+
+
+def _check_l0_usage(inst: Instance, l0_tiers: set[int]) -> None:
+    L = inst.lists()
+    tiers = inst.buf_tier.tolist()
+    for v in range(inst.n):
+        if L.kind[v] != KIND_OP:
+            continue
+        seen: dict[int, int] = {}
+        for b in L.bufs[v]:
+            t = tiers[b]
+            if t in l0_tiers:
+                if t in seen:
+                    raise NoLegalOrderError(
+                        f"no L0-legal order exists: node {v} ({inst.op[v]}) needs buffers "
+                        f"{int(inst.buf_id[seen[t]])} and {int(inst.buf_id[b])} live together in "
+                        f"single-residency tier {inst.hw.tiers[t]}"
+                    )
+                seen[t] = b
+
+
+def build_mpas_graph(inst: Instance) -> MpasGraph:
+    """The Stage-1 graph of ``inst`` (see the module docstring); O(V + E + sum |Bufs|)."""
+    L = inst.lists()
+    n = inst.n
+    l0 = {inst.hw.tier_index(t) for t in inst.hw.single_residency_tiers}
+    _check_l0_usage(inst, l0)
+    pairs = set(map(tuple, inst.edges.tolist())) | set(_lifetime_edges(inst))
+    preds: list[list[int]] = [[] for _ in range(n)]
+    succs: list[list[int]] = [[] for _ in range(n)]
+    for u, w in sorted(pairs):
+        succs[u].append(w)
+        preds[w].append(u)
+    topo = _topological(n, preds, succs)
+    if topo is None:
+        raise NoLegalOrderError(
+            "no legal order exists: the edges together with the buffer lifetimes "
+            "(ALLOC before every user, every user before FREE) form a cycle"
+        )
+    tiers = inst.buf_tier.tolist()
+    l0_tier = [-1] * n
+    for v in range(n):
+        if L.kind[v] != KIND_OP and tiers[L.node_buf[v]] in l0:
+            l0_tier[v] = tiers[L.node_buf[v]]
+    return MpasGraph(
+        n=n,
+        kind=list(L.kind),
+        node_buf=list(L.node_buf),
+        preds=preds,
+        succs=succs,
+        delta_pk=delta_pk(inst),
+        l0_tier=l0_tier,
+        buf_alloc=inst.buf_alloc.tolist(),
+        buf_free=inst.buf_free.tolist(),
+        bufs=L.bufs,
+        h=criticality_h(succs, L.cycles, topo),
+        topo=topo,
+    )

@@ -1,0 +1,333 @@
+"""Stage 1 (MPAS): the literal paper rule step by step, the production variant's
+validity and determinism, the L0 rule, and the five official targets."""
+
+from __future__ import annotations
+
+import random
+
+import pytest
+
+from dansched.generate import generate
+from dansched.instance import instance_from_records, load_instance
+from dansched.pipeline import PlanInvalidError
+from dansched.plan import Plan
+from dansched.simulate import evaluate
+from dansched.stages.mpas import VARIANTS, NoLegalOrderError, mpas_order
+from dansched.stages.mpas_graph import build_mpas_graph, lambda_level
+from dansched.stages.mpas_paper import paper_order
+
+from conftest import SHIPPED, official_path
+
+# ---------------------------------------------------------------------------------
+# small instance builders
+# ---------------------------------------------------------------------------------
+
+
+def _alloc(v, b, size, tier):
+    return {"Id": v, "Op": "ALLOC", "BufId": b, "Size": size, "Type": tier}
+
+
+def _free(v, b, size, tier):
+    return {"Id": v, "Op": "FREE", "BufId": b, "Size": size, "Type": tier}
+
+
+def _op(v, name, pipe, cycles, bufs):
+    return {"Id": v, "Op": name, "Pipe": pipe, "Cycles": cycles, "Bufs": bufs}
+
+
+def random_dag(seed: int, n_ops: int = 12):
+    """A small random well-formed instance with reuse, long-lived buffers and L0
+    scratch buffers; its id order is L0-legal, so a problem-1 order exists."""
+    rng = random.Random(seed)
+    nodes: list[dict] = []
+    edges: list[list[int]] = []
+    info: dict[int, tuple[int, int, str]] = {}  # buf -> (alloc node, size, tier)
+    users: dict[int, list[int]] = {}
+    nb = 0
+
+    def alloc(size: int, tier: str) -> int:
+        nonlocal nb
+        b, nb = nb, nb + 1
+        nodes.append(_alloc(len(nodes), b, size, tier))
+        info[b] = (len(nodes) - 1, size, tier)
+        users[b] = []
+        return b
+
+    def free(b: int) -> None:
+        a, size, tier = info[b]
+        v = len(nodes)
+        nodes.append(_free(v, b, size, tier))
+        edges.extend([[a, v]] + [[u, v] for u in users[b]])
+
+    live: list[tuple[int, int, int]] = []  # (buf, producer, uses left)
+    carry_l0 = None
+    for _ in range(n_ops):
+        bufs, after = [], []
+        for _k in range(rng.randint(0, 2)):
+            if live:
+                b, prod, _left = live[rng.randrange(len(live))]
+                if b not in bufs:
+                    bufs.append(b)
+                    after.append(prod)
+        if carry_l0 is not None:
+            bufs.append(carry_l0)
+            scratch = carry_l0
+        elif rng.random() < 0.4:
+            scratch = alloc(rng.choice([16, 32]), "L0A")
+            bufs.append(scratch)
+        else:
+            scratch = None
+        out = alloc(rng.choice([8, 16, 32, 64]), rng.choice(["UB", "L1"]))
+        bufs.append(out)
+        v = len(nodes)
+        nodes.append(_op(v, "OP", rng.choice(["VECTOR", "CUBE", "MTE2"]), rng.randint(1, 20), bufs))
+        for b in bufs:
+            edges.append([info[b][0], v])
+            users[b].append(v)
+        edges.extend([p, v] for p in after)
+        keep = []
+        for b, prod, left in live:
+            left -= b in bufs
+            if left <= 0:
+                free(b)
+            else:
+                keep.append((b, prod, left))
+        live = keep + [(out, v, rng.randint(1, 3))]
+        if scratch is not None and carry_l0 is None and rng.random() < 0.3:
+            carry_l0 = scratch
+        else:
+            if scratch is not None:
+                free(scratch)
+            carry_l0 = None
+    if carry_l0 is not None:
+        free(carry_l0)
+    for b, _p, _left in live:
+        free(b)
+    return instance_from_records(f"rand{seed}", nodes, edges)
+
+
+def _assert_valid(inst, order):
+    ev = evaluate(inst, Plan(order=tuple(order)))
+    assert ev.valid, ev.errors[:3]
+    return ev.max_v_stay
+
+
+# ---------------------------------------------------------------------------------
+# the literal rule (Algorithm 1, Eqs. 17-21), hand-worked
+# ---------------------------------------------------------------------------------
+
+
+def _hand_instance():
+    """Buffers b0 (UB 8), b1 (UB 4), b2 (L1 4); ops X (10 cycles, uses b0),
+    Y (3 cycles, uses b1), Z (7 cycles, uses b2); Y -> X.
+    h (Eq. 20): X 10, Y 13, Z 7; ALLOC b0 10, ALLOC b1 13, ALLOC b2 7."""
+    nodes = [
+        _alloc(0, 0, 8, "UB"), _alloc(1, 1, 4, "UB"), _alloc(2, 2, 4, "L1"),
+        _op(3, "X", "VECTOR", 10, [0]), _op(4, "Y", "VECTOR", 3, [1]), _op(5, "Z", "MTE2", 7, [2]),
+        _free(6, 0, 8, "UB"), _free(7, 1, 4, "UB"), _free(8, 2, 4, "L1"),
+    ]
+    edges = [[0, 3], [3, 6], [0, 6], [1, 4], [4, 7], [1, 7], [2, 5], [5, 8], [2, 8], [4, 3]]
+    return instance_from_records("hand", nodes, edges)
+
+
+def test_paper_terms_on_hand_example():
+    g = build_mpas_graph(_hand_instance())
+    assert [lambda_level(k) for k in g.kind] == [2, 2, 2, 1, 1, 1, 0, 0, 0]  # Eq. 18
+    assert g.delta_pk == [8, 4, 4, 0, 0, 0, -8, -4, -4]  # Eq. 19
+    assert g.h == [10, 13, 7, 10, 13, 7, 0, 0, 0]  # Eq. 20
+
+
+def test_paper_variant_step_by_step():
+    """k=1: Q={0,1,2}, all ALLOCs; Delta 8/4/4, tie 1 vs 2 broken by -h (13 > 7) -> 1.
+    k=2: Q={0,2,Y}: Y is an operation (lambda 1) -> 4.  k=3: FREE b1 ready (lambda 0) -> 7.
+    k=4: Q={0,2}: Delta 4 < 8 -> 2.  k=5: Z -> 5.  k=6: FREE b2 -> 8.  k=7: 0.  k=8: X.  k=9: 6."""
+    g = build_mpas_graph(_hand_instance())
+    trace: list = []
+    order = paper_order(g, trace)
+    assert order == [1, 4, 7, 2, 5, 8, 0, 3, 6]
+    assert [k for k, _v, _key in trace] == list(range(9))
+    assert trace[0][2] == (2, 4, -13, 1)  # <lambda, Delta, -h, ord> of the first choice
+    assert trace[3][2] == (2, 4, -7, 2)
+    assert _assert_valid(_hand_instance(), order) == 8
+
+
+def _l0_hand_instance():
+    """a0, a1 in L0A (not counted in the peak, Delta 0), u0 in UB (16); M0 uses a0 and u0,
+    M1 uses a1. Eq. 21 prefers both L0A ALLOCs (Delta 0) over u0, which would open a
+    second live L0A buffer."""
+    nodes = [
+        _alloc(0, 0, 128, "L0A"), _alloc(1, 1, 128, "L0A"), _alloc(2, 2, 16, "UB"),
+        _op(3, "M0", "MTE1", 5, [0, 2]), _op(4, "M1", "MTE1", 5, [1]),
+        _free(5, 0, 128, "L0A"), _free(6, 1, 128, "L0A"), _free(7, 2, 16, "UB"),
+    ]
+    edges = [[0, 3], [2, 3], [3, 5], [3, 7], [0, 5], [2, 7], [1, 4], [4, 6], [1, 6]]
+    return instance_from_records("l0hand", nodes, edges)
+
+
+def test_paper_variant_respects_l0_rule_step_by_step():
+    """k=1: ALLOC a0 (Delta 0, ord 0). k=2: ALLOC a1 would be next but L0A is live, so it
+    waits; ALLOC u0. k=3: M0. k=4: FREEs {5, 7}: Delta -16 < 0 -> 7. k=5: FREE a0, which
+    lets a1 back in. k=6: ALLOC a1. k=7: M1. k=8: FREE a1."""
+    inst = _l0_hand_instance()
+    order = paper_order(build_mpas_graph(inst))
+    assert order == [0, 2, 3, 7, 5, 1, 4, 6]
+    _assert_valid(inst, order)
+
+
+def test_paper_variant_is_deterministic():
+    inst = load_instance(SHIPPED / "fa_s2.json")
+    a = mpas_order(inst, "mpas-paper")
+    b = mpas_order(load_instance(SHIPPED / "fa_s2.json"), "mpas-paper")
+    assert a.order == b.order and a.variant == "mpas-paper"
+    _assert_valid(inst, a.order)
+
+
+# ---------------------------------------------------------------------------------
+# production variant: validity, determinism, quality
+# ---------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("name", ["Exp", "conv_s2", "fa_s2", "matmul_s2", "random_s5"])
+@pytest.mark.parametrize("variant", VARIANTS)
+def test_every_variant_valid_on_shipped_instances(name, variant):
+    inst = load_instance(SHIPPED / f"{name}.json")
+    res = mpas_order(inst, variant)
+    assert _assert_valid(inst, res.order) == res.max_v_stay
+    assert res.variant.startswith(variant if variant == "mpas-paper" else "mpas")
+
+
+@pytest.mark.parametrize("family", ["matmul", "fa", "conv", "random"])
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_valid_on_generated_graphs(family, seed):
+    inst = instance_from_records(f"{family}{seed}", *generate(family, scale=2, seed=seed))
+    for variant in VARIANTS:
+        res = mpas_order(inst, variant)
+        _assert_valid(inst, res.order)
+
+
+@pytest.mark.parametrize("seed", range(8))
+def test_valid_on_random_dags(seed):
+    inst = random_dag(seed, n_ops=30)
+    res = mpas_order(inst)
+    _assert_valid(inst, res.order)
+    assert res.max_v_stay <= mpas_order(inst, "mpas-greedy").max_v_stay
+
+
+def test_production_never_worse_than_literal_on_shipped():
+    for name in ["conv_s2", "fa_s2", "matmul_s2", "random_s5"]:
+        inst = load_instance(SHIPPED / f"{name}.json")
+        assert mpas_order(inst).max_v_stay <= mpas_order(inst, "mpas-paper").max_v_stay
+
+
+def test_deterministic_and_reports_restarts():
+    inst = load_instance(SHIPPED / "fa_s2.json")
+    a, b = mpas_order(inst), mpas_order(load_instance(SHIPPED / "fa_s2.json"))
+    assert a.order == b.order and a.variant == b.variant and a.restarts == b.restarts
+    assert a.restarts and min(a.restarts.values()) == a.max_v_stay
+
+
+def test_unknown_variant():
+    with pytest.raises(ValueError, match="unknown MPAS variant"):
+        mpas_order(load_instance(SHIPPED / "Exp.json"), "mpas-nope")
+
+
+# ---------------------------------------------------------------------------------
+# instances with no L0-legal order: exit 1 through PlanInvalidError
+# ---------------------------------------------------------------------------------
+
+
+def test_two_buffers_of_one_l0_tier_in_one_operation():
+    nodes = [
+        _alloc(0, 0, 64, "L0A"), _alloc(1, 1, 64, "L0A"), _op(2, "MM", "CUBE", 1, [0, 1]),
+        _free(3, 0, 64, "L0A"), _free(4, 1, 64, "L0A"),
+    ]
+    inst = instance_from_records("bad", nodes, [[0, 2], [1, 2], [2, 3], [2, 4], [0, 3], [1, 4]])
+    for variant in VARIANTS:
+        with pytest.raises(NoLegalOrderError, match="L0A"):
+            mpas_order(inst, variant)
+    assert issubclass(NoLegalOrderError, PlanInvalidError)
+
+
+def test_crossed_l0_lifetimes_have_no_legal_order():
+    """X uses a (L0A) and must follow ALLOC(b); Y uses b (L0A) and must follow ALLOC(a):
+    whichever runs first, the other buffer is already open."""
+    nodes = [
+        _alloc(0, 0, 64, "L0A"), _alloc(1, 1, 64, "L0A"),
+        _op(2, "X", "MTE1", 1, [0]), _op(3, "Y", "MTE1", 1, [1]),
+        _free(4, 0, 64, "L0A"), _free(5, 1, 64, "L0A"),
+    ]
+    edges = [[0, 2], [2, 4], [0, 4], [1, 3], [3, 5], [1, 5], [1, 2], [0, 3]]
+    inst = instance_from_records("crossed", nodes, edges)
+    for variant in VARIANTS:
+        with pytest.raises(NoLegalOrderError, match="no L0-legal order"):
+            mpas_order(inst, variant)
+
+
+def test_lifetime_cycle_has_no_legal_order():
+    """An operation that must run before the ALLOC of a buffer it uses."""
+    nodes = [_alloc(0, 0, 8, "UB"), _op(1, "X", "VECTOR", 1, [0]), _free(2, 0, 8, "UB")]
+    inst = instance_from_records("cyc", nodes, [[1, 0], [1, 2], [0, 2]])
+    with pytest.raises(NoLegalOrderError, match="cycle"):
+        mpas_order(inst)
+
+
+# ---------------------------------------------------------------------------------
+# official cases (targets of issue 3)
+# ---------------------------------------------------------------------------------
+
+TARGETS = {
+    "Conv_Case0": 6912,
+    "FlashAttention_Case0": 4498,
+    "FlashAttention_Case1": 7586,
+    "Matmul_Case0": 9216,
+    "Matmul_Case1": 34816,
+}
+
+
+# measured with this version; a regression guard below the issue's targets
+ACHIEVED = {"FlashAttention_Case0": 4370}
+
+
+def _check_official(case: str) -> None:
+    inst = load_instance(official_path(case))
+    res = mpas_order(inst)
+    assert _assert_valid(inst, res.order) == res.max_v_stay <= ACHIEVED.get(case, TARGETS[case])
+
+
+def test_official_conv_case0_meets_target():
+    _check_official("Conv_Case0")
+
+
+def test_official_paper_variant_valid_fa0():
+    inst = load_instance(official_path("FlashAttention_Case0"))
+    _assert_valid(inst, mpas_order(inst, "mpas-paper").order)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("case", ["FlashAttention_Case0", "FlashAttention_Case1", "Matmul_Case0", "Matmul_Case1"])
+def test_official_targets(case):
+    _check_official(case)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("case", list(TARGETS))
+def test_official_paper_variant_valid(case):
+    inst = load_instance(official_path(case))
+    _assert_valid(inst, mpas_order(inst, "mpas-paper").order)
+
+
+def test_same_order_under_different_hash_seeds():
+    import os
+    import subprocess
+    import sys
+
+    code = (
+        "from dansched.instance import load_instance; from dansched.stages.mpas import mpas_order; "
+        f"r = mpas_order(load_instance({str(SHIPPED / 'fa_s2.json')!r})); print(r.variant, r.order)"
+    )
+    outs = {
+        subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
+                       env={**os.environ, "PYTHONHASHSEED": seed}).stdout
+        for seed in ("1", "12345")
+    }
+    assert len(outs) == 1
