@@ -96,7 +96,7 @@ def solve(
     time_limit: float = typer.Option(60.0, "--time-limit", min=0.0, help="Budget in seconds for the exact (CP-SAT) parts."),
     seed: int = typer.Option(0, "--seed", help="Seed for CP-SAT (results are deterministic for a given seed)."),
     traffic_slack: float = typer.Option(0.0, "--traffic-slack", min=0.0, help="Percent more traffic Stage 3 may trade for makespan."),
-    variant: str = typer.Option("mpas", "--variant", help="Stage-1 variant: mpas or mpas-paper (literal Algorithm 1)."),
+    variant: str = typer.Option("mpas", "--variant", help="Stage-1 variant: mpas, mpas-greedy (no local search) or mpas-paper (literal Algorithm 1)."),
     victim: str = typer.Option("cost", "--victim", help="Stage-2 victim rule: cost (Eqs. 27-31) or lru."),
     trace: bool = typer.Option(False, "--trace", help="Also write <case>_trace.json (Perfetto) for problems 2 and 3."),
     freq_ghz: float = typer.Option(1.0, "--freq-ghz", help="Clock for the estimated latency and the trace."),
@@ -108,8 +108,10 @@ def solve(
     from .plan import atomic_write_text, contest_paths, write_plan
     from .report.progress import progress_reporter
 
-    if variant not in ("mpas", "mpas-paper"):
-        raise InputError(f"--variant must be mpas or mpas-paper, got {variant!r}")
+    from .stages.mpas import VARIANTS
+
+    if variant not in VARIANTS:
+        raise InputError(f"--variant must be one of {', '.join(VARIANTS)}, got {variant!r}")
     if victim not in ("cost", "lru"):
         raise InputError(f"--victim must be cost or lru, got {victim!r}")
     if trace and problem == 1:
