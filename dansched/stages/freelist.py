@@ -1,0 +1,99 @@
+"""Per-tier free-segment list of Stage 2 (paper Eq. 22) with best-fit placement (Eqs. 23-24).
+
+A :class:`FreeList` keeps the free address segments ``[l, r)`` of one tier, sorted
+by ``l`` and merged, so the same sequence of calls always gives the same offsets.
+
+>>> fl = FreeList(10)
+>>> fl.take(0, 4); fl.take(6, 2)
+>>> fl.segments()
+[(4, 6), (8, 10)]
+>>> best_fit(fl.segments(), 2)
+4
+>>> fl.release(0, 4); fl.segments()
+[(0, 6), (8, 10)]
+"""
+
+from __future__ import annotations
+
+import bisect
+
+__all__ = ["FreeList", "candidates", "best_fit"]
+
+
+def candidates(segments: list[tuple[int, int]], size: int) -> list[tuple[int, int]]:
+    """``C_b``: the free segments at least ``size`` long (Eq. 23)."""
+    return [(l, r) for l, r in segments if r - l >= size]
+
+
+def best_fit(segments: list[tuple[int, int]], size: int) -> int | None:
+    """Offset of the best-fit segment (Eq. 24): least slack ``r - l - size``, ties to the
+    lowest address; ``None`` when no segment is long enough."""
+    best = None
+    best_slack = None
+    for l, r in segments:
+        slack = r - l - size
+        if slack >= 0 and (best_slack is None or slack < best_slack):
+            best, best_slack = l, slack
+            if slack == 0:
+                break
+    return best
+
+
+class FreeList:
+    """The free segments ``F_m`` of one tier of ``capacity`` units (Eq. 22)."""
+
+    __slots__ = ("capacity", "_starts", "_ends", "free_units")
+
+    def __init__(self, capacity: int) -> None:
+        self.capacity = int(capacity)
+        self._starts = [0]
+        self._ends = [self.capacity]
+        self.free_units = self.capacity
+
+    def segments(self) -> list[tuple[int, int]]:
+        return list(zip(self._starts, self._ends))
+
+    def best_fit(self, size: int) -> int | None:
+        """Eq. 24 over this tier's segments."""
+        best = None
+        best_slack = None
+        for l, r in zip(self._starts, self._ends):
+            slack = r - l - size
+            if slack >= 0 and (best_slack is None or slack < best_slack):
+                best, best_slack = l, slack
+                if slack == 0:
+                    break
+        return best
+
+    def take(self, offset: int, size: int) -> None:
+        """Mark ``[offset, offset+size)`` used; it must lie inside one free segment."""
+        i = bisect.bisect_right(self._starts, offset) - 1
+        if i < 0 or offset + size > self._ends[i]:
+            raise ValueError(f"[{offset}, {offset + size}) is not free")
+        l, r = self._starts[i], self._ends[i]
+        pieces = []
+        if l < offset:
+            pieces.append((l, offset))
+        if offset + size < r:
+            pieces.append((offset + size, r))
+        self._starts[i : i + 1] = [p[0] for p in pieces]
+        self._ends[i : i + 1] = [p[1] for p in pieces]
+        self.free_units -= size
+
+    def release(self, offset: int, size: int) -> None:
+        """Return ``[offset, offset+size)`` and merge it with adjacent free segments."""
+        l, r = offset, offset + size
+        i = bisect.bisect_left(self._starts, l)
+        lo, hi = i, i
+        if i > 0 and self._ends[i - 1] == l:
+            lo = i - 1
+            l = self._starts[i - 1]
+        if i < len(self._starts) and self._starts[i] == r:
+            r = self._ends[i]
+            hi = i + 1
+        self._starts[lo:hi] = [l]
+        self._ends[lo:hi] = [r]
+        self.free_units += size
+
+    def largest(self) -> int:
+        return max((r - l for l, r in zip(self._starts, self._ends)), default=0)

@@ -1,0 +1,340 @@
+"""The linear scan of Stage 2 (paper Algorithm 2): placement, event-driven eviction and
+spill insertion along a fixed order of the instance's nodes.
+
+:func:`linear_scan` walks the order once. An ALLOC places its buffer by best fit
+(Eqs. 23-24) in a free-segment list per tier (Eq. 22); an operation whose buffer
+was spilled gets it back by a SPILL_IN right before it runs (as late as its user
+allows); when nothing fits, victims of the same tier only (Eq. 25) leave by a
+SPILL_OUT emitted right then (when space is needed): by eager flush in the L0 tiers
+(Eq. 26) and by the chosen rule in L1/UB (Eqs. 27-31, or LRU). A FREE returns its
+segment and merges it with its neighbours. Spill nodes get the ids SPEC section 5
+gives them (spill ``k``: ``N+2(k-1)``, ``N+2(k-1)+1``); the spill and reuse edges
+follow from where they sit, as the evaluator derives them.
+
+Two placement modes:
+
+- ``"bestfit"``: addresses are chosen online (the paper). ``evict="greedy"`` evicts
+  one victim at a time until a segment fits (Algorithm 2, lines 7-12);
+  ``evict="window"`` evicts the cheapest contiguous window instead (fewer victims
+  when the tier is fragmented).
+- ``"units"``: only free units are counted (``capacity`` may shrink a tier);
+  addresses come later from an offline lifetime-aware packing of the segments
+  (:mod:`dansched.stages.packing`).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Mapping, Sequence
+
+from ..instance import KIND_ALLOC, KIND_FREE, KIND_OP, Instance
+from .freelist import FreeList
+from .victim import INF, RULES, LAMBDA_BYTE, LAMBDA_CYC, EPS, S, T, d
+
+__all__ = ["Segment", "ScanResult", "PlacementFailed", "linear_scan", "needs_positions"]
+
+
+class PlacementFailed(RuntimeError):
+    """No placement exists for a buffer even after evicting everything evictable."""
+
+
+@dataclass(frozen=True)
+class Segment:
+    """One residency of a buffer: from the event at ``start`` (ALLOC or SPILL_IN) to the
+    event at ``end`` (SPILL_OUT or FREE), as indices into the scan's output sequence.
+    ``slot`` is ``-1`` for the ALLOC segment, else the 0-based spill number."""
+
+    buf: int
+    tier: int
+    size: int
+    start: int
+    end: int
+    slot: int
+    offset: int
+
+
+@dataclass
+class ScanResult:
+    sequence: list[int]  # node ids, spill ids included
+    offsets: list[int]  # ALLOC offset of each buffer (-1 until packed in "units" mode)
+    spill_buf: list[int]  # buffer of spill k (0-based)
+    spill_offset: list[int]  # NewOffset of spill k (-1 until packed in "units" mode)
+    segments: list[Segment] = field(default_factory=list)
+    traffic: int = 0
+
+    @property
+    def spill_count(self) -> int:
+        return len(self.spill_buf)
+
+    def spills(self) -> list[tuple[int, int]]:
+        return list(zip(self.spill_buf, self.spill_offset))
+
+
+def needs_positions(inst: Instance, order: Sequence[int]) -> list[list[int]]:
+    """Per buffer, the sorted positions of ``order`` where it must be resident: its ALLOC,
+    every operation using it and its FREE (the FREE of a spilled buffer needs a SPILL_IN)."""
+    L = inst.lists()
+    needs: list[list[int]] = [[] for _ in range(inst.num_buffers)]
+    for i, v in enumerate(order):
+        if L.kind[v] == KIND_OP:
+            for b in L.bufs[v]:
+                needs[b].append(i)
+        else:
+            needs[L.node_buf[v]].append(i)
+    return needs
+
+
+class _Units:
+    """Free-unit counter for the ``"units"`` mode (no addresses)."""
+
+    __slots__ = ("free_units",)
+
+    def __init__(self, capacity: int) -> None:
+        self.free_units = int(capacity)
+
+    def best_fit(self, size: int) -> int | None:
+        return 0 if size <= self.free_units else None
+
+    def take(self, offset: int, size: int) -> None:
+        self.free_units -= size
+
+    def release(self, offset: int, size: int) -> None:
+        self.free_units += size
+
+
+class _NextNeed:
+    """``nu(b,k)`` (Eq. 26) over the needs lists, with per-buffer cursors that only move
+    forward as the scan advances."""
+
+    __slots__ = ("needs", "ptr", "k")
+
+    def __init__(self, needs: list[list[int]]) -> None:
+        self.needs = needs
+        self.ptr = [0] * len(needs)
+        self.k = 0
+
+    def __call__(self, b: int) -> float:
+        ns = self.needs[b]
+        p = self.ptr[b]
+        k = self.k
+        while p < len(ns) and ns[p] <= k:
+            p += 1
+        self.ptr[b] = p
+        return ns[p] if p < len(ns) else INF
+
+
+def linear_scan(
+    inst: Instance,
+    order: Sequence[int],
+    rule: str = "cost",
+    mode: str = "bestfit",
+    evict: str = "greedy",
+    capacity: Mapping[int, int] | None = None,
+    planned: Mapping[int, Sequence[int]] | None = None,
+) -> ScanResult:
+    """Algorithm 2 along ``order`` (original node ids, a topological order).
+
+    ``rule`` is the L1/UB victim rule (a key of :data:`dansched.stages.victim.RULES`);
+    the L0 tiers always use eager flush. ``capacity`` overrides tier capacities
+    (by tier index) in ``"units"`` mode. Raises :class:`PlacementFailed` when a
+    buffer cannot be placed at all. ``planned`` maps a position to buffers to spill right
+    after it (a spill plan chosen in advance, e.g. by :mod:`dansched.stages.spillplan`);
+    eviction by ``rule`` still covers whatever the plan leaves unplaceable."""
+    return _Scan(inst, order, rule, mode, evict, capacity, planned).run()
+
+
+class _Scan:
+    """State of one linear scan; ``run`` returns the :class:`ScanResult`."""
+
+    def __init__(self, inst, order, rule, mode, evict, capacity, planned=None) -> None:
+        self.planned = planned or {}
+        hw = inst.hw
+        L = inst.lists()
+        self.inst, self.L, self.order = inst, L, list(order)
+        self.mode, self.evict_mode = mode, evict
+        self.sizes = inst.buf_size.tolist()
+        self.tiers = inst.buf_tier.tolist()
+        backed = inst.buf_backed.tolist()
+        a, beta = hw.spill_fixed_cycles, hw.spill_cycles_per_unit
+        self.traffic_of = [T(s, bk) for s, bk in zip(self.sizes, backed)]
+        self.cycles_of = [S(s, bk, a, beta) for s, bk in zip(self.sizes, backed)]
+        caps = [hw.capacity[t] for t in hw.tiers]
+        if mode == "units":
+            for t, c in (capacity or {}).items():
+                caps[t] = int(c)
+            self.alloc = [_Units(c) for c in caps]
+        elif mode == "bestfit":
+            self.alloc = [FreeList(c) for c in caps]
+        else:
+            raise ValueError(f"unknown placement mode {mode!r}")
+        l0 = {hw.tier_index(t) for t in hw.single_residency_tiers}
+        self.rule_of = [RULES["eager"] if t in l0 else RULES[rule] for t in range(len(caps))]
+        self.next_need = _NextNeed(needs_positions(inst, self.order))
+        nb = inst.num_buffers
+        self.off = [-1] * nb  # current offset, -1 when not resident
+        self.resident: list[dict[int, None]] = [dict() for _ in caps]  # insertion-ordered sets
+        self.last_use = [-1] * nb
+        self.seg_start = [-1] * nb
+        self.seg_slot = [-1] * nb
+        self.pending_spill = [-1] * nb  # spill number awaiting its SPILL_IN
+        self.out: list[int] = []
+        self.res = ScanResult([], [-1] * nb, [], [])
+
+    # ---- events ---------------------------------------------------------------------
+    def run(self) -> ScanResult:
+        L, nn = self.L, self.next_need
+        kind, node_buf, bufs = L.kind, L.node_buf, L.bufs
+        for k, v in enumerate(self.order):
+            nn.k = k
+            kv = kind[v]
+            if kv == KIND_OP:
+                self.ensure_resident(bufs[v], k)
+                self.out.append(v)
+                for b in bufs[v]:
+                    self.last_use[b] = k
+            elif kv == KIND_ALLOC:
+                b = node_buf[v]
+                off = self.place(b, (b,), k)
+                self.res.offsets[b] = off
+                self.start_segment(b, off, -1, v, k)
+            else:
+                b = node_buf[v]
+                if self.off[b] < 0:
+                    self.ensure_resident([b], k)
+                self.out.append(v)
+                self.end_segment(b)
+            for b in self.planned.get(k, ()):
+                if self.off[b] >= 0:
+                    self.spill_out(b)
+        self.res.sequence = self.out
+        return self.res
+
+    def start_segment(self, b: int, off: int, slot: int, event: int, k: int) -> None:
+        self.off[b] = off
+        self.alloc[self.tiers[b]].take(off, self.sizes[b])
+        self.resident[self.tiers[b]][b] = None
+        self.seg_start[b] = len(self.out)
+        self.seg_slot[b] = slot
+        self.out.append(event)
+        self.last_use[b] = k
+
+    def end_segment(self, b: int) -> None:
+        """Close ``b``'s segment at the event just appended to the output."""
+        t = self.tiers[b]
+        self.alloc[t].release(self.off[b], self.sizes[b])
+        del self.resident[t][b]
+        self.res.segments.append(
+            Segment(b, t, self.sizes[b], self.seg_start[b], len(self.out) - 1, self.seg_slot[b], self.off[b])
+        )
+        self.off[b] = -1
+
+    def spill_out(self, b: int) -> None:
+        """SPILL_OUT of ``b`` now, opening spill number ``len(spill_buf)``."""
+        kk = len(self.res.spill_buf)
+        self.res.spill_buf.append(b)
+        self.res.spill_offset.append(-1)
+        self.res.traffic += self.traffic_of[b]
+        self.pending_spill[b] = kk
+        self.out.append(self.inst.n + 2 * kk)
+        self.end_segment(b)
+
+    def ensure_resident(self, need: Sequence[int], k: int) -> None:
+        """SPILL_IN every buffer of ``need`` that is not resident (largest first). When a
+        tier is so fragmented that only buffers of ``need`` stand in the way, the whole
+        tier is emptied and ``need``'s buffers of that tier come back packed from
+        address 0 (they fit: SPEC section 1 rejects an operation whose buffers do not)."""
+        missing = sorted((b for b in need if self.off[b] < 0), key=lambda b: (-self.sizes[b], b))
+        cleared: set[int] = set()
+        while missing:
+            b = missing.pop(0)
+            t = self.tiers[b]
+            off = self.alloc[t].best_fit(self.sizes[b]) if t in cleared else self.place(b, need, k)
+            if off is None:
+                if t in cleared:
+                    raise PlacementFailed(f"buffer {int(self.inst.buf_id[b])} cannot be placed at position {k}")
+                cleared.add(t)
+                for c in list(self.resident[t]):
+                    self.spill_out(c)
+                    if c in need:
+                        missing.append(c)
+                missing.append(b)
+                missing.sort(key=lambda c: (-self.sizes[c], c))
+                continue
+            kk = self.pending_spill[b]
+            if kk < 0:
+                raise PlacementFailed(f"buffer {int(self.inst.buf_id[b])} is used before its ALLOC")
+            self.pending_spill[b] = -1
+            self.res.spill_offset[kk] = off
+            self.start_segment(b, off, kk, self.inst.n + 2 * kk + 1, k)
+
+    # ---- placement and eviction ---------------------------------------------------------
+    def place(self, b: int, pinned: Sequence[int], k: int) -> int | None:
+        """Offset for ``b`` by best fit (Eq. 24), evicting from its tier while nothing fits
+        (Algorithm 2, lines 7-12). ``None`` when only ``pinned`` buffers are left in the way."""
+        t, s = self.tiers[b], self.sizes[b]
+        al = self.alloc[t]
+        off = al.best_fit(s)
+        if off is not None:
+            return off
+        if self.mode == "bestfit" and self.evict_mode == "window":
+            if self.evict_window(t, s, pinned, k):
+                return al.best_fit(s)
+            return None
+        pin = set(pinned)
+        rule = self.rule_of[t]
+        while off is None:
+            pool = [c for c in self.resident[t] if c not in pin]
+            if not pool:
+                return None
+            self.spill_out(rule(pool, self.next_need, self.last_use, self.sizes, self.traffic_of, self.cycles_of, k))
+            off = al.best_fit(s)
+        return off
+
+    def victim_cost(self, c: int, k: int, t: int) -> float:
+        """What evicting ``c`` costs in the window rule: ``1/score(c,k)`` for the cost rules
+        (Eq. 30 inverted, so costs add up), recency for LRU, and for L0 ``1/d``."""
+        rule = self.rule_of[t]
+        dist = d(self.next_need(c), k)
+        if rule is RULES["lru"]:
+            return 1.0 / (k - self.last_use[c] + 1)
+        if rule is RULES["eager"]:
+            return 0.0 if dist == INF else 1.0 / dist
+        if dist == INF:
+            return 0.0
+        return (LAMBDA_BYTE * self.traffic_of[c] + LAMBDA_CYC * self.cycles_of[c] + EPS) / dist
+
+    def evict_window(self, t: int, s: int, pinned: Sequence[int], k: int) -> bool:
+        """Evict the cheapest set of resident buffers that frees a contiguous window of
+        ``s`` units in tier ``t`` (ties: fewer units evicted, then the lowest address)."""
+        pin = set(pinned)
+        cap = self.alloc[t].capacity
+        occupied = sorted((self.off[c], c) for c in self.resident[t])
+        starts = sorted({0} | {o for o, _ in occupied} | {o + self.sizes[c] for o, c in occupied})
+        best = None
+        cost_cache: dict[int, float] = {}
+        for x in starts:
+            if x + s > cap:
+                break
+            cost, units, victims, ok = 0.0, 0, [], True
+            for o, c in occupied:
+                if o >= x + s:
+                    break
+                if o + self.sizes[c] <= x:
+                    continue
+                if c in pin:
+                    ok = False
+                    break
+                if c not in cost_cache:
+                    cost_cache[c] = self.victim_cost(c, k, t)
+                cost += cost_cache[c]
+                units += self.sizes[c]
+                victims.append(c)
+            if ok:
+                key = (cost, units, x)
+                if best is None or key < best[0]:
+                    best = (key, victims)
+        if best is None:
+            return False
+        for c in best[1]:
+            self.spill_out(c)
+        return True

@@ -1,0 +1,111 @@
+"""Victim rules of Stage 2 (paper Eqs. 25-31) and the LRU rule of the Table 4 ablation.
+
+All rules pick from the victim pool ``V_r`` (Eq. 25): buffers resident in the tier
+of the requested buffer, minus the buffers the current event needs. Distances are
+counted in positions of the (original-node) schedule.
+
+- :func:`eager_flush` (L0 tiers): farthest next need first (Eq. 26).
+- :func:`cost_aware` (L1/UB): largest ``score(b,k) = d(b,k) / (lambda_byte*T + lambda_cyc*S + eps)``
+  (Eqs. 27-31), with ``T`` the spill's extra traffic (SPEC section 5: ``Size`` for a
+  buffer backed by a COPY_IN, ``2*Size`` otherwise) and ``S`` its cycles (Eq. 8).
+- :func:`space_time` (our extension): ``score * Size``, the space-time freed per unit
+  of cost, which stops the paper's rule from evicting many small buffers where one
+  large buffer would do.
+- :func:`lru`: least recently used first.
+
+Every rule breaks ties deterministically (then larger size, then lower buffer index).
+
+>>> round(score(d=10, T=128, S=406), 4)  # 10 / (128 + 0.01 * 406)
+0.0757
+"""
+
+from __future__ import annotations
+
+from typing import Callable, Iterable, Sequence
+
+__all__ = [
+    "INF",
+    "LAMBDA_BYTE",
+    "LAMBDA_CYC",
+    "EPS",
+    "d",
+    "T",
+    "S",
+    "score",
+    "eager_flush",
+    "cost_aware",
+    "space_time",
+    "lru",
+    "RULES",
+    "VictimRule",
+]
+
+INF = float("inf")
+LAMBDA_BYTE = 1.0
+LAMBDA_CYC = 0.01  # cycles matter only as a tie-breaker after traffic (the Problem-2 objective)
+EPS = 1e-9
+
+# A rule: (pool, next_need, last_use, sizes, traffic, cycles, k) -> victim buffer index
+VictimRule = Callable[[Iterable[int], Callable[[int], float], Sequence[int], Sequence[int], Sequence[int], Sequence[int], int], int]
+
+
+def d(next_need: float, k: int) -> float:
+    """Reuse distance ``d(b,k) = nu(b,k) - k``, or infinity without a future need (Eq. 27)."""
+    return INF if next_need == INF else next_need - k
+
+
+def T(size: int, backed: bool) -> int:
+    """Extra traffic of one spill, ``w_out + w_in`` (Eq. 28; SPEC section 5)."""
+    return int(size) if backed else 2 * int(size)
+
+
+def S(size: int, backed: bool, alpha: int, beta: int) -> int:
+    """Serialization cycles of one spill, ``c_out + c_in`` with ``alpha + beta*Size`` each (Eqs. 8, 29);
+    the SPILL_OUT of a backed buffer costs nothing."""
+    one = alpha + beta * int(size)
+    return one if backed else 2 * one
+
+
+def score(d: float, T: float, S: float, lambda_byte: float = LAMBDA_BYTE, lambda_cyc: float = LAMBDA_CYC) -> float:
+    """``score(b,k) = d(b,k) / (lambda_byte*T + lambda_cyc*S + eps)`` (Eq. 30)."""
+    return d / (lambda_byte * T + lambda_cyc * S + EPS)
+
+
+def _argmax(pool: Iterable[int], key: Callable[[int], tuple]) -> int:
+    best = -1
+    best_key = None
+    for b in pool:
+        kb = key(b)
+        if best_key is None or kb > best_key:
+            best, best_key = b, kb
+    if best < 0:
+        raise LookupError("empty victim pool")
+    return best
+
+
+def eager_flush(pool, next_need, last_use, sizes, traffic, cycles, k) -> int:
+    """L0 rule (Eq. 26): the buffer whose next need is farthest (no future need first)."""
+    return _argmax(pool, lambda b: (next_need(b), sizes[b], -b))
+
+
+def cost_aware(pool, next_need, last_use, sizes, traffic, cycles, k) -> int:
+    """L1/UB rule (Eq. 31): ``argmax score(b,k)``."""
+    return _argmax(pool, lambda b: (score(d(next_need(b), k), traffic[b], cycles[b]), sizes[b], -b))
+
+
+def space_time(pool, next_need, last_use, sizes, traffic, cycles, k) -> int:
+    """``argmax Size * score(b,k)``: units times positions freed per unit of cost."""
+    return _argmax(pool, lambda b: (sizes[b] * score(d(next_need(b), k), traffic[b], cycles[b]), sizes[b], -b))
+
+
+def lru(pool, next_need, last_use, sizes, traffic, cycles, k) -> int:
+    """Least recently used (ALLOC, use or SPILL_IN) first; the Table 4 baseline."""
+    return _argmax(pool, lambda b: (-last_use[b], sizes[b], -b))
+
+
+RULES: dict[str, VictimRule] = {
+    "eager": eager_flush,
+    "cost": cost_aware,
+    "space-time": space_time,
+    "lru": lru,
+}
