@@ -41,7 +41,7 @@ from .reuse import reuse_order
 from .scan import PlacementFailed, ScanResult, linear_scan
 from .spillplan import cpsat_pack, planned_spills
 
-__all__ = ["DlrResult", "Variant", "dlr_plan", "scan_variant", "candidate_orders", "PLACEMENTS", "VICTIMS"]
+__all__ = ["DlrResult", "Variant", "dlr_plan", "scan_variant", "candidate_orders", "uniform_tiers", "PLACEMENTS", "VICTIMS"]
 
 PLACEMENTS = ("bestfit-greedy", "bestfit-window", "lifetime-packing", "spill-plan")
 VICTIMS = {"cost": ("cost", "space-time"), "lru": ("lru",)}
@@ -163,6 +163,17 @@ def candidate_orders(inst: Instance, order: Sequence[int], search: bool = True) 
     return out
 
 
+def uniform_tiers(inst: Instance) -> bool:
+    """Every tier holds buffers of one size and one spill price (all backed or none), so
+    any victim frees the same room at the same cost: best fit never fragments, and the
+    cost-aware rules reduce to farthest-next-use eviction, optimal for the order
+    (Belady). Only the paper's placement is then worth running."""
+    kinds: dict[int, set[tuple[int, bool]]] = {}
+    for t, size, backed in zip(inst.buf_tier.tolist(), inst.buf_size.tolist(), inst.buf_backed.tolist()):
+        kinds.setdefault(t, set()).add((size, backed))
+    return all(len(k) == 1 for k in kinds.values())
+
+
 def _plan_of(inst: Instance, res: ScanResult) -> Plan:
     return plan_from_indices(inst, res.sequence, res.offsets, res.spills())
 
@@ -191,6 +202,8 @@ def dlr_plan(
         placements = tuple(p for p in placements if p != "spill-plan") or ("bestfit-greedy",)
     orders = candidate_orders(inst, order, search)
     rules = VICTIMS[victim]
+    if uniform_tiers(inst):  # best fit cannot fragment, the cost rules are Belady: one variant says it all
+        placements, rules = ("bestfit-greedy",), rules[:1]
     # 1. rank the orders with the paper's placement and rule, 2. try every placement
     # and rule on the best two
     probe = "bestfit-greedy" if "bestfit-greedy" in placements else placements[0]

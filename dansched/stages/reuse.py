@@ -96,17 +96,21 @@ class _Hot:
     def __contains__(self, b: int) -> bool:
         return b in self.last
 
-    def touch(self, b: int) -> None:
+    def touch(self, b: int) -> list[int]:
+        """Use ``b`` now; returns the buffers that left to make room."""
         self.clock += 1
         if b not in self.last:
             self.used += self.sizes[b]
         self.last[b] = self.clock
+        gone = []
         while self.used > self.cap and len(self.last) > 1:
             if self.policy == "lru":
                 victim = min((c for c in self.last if c != b), key=lambda c: self.last[c])
             else:
                 victim = min((c for c in self.last if c != b), key=lambda c: (self.remaining[c], self.last[c]))
             self.drop(victim)
+            gone.append(victim)
+        return gone
 
     def drop(self, b: int) -> None:
         if b in self.last:
@@ -179,6 +183,8 @@ class _ReuseScheduler:
         for ti, f in enumerate(self.footprint):
             for b in f:
                 self.tasks_of_buf.setdefault(b, []).append(ti)
+        self.present = [False] * inst.num_buffers  # in H or in an open task's footprint
+        self.cov_units = [0] * len(tasks)  # units of each task's footprint that are present
         self.unopened = set(range(len(tasks)))
         self.open: list[int] = []
         self.reserved = [0] * len(self.caps)
@@ -244,11 +250,14 @@ class _ReuseScheduler:
                 self.remaining[b] -= 1
                 t = self.tiers[b]
                 if self.is_upper[t]:
-                    self.hot[t].touch(b)
+                    for c in self.hot[t].touch(b):
+                        self.refresh(c)
+                    self.refresh(b)
         elif k == KIND_FREE:
             b = L.node_buf[v]
             if self.is_upper[self.tiers[b]]:
                 self.hot[self.tiers[b]].drop(b)
+                self.refresh(b)
         for w in self.succ[v]:
             if L.kind[w] == KIND_FREE and self.missing[w] == 0 and not self.emitted[w]:
                 self.emit_one(w)
@@ -269,6 +278,15 @@ class _ReuseScheduler:
     # ---- scoring ---------------------------------------------------------------------
     def is_hot(self, b: int) -> bool:
         return b in self.hot[self.tiers[b]]
+
+    def refresh(self, b: int) -> None:
+        """Keep ``present[b]`` and the covered units of the tasks using ``b`` up to date."""
+        now = self.is_hot(b) or b in self.open_fp
+        if now != self.present[b]:
+            self.present[b] = now
+            delta = self.sizes[b] if now else -self.sizes[b]
+            for ti in self.tasks_of_buf.get(b, ()):
+                self.cov_units[ti] += delta
 
     def inflow(self, v: int) -> int:
         """Upper-tier units ``v`` (with the loads it pulls in) brings into ``H``."""
@@ -308,9 +326,6 @@ class _ReuseScheduler:
     def head_ready(self, ti: int) -> bool:
         return self.pullable(self.tasks[ti][self.head[ti]])
 
-    def task_score(self, ti: int) -> float:
-        return self.cover(self.footprint[ti]) / self.fsize[ti]
-
     def partner_score(self, ti: int) -> float:
         """Best cover a partner task would get once ``ti`` is open (one step of lookahead)."""
         f = self.footprint[ti]
@@ -332,6 +347,7 @@ class _ReuseScheduler:
             self.reserved[t] += s
         for b in self.footprint[ti]:
             self.open_fp[b] = self.open_fp.get(b, 0) + 1
+            self.refresh(b)
         self.task_last[ti] = len(self.out)
 
     def close_task(self, ti: int) -> None:
@@ -344,6 +360,7 @@ class _ReuseScheduler:
                 self.open_fp[b] = c
             else:
                 del self.open_fp[b]
+                self.refresh(b)
 
     def choose_task(self, force: bool = False) -> int | None:
         """The task to open next: best cover of its footprint, plus (when a partner could
@@ -353,20 +370,16 @@ class _ReuseScheduler:
         avail = [ti for ti in self.unopened if (force or self.fits(ti)) and self.head_ready(ti)]
         if not avail:
             return None
-        base: dict[int, float] = {}
-        covered: dict[int, frozenset[int]] = {}
-        for ti in avail:
-            got = self.covered_part(self.footprint[ti])
-            covered[ti] = got
-            base[ti] = sum(self.sizes[b] for b in got) / self.fsize[ti]
+        base = {ti: self.cov_units[ti] / self.fsize[ti] for ti in avail}
         avail.sort(key=lambda ti: (-base[ti], self.rank[self.tasks[ti][0]]))
         if self.lookahead <= 0 or (self.gate and not self.room_after(avail[0])):
             return avail[0]
         top: list[int] = []
         groups: set[frozenset[int]] = set()
         for ti in avail:
-            if covered[ti] not in groups:
-                groups.add(covered[ti])
+            covered = self.covered_part(self.footprint[ti])
+            if covered not in groups:
+                groups.add(covered)
                 top.append(ti)
                 if len(top) == self.lookahead:
                     break
