@@ -202,10 +202,17 @@ def move_late_segments(inst: Instance, plan: Plan, ev: Evaluation) -> tuple[Plan
     moved = 0
     for t, S in segs.items():
         cap = caps[t]
-        cand_rows = [j for j in range(len(S.start)) if int(S.start_event[j]) in late_events]
-        cand_rows.sort(key=lambda j: (-late_events[int(S.start_event[j])], int(S.start[j])))
+        cand_rows = sorted((j for j in range(len(S.start)) if int(S.start_event[j]) in late_events),
+                           key=lambda j: int(S.start[j]))
+        by_end = np.argsort(S.end, kind="stable").tolist()
+        painted = 0
+        freed = np.zeros(cap, dtype=np.int64)  # end time of the last occupant ended so far
         for j in cand_rows:
             ps, pe, size = int(S.start[j]), int(S.end[j]), int(S.size[j])
+            while painted < len(by_end) and S.end[by_end[painted]] <= ps:
+                k = by_end[painted]
+                freed[S.off[k] : S.off[k] + S.size[k]] = end_time[int(S.end_event[k])]
+                painted += 1
             others = np.flatnonzero((S.start < pe) & (S.end > ps))
             busy = np.zeros(cap + 1, dtype=np.int64)
             for k in others.tolist():
@@ -213,10 +220,6 @@ def move_late_segments(inst: Instance, plan: Plan, ev: Evaluation) -> tuple[Plan
                     busy[S.off[k]] += 1
                     busy[S.off[k] + S.size[k]] -= 1
             occupied = np.cumsum(busy[:cap]) > 0
-            before = np.flatnonzero(S.end <= ps)
-            freed = np.zeros(cap, dtype=np.int64)
-            for k in before[np.argsort(S.end[before], kind="stable")].tolist():
-                freed[S.off[k] : S.off[k] + S.size[k]] = end_time[int(S.end_event[k])]
             want = wanted[int(S.start_event[j])]
             best = None
             for lo, hi in free_runs(np.where(occupied, 0, -1)):
