@@ -48,9 +48,15 @@ def _event_buffer(inst: Instance, graph: AugmentedGraph, v: int) -> int:
     return graph.spill_buf[(v - inst.n) // 2]
 
 
-def memory_skeleton(inst: Instance, order: Sequence[int], graph: AugmentedGraph) -> Skeleton:
+def memory_skeleton(inst: Instance, order: Sequence[int], graph: AugmentedGraph, chain: bool = True) -> Skeleton:
     """Order constraints of Eq. 14 for the valid plan whose schedule is ``order`` and
-    whose augmented DAG (from :func:`dansched.simulate.evaluate`) is ``graph``."""
+    whose augmented DAG (from :func:`dansched.simulate.evaluate`) is ``graph``.
+
+    With ``chain=False`` the memory events are not chained: any topological order of the
+    remaining constraints (G2 and the residency brackets) still gives the same segments,
+    offsets, spill and reuse edges — G2's reuse edges already order the segments that share
+    addresses — but the memory events may interleave differently. Stage 2 uses that
+    freedom (:mod:`dansched.stages.resequence`); Stage 3 keeps the chain."""
     L = inst.lists()
     preds: list[set[int]] = [set(ps) for ps in graph.preds]
     events: list[int] = []
@@ -63,7 +69,7 @@ def memory_skeleton(inst: Instance, order: Sequence[int], graph: AugmentedGraph)
                     preds[v].add(last_event[b])
                 pending.setdefault(b, []).append(v)
             continue
-        if events:
+        if events and chain:
             preds[v].add(events[-1])
         events.append(v)
         b = _event_buffer(inst, graph, v)
