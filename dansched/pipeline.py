@@ -68,25 +68,37 @@ def _judged(inst: Instance, plan: Plan, stage: str) -> Evaluation:
 
 def solve(inst: Instance, opts: SolveOptions = SolveOptions(), progress: Progress | None = None) -> SolveResult:
     """Run the stages that ``opts.problem`` needs and return the final plan and report."""
+    from .models.makespan import topological_order
+    from .simulate import max_v_stay
     from .stages.mpas import mpas_order
+    from .stages.mpas_graph import NoLegalOrderError
 
     say = progress or (lambda _msg: None)
     stages: dict[str, Any] = {}
 
     say("Stage 1: MPAS")
     t0 = time.perf_counter()
-    s1 = mpas_order(inst, variant=opts.variant)
-    plan1 = Plan(order=tuple(s1.order))
-    ev1 = _judged(inst, plan1, "Stage 1 (MPAS)")
-    stages["mpas"] = stage_figures(ev1, time.perf_counter() - t0) | {"variant": s1.variant}
+    try:
+        s1 = mpas_order(inst, variant=opts.variant)
+        order1, variant1 = list(s1.order), s1.variant
+    except NoLegalOrderError as exc:
+        if opts.problem == 1:
+            raise
+        # problems 2 and 3 have no single-residency rule: any topological order will do
+        order1, variant1 = topological_order(inst), f"topological order (no L0-legal order: {exc})"
+    plan1 = Plan(order=tuple(order1))
     if opts.problem == 1:
+        ev1 = _judged(inst, plan1, "Stage 1 (MPAS)")
+        stages["mpas"] = stage_figures(ev1, time.perf_counter() - t0) | {"variant": variant1}
         return SolveResult(plan1, ev1, {"max_v_stay": ev1.max_v_stay, "stages": stages})
+    stages["mpas"] = {"max_v_stay": max_v_stay(inst, order1), "seconds": round(time.perf_counter() - t0, 3),
+                      "variant": variant1}
 
     from .stages.dlr import dlr_plan
 
     say("Stage 2: DLR")
     t0 = time.perf_counter()
-    s2 = dlr_plan(inst, s1.order, victim=opts.victim)
+    s2 = dlr_plan(inst, order1, victim=opts.victim)
     ev2 = _judged(inst, s2.plan, "Stage 2 (DLR)")
     stages["dlr"] = stage_figures(ev2, time.perf_counter() - t0) | s2.info
     final_plan, final_ev = s2.plan, ev2

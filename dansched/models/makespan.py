@@ -9,7 +9,7 @@ from ..instance import Instance
 from ..simulate import AugmentedGraph
 from .bound import Bound
 
-__all__ = ["pipe_load_bound", "longest_path_bound", "makespan_lower_bound"]
+__all__ = ["pipe_load_bound", "longest_path_bound", "makespan_lower_bound", "topological_order"]
 
 
 def pipe_load_bound(pipe: Sequence[int], cycles: Sequence[int]) -> int:
@@ -39,7 +39,7 @@ def makespan_lower_bound(inst: Instance, graph: AugmentedGraph | None = None, or
     it holds for every plan of the instance."""
     if graph is None:
         L = inst.lists()
-        topo = _topological(inst)
+        topo = topological_order(inst)
         load = pipe_load_bound(L.pipe, L.cycles)
         path = longest_path_bound(L.pred, L.cycles, topo)
         scope = "instance"
@@ -53,16 +53,19 @@ def makespan_lower_bound(inst: Instance, graph: AugmentedGraph | None = None, or
     return Bound(path, f"longest path ({scope})")
 
 
-def _topological(inst: Instance) -> list[int]:
+def topological_order(inst: Instance) -> list[int]:
+    """A topological order of the instance (Kahn, smallest id first among the ready)."""
+    import heapq
+
     L = inst.lists()
     indeg = [len(p) for p in L.pred]
-    stack = [v for v in range(inst.n) if indeg[v] == 0]
+    heap = [v for v in range(inst.n) if indeg[v] == 0]
     out = []
-    while stack:
-        v = stack.pop()
+    while heap:
+        v = heapq.heappop(heap)
         out.append(v)
         for w in L.succ[v]:
             indeg[w] -= 1
             if indeg[w] == 0:
-                stack.append(w)
+                heapq.heappush(heap, w)
     return out

@@ -176,7 +176,11 @@ def mpas_order(inst: Instance, variant: str = "mpas", target: int | None = None)
         found.append((peak, i, policy.name, order))
         if peak <= target:
             break
-    if not found:
+    if not found:  # every restart dead-ended: the input order, when it is legal, is still an answer
+        own = list(range(inst.n))
+        if _is_legal(inst, own):
+            return MpasResult(own, "input order (every restart dead-ended)", max_v_stay(inst, own),
+                              restarts, time.perf_counter() - t0)
         raise NoLegalOrderError(errors[0] if errors else "no L0-legal order found")
     found.sort(key=lambda x: (x[0], x[1]))
     legal = []
