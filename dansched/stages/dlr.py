@@ -49,6 +49,7 @@ PACKING_ROUNDS = 6
 SERIAL_WAVE_WIDTHS = (1, 2, 3, 4)
 SPILL_PLAN_MAX_NODES = 20_000  # the exact spill plan (MIP + CP-SAT packing) is for small and medium graphs
 MAX_TIE_EVALUATIONS = 4  # plans judged for the makespan tie-break
+REUSE_SEARCH_MAX_NODES = 40_000  # the reuse-aware order search grows faster than linearly (ready-set scans)
 
 
 @dataclass
@@ -137,13 +138,15 @@ def _planned_scan(inst: Instance, order: Sequence[int], rule: str) -> ScanResult
     return None
 
 
-def candidate_orders(inst: Instance, order: Sequence[int], search: bool = True) -> dict[str, list[int]]:
+def candidate_orders(
+    inst: Instance, order: Sequence[int], search: bool = True, reuse: bool = True
+) -> dict[str, list[int]]:
     """The sigma(2) candidates, by name: the given order with lifetimes tightened
     (``stage1``) and, with ``search``, also with loads made lazy (``stage1-lazy``), the
     instance's own order treated alike (``input``, ``input-lazy``) and reuse-aware
     list schedules built on the given order (``reuse``: tasks in waves that run side by
     side; ``reuse-serial<w>``: waves of ``w`` tasks chosen together, run one after
-    another). Duplicates are dropped."""
+    another; only with ``reuse``). Duplicates are dropped."""
     out: dict[str, list[int]] = {"stage1": tighten_lifetimes(inst, order)}
     if not search:
         return out
@@ -157,6 +160,8 @@ def candidate_orders(inst: Instance, order: Sequence[int], search: bool = True) 
     if own != list(order) and is_topological(inst, own):
         add("input", tighten_lifetimes(inst, own))
         add("input-lazy", tighten_lifetimes(inst, own, lazy_loads=True))
+    if not reuse:
+        return out
     add("reuse", reuse_order(inst, order))
     for w in SERIAL_WAVE_WIDTHS:
         add(f"reuse-serial{w}", reuse_order(inst, order, width=w, serial=True))
@@ -200,18 +205,30 @@ def dlr_plan(
     say = progress or (lambda _m: None)
     if victim == "lru":  # the exact spill plan would bypass the rule under study
         placements = tuple(p for p in placements if p != "spill-plan") or ("bestfit-greedy",)
-    orders = candidate_orders(inst, order, search)
     rules = VICTIMS[victim]
     if uniform_tiers(inst):  # best fit cannot fragment, the cost rules are Belady: one variant says it all
         placements, rules = ("bestfit-greedy",), rules[:1]
     # 1. rank the orders with the paper's placement and rule, 2. try every placement
-    # and rule on the best two
+    # and rule on the best two. The reuse-aware order search (the costly part) only runs
+    # when the cheap orders spill and the graph is within REUSE_SEARCH_MAX_NODES.
     probe = "bestfit-greedy" if "bestfit-greedy" in placements else placements[0]
     variants: list[Variant] = []
+    orders = candidate_orders(inst, order, search, reuse=False)
     for name, o in orders.items():
         res = scan_variant(inst, o, probe, rules[0])
         if res is not None:
             variants.append(Variant(name, probe, rules[0], res))
+    spills = not variants or min(v.scan.traffic for v in variants) > 0
+    if search and spills and inst.n <= REUSE_SEARCH_MAX_NODES:
+        for name, o in candidate_orders(inst, order, search, reuse=True).items():
+            if name in orders:
+                continue
+            orders[name] = o
+            res = scan_variant(inst, o, probe, rules[0])
+            if res is not None:
+                variants.append(Variant(name, probe, rules[0], res))
+    if not spills:  # no traffic at all: nothing left to gain from other placements
+        placements = (probe,)
     ranked_orders: list[str] = []
     for v in sorted(variants, key=lambda v: (v.key, v.name)):
         if v.order_name not in ranked_orders:

@@ -31,6 +31,8 @@ or bands of blocks sharing a row or column (serial), swept through the others;
 
 from __future__ import annotations
 
+import heapq
+
 from typing import Sequence
 
 from ..instance import KIND_ALLOC, KIND_FREE, KIND_OP, Instance
@@ -164,6 +166,9 @@ class _ReuseScheduler:
         self.emitted = [False] * n
         self.pred, self.succ = lifetime_graph(inst)
         self.missing = [len(self.pred[v]) for v in range(n)]
+        # nodes whose predecessors are all out, by rank (lazily cleaned): the fallback's pool
+        self.ready_heap = [(self.rank[v], v) for v in range(n) if self.missing[v] == 0]
+        heapq.heapify(self.ready_heap)
         self.hard_missing = [sum(1 for u in self.pred[v] if not self.soft[u]) for v in range(n)]
         self.out: list[int] = []
         # tasks
@@ -240,6 +245,8 @@ class _ReuseScheduler:
         hard = not self.soft[v]
         for w in self.succ[v]:
             self.missing[w] -= 1
+            if self.missing[w] == 0:
+                heapq.heappush(self.ready_heap, (self.rank[w], w))
             if hard:
                 self.hard_missing[w] -= 1
                 if self.hard_missing[w] == 0 and L.kind[w] == KIND_OP and self.task_of[w] < 0 and not self.lazy[w]:
@@ -430,11 +437,10 @@ class _ReuseScheduler:
 
     def emit_fallback(self) -> None:
         """Nothing schedulable by the rules (e.g. a load nobody needs): the first ready node of the base order."""
-        best = None
-        for v in range(self.inst.n):
-            if not self.emitted[v] and self.missing[v] == 0 and (best is None or self.rank[v] < self.rank[best]):
-                best = v
-        assert best is not None, "the instance graph has a cycle"
+        while self.ready_heap and self.emitted[self.ready_heap[0][1]]:
+            heapq.heappop(self.ready_heap)
+        assert self.ready_heap, "the instance graph has a cycle"
+        best = self.ready_heap[0][1]
         self.emit_with_ancestors(best)
         self.after(best)
 
