@@ -40,6 +40,7 @@ __all__ = [
     "instance_name",
     "write_json",
     "write_csv_pair",
+    "topological_order",
 ]
 
 KIND_OP, KIND_ALLOC, KIND_FREE = 0, 1, 2
@@ -573,3 +574,22 @@ def write_csv_pair(inst: Instance, directory: str | Path, case: str | None = Non
         (nodes_path, nodes_text.getvalue().encode()), (d / f"{case}_Edges.csv", edges_text.getvalue().encode()),
     ])
     return nodes_path
+
+
+def topological_order(inst: Instance) -> list[int]:
+    """Kahn's algorithm taking the ready node of smallest id first (a heap-based ready list)."""
+    import heapq
+
+    L = inst.lists()
+    indeg = [len(p) for p in L.pred]
+    ready = [v for v in range(inst.n) if indeg[v] == 0]
+    heapq.heapify(ready)
+    order: list[int] = []
+    while ready:
+        v = heapq.heappop(ready)
+        order.append(v)
+        for w in L.succ[v]:
+            indeg[w] -= 1
+            if indeg[w] == 0:
+                heapq.heappush(ready, w)
+    return order

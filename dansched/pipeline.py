@@ -68,7 +68,7 @@ def _judged(inst: Instance, plan: Plan, stage: str) -> Evaluation:
 
 def solve(inst: Instance, opts: SolveOptions = SolveOptions(), progress: Progress | None = None) -> SolveResult:
     """Run the stages that ``opts.problem`` needs and return the final plan and report."""
-    from .models.makespan import topological_order
+    from .instance import topological_order
     from .simulate import max_v_stay
     from .stages.mpas import mpas_order
     from .stages.mpas_graph import NoLegalOrderError

@@ -5,11 +5,11 @@ from __future__ import annotations
 
 from typing import Sequence
 
-from ..instance import Instance
+from ..instance import Instance, topological_order
 from ..simulate import AugmentedGraph
 from .bound import Bound
 
-__all__ = ["pipe_load_bound", "longest_path_bound", "makespan_lower_bound", "topological_order"]
+__all__ = ["pipe_load_bound", "longest_path_bound", "makespan_lower_bound"]
 
 
 def pipe_load_bound(pipe: Sequence[int], cycles: Sequence[int]) -> int:
@@ -51,21 +51,3 @@ def makespan_lower_bound(inst: Instance, graph: AugmentedGraph | None = None, or
     if load >= path:
         return Bound(load, f"busiest pipe load ({scope})")
     return Bound(path, f"longest path ({scope})")
-
-
-def topological_order(inst: Instance) -> list[int]:
-    """A topological order of the instance (Kahn, smallest id first among the ready)."""
-    import heapq
-
-    L = inst.lists()
-    indeg = [len(p) for p in L.pred]
-    heap = [v for v in range(inst.n) if indeg[v] == 0]
-    out = []
-    while heap:
-        v = heapq.heappop(heap)
-        out.append(v)
-        for w in L.succ[v]:
-            indeg[w] -= 1
-            if indeg[w] == 0:
-                heapq.heappush(heap, w)
-    return out

@@ -19,13 +19,13 @@ instance was recorded in; it does not depend on any solver.
 
 from __future__ import annotations
 
-import heapq
 from collections import Counter
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
+from ..instance import topological_order
 from ..instance import KIND_ALLOC, KIND_FREE, KIND_OP, Instance
 
 __all__ = [
@@ -83,21 +83,7 @@ class InstanceInfo:
         }
 
 
-def smallest_id_topological_order(inst: Instance) -> list[int]:
-    """Kahn's algorithm taking the ready node of smallest id first (a heap-based ready list)."""
-    L = inst.lists()
-    indeg = [len(p) for p in L.pred]
-    ready = [v for v in range(inst.n) if indeg[v] == 0]
-    heapq.heapify(ready)
-    order: list[int] = []
-    while ready:
-        v = heapq.heappop(ready)
-        order.append(v)
-        for w in L.succ[v]:
-            indeg[w] -= 1
-            if indeg[w] == 0:
-                heapq.heappush(ready, w)
-    return order
+smallest_id_topological_order = topological_order  # the lifetimes' reference order
 
 
 def ecdf_points(values: np.ndarray) -> list[list[float]]:
