@@ -25,8 +25,7 @@ from typing import Any
 
 import numpy as np
 
-from ..instance import topological_order
-from ..instance import KIND_ALLOC, KIND_FREE, KIND_OP, Instance
+from ..instance import KIND_ALLOC, KIND_FREE, KIND_OP, Instance, topological_order
 
 __all__ = [
     "InstanceInfo",
