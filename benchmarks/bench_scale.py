@@ -77,25 +77,34 @@ def main() -> None:
     ap.add_argument("--max", type=int, default=None, help="skip sizes above this")
     ap.add_argument("--family", default="random")
     ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--timeout", type=int, default=1800, help="seconds allowed per size")
     ap.add_argument("--one", type=int, default=None, help=argparse.SUPPRESS)
     args = ap.parse_args()
     if args.one is not None:
         print(json.dumps(run_size(args.one, args.family, args.seed)))
         return
     sizes = [int(s) for s in args.sizes.split(",") if args.max is None or int(s) <= args.max]
-    rows = []
+    rows: list[dict] = []
     for n in sizes:
         print(f"size {n:,} ...", file=sys.stderr, flush=True)
-        out = subprocess.run(
-            [sys.executable, __file__, "--one", str(n), "--family", args.family, "--seed", str(args.seed)],
-            capture_output=True, text=True,
-        )
-        if out.returncode != 0:
-            print(out.stderr, file=sys.stderr)
-            rows.append({"nodes": n, "error": out.stderr.strip().splitlines()[-1] if out.stderr else "failed"})
-            continue
-        rows.append(json.loads(out.stdout.strip().splitlines()[-1]))
+        try:
+            out = subprocess.run(
+                [sys.executable, __file__, "--one", str(n), "--family", args.family, "--seed", str(args.seed)],
+                capture_output=True, text=True, timeout=args.timeout,
+            )
+        except subprocess.TimeoutExpired:
+            rows.append({"nodes": n, "error": f"did not finish within {args.timeout} s"})
+        else:
+            if out.returncode != 0:
+                last = out.stderr.strip().splitlines()[-1] if out.stderr.strip() else f"exit {out.returncode}"
+                rows.append({"nodes": n, "error": last})
+            else:
+                rows.append(json.loads(out.stdout.strip().splitlines()[-1]))
         print(json.dumps(rows[-1]), file=sys.stderr)
+        write_table(rows, args)  # after every size, so a long run leaves its figures behind
+
+
+def write_table(rows: list[dict], args) -> None:
     lines = [
         "# bench_scale",
         "",
@@ -127,8 +136,6 @@ def main() -> None:
     out_path = HERE / "results" / "bench_scale.md"
     out_path.parent.mkdir(exist_ok=True)
     out_path.write_text("\n".join(lines) + "\n")
-    print(out_path)
-
 
 if __name__ == "__main__":
     main()
