@@ -1,0 +1,36 @@
+"""The DAN-Scheduler rows and ablations (paper Tables 2, 4, 5), all through
+:func:`dansched.pipeline.solve`:
+
+- ``dan``: the full pipeline, MPAS -> DLR -> CPE (problem 3);
+- ``dan-no-cpe``: without Stage 3 (the problem-2 plan; paper Table 5);
+- ``lru``: the full pipeline with the LRU victim rule in Stage 2 (paper Table 4);
+- ``mpas-paper``: the full pipeline with the literal Algorithm-1 Stage 1.
+
+``info["stage_seconds"]`` holds each stage's seconds from the pipeline report
+(Figure 11); ``info["stages"]`` its figures after each stage.
+"""
+
+from __future__ import annotations
+
+from functools import partial
+
+from ..instance import Instance
+from ..pipeline import SolveOptions, solve
+from .common import MethodResult
+
+__all__ = ["run_pipeline", "dan", "dan_no_cpe", "lru", "mpas_paper"]
+
+
+def run_pipeline(inst: Instance, time_limit: float = 60.0, **options) -> MethodResult:
+    """``solve`` with ``options`` (fields of :class:`~dansched.pipeline.SolveOptions`)."""
+    res = solve(inst, SolveOptions(time_limit=time_limit, **options))
+    stages = res.report.get("stages", {})
+    seconds = {name: fig.get("seconds") for name, fig in stages.items()}
+    figures = {name: {k: v for k, v in fig.items() if k != "seconds"} for name, fig in stages.items()}
+    return MethodResult(res.plan, {"stage_seconds": seconds, "stages": figures})
+
+
+dan = partial(run_pipeline, problem=3)
+dan_no_cpe = partial(run_pipeline, problem=2)
+lru = partial(run_pipeline, problem=3, victim="lru")
+mpas_paper = partial(run_pipeline, problem=3, variant="mpas-paper")
