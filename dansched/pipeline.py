@@ -98,7 +98,7 @@ def solve(inst: Instance, opts: SolveOptions = SolveOptions(), progress: Progres
 
     say("Stage 2: DLR")
     t0 = time.perf_counter()
-    s2 = dlr_plan(inst, order1, victim=opts.victim)
+    s2 = dlr_plan(inst, order1, victim=opts.victim, slack=opts.traffic_slack if opts.problem == 3 else 0.0)
     ev2 = _judged(inst, s2.plan, "Stage 2 (DLR)")
     stages["dlr"] = stage_figures(ev2, time.perf_counter() - t0) | s2.info
     final_plan, final_ev = s2.plan, ev2
@@ -106,6 +106,16 @@ def solve(inst: Instance, opts: SolveOptions = SolveOptions(), progress: Progres
         say("Stage 3: CPE")
         t0 = time.perf_counter()
         layout, layout_ev, s3, ev3, relayout_info = _stage3(inst, s2.plan, ev2, opts)
+        pareto = [{"stage2": stages["dlr"].get("order", "dlr"), "extra_traffic": ev2.extra_traffic,
+                   "makespan": ev3.makespan}]
+        for alt_plan, alt_ev, name in s2.alternatives:  # --traffic-slack: trade traffic for makespan
+            got = _stage3(inst, alt_plan, alt_ev, opts)
+            pareto.append({"stage2": name, "extra_traffic": alt_ev.extra_traffic, "makespan": got[3].makespan})
+            if got[3].makespan < ev3.makespan:
+                ev2 = alt_ev
+                stages["dlr"] = stage_figures(alt_ev, stages["dlr"]["seconds"]) | {"variant": name, "within_slack_of": s2.evaluation.extra_traffic}
+                layout, layout_ev, s3, ev3, relayout_info = got
+        stages["pareto"] = pareto
         if relayout_info["rounds"]:
             stages["relayout"] = stage_figures(layout_ev, relayout_info.pop("seconds")) | relayout_info
         for key in ("extra_traffic", "spill_count"):

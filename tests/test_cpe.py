@@ -96,3 +96,24 @@ def test_critical_chain_ends_at_makespan():
     chain = critical_chain(skel, plan.order, ev.start, ev.end)
     assert chain == [0, 1, 2]  # X delays Y on MTE2, Y gates Z
     assert ev.end[chain[-1]] == ev.makespan and ev.start[chain[0]] == 0
+
+
+def test_traffic_slack_trades_traffic_for_makespan(tmp_path):
+    """--traffic-slack: the Pareto pairs tried are reported; the final plan's traffic
+    stays within the slack of Stage 2's best, and its makespan is no worse."""
+    from dansched.pipeline import SolveOptions, solve
+
+    toml = tmp_path / "tight.toml"
+    toml.write_text("[tiers]\nL1 = 1024\n")
+    inst = load_instance(SHIPPED / "conv_s2.json", load_hardware(toml))
+    base = solve(inst, SolveOptions(problem=3))
+    slack = solve(inst, SolveOptions(problem=3, traffic_slack=50.0))
+    assert base.evaluation.extra_traffic > 0  # the tight tier makes Stage 2 spill
+    pareto = slack.report["stages"]["pareto"]
+    assert len(pareto) >= 2 and pareto[0]["extra_traffic"] == base.evaluation.extra_traffic
+    assert all(p["extra_traffic"] <= 1.5 * base.evaluation.extra_traffic for p in pareto)
+    assert slack.evaluation.valid
+    assert slack.evaluation.extra_traffic <= 1.5 * base.evaluation.extra_traffic
+    assert slack.evaluation.makespan <= base.evaluation.makespan
+    assert slack.evaluation.makespan == min(p["makespan"] for p in pareto)
+    assert len(base.report["stages"]["pareto"]) == 1

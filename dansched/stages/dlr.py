@@ -49,6 +49,7 @@ PACKING_ROUNDS = 6
 SERIAL_WAVE_WIDTHS = (1, 2, 3, 4)
 SPILL_PLAN_MAX_NODES = 20_000  # the exact spill plan (MIP + CP-SAT packing) is for small and medium graphs
 MAX_TIE_EVALUATIONS = 4  # plans judged for the makespan tie-break
+MAX_ALTERNATIVES = 6  # Stage-2 plans offered to Stage 3 under --traffic-slack
 REUSE_SEARCH_MAX_NODES = 40_000  # the reuse-aware order search grows faster than linearly (ready-set scans)
 
 
@@ -77,6 +78,7 @@ class DlrResult:
     plan: Plan
     evaluation: Evaluation
     info: dict[str, Any] = field(default_factory=dict)
+    alternatives: list[tuple[Plan, Evaluation, str]] = field(default_factory=list)  # see dlr_plan(slack=...)
 
 
 def scan_variant(inst: Instance, order: Sequence[int], placement: str, rule: str) -> ScanResult | None:
@@ -190,13 +192,16 @@ def dlr_plan(
     search: bool = True,
     placements: Sequence[str] = PLACEMENTS,
     progress: Callable[[str], None] | None = None,
+    slack: float = 0.0,
 ) -> DlrResult:
     """Stage 2 on a Stage-1 ``order`` (node ids of the instance, a topological order).
 
     ``victim``: ``"cost"`` (Eqs. 27-31 and the exact spill plan) or ``"lru"`` (LRU in
     every placement that evicts; no exact spill plan). ``search=False`` keeps the
-    Stage-1 order (only lifetimes tightened). Raises ``ValueError`` for an order
-    that is not a topological order of the instance."""
+    Stage-1 order (only lifetimes tightened). With ``slack`` > 0 (percent), the other
+    valid variants whose traffic is within ``slack``% of the best are returned too, in
+    ``alternatives`` (at most :data:`MAX_ALTERNATIVES`), for a traffic/makespan trade-off.
+    Raises ``ValueError`` for an order that is not a topological order of the instance."""
     if victim not in VICTIMS:
         raise ValueError(f"victim must be one of {sorted(VICTIMS)}, got {victim!r}")
     order = [int(v) for v in order]
@@ -257,7 +262,21 @@ def dlr_plan(
         "order_traffic": by_order,
         "variants": len(variants),
     }
-    return DlrResult(plan, ev, info)
+    alternatives: list[tuple[Plan, Evaluation, str]] = []
+    if slack > 0:
+        limit = ev.extra_traffic * (1 + slack / 100)
+        seen = {winner.name}
+        for v in sorted(variants, key=lambda v: (v.key, v.name)):
+            if len(alternatives) >= MAX_ALTERNATIVES or v.scan.traffic > limit:
+                break
+            if v.name in seen:
+                continue
+            seen.add(v.name)
+            alt = _plan_of(inst, v.scan)
+            alt_ev = evaluate(inst, alt)
+            if alt_ev.valid:
+                alternatives.append((alt, alt_ev, v.name))
+    return DlrResult(plan, ev, info, alternatives)
 
 
 def _pick(inst: Instance, variants: list[Variant]) -> tuple[Plan, Evaluation, Variant]:
