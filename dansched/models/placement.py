@@ -31,6 +31,7 @@ from ortools.sat.python import cp_model
 
 from ..instance import KIND_OP, Instance
 from ..plan import Plan
+from ..stages.scan import needs_positions
 
 __all__ = [
     "PlacementResult", "residency_points", "fixed_order_placement", "plan_points", "points_to_plan", "MAX_RECTANGLES",
@@ -54,19 +55,7 @@ class PlacementResult:
 
 def residency_points(inst: Instance, order: Sequence[int]) -> list[list[int]]:
     """Per buffer: the sorted positions (in ``order``, spill ids skipped) where it must be resident."""
-    L = inst.lists()
-    pts: list[list[int]] = [[] for _ in range(inst.num_buffers)]
-    i = 0
-    for v in order:
-        if v >= inst.n:
-            continue
-        if L.kind[v] == KIND_OP:
-            for b in L.bufs[v]:
-                pts[b].append(i)
-        else:
-            pts[L.node_buf[v]].append(i)
-        i += 1
-    return [sorted(set(p)) for p in pts]
+    return needs_positions(inst, [v for v in order if v < inst.n])
 
 
 def plan_points(inst: Instance, plan: Plan) -> tuple[list[int], list[list[int]], list[list[bool]]]:

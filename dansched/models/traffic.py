@@ -41,7 +41,8 @@ from typing import Iterator, Sequence
 
 import numpy as np
 
-from ..instance import KIND_OP, Instance
+from ..stages.scan import needs_positions
+from ..instance import Instance
 from .bound import Bound
 
 __all__ = ["Gap", "TierCover", "tier_covers", "position_bound", "lp_bound", "mip_bound", "cover_matrix", "quiet_native_stdout", "traffic_lower_bound"]
@@ -68,17 +69,6 @@ class TierCover:
     rows: list[tuple[tuple[int, ...], int]]
 
 
-def _needs(inst: Instance, order: Sequence[int]) -> list[list[int]]:
-    L = inst.lists()
-    needs: list[list[int]] = [[] for _ in range(inst.num_buffers)]
-    for i, v in enumerate(order):
-        if L.kind[v] == KIND_OP:
-            for b in L.bufs[v]:
-                needs[b].append(i)
-        else:
-            needs[L.node_buf[v]].append(i)
-    return needs
-
 
 def tier_covers(inst: Instance, order: Sequence[int]) -> list[TierCover]:
     """One :class:`TierCover` per tier that is over capacity somewhere along ``order``
@@ -88,7 +78,7 @@ def tier_covers(inst: Instance, order: Sequence[int]) -> list[TierCover]:
     sizes = inst.buf_size.tolist()
     tiers = inst.buf_tier.tolist()
     backed = inst.buf_backed.tolist()
-    needs = _needs(inst, order)
+    needs = needs_positions(inst, order)
     out = []
     for t, name in enumerate(inst.hw.tiers):
         cap = inst.hw.capacity[name]
