@@ -57,6 +57,20 @@ def _weight(bits: int, sizes: list[int]) -> int:
     return total
 
 
+def _allocated_before(g, index: dict[int, int]) -> list[int]:
+    """Per node, a bitset (bit ``index[b]``) of the indexed buffers whose ALLOC is the node
+    or one of its ancestors."""
+    before = [0] * g.n
+    for v in g.topo:
+        bits = 0
+        for u in g.preds[v]:
+            bits |= before[u]
+        if g.kind[v] == KIND_ALLOC and g.node_buf[v] in index:
+            bits |= 1 << index[g.node_buf[v]]
+        before[v] = bits
+    return before
+
+
 def necessarily_live_bound(inst: Instance, g=None) -> Bound:
     """max over operations ``v`` of the L1+UB bytes of buffers whose lifetime must
     contain ``v`` in every order (see the module docstring); ``g`` is the instance's
@@ -75,14 +89,7 @@ def necessarily_live_bound(inst: Instance, g=None) -> Bound:
     for b, i in index.items():
         wsz[i] = sizes[b]
     n = g.n
-    before = [0] * n  # peak buffers whose ALLOC is an ancestor (or the node itself)
-    for v in g.topo:
-        bits = 0
-        for u in g.preds[v]:
-            bits |= before[u]
-        if g.kind[v] == KIND_ALLOC and g.node_buf[v] in index:
-            bits |= 1 << index[g.node_buf[v]]
-        before[v] = bits
+    before = _allocated_before(g, index)  # peak buffers whose ALLOC is an ancestor (or the node itself)
     after = [0] * n  # peak buffers whose FREE is a descendant (or the node itself)
     for v in reversed(g.topo):
         bits = 0
@@ -118,14 +125,7 @@ def first_free_bound(inst: Instance, g=None) -> Bound:
     sizes = inst.buf_size.tolist()
     bufs = [b for b in range(inst.num_buffers) if peak[b]]
     index = {b: i for i, b in enumerate(bufs)}
-    before = [0] * g.n
-    for v in g.topo:
-        bits = 0
-        for u in g.preds[v]:
-            bits |= before[u]
-        if g.kind[v] == KIND_ALLOC and g.node_buf[v] in index:
-            bits |= 1 << index[g.node_buf[v]]
-        before[v] = bits
+    before = _allocated_before(g, index)
     k = len(bufs)
     w = [sizes[b] for b in bufs]
     members: list[list[int]] = []  # A(b) as indices
