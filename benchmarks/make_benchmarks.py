@@ -115,6 +115,40 @@ def header(rows: list[dict], seconds: float | None, jobs: int, time_limit: float
     return lines
 
 
+def _section(path: Path, heading: str) -> list[str]:
+    """The lines of ``path`` from ``heading`` up to the next heading of the same level."""
+    if not path.is_file():
+        return []
+    lines = path.read_text().splitlines()
+    if heading not in lines:
+        return []
+    i = lines.index(heading) + 1
+    level = heading.split(" ")[0] + " "
+    out = []
+    while i < len(lines) and not lines[i].startswith(level):
+        out.append(lines[i])
+        i += 1
+    return out
+
+
+def other_results() -> list[str]:
+    """The heuristic-vs-exact audit (issue 7) and the scaling run (issue 9), copied from their
+    own result files (regenerate those with benchmarks/bench_audit.py and bench_scale.py)."""
+    out: list[str] = []
+    audit = RESULTS.parent / "bench_audit.md"
+    gaps = _section(audit, "## Gap distribution (pipeline traffic against the joint optimum)")
+    if gaps:
+        out += ["## Heuristic vs exact optimum on small graphs (problem 2)", "",
+                "From `benchmarks/results/bench_audit.md` (per-seed rows and set-up there): the pipeline's "
+                "problem-2 traffic against the exact joint CP-SAT optimum (`dansched/models/joint.py`) on "
+                "38-40-node random graphs with tight tiers."] + gaps
+    scale = RESULTS.parent / "bench_scale.md"
+    if scale.is_file():
+        body = scale.read_text().splitlines()[2:]
+        out += ["## Scaling (full pipeline on generated graphs)", "", "From `benchmarks/results/bench_scale.md`:"] + body
+    return out
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--jobs", type=int, default=2)
@@ -145,6 +179,7 @@ def main(argv: list[str] | None = None) -> int:
         atomic_write_text(RESULTS / "meta.json", json.dumps(meta, indent=2) + "\n")
     body = bench_markdown(rows, load_anchors()).split("\n", 1)[1]  # drop the generic title
     text = "\n".join(header(rows, seconds, args.jobs, args.time_limit)) + body.rstrip() + "\n\n" + "\n".join(notes(rows))
+    text += "\n" + "\n".join(other_results())
     atomic_write_text(TARGET, text.rstrip() + "\n")
     print(f"make_benchmarks: {len(rows)} rows -> {TARGET}" + (f" in {seconds / 60:.1f} min" if seconds else ""), file=sys.stderr)
     return 0
