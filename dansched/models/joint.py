@@ -80,6 +80,8 @@ from typing import Any, Sequence
 
 from ortools.sat.python import cp_model
 
+from .solver import deterministic_solver
+
 from ..instance import Instance
 from ..plan import Plan
 from ..simulate import Evaluation, evaluate
@@ -503,11 +505,7 @@ def joint_min_traffic(
 
     m, v, weight = _build(inst, dominance, tie_break_spills, max_spills)
     hinted = _hint(m, inst, v, hint, dominance) if hint is not None else False
-    solver = cp_model.CpSolver()
-    solver.parameters.num_workers = 1
-    solver.parameters.random_seed = seed
-    solver.parameters.max_deterministic_time = deterministic_time
-    solver.parameters.max_time_in_seconds = time_limit
+    solver = deterministic_solver(seed, deterministic_time, time_limit)
     status = solver.solve(m)
     name = solver.status_name(status)
     stats.update(

@@ -29,6 +29,8 @@ from typing import Any, Sequence
 
 from ortools.sat.python import cp_model
 
+from .solver import deterministic_solver
+
 from ..instance import KIND_OP, Instance
 from ..plan import Plan
 from ..stages.scan import needs_positions
@@ -168,11 +170,7 @@ def _solve(
     if hint is None or not _add_hint(m, inst, hint, y, spill, allow_spills):
         if allow_spills:
             _add_all_spilled_hint(m, inst, pts, y, spill)
-    solver = cp_model.CpSolver()
-    solver.parameters.num_workers = 1
-    solver.parameters.random_seed = seed
-    solver.parameters.max_deterministic_time = deterministic_time
-    solver.parameters.max_time_in_seconds = time_limit
+    solver = deterministic_solver(seed, deterministic_time, time_limit)
     status = solver.solve(m)
     name = solver.status_name(status)
     stats = {"rectangles": nrect, "wall_seconds": round(solver.wall_time, 3)}

@@ -28,6 +28,8 @@ from typing import Any, Sequence
 
 from ortools.sat.python import cp_model
 
+from .solver import deterministic_solver
+
 from ..simulate import simulate_timing
 from ..stages.list_schedule import bottom_level
 from ..stages.skeleton import Skeleton
@@ -155,11 +157,7 @@ def solve_window(
     for v in ops:
         m.add(obj >= s[v] + g.cycles[v] + rest[v])
     m.minimize(obj)
-    solver = cp_model.CpSolver()
-    solver.parameters.num_workers = 1
-    solver.parameters.random_seed = seed
-    solver.parameters.max_deterministic_time = deterministic_time
-    solver.parameters.max_time_in_seconds = max(0.01, wall_time)
+    solver = deterministic_solver(seed, deterministic_time, max(0.01, wall_time))
     status = solver.solve(m)
     stats = {"status": solver.status_name(status), "nodes": len(window)}
     if status not in (cp_model.OPTIMAL, cp_model.FEASIBLE):

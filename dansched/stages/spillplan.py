@@ -81,6 +81,8 @@ def cpsat_pack(segs: Sequence[Segment], capacity: Mapping[int, int], determinist
     from every segment it meets in time, or ``None`` when CP-SAT finds none in time."""
     from ortools.sat.python import cp_model
 
+    from ..models.solver import deterministic_solver
+
     m = cp_model.CpModel()
     ys = []
     by_tier: dict[int, tuple[list, list]] = {}
@@ -95,10 +97,7 @@ def cpsat_pack(segs: Sequence[Segment], capacity: Mapping[int, int], determinist
         ys_t.append(m.new_fixed_size_interval_var(y, s.size, f"a{i}"))
     for xs_t, ys_t in by_tier.values():
         m.add_no_overlap_2d(xs_t, ys_t)
-    solver = cp_model.CpSolver()
-    solver.parameters.num_workers = 1
-    solver.parameters.random_seed = 0
-    solver.parameters.max_deterministic_time = deterministic_time
+    solver = deterministic_solver(0, deterministic_time, time_limit=1e9)  # no wall-clock net: deterministic
     status = solver.solve(m)
     if status not in (cp_model.OPTIMAL, cp_model.FEASIBLE):
         return None
