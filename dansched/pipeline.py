@@ -102,6 +102,7 @@ def solve(inst: Instance, opts: SolveOptions = SolveOptions(), progress: Progres
     ev2 = _judged(inst, s2.plan, "Stage 2 (DLR)")
     stages["dlr"] = stage_figures(ev2, time.perf_counter() - t0) | s2.info
     final_plan, final_ev = s2.plan, ev2
+    pareto: list[dict[str, Any]] | None = None
     if opts.problem == 3 and opts.cpe:
         say("Stage 3: CPE")
         t0 = time.perf_counter()
@@ -115,7 +116,6 @@ def solve(inst: Instance, opts: SolveOptions = SolveOptions(), progress: Progres
                 ev2 = alt_ev
                 stages["dlr"] = stage_figures(alt_ev, stages["dlr"]["seconds"]) | {"variant": name, "within_slack_of": s2.evaluation.extra_traffic}
                 layout, layout_ev, s3, ev3, relayout_info = got
-        stages["pareto"] = pareto
         if relayout_info["rounds"]:
             stages["relayout"] = stage_figures(layout_ev, relayout_info.pop("seconds")) | relayout_info
         for key in ("extra_traffic", "spill_count"):
@@ -135,6 +135,8 @@ def solve(inst: Instance, opts: SolveOptions = SolveOptions(), progress: Progres
         "makespan": final_ev.makespan,
         "stages": stages,
     }
+    if pareto is not None:  # problem 3: the (traffic, makespan) pairs Stage 3 tried
+        report["pareto"] = pareto
     return SolveResult(final_plan, final_ev, report)
 
 
