@@ -107,8 +107,8 @@ def solve(inst: Instance, opts: SolveOptions = SolveOptions(), progress: Progres
         say("Stage 3: CPE")
         t0 = time.perf_counter()
         layout, layout_ev, s3, ev3, relayout_info = _stage3(inst, s2.plan, ev2, opts)
-        pareto = [{"stage2": stages["dlr"].get("order", "dlr"), "extra_traffic": ev2.extra_traffic,
-                   "makespan": ev3.makespan}]
+        name2 = "/".join(str(s2.info[k]) for k in ("order", "placement", "victim_rule") if k in s2.info) or "dlr"
+        pareto = [{"stage2": name2, "extra_traffic": ev2.extra_traffic, "makespan": ev3.makespan}]
         for alt_plan, alt_ev, name in s2.alternatives:  # --traffic-slack: trade traffic for makespan
             got = _stage3(inst, alt_plan, alt_ev, opts)
             pareto.append({"stage2": name, "extra_traffic": alt_ev.extra_traffic, "makespan": got[3].makespan})
