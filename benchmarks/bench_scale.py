@@ -29,7 +29,7 @@ def run_size(target_nodes: int, family: str, seed: int) -> dict:
     """One size, in this process: returns seconds per stage and peak RSS (MiB)."""
     from dansched.generate import generate
     from dansched.instance import instance_from_records
-    from dansched.pipeline import SolveOptions, _judged
+    from dansched.pipeline import _judged
     from dansched.simulate import evaluate
     from dansched.stages.cpe import cpe_refine
     from dansched.stages.dlr import dlr_plan

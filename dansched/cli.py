@@ -35,11 +35,6 @@ class InputError(Exception):
     """Bad input or usage: reported as one line on stderr with exit status 2."""
 
 
-def fail_input(message: str) -> "typer.Exit":
-    typer.echo(f"dansched: error: {message}", err=True)
-    return typer.Exit(2)
-
-
 def load_inputs(instance: Path, hw_path: Optional[Path]) -> tuple[Hardware, Instance]:
     """Hardware model and instance; warnings (e.g. Cycles costed at 1) go to stderr."""
     hw = load_hardware(hw_path)
@@ -105,7 +100,7 @@ def solve(
     """Plan the instance: MPAS (problem 1), + DLR (problem 2), + CPE (problem 3, the default)."""
     from .audit import audit_plan, rows_report
     from .pipeline import PlanInvalidError, SolveOptions, solve as run_solve
-    from .plan import atomic_write_text, contest_paths, write_plan
+    from .plan import contest_paths, write_plan
     from .report.progress import progress_reporter
 
     from .stages.mpas import VARIANTS
@@ -185,7 +180,7 @@ def audit(
     as_json: bool = typer.Option(False, "--json", help="Print one JSON object instead of a table."),
 ) -> None:
     """A plan's figures beside their lower bounds, the gaps, and the stage that loses the most."""
-    from .audit import audit_plan, rows_report, worst_stage
+    from .audit import audit_plan, worst_stage
     from .plan import read_plan_dir
     from .simulate import evaluate as run_evaluate
 

@@ -26,7 +26,6 @@ from __future__ import annotations
 
 import copy
 import json
-import os
 import random
 import subprocess
 import sys
@@ -37,7 +36,7 @@ import pytest
 
 from dansched.cli import main
 from dansched.generate import generate
-from dansched.instance import NODE_FIELDS, InstanceError, instance_from_records, load_instance, write_csv_pair
+from dansched.instance import NODE_FIELDS, instance_from_records, load_instance, write_csv_pair
 from dansched.plan import OutputError, Plan, atomic_write_text, write_plan
 
 from test_instance import exp_records

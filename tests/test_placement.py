@@ -8,7 +8,6 @@ from dansched.hardware import load_hardware
 from dansched.instance import instance_from_records
 from dansched.models.placement import fixed_order_placement
 from dansched.pipeline import SolveOptions, solve
-from dansched.plan import Plan
 from dansched.simulate import evaluate
 
 

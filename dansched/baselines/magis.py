@@ -69,7 +69,6 @@ def plan_swaps(inst: Instance, order: Sequence[int]) -> tuple[dict[int, list[int
     needs = needs_positions(inst, order)
     n = len(order)
     sizes = inst.buf_size.tolist()
-    tiers = inst.buf_tier.tolist()
     pos = [0] * inst.n
     for i, v in enumerate(order):
         pos[v] = i

@@ -98,7 +98,7 @@ def necessarily_live_bound(inst: Instance, g=None) -> Bound:
         if g.kind[v] == KIND_FREE and g.node_buf[v] in index:
             bits |= 1 << index[g.node_buf[v]]
         after[v] = bits
-    best, arg = 0, -1
+    best = 0
     seen: set[int] = set()
     for v in range(n):
         if g.kind[v] != KIND_OP:
@@ -109,7 +109,7 @@ def necessarily_live_bound(inst: Instance, g=None) -> Bound:
         seen.add(bits)
         w = _weight(bits, wsz)
         if w > best:
-            best, arg = w, v
+            best = w
     return Bound(best, "buffers every order keeps live around one operation (DAG ancestors/descendants)")
 
 

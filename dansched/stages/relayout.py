@@ -187,7 +187,6 @@ def move_late_segments(inst: Instance, plan: Plan, ev: Evaluation) -> tuple[Plan
     occupants finished earliest. Every move keeps the layout valid by construction; the
     result is kept only if the evaluator accepts it and it is faster."""
     assert ev.valid and ev.graph is not None
-    n = inst.n
     g = ev.graph
     wanted = _wanted_times(ev, plan.order)
     end_time = ev.end

@@ -27,7 +27,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Mapping, Sequence
 
-from ..instance import KIND_ALLOC, KIND_FREE, KIND_OP, Instance
+from ..instance import KIND_ALLOC, KIND_OP, Instance
 from .freelist import FreeList
 from .victim import INF, RULES, LAMBDA_BYTE, LAMBDA_CYC, EPS, S, T, d
 
