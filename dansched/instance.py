@@ -41,6 +41,7 @@ __all__ = [
     "write_json",
     "write_csv_pair",
     "topological_order",
+    "smallest_first_order",
 ]
 
 KIND_OP, KIND_ALLOC, KIND_FREE = 0, 1, 2
@@ -576,20 +577,26 @@ def write_csv_pair(inst: Instance, directory: str | Path, case: str | None = Non
     return nodes_path
 
 
-def topological_order(inst: Instance) -> list[int]:
-    """Kahn's algorithm taking the ready node of smallest id first (a heap-based ready list)."""
+def smallest_first_order(succs: Sequence[Sequence[int]], indeg: Sequence[int]) -> list[int]:
+    """Kahn's algorithm taking the ready node of smallest id first (a heap-based ready list).
+    Shorter than ``len(indeg)`` when the graph has a cycle."""
     import heapq
 
-    L = inst.lists()
-    indeg = [len(p) for p in L.pred]
-    ready = [v for v in range(inst.n) if indeg[v] == 0]
+    deg = list(indeg)
+    ready = [v for v, d in enumerate(deg) if d == 0]
     heapq.heapify(ready)
     order: list[int] = []
     while ready:
         v = heapq.heappop(ready)
         order.append(v)
-        for w in L.succ[v]:
-            indeg[w] -= 1
-            if indeg[w] == 0:
+        for w in succs[v]:
+            deg[w] -= 1
+            if deg[w] == 0:
                 heapq.heappush(ready, w)
     return order
+
+
+def topological_order(inst: Instance) -> list[int]:
+    """The instance's topological order that always takes the ready node of smallest id."""
+    L = inst.lists()
+    return smallest_first_order(L.succ, [len(p) for p in L.pred])

@@ -18,12 +18,11 @@
 
 from __future__ import annotations
 
-import heapq
 import time
 from dataclasses import dataclass, field
 from typing import Any, Protocol, Sequence
 
-from ..instance import KIND_OP, Instance
+from ..instance import KIND_OP, Instance, smallest_first_order
 from ..plan import Plan, plan_from_indices
 from ..stages.reorder import is_topological, lifetime_graph, tighten_lifetimes
 from ..stages.scan import ScanResult, linear_scan
@@ -79,18 +78,7 @@ def input_order(inst: Instance) -> tuple[list[int], bool]:
     if is_topological(inst, ids):
         return ids, True
     preds, succs = lifetime_graph(inst)
-    missing = [len(p) for p in preds]
-    ready = [v for v in ids if missing[v] == 0]
-    heapq.heapify(ready)
-    out: list[int] = []
-    while ready:
-        v = heapq.heappop(ready)
-        out.append(v)
-        for w in succs[v]:
-            missing[w] -= 1
-            if missing[w] == 0:
-                heapq.heappush(ready, w)
-    return out, False
+    return smallest_first_order(succs, [len(p) for p in preds]), False
 
 
 def scan_plan(inst: Instance, res: ScanResult) -> Plan:

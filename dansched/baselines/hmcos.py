@@ -44,7 +44,7 @@ from typing import Sequence
 
 import networkx as nx
 
-from ..instance import Instance
+from ..instance import Instance, smallest_first_order
 from .common import MethodResult, OpGraph, Stopwatch, full_order, lru_memory_stage, op_graph
 
 __all__ = ["run", "sequences", "groups", "schedule_items", "hmcos_order", "Hierarchy", "BEAM_WIDTH", "BEAM_WORK"]
@@ -297,17 +297,7 @@ def schedule_items(
 
 
 def _acyclic(preds: list[list[int]], succs: list[list[int]]) -> bool:
-    missing = [len(p) for p in preds]
-    todo = [k for k, c in enumerate(missing) if c == 0]
-    seen = 0
-    while todo:
-        k = todo.pop()
-        seen += 1
-        for w in succs[k]:
-            missing[w] -= 1
-            if missing[w] == 0:
-                todo.append(w)
-    return seen == len(preds)
+    return len(smallest_first_order(succs, [len(p) for p in preds])) == len(preds)
 
 
 class _Scheduler:

@@ -82,7 +82,7 @@ from ortools.sat.python import cp_model
 
 from .solver import deterministic_solver
 
-from ..instance import Instance
+from ..instance import Instance, smallest_first_order
 from ..plan import Plan
 from ..simulate import Evaluation, evaluate
 from .placement import plan_points, points_to_plan, residency_points
@@ -454,17 +454,7 @@ def _topological(inst: Instance) -> list[int]:
     for v in range(inst.n):
         for w in succ[v]:
             indeg[w] += 1
-    ready = [v for v in range(inst.n) if indeg[v] == 0]
-    out = []
-    while ready:
-        ready.sort(reverse=True)
-        v = ready.pop()
-        out.append(v)
-        for w in succ[v]:
-            indeg[w] -= 1
-            if indeg[w] == 0:
-                ready.append(w)
-    return out
+    return smallest_first_order(succ, indeg)
 
 
 def joint_min_traffic(

@@ -31,7 +31,7 @@ from dataclasses import dataclass
 from ..instance import Instance
 from ..stages.mpas_graph import build_mpas_graph
 from ..stages.mpas_greedy import op_sequence_order
-from ..stages.mpas_improve import build_op_model
+from ..stages.mpas_improve import peak_op_model
 
 __all__ = ["ExactOrder", "ExactModelTooLarge", "exact_min_peak"]
 
@@ -54,14 +54,10 @@ def exact_min_peak(inst: Instance, max_states: int = 2_000_000) -> ExactOrder:
     order exists, :class:`ExactModelTooLarge` past ``max_states`` down-sets, and
     ValueError when a buffer has no operation that opens or closes it."""
     g = build_mpas_graph(inst)
-    peak = inst.is_peak_buffer().tolist()
+    m = peak_op_model(inst, g)
     size = inst.buf_size.tolist()
     l0 = {inst.hw.tier_index(t) for t in inst.hw.single_residency_tiers}
     tiers = inst.buf_tier.tolist()
-    m = build_op_model(
-        g, [size[b] if peak[b] else 0 for b in range(len(size))],
-        [tiers[b] if tiers[b] in l0 else -1 for b in range(len(size))], len(inst.hw.tiers),
-    )
     if not m.valid:
         raise ValueError("exact model: every buffer needs an operation that opens it and one that closes it")
     k = len(m.ops)

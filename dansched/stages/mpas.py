@@ -48,7 +48,7 @@ from ..instance import KIND_ALLOC, KIND_FREE, KIND_OP, Instance
 from ..simulate import max_v_stay
 from .mpas_graph import MpasGraph, NoLegalOrderError, build_mpas_graph
 from .mpas_greedy import greedy_order, op_sequence_order
-from .mpas_improve import build_op_model, improve_order
+from .mpas_improve import improve_order, peak_op_model
 from .mpas_paper import paper_order
 from .mpas_policy import RankPolicy, Weights, dfs_positions
 from .mpas_units import build_units
@@ -111,14 +111,7 @@ def restart_policies(g: MpasGraph) -> list[tuple[str, Callable[[], object]]]:
 
 
 def _local_search(inst: Instance, g: MpasGraph, order: list[int]) -> list[int]:
-    peak = inst.is_peak_buffer().tolist()
-    size = inst.buf_size.tolist()
-    l0 = {inst.hw.tier_index(t) for t in inst.hw.single_residency_tiers}
-    tiers = inst.buf_tier.tolist()
-    m = build_op_model(
-        g, [size[b] if peak[b] else 0 for b in range(len(size))],
-        [tiers[b] if tiers[b] in l0 else -1 for b in range(len(size))], len(inst.hw.tiers),
-    )
+    m = peak_op_model(inst, g)
     if not m.valid:
         return order
     index = {v: i for i, v in enumerate(m.ops.tolist())}

@@ -24,7 +24,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ..instance import KIND_ALLOC, KIND_FREE, KIND_OP, Instance
+from ..instance import KIND_ALLOC, KIND_FREE, KIND_OP, Instance, smallest_first_order
 from ..pipeline import PlanInvalidError
 
 __all__ = [
@@ -108,19 +108,7 @@ def _lifetime_edges(inst: Instance) -> list[tuple[int, int]]:
 
 def _topological(n: int, preds: list[list[int]], succs: list[list[int]]) -> list[int] | None:
     """Kahn's algorithm by smallest id (deterministic); None when the graph has a cycle."""
-    import heapq
-
-    deg = [len(p) for p in preds]
-    heap = [v for v in range(n) if deg[v] == 0]
-    heapq.heapify(heap)
-    out = []
-    while heap:
-        v = heapq.heappop(heap)
-        out.append(v)
-        for w in succs[v]:
-            deg[w] -= 1
-            if deg[w] == 0:
-                heapq.heappush(heap, w)
+    out = smallest_first_order(succs, [len(p) for p in preds])
     return out if len(out) == n else None
 
 

@@ -38,7 +38,7 @@ import numpy as np
 from ..instance import KIND_OP
 from .mpas_graph import MpasGraph
 
-__all__ = ["OpModel", "build_op_model", "improve_order"]
+__all__ = ["OpModel", "build_op_model", "peak_op_model", "improve_order"]
 
 BLOCKS = (1, 2, 3, 4)  # lengths of the blocks moved
 JUMPS = (0, 1, 2, 3, 4, 6, 8, 12, 16, 32)  # distances from the peak position
@@ -83,6 +83,19 @@ def _cache_reach(g: MpasGraph, start: int, forward: bool) -> list[int]:
             else:
                 stack.append(w)
     return out
+
+
+def peak_op_model(inst, g: MpasGraph) -> OpModel:
+    """:func:`build_op_model` for ``inst``: peak-tier sizes, and each buffer's tier when it
+    is a single-residency (L0) tier."""
+    peak = inst.is_peak_buffer().tolist()
+    size = inst.buf_size.tolist()
+    l0 = {inst.hw.tier_index(t) for t in inst.hw.single_residency_tiers}
+    tiers = inst.buf_tier.tolist()
+    return build_op_model(
+        g, [size[b] if peak[b] else 0 for b in range(len(size))],
+        [tiers[b] if tiers[b] in l0 else -1 for b in range(len(size))], len(inst.hw.tiers),
+    )
 
 
 def build_op_model(g: MpasGraph, peak_size: list[int], l0_tier_of_buf: list[int], n_tiers: int) -> OpModel:
