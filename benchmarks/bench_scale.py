@@ -1,13 +1,15 @@
 """Scaling benchmark (issue 9): the full pipeline on generated graphs of about 10k,
 100k and 1M nodes; time and peak memory per stage, and the growth exponent.
 
-Each size runs in its own process (so peak RSS is that size's), stage by stage:
-generate -> load -> MPAS -> DLR -> CPE (the same calls ``dansched solve`` makes),
-and every plan is checked by the evaluator. Writes
-``benchmarks/results/bench_scale.md``.
+Each size runs in its own process (so peak RSS is that size's): generate, load,
+then :func:`dansched.pipeline.solve` for problem 3 -- exactly what ``dansched
+solve --problem 3`` runs (MPAS, DLR, CPE with its Stage-2 rounds), every stage's
+plan checked by the evaluator. Writes ``benchmarks/results/bench_scale.md``
+(``bench_scale_<family>.md`` for ``--family`` other than ``random``).
 
     python3 benchmarks/bench_scale.py            # 10k, 100k, 1M
     python3 benchmarks/bench_scale.py --max 100000
+    python3 benchmarks/bench_scale.py --family matmul --sizes 10000,100000
 """
 
 from __future__ import annotations
@@ -22,47 +24,49 @@ import time
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
-NODES_PER_SCALE = 47.5  # random family: about 47.5 nodes per unit of scale
+# nodes ~ c * scale**p per family (measured on scales 1-8), to pick the scale for a size
+NODES_OF_SCALE = {"random": (47.5, 1), "matmul": (60.5, 3), "fa": (131.0, 2), "conv": (69.0, 2)}
+
+
+def scale_for(family: str, target_nodes: int) -> int:
+    c, p = NODES_OF_SCALE[family]
+    return max(1, round((target_nodes / c) ** (1 / p)))
 
 
 def run_size(target_nodes: int, family: str, seed: int) -> dict:
-    """One size, in this process: returns seconds per stage and peak RSS (MiB)."""
+    """One size, in this process: ``dansched solve --problem 3`` (:func:`dansched.pipeline.solve`)
+    on a generated graph; seconds per stage from its report, peak RSS (MiB) at each stage's end."""
     from dansched.generate import generate
     from dansched.instance import instance_from_records
-    from dansched.pipeline import _judged
-    from dansched.simulate import evaluate
-    from dansched.stages.cpe import cpe_refine
-    from dansched.stages.dlr import dlr_plan
-    from dansched.stages.mpas import mpas_order
-    from dansched.plan import Plan
+    from dansched.pipeline import SolveOptions, solve
 
     row: dict = {"family": family}
+    rss: list[float] = []
     t = time.perf_counter()
-    nodes, edges = generate(family, max(1, round(target_nodes / NODES_PER_SCALE)), seed)
+    nodes, edges = generate(family, scale_for(family, target_nodes), seed)
     row["generate_s"] = time.perf_counter() - t
     t = time.perf_counter()
     inst = instance_from_records(f"{family}_{target_nodes}", nodes, edges)
     del nodes, edges
     row["load_s"] = time.perf_counter() - t
     row["nodes"], row["edges"] = inst.n, inst.num_edges
-    t = time.perf_counter()
-    s1 = mpas_order(inst)
-    row["mpas_s"] = time.perf_counter() - t
-    ev1 = evaluate(inst, Plan(order=tuple(s1.order)))
-    row["max_v_stay"], row["p1_valid"] = ev1.max_v_stay, ev1.valid
-    t = time.perf_counter()
-    s2 = dlr_plan(inst, s1.order)
-    row["dlr_s"] = time.perf_counter() - t
-    ev2 = _judged(inst, s2.plan, "DLR")
-    row["extra_traffic"] = ev2.extra_traffic
-    t = time.perf_counter()
-    s3 = cpe_refine(inst, s2.plan, ev2)
-    row["cpe_s"] = time.perf_counter() - t
-    ev3 = _judged(inst, s3.plan, "CPE")
-    row["makespan_dlr"], row["makespan"] = ev2.makespan, ev3.makespan
-    row["peak_rss_mib"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    res = solve(inst, SolveOptions(problem=3), progress=lambda _msg: rss.append(peak_rss_mib()))
+    rss.append(peak_rss_mib())  # rss[k]: peak so far when stage k+1 starts; the last: at the end
+    stages = res.report["stages"]
+    for key in ("mpas", "dlr", "cpe"):
+        row[f"{key}_s"] = stages[key]["seconds"]
+    row["rss_mpas"], row["rss_dlr"], row["rss_cpe"] = rss[1], rss[2], rss[3]
+    row["peak_rss_mib"] = rss[-1]
+    row["mpas_variant"] = stages["mpas"]["variant"]
+    row["max_v_stay"] = stages["mpas"]["max_v_stay"]
+    row["extra_traffic"] = res.report["extra_traffic"]
+    row["makespan_dlr"], row["makespan"] = stages["dlr"]["makespan"], res.report["makespan"]
     row["total_s"] = sum(row[k] for k in ("load_s", "mpas_s", "dlr_s", "cpe_s"))
     return row
+
+
+def peak_rss_mib() -> float:
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 
 
 def exponent(a: dict, b: dict, key: str) -> float | None:
@@ -75,7 +79,7 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--sizes", default="10000,100000,1000000")
     ap.add_argument("--max", type=int, default=None, help="skip sizes above this")
-    ap.add_argument("--family", default="random")
+    ap.add_argument("--family", default="random", choices=sorted(NODES_OF_SCALE))
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--timeout", type=int, default=1800, help="seconds allowed per size")
     ap.add_argument("--one", type=int, default=None, help=argparse.SUPPRESS)
@@ -108,10 +112,13 @@ def write_table(rows: list[dict], args) -> None:
     lines = [
         "# bench_scale",
         "",
-        f"Full pipeline (MPAS -> DLR -> CPE) on generated `{args.family}` graphs, seed {args.seed}; "
-        "every plan accepted by the evaluator. Seconds per stage; peak RSS of the whole process.",
+        f"`dansched solve --problem 3` (MPAS -> DLR -> CPE with its Stage-2 rounds) on generated "
+        f"`{args.family}` graphs, seed {args.seed}; every stage's plan accepted by the evaluator. "
+        "Seconds per stage (from the solve report; load = building the instance from the generated "
+        "records); peak RSS of the process at the end of each stage.",
         "",
-        "| nodes | edges | load s | MPAS s | DLR s | CPE s | total s | peak RSS MiB | maxV_stay | traffic | makespan |",
+        "| nodes | edges | load s | MPAS s | DLR s | CPE s | total s | peak RSS MiB after MPAS / DLR / CPE "
+        "| maxV_stay | traffic | makespan after DLR -> CPE |",
         "|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
     ]
     ok = [r for r in rows if "error" not in r]
@@ -121,8 +128,9 @@ def write_table(rows: list[dict], args) -> None:
             continue
         lines.append(
             f"| {r['nodes']:,} | {r['edges']:,} | {r['load_s']:.1f} | {r['mpas_s']:.1f} | {r['dlr_s']:.1f} | "
-            f"{r['cpe_s']:.1f} | {r['total_s']:.1f} | {r['peak_rss_mib']:,.0f} | {r['max_v_stay']:,} | "
-            f"{r['extra_traffic']:,} | {r['makespan']:,} |"
+            f"{r['cpe_s']:.1f} | {r['total_s']:.1f} | {r['rss_mpas']:,.0f} / {r['rss_dlr']:,.0f} / "
+            f"{r['rss_cpe']:,.0f} | {r['max_v_stay']:,} | {r['extra_traffic']:,} | "
+            f"{r['makespan_dlr']:,} -> {r['makespan']:,} |"
         )
     if len(ok) >= 2:
         lines += ["", "Growth exponent (log time ratio / log node ratio; 1.0 is linear, n log n is about 1.1):", ""]
@@ -133,7 +141,7 @@ def write_table(rows: list[dict], args) -> None:
                 parts.append(f"{key[:-2]} {e:.2f}" if e is not None else f"{key[:-2]} -")
             ratio = b["total_s"] / a["total_s"] if a["total_s"] > 0 else float("nan")
             lines.append(f"- {a['nodes']:,} -> {b['nodes']:,}: " + ", ".join(parts) + f"; total time x{ratio:.1f}")
-    out_path = HERE / "results" / "bench_scale.md"
+    out_path = HERE / "results" / ("bench_scale.md" if args.family == "random" else f"bench_scale_{args.family}.md")
     out_path.parent.mkdir(exist_ok=True)
     out_path.write_text("\n".join(lines) + "\n")
 

@@ -142,10 +142,11 @@ def other_results() -> list[str]:
                 "From `benchmarks/results/bench_audit.md` (per-seed rows and set-up there): the pipeline's "
                 "problem-2 traffic against the exact joint CP-SAT optimum (`dansched/models/joint.py`) on "
                 "38-40-node random graphs with tight tiers."] + gaps
-    scale = RESULTS.parent / "bench_scale.md"
-    if scale.is_file():
+    for scale in sorted(RESULTS.parent.glob("bench_scale*.md")):
         body = scale.read_text().splitlines()[2:]
-        out += ["## Scaling (full pipeline on generated graphs)", "", "From `benchmarks/results/bench_scale.md`:"] + body
+        family = scale.stem.removeprefix("bench_scale").lstrip("_") or "random"
+        out += [f"## Scaling (full pipeline on generated `{family}` graphs)", "",
+                f"From `benchmarks/results/{scale.name}`:", ""] + body
     return out
 
 

@@ -22,7 +22,7 @@ from dansched.stages.scan import Segment, linear_scan
 from dansched.stages.spillplan import cpsat_pack, planned_spills
 from dansched.stages.victim import S, T, score
 
-from conftest import official_path
+from conftest import SHIPPED, official_path
 
 TARGETS = {
     "Conv_Case0": 46_872,
@@ -400,3 +400,13 @@ def test_official_case_with_lru_and_tight_capacities_is_valid(case, tmp_path):
     for victim in ("lru", "cost"):
         res = dlr_plan(inst, list(range(inst.n)), victim=victim, search=victim == "cost")
         _plan_is_valid(inst, res.plan)
+
+
+def test_alloc_larger_than_its_virtual_capacity_fails_the_scan_cleanly():
+    from dansched.stages.scan import PlacementFailed
+
+    inst = load_instance(SHIPPED / "fa_s2.json")
+    order = tighten_lifetimes(inst, list(range(inst.n)))
+    shrunk = {t: 1 for t in range(len(inst.hw.tiers))}  # smaller than any buffer
+    with pytest.raises(PlacementFailed, match="cannot be placed at its ALLOC"):
+        linear_scan(inst, order, mode="units", capacity=shrunk)

@@ -331,3 +331,44 @@ def test_same_order_under_different_hash_seeds():
         for seed in ("1", "12345")
     }
     assert len(outs) == 1
+
+
+# ---------------------------------------------------------------------------------
+# graphs too large for the greedy: the compacted input order (linear time)
+# ---------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("family", ["matmul", "fa", "conv", "random"])
+def test_compacted_input_order_is_legal_and_no_higher(family):
+    from dansched.simulate import max_v_stay
+    from dansched.stages.mpas_greedy import lazy_eager_order
+
+    inst = instance_from_records(family, *generate(family, scale=3, seed=1))
+    own = list(range(inst.n))
+    compact = lazy_eager_order(build_mpas_graph(inst), own)
+    assert sorted(compact) == own
+    assert _assert_valid(inst, compact) <= max_v_stay(inst, own)
+
+
+def test_large_graph_path_compacts_the_input_order(monkeypatch):
+    import dansched.stages.mpas as mpas
+
+    inst = instance_from_records("r", *generate("random", scale=20, seed=0))
+    monkeypatch.setattr(mpas, "RESTART_WORK", inst.n - 1)  # no greedy restart fits the budget
+    res = mpas_order(inst)
+    assert res.variant == "mpas[input, compacted]"
+    assert _assert_valid(inst, res.order) == res.max_v_stay
+    assert res.max_v_stay <= evaluate(inst, Plan(order=tuple(range(inst.n)))).max_v_stay
+
+
+def test_every_restart_dead_ending_falls_back_to_the_compacted_input(monkeypatch):
+    import dansched.stages.mpas as mpas
+
+    def dead_end(*_args, **_kw):
+        raise NoLegalOrderError("no L0-legal order found: stuck")
+
+    monkeypatch.setattr(mpas, "greedy_order", dead_end)
+    inst = instance_from_records("r", *generate("random", scale=5, seed=2))
+    res = mpas_order(inst)
+    assert res.variant.startswith("input order, compacted")
+    _assert_valid(inst, res.order)

@@ -121,6 +121,43 @@ def test_bounds_are_ordered_and_valid(seed):
     assert ws <= nl <= ff <= exact_min_peak(inst).peak
 
 
+def _first_free_by_definition(inst) -> int:
+    """max over X of min over b in X of s(X & A(b)), A(b) from networkx ancestors, by peeling."""
+    import networkx as nx
+
+    from dansched.stages.mpas_graph import build_mpas_graph
+
+    g = build_mpas_graph(inst)
+    G = nx.DiGraph([(u, v) for v in range(g.n) for u in g.preds[v]])
+    peak = [b for b in range(inst.num_buffers) if inst.is_peak_buffer()[b]]
+    size = {b: int(inst.buf_size[b]) for b in peak}
+    anc = {b: {x for x in peak if g.buf_alloc[x] in nx.ancestors(G, g.buf_free[b])} for b in peak}
+    X, best = set(peak), 0
+    while X:
+        val = {b: sum(size[x] for x in X & anc[b]) for b in X}
+        b = min(X, key=lambda c: (val[c], c))
+        best = max(best, val[b])
+        X.remove(b)
+    return best
+
+
+@pytest.mark.parametrize("seed", range(4))
+@pytest.mark.parametrize("family", ["conv", "fa", "random"])
+def test_windowed_first_free_bound_matches_its_definition(family, seed):
+    inst = instance_from_records(family, *generate(family, scale=1 + seed, seed=seed))
+    assert first_free_bound(inst).value == _first_free_by_definition(inst)
+
+
+def test_first_free_bound_past_its_work_budget_falls_back_to_the_working_set(monkeypatch):
+    import dansched.models.peak as peak
+
+    inst = _tiny_layer()
+    monkeypatch.setattr(peak, "WORK_BITS", 1)
+    b = peak_lower_bound(inst)
+    assert b.value == working_set_bound(inst).value == 12
+    assert "skipped" in b.method
+
+
 @pytest.mark.parametrize("seed", range(6))
 def test_exact_order_is_valid_and_bounds_hold(seed):
     inst = random_dag(seed, n_ops=10)

@@ -30,7 +30,7 @@ from dataclasses import dataclass
 
 from ..instance import Instance
 from ..stages.mpas_graph import build_mpas_graph
-from ..stages.mpas_greedy import op_sequence_order
+from ..stages.mpas_greedy import lazy_eager_order
 from ..stages.mpas_improve import peak_op_model
 
 __all__ = ["ExactOrder", "ExactModelTooLarge", "exact_min_peak"]
@@ -128,5 +128,5 @@ def exact_min_peak(inst: Instance, max_states: int = 2_000_000) -> ExactOrder:
         S, v = parent[S]
         seq.append(v)
     seq.reverse()
-    order = op_sequence_order(g, [int(m.ops[i]) for i in seq])
+    order = lazy_eager_order(g, [int(m.ops[i]) for i in seq])
     return ExactOrder(peak=best[full], order=order, states=states)

@@ -9,7 +9,8 @@
   has a user before ``v`` and a user after ``v`` in the DAG order, so it covers
   the working set and adds the buffers a dependency chain keeps alive (long
   skip connections, running accumulators). Computed with ancestor / descendant
-  buffer sets as Python-int bitsets, O((V + E) * B / 64).
+  buffer sets as Python-int bitsets (windowed, dropped once read), O((V + E) * B / 64)
+  at worst; past a work budget the bitset bounds are skipped.
 - :func:`first_free_bound`: for any set ``X`` of L1/UB buffers, look at the first
   moment a buffer ``b`` of ``X`` is freed: every ``x`` in ``X`` whose ALLOC is an
   ancestor of ``FREE(b)`` is allocated and not yet freed, so the peak is at least
@@ -48,27 +49,77 @@ def working_set_bound(inst: Instance) -> Bound:
     return Bound(best, "largest L1+UB working set of one operation")
 
 
-def _weight(bits: int, sizes: list[int]) -> int:
-    total = 0
-    while bits:
-        low = bits & -bits
-        total += sizes[low.bit_length() - 1]
-        bits ^= low
-    return total
+def _allocated_before(g, index: dict[int, int], keep=None):
+    """Yield ``(v, bits)`` in topological order for each node ``v`` of ``keep`` (every
+    node when None): bit ``index[b] - low`` of ``bits`` set for each indexed buffer
+    whose ALLOC is ``v`` or an ancestor of ``v``, where ``low`` is yielded too, as
+    ``(v, low, bits)``.
 
-
-def _allocated_before(g, index: dict[int, int]) -> list[int]:
-    """Per node, a bitset (bit ``index[b]``) of the indexed buffers whose ALLOC is the node
-    or one of its ancestors."""
-    before = [0] * g.n
+    The bitsets are *windowed* (shifted down by their lowest index), so a set of a
+    few recent buffers costs a few words however many buffers come before it
+    (buffers are indexed in ALLOC topological order by the callers), and a node's
+    set is dropped once its last successor has read it: memory follows the DAG
+    frontier, not V x B. Raises :class:`_TooLarge` once the bits handled exceed
+    ``WORK_BITS`` (dense ancestor sets on a huge graph: the bound is then skipped)."""
+    left = [len(s) for s in g.succs]
+    sets: dict[int, tuple[int, int]] = {}
+    work = 0
     for v in g.topo:
-        bits = 0
+        low, bits = -1, 0
         for u in g.preds[v]:
-            bits |= before[u]
+            lu, bu = sets[u]
+            if bu:
+                if not bits:
+                    low, bits = lu, bu
+                elif lu >= low:
+                    bits |= bu << (lu - low)
+                else:
+                    bits = (bits << (low - lu)) | bu
+                    low = lu
+            left[u] -= 1
+            if not left[u]:
+                del sets[u]
         if g.kind[v] == KIND_ALLOC and g.node_buf[v] in index:
-            bits |= 1 << index[g.node_buf[v]]
-        before[v] = bits
-    return before
+            i = index[g.node_buf[v]]
+            if not bits:
+                low, bits = i, 1
+            elif i >= low:
+                bits |= 1 << (i - low)
+            else:
+                bits = (bits << (low - i)) | 1
+                low = i
+        work += bits.bit_length()
+        if work > WORK_BITS:
+            raise _TooLarge
+        if left[v]:
+            sets[v] = (low, bits)
+        if keep is None or v in keep:
+            yield v, low, bits
+
+
+class _TooLarge(Exception):
+    """The ancestor bitsets would exceed the work budget."""
+
+
+WORK_BITS = 2_000_000_000  # bits of ancestor sets handled before a bound is skipped (a few seconds)
+
+
+def _indices(low: int, bits: int) -> list[int]:
+    out = []
+    while bits:
+        lsb = bits & -bits
+        out.append(low + lsb.bit_length() - 1)
+        bits ^= lsb
+    return out
+
+
+def _topo_index(g, bufs: list[int]) -> dict[int, int]:
+    """Index the buffers ``bufs`` by the topological position of their ALLOC (keeps the
+    windowed bitsets of :func:`_allocated_before` short)."""
+    pos = [0] * g.n
+    for i, v in enumerate(g.topo):
+        pos[v] = i
+    return {b: i for i, b in enumerate(sorted(bufs, key=lambda b: (pos[g.buf_alloc[b]], b)))}
 
 
 def necessarily_live_bound(inst: Instance, g=None) -> Bound:
@@ -89,7 +140,8 @@ def necessarily_live_bound(inst: Instance, g=None) -> Bound:
     for b, i in index.items():
         wsz[i] = sizes[b]
     n = g.n
-    before = _allocated_before(g, index)  # peak buffers whose ALLOC is an ancestor (or the node itself)
+    # peak buffers whose ALLOC is an ancestor (or the node itself)
+    before = {v: bits << max(low, 0) for v, low, bits in _allocated_before(g, index)}
     after = [0] * n  # peak buffers whose FREE is a descendant (or the node itself)
     for v in reversed(g.topo):
         bits = 0
@@ -107,7 +159,7 @@ def necessarily_live_bound(inst: Instance, g=None) -> Bound:
         if bits in seen:
             continue
         seen.add(bits)
-        w = _weight(bits, wsz)
+        w = sum(wsz[j] for j in _indices(0, bits))
         if w > best:
             best = w
     return Bound(best, "buffers every order keeps live around one operation (DAG ancestors/descendants)")
@@ -123,23 +175,17 @@ def first_free_bound(inst: Instance, g=None) -> Bound:
         g = build_mpas_graph(inst)
     peak = inst.is_peak_buffer().tolist()
     sizes = inst.buf_size.tolist()
-    bufs = [b for b in range(inst.num_buffers) if peak[b]]
-    index = {b: i for i, b in enumerate(bufs)}
-    before = _allocated_before(g, index)
+    index = _topo_index(g, [b for b in range(inst.num_buffers) if peak[b]])
+    bufs = sorted(index, key=index.__getitem__)
     k = len(bufs)
     w = [sizes[b] for b in bufs]
-    members: list[list[int]] = []  # A(b) as indices
+    members: list[list[int]] = [[] for _ in range(k)]  # A(b) as indices
     holders: list[list[int]] = [[] for _ in range(k)]  # x -> the b with x in A(b)
     value = [0] * k
-    for i, b in enumerate(bufs):
-        bits = before[g.buf_free[b]]
-        idx = []
-        while bits:
-            low = bits & -bits
-            j = low.bit_length() - 1
-            idx.append(j)
-            bits ^= low
-        members.append(idx)
+    free_of = {g.buf_free[b]: index[b] for b in bufs}
+    for v, low, bits in _allocated_before(g, index, keep=free_of):
+        i = free_of[v]
+        idx = members[i] = _indices(low, bits)
         value[i] = sum(w[j] for j in idx)
         for j in idx:
             holders[j].append(i)
@@ -165,5 +211,8 @@ def peak_lower_bound(inst: Instance, g=None) -> Bound:
     other two (their sets are among the ``X`` it considers), so it is the one
     computed; the working set names the method when they tie."""
     ws = working_set_bound(inst)
-    ff = first_free_bound(inst, g)
+    try:
+        ff = first_free_bound(inst, g)
+    except _TooLarge:
+        return Bound(ws.value, ws.method + " (first-free bound skipped: ancestor sets too large)")
     return ff if ff.value > ws.value else ws

@@ -195,7 +195,7 @@ def cpe_refine(
     if m < best:
         best_order, best, winner = fb, m, winner + " + forward-backward"
     if eval_budget is None:
-        eval_budget = max(50, min(2000, 4_000_000 // max(1, skel.n)))
+        eval_budget = min(2000, 4_000_000 // max(1, skel.n))  # each evaluation is O(V + E)
     refined, m, used = local_refinement(skel, best_order, width, eval_budget)
     if m < best:
         best_order, best, winner = refined, m, winner + " + local moves"

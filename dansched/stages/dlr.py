@@ -50,6 +50,7 @@ SERIAL_WAVE_WIDTHS = (1, 2, 3, 4)
 SPILL_PLAN_MAX_NODES = 20_000  # the exact spill plan (MIP + CP-SAT packing) is for small and medium graphs
 MAX_TIE_EVALUATIONS = 4  # plans judged for the makespan tie-break
 MAX_ALTERNATIVES = 6  # Stage-2 plans offered to Stage 3 under --traffic-slack
+SECOND_ORDER_WITHIN = 2.0  # the runner-up order gets every placement only if its probe traffic is within 2x
 REUSE_SEARCH_MAX_NODES = 40_000  # the reuse-aware order search grows faster than linearly (ready-set scans)
 
 
@@ -214,8 +215,9 @@ def dlr_plan(
     if uniform_tiers(inst):  # best fit cannot fragment, the cost rules are Belady: one variant says it all
         placements, rules = ("bestfit-greedy",), rules[:1]
     # 1. rank the orders with the paper's placement and rule, 2. try every placement
-    # and rule on the best two. The reuse-aware order search (the costly part) only runs
-    # when the cheap orders spill and the graph is within REUSE_SEARCH_MAX_NODES.
+    # and rule on the best two (the second only when within SECOND_ORDER_WITHIN of the
+    # first). The reuse-aware order search (the costly part) only runs when the cheap
+    # orders spill and the graph is within REUSE_SEARCH_MAX_NODES.
     probe = "bestfit-greedy" if "bestfit-greedy" in placements else placements[0]
     variants: list[Variant] = []
     orders = candidate_orders(inst, order, search, reuse=False)
@@ -236,7 +238,9 @@ def dlr_plan(
         placements = (probe,)
     ranked_orders: list[str] = []
     for v in sorted(variants, key=lambda v: (v.key, v.name)):
-        if v.order_name not in ranked_orders:
+        if v.order_name not in ranked_orders and (
+            not ranked_orders or v.scan.traffic <= SECOND_ORDER_WITHIN * min(w.scan.traffic for w in variants)
+        ):
             ranked_orders.append(v.order_name)
     for name in ranked_orders[:2]:
         for placement in placements:

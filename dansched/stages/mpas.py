@@ -25,9 +25,14 @@ as a tie-breaker), and depth-first completion priorities (``dfs-*``) from the
 FREE nodes in ascending or descending id order with predecessors expanded by id
 or by h(v). The first restart follows the input order (a compiler's own order is
 often a good loop nest; the greedy only makes it lazy, eager and L0-legal).
-The result names the winner, e.g. ``mpas[input]+ls``. On very large graphs only
-the first restarts run (``RESTART_WORK``) and the local search is skipped
-(``LS_MAX_OPS``), which keeps Matmul_Case1 (31k nodes) to a few seconds.
+The result names the winner, e.g. ``mpas[input]+ls``. On large graphs only the
+first restarts run (``RESTART_WORK``) and the local search is skipped
+(``LS_MAX_OPS``), which keeps Matmul_Case1 (31k nodes) to a few seconds. Past
+``RESTART_WORK`` nodes no greedy runs: the input restart is replaced by its
+linear-time equivalent, the input order with lazy ALLOC and eager FREE
+(:func:`.mpas_greedy.lazy_eager_order`), when the input order is legal; the
+greedy's L0 checks grow faster than linearly on such graphs. If every restart
+dead-ends, that compaction is the answer too.
 
 Everything is a function of the instance: no randomness, no clock (the local
 search is bounded by a number of evaluations, not by time).
@@ -47,7 +52,7 @@ from typing import Callable
 from ..instance import KIND_ALLOC, KIND_FREE, KIND_OP, Instance
 from ..simulate import max_v_stay
 from .mpas_graph import MpasGraph, NoLegalOrderError, build_mpas_graph
-from .mpas_greedy import greedy_order, op_sequence_order
+from .mpas_greedy import greedy_order, lazy_eager_order
 from .mpas_improve import improve_order, peak_op_model
 from .mpas_paper import paper_order
 from .mpas_policy import RankPolicy, Weights, dfs_positions
@@ -60,8 +65,7 @@ LS_EVALUATIONS = 8000  # profile evaluations per local-search run
 LS_STARTS = 1  # best greedy orders handed to the local search (2 never helped on the official cases)
 LS_SECOND_WITHIN = 1.05  # ... the second only when within 5% of the best
 LS_MAX_OPS = 6000  # larger graphs skip the local search (an evaluation is O(V))
-RESTART_WORK = 60_000  # restarts * nodes allowed (at least MIN_RESTARTS restarts run)
-MIN_RESTARTS = 1
+RESTART_WORK = 60_000  # restarts * nodes allowed; larger graphs compact the input order instead
 
 
 @dataclass
@@ -117,7 +121,7 @@ def _local_search(inst: Instance, g: MpasGraph, order: list[int]) -> list[int]:
     index = {v: i for i, v in enumerate(m.ops.tolist())}
     seq = [index[v] for v in order if g.kind[v] == KIND_OP]
     better, _ = improve_order(m, seq, max_evaluations=LS_EVALUATIONS)
-    return op_sequence_order(g, [int(m.ops[i]) for i in better])
+    return lazy_eager_order(g, [int(m.ops[i]) for i in better])
 
 
 def _is_legal(inst: Instance, order: list[int]) -> bool:
@@ -125,6 +129,17 @@ def _is_legal(inst: Instance, order: list[int]) -> bool:
     from ..simulate import evaluate
 
     return evaluate(inst, Plan(order=tuple(order))).valid
+
+
+def _compacted_input(inst: Instance, g: MpasGraph) -> tuple[int, list[int]] | None:
+    """``(maxV_stay, order)`` of the input order with lazy ALLOC and eager FREE
+    (:func:`.mpas_greedy.lazy_eager_order`), or None when the input order is not a
+    legal problem-1 order (then neither is its compaction)."""
+    own = list(range(inst.n))
+    if not _is_legal(inst, own):
+        return None
+    order = lazy_eager_order(g, own)
+    return max_v_stay(inst, order), order
 
 
 def _no_valid(found: list) -> list:
@@ -146,6 +161,13 @@ def mpas_order(inst: Instance, variant: str = "mpas", target: int | None = None)
     if variant == "mpas-paper":
         order = paper_order(g)
         return MpasResult(order, "mpas-paper", max_v_stay(inst, order), seconds=time.perf_counter() - t0)
+    policies = restart_policies(g)[: RESTART_WORK // max(1, g.n)]
+    if not policies:  # too large for the greedy: its input restart, in linear time, when legal
+        compact = _compacted_input(inst, g)
+        if compact is not None:
+            return MpasResult(compact[1], "mpas[input, compacted]", compact[0], {"input, compacted": compact[0]},
+                              time.perf_counter() - t0)
+        policies = restart_policies(g)[:1]
     if target is None:
         from ..models.peak import peak_lower_bound
 
@@ -155,8 +177,6 @@ def mpas_order(inst: Instance, variant: str = "mpas", target: int | None = None)
     found: list[tuple[int, int, str, list[int]]] = []
     restarts: dict[str, int] = {}
     errors: list[str] = []
-    policies = restart_policies(g)
-    policies = policies[: max(MIN_RESTARTS, RESTART_WORK // max(1, g.n))]
     for i, (_name, make) in enumerate(policies):
         policy = make()
         try:
@@ -170,9 +190,9 @@ def mpas_order(inst: Instance, variant: str = "mpas", target: int | None = None)
         if peak <= target:
             break
     if not found:  # every restart dead-ended: the input order, when it is legal, is still an answer
-        own = list(range(inst.n))
-        if _is_legal(inst, own):
-            return MpasResult(own, "input order (every restart dead-ended)", max_v_stay(inst, own),
+        compact = _compacted_input(inst, g)
+        if compact is not None:
+            return MpasResult(compact[1], "input order, compacted (every restart dead-ended)", compact[0],
                               restarts, time.perf_counter() - t0)
         raise NoLegalOrderError(errors[0] if errors else "no L0-legal order found")
     found.sort(key=lambda x: (x[0], x[1]))

@@ -37,7 +37,7 @@ from .mpas_l0 import l0_completion_exists, quick_blocker, witness_allows
 from .mpas_policy import Policy
 from .mpas_units import Units, build_units
 
-__all__ = ["greedy_order", "op_sequence_order"]
+__all__ = ["greedy_order", "lazy_eager_order"]
 
 
 class _Walk:
@@ -260,24 +260,51 @@ def greedy_order(g: MpasGraph, weights: Policy, rank: list[int], units: Units | 
     return _Engine(g, units or build_units(g, rank), weights, rank).run()
 
 
-def op_sequence_order(g: MpasGraph, ops: list[int]) -> list[int]:
-    """The full node order of an operation sequence: each operation's unscheduled
-    ALLOC preds just before it, every FREE as soon as it is ready."""
+def lazy_eager_order(g: MpasGraph, seq: list[int]) -> list[int]:
+    """The full node order that runs the non-ALLOC nodes of ``seq`` in that order with
+    lazy ALLOC and eager FREE: each ALLOC just before the first node that needs it
+    (after its own predecessors), every FREE as soon as it is ready. Nodes ``seq``
+    leaves out follow in topological order. O(V + E).
+
+    Given an operation sequence this is the node order it stands for (the local
+    search and the exact DP work on operations). Given a whole legal order it is a
+    *compaction*: relative to the operations every lifetime only shrinks (ALLOCs
+    move later, FREEs earlier), so the L0 single-residency rule still holds and no
+    prefix sum of Eq. 6 rises -- the linear-time stand-in for the input restart on
+    graphs too large for the greedy (:data:`dansched.stages.mpas.RESTART_WORK`)."""
     done = bytearray(g.n)
     pend = [len(p) for p in g.preds]
     out: list[int] = []
 
     def emit(x: int) -> None:
-        done[x] = 1
-        out.append(x)
-        for w in g.succs[x]:
-            pend[w] -= 1
-            if pend[w] == 0 and g.kind[w] == KIND_FREE:
-                emit(w)
+        ready = [x]
+        while ready:
+            y = ready.pop()
+            done[y] = 1
+            out.append(y)
+            for w in g.succs[y]:
+                pend[w] -= 1
+                if pend[w] == 0 and g.kind[w] == KIND_FREE and not done[w]:
+                    ready.append(w)
 
-    for v in ops:
-        for a in g.preds[v]:
-            if not done[a] and g.kind[a] == KIND_ALLOC:
-                emit(a)
-        emit(v)
+    def pull(x: int) -> None:
+        """Emit ``x`` after its unscheduled predecessors (depth first, in ``g.preds`` order)."""
+        stack = [(x, 0)]
+        while stack:
+            v, i = stack.pop()
+            preds = g.preds[v]
+            while i < len(preds) and done[preds[i]]:
+                i += 1
+            if i < len(preds):
+                stack.append((v, i + 1))
+                stack.append((preds[i], 0))
+            elif not done[v]:
+                emit(v)
+
+    for x in seq:
+        if not done[x] and g.kind[x] != KIND_ALLOC:
+            pull(x)
+    for x in g.topo:
+        if not done[x]:
+            pull(x)
     return out

@@ -56,7 +56,7 @@ def pack_tier(segs: Sequence[Segment], capacity: int, order: str = "size") -> tu
     if not idx:
         return [], 0
     horizon = max(s.end for s in segs) + 1
-    width = max(1, horizon // 1024)
+    width = max(1, horizon // max(1024, len(segs)))  # about one segment starting per bucket
     buckets: dict[int, list[int]] = {}
     offsets = [-1] * len(segs)
     top = 0

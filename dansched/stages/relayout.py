@@ -14,6 +14,7 @@ segment fits and the evaluator accepts it.
 
 from __future__ import annotations
 
+import heapq
 from dataclasses import dataclass
 from typing import Sequence
 
@@ -181,6 +182,33 @@ def _segments_by_tier(inst: Instance, plan: Plan, ev: Evaluation) -> dict[int, _
     return out
 
 
+class _OverlapSweep:
+    """The segments whose residency ``[start, end)`` meets a query ``[ps, pe)``, for
+    queries with non-decreasing ``ps``: the segments live at ``ps`` (kept as the sweep
+    advances) plus those starting in ``(ps, pe)`` -- the cost of a query is its answer,
+    not the number of segments."""
+
+    def __init__(self, start: np.ndarray, end: np.ndarray) -> None:
+        self.by_start = np.argsort(start, kind="stable")
+        self.starts = start[self.by_start]
+        self.start, self.end = start.tolist(), end.tolist()
+        self.next = 0
+        self.live: dict[int, None] = {}
+        self.leaving: list[tuple[int, int]] = []
+
+    def __call__(self, ps: int, pe: int) -> list[int]:
+        order = self.by_start
+        while self.next < len(order) and self.starts[self.next] <= ps:
+            k = int(order[self.next])
+            self.live[k] = None
+            heapq.heappush(self.leaving, (self.end[k], k))
+            self.next += 1
+        while self.leaving and self.leaving[0][0] <= ps:
+            del self.live[heapq.heappop(self.leaving)[1]]
+        upto = int(np.searchsorted(self.starts, pe, side="left"))
+        return [k for k in self.live if self.start[k] < pe] + order[self.next : upto].tolist()
+
+
 def move_late_segments(inst: Instance, plan: Plan, ev: Evaluation) -> tuple[Plan, Evaluation] | None:
     """Move, one at a time, each segment whose start waits on an address-reuse edge to the
     free range (free in the current layout for the segment's whole residency) whose previous
@@ -206,15 +234,15 @@ def move_late_segments(inst: Instance, plan: Plan, ev: Evaluation) -> tuple[Plan
         by_end = np.argsort(S.end, kind="stable").tolist()
         painted = 0
         freed = np.zeros(cap, dtype=np.int64)  # end time of the last occupant ended so far
+        overlapping = _OverlapSweep(S.start, S.end)
         for j in cand_rows:
             ps, pe, size = int(S.start[j]), int(S.end[j]), int(S.size[j])
             while painted < len(by_end) and S.end[by_end[painted]] <= ps:
                 k = by_end[painted]
                 freed[S.off[k] : S.off[k] + S.size[k]] = end_time[int(S.end_event[k])]
                 painted += 1
-            others = np.flatnonzero((S.start < pe) & (S.end > ps))
             busy = np.zeros(cap + 1, dtype=np.int64)
-            for k in others.tolist():
+            for k in overlapping(ps, pe):
                 if k != j:
                     busy[S.off[k]] += 1
                     busy[S.off[k] + S.size[k]] -= 1

@@ -195,6 +195,8 @@ class _Scan:
             elif kv == KIND_ALLOC:
                 b = node_buf[v]
                 off = self.place(b, (b,), k)
+                if off is None:  # a (virtual) capacity smaller than the buffer itself
+                    raise PlacementFailed(f"buffer {int(self.inst.buf_id[b])} cannot be placed at its ALLOC")
                 self.res.offsets[b] = off
                 self.start_segment(b, off, -1, v, k)
             else:
