@@ -58,6 +58,7 @@ def run_size(target_nodes: int, family: str, seed: int) -> dict:
     row["rss_mpas"], row["rss_dlr"], row["rss_cpe"] = rss[1], rss[2], rss[3]
     row["peak_rss_mib"] = rss[-1]
     row["mpas_variant"] = stages["mpas"]["variant"]
+    row["stage3_steps"] = stages.get("relayout", {}).get("steps", [])
     row["max_v_stay"] = stages["mpas"]["max_v_stay"]
     row["extra_traffic"] = res.report["extra_traffic"]
     row["makespan_dlr"], row["makespan"] = stages["dlr"]["makespan"], res.report["makespan"]
@@ -132,6 +133,12 @@ def write_table(rows: list[dict], args) -> None:
             f"{r['rss_cpe']:,.0f} | {r['max_v_stay']:,} | {r['extra_traffic']:,} | "
             f"{r['makespan_dlr']:,} -> {r['makespan']:,} |"
         )
+    if ok:
+        lines += ["", "What ran at each size (the pipeline bounds its work by graph size, so the "
+                  "exponents below mix cost and work):", ""]
+        for r in ok:
+            steps = ", ".join(r.get("stage3_steps", [])) or "none"
+            lines.append(f"- {r['nodes']:,} nodes: Stage 1 `{r['mpas_variant']}`; Stage-3 rounds: {steps}")
     if len(ok) >= 2:
         lines += ["", "Growth exponent (log time ratio / log node ratio; 1.0 is linear, n log n is about 1.1):", ""]
         for a, b in zip(ok, ok[1:]):

@@ -59,8 +59,10 @@ def stage_figures(ev: Evaluation, seconds: float) -> dict[str, Any]:
     return out
 
 
-def _judged(inst: Instance, plan: Plan, stage: str) -> Evaluation:
-    ev = evaluate(inst, plan)
+def _judged(inst: Instance, plan: Plan, stage: str, ev: Evaluation | None = None) -> Evaluation:
+    """The evaluator's verdict on ``plan`` (``ev`` when the stage already has it); an
+    invalid plan raises :class:`PlanInvalidError` naming the stage."""
+    ev = ev if ev is not None else evaluate(inst, plan)
     if not ev.valid:
         first = ev.errors[0].message if ev.errors else "unknown violation"
         raise PlanInvalidError(f"{stage} produced a plan the evaluator rejects ({ev.error_count} violation(s)); first: {first}")
@@ -100,7 +102,7 @@ def solve(inst: Instance, opts: SolveOptions = SolveOptions(), progress: Progres
     say("Stage 2: DLR")
     t0 = time.perf_counter()
     s2 = dlr_plan(inst, order1, victim=opts.victim, slack=opts.traffic_slack if opts.problem == 3 else 0.0)
-    ev2 = _judged(inst, s2.plan, "Stage 2 (DLR)")
+    ev2 = _judged(inst, s2.plan, "Stage 2 (DLR)", s2.evaluation)  # dlr_plan's evaluator verdict on s2.plan
     stages["dlr"] = stage_figures(ev2, time.perf_counter() - t0) | s2.info
     final_plan, final_ev = s2.plan, ev2
     pareto: list[dict[str, Any]] | None = None
@@ -155,6 +157,7 @@ def _stage3(inst: Instance, plan2: Plan, ev2: Evaluation, opts: SolveOptions):
     from .stages.resequence import resequence_for_timing
 
     s3 = cpe_refine(inst, plan2, ev2)
+    ev2.drop_detail()  # from here on only its metrics are read
     ev3 = _judged(inst, s3.plan, "Stage 3 (CPE)")
     layout, layout_ev = plan2, ev2
     t0 = time.perf_counter()
@@ -163,16 +166,18 @@ def _stage3(inst: Instance, plan2: Plan, ev2: Evaluation, opts: SolveOptions):
     large = inst.n >= LARGE_GRAPH_NODES
     max_rounds = 6 if inst.n < 10_000 else 1 if large else 3
     while rounds < max_rounds:
-        tries = [("move late segments", move_late_segments(inst, s3.plan, ev3))]
+        tries = [("move late segments", move_late_segments)]
         if not large:
-            tries.insert(0, ("resequence", resequence_for_timing(inst, s3.plan, ev3)))
+            tries.insert(0, ("resequence", resequence_for_timing))
             if rounds == 0:
-                tries.append(("relayout", relayout_for_timing(inst, s3.plan, ev3)))
+                tries.append(("relayout", relayout_for_timing))
         best = None
-        for name, r in tries:
+        for name, step in tries:  # one candidate at a time: each holds a full evaluation
+            r = step(inst, s3.plan, ev3)
             if r is None:
                 continue
             c = cpe_refine(inst, r[0], r[1])
+            r[1].drop_detail()
             ev_c = _judged(inst, c.plan, f"Stage 3 (CPE after {name})")
             if ev_c.makespan < (best[4].makespan if best else ev3.makespan):
                 best = (name, r[0], r[1], c, ev_c)

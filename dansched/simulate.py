@@ -103,6 +103,11 @@ class Evaluation:
     def error_count(self) -> int:
         return sum(self.error_counts.values())
 
+    def drop_detail(self) -> None:
+        """Forget the per-node timing and the augmented graph, keeping the verdict and the
+        metrics (what a report needs): on a million-node plan they are most of its memory."""
+        self.start = self.end = self.graph = None
+
     def to_dict(self) -> dict[str, Any]:
         out: dict[str, Any] = {
             "valid": self.valid,

@@ -62,6 +62,15 @@ def test_exp_example_layout_fits_ub_of_10(exp_path, tmp_path):
     assert ev.graph.reuse_edges == [] and ev.graph.spill_edges == []
 
 
+def test_drop_detail_keeps_the_verdict_and_metrics(exp_path, tmp_path):
+    inst = load_instance(exp_path, load_hardware(hw_file(tmp_path, UB=10)))
+    ev = evaluate(inst, Plan(order=tuple(range(7)), offsets=((0, 0), (1, 5))))
+    before = ev.to_dict()
+    ev.drop_detail()
+    assert ev.graph is None and ev.start is None and ev.end is None
+    assert ev.to_dict() == before and ev.valid and ev.makespan == 60
+
+
 def test_exp_example_does_not_fit_ub_of_9_at_those_offsets(exp_path, tmp_path):
     # EXP uses both 5-unit buffers at once: 10 > 9 is an input error, not a plan error
     from dansched.instance import InstanceError
