@@ -146,7 +146,7 @@ def other_results() -> list[str]:
         body = scale.read_text().splitlines()[2:]
         family = scale.stem.removeprefix("bench_scale").lstrip("_") or "random"
         out += [f"## Scaling (full pipeline on generated `{family}` graphs)", "",
-                f"From `benchmarks/results/{scale.name}`:", ""] + body
+                f"From `benchmarks/results/{scale.name}`:", ""] + body + [""]
     return out
 
 
