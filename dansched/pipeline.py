@@ -151,7 +151,9 @@ def _stage3(inst: Instance, plan2: Plan, ev2: Evaluation, opts: SolveOptions):
     From :data:`LARGE_GRAPH_NODES` nodes on, a single round of the cheapest step
     (moving late segments, the one that wins first on large graphs) keeps a million
     nodes within minutes. Then the optional exact CP-SAT windows. Every candidate
-    keeps Stage 2's traffic and spill count. Returns (layout plan, its evaluation, CPE result, its evaluation, info)."""
+    keeps Stage 2's traffic and spill count. Evaluations that are only reported from
+    then on (``ev2`` included) drop their per-node detail to save memory. Returns
+    (layout plan, its evaluation, CPE result, its evaluation, info)."""
     from .stages.cpe import cpe_refine
     from .stages.relayout import move_late_segments, relayout_for_timing
     from .stages.resequence import resequence_for_timing

@@ -50,10 +50,9 @@ def working_set_bound(inst: Instance) -> Bound:
 
 
 def _allocated_before(g, index: dict[int, int], keep=None):
-    """Yield ``(v, bits)`` in topological order for each node ``v`` of ``keep`` (every
-    node when None): bit ``index[b] - low`` of ``bits`` set for each indexed buffer
-    whose ALLOC is ``v`` or an ancestor of ``v``, where ``low`` is yielded too, as
-    ``(v, low, bits)``.
+    """Yield ``(v, low, bits)`` in topological order for each node ``v`` of ``keep``
+    (every node when None): the indexed buffers whose ALLOC is ``v`` or an ancestor of
+    ``v`` are those with ``index[b] - low`` a set bit of ``bits``.
 
     The bitsets are *windowed* (shifted down by their lowest index), so a set of a
     few recent buffers costs a few words however many buffers come before it
