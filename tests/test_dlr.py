@@ -410,3 +410,27 @@ def test_alloc_larger_than_its_virtual_capacity_fails_the_scan_cleanly():
     shrunk = {t: 1 for t in range(len(inst.hw.tiers))}  # smaller than any buffer
     with pytest.raises(PlacementFailed, match="cannot be placed at its ALLOC"):
         linear_scan(inst, order, mode="units", capacity=shrunk)
+
+
+def test_reuse_order_past_its_scan_budget_raises():
+    from dansched.stages.reuse import ReuseBudgetExceeded
+
+    inst = load_instance(SHIPPED / "matmul_s2.json")
+    with pytest.raises(ReuseBudgetExceeded):
+        reuse_order(inst, list(range(inst.n)), budget=1)
+    assert reuse_order(inst, list(range(inst.n)), budget=10**9) == reuse_order(inst, list(range(inst.n)))
+
+
+def test_large_graphs_try_only_the_budgeted_reuse_order(monkeypatch):
+    import dansched.stages.dlr as dlr
+
+    inst = instance_from_records("mm", *generate("matmul", scale=3, seed=0))
+    full = dlr_plan(inst, list(range(inst.n)))
+    assert "reuse-serial1" in full.info["order_traffic"]  # small graphs: the whole search
+    monkeypatch.setattr(dlr, "REUSE_SEARCH_MAX_NODES", 0)
+    res = dlr_plan(inst, list(range(inst.n)))
+    assert res.evaluation.valid
+    assert "reuse" in res.info["order_traffic"] and not any("serial" in k for k in res.info["order_traffic"])
+    monkeypatch.setattr(dlr, "REUSE_WORK_PER_ELEMENT", 0)  # no budget at all: the reuse order is dropped
+    none = dlr_plan(inst, list(range(inst.n)))
+    assert none.evaluation.valid and "reuse" not in none.info["order_traffic"]

@@ -38,7 +38,7 @@ from typing import Sequence
 from ..instance import KIND_ALLOC, KIND_FREE, KIND_OP, Instance
 from .reorder import lifetime_graph
 
-__all__ = ["lower_tier_tasks", "lazy_loads", "reuse_order"]
+__all__ = ["lower_tier_tasks", "lazy_loads", "reuse_order", "ReuseBudgetExceeded"]
 
 
 def _find(parent: list[int], x: int) -> int:
@@ -122,7 +122,7 @@ class _Hot:
 
 def reuse_order(
     inst: Instance, base_order: Sequence[int], lookahead: int = 6, waves: bool = True, width: int = 0,
-    hot_policy: str = "lru", serial: bool = False,
+    hot_policy: str = "lru", serial: bool = False, budget: int | None = None,
 ) -> list[int]:
     """A reuse-aware topological order of all nodes (see the module docstring);
     ``lookahead`` is how many of the best tasks get the partner lookahead (0: none);
@@ -131,8 +131,15 @@ def reuse_order(
     ``width`` caps the tasks open at once (0: as many as the lower tiers hold);
     ``hot_policy`` is how ``H`` forgets: ``"lru"`` or ``"remaining"`` (fewest remaining users first);
     with ``serial``, the tasks of a wave run one after another (chosen together, so
-    they share inputs, but never holding lower tiers at the same time)."""
-    return _ReuseScheduler(inst, base_order, lookahead, waves, width, hot_policy, serial).run()
+    they share inputs, but never holding lower tiers at the same time).
+    ``budget`` caps the ready-set and task scans (the part that grows faster than
+    linearly when many tasks are ready at once); past it :class:`ReuseBudgetExceeded`
+    is raised."""
+    return _ReuseScheduler(inst, base_order, lookahead, waves, width, hot_policy, serial, budget).run()
+
+
+class ReuseBudgetExceeded(RuntimeError):
+    """The reuse-aware schedule needed more scan steps than its budget allowed."""
 
 
 class _ReuseScheduler:
@@ -140,9 +147,10 @@ class _ReuseScheduler:
 
     def __init__(
         self, inst: Instance, base_order: Sequence[int], lookahead: int, waves: bool, width: int,
-        hot_policy: str = "lru", serial: bool = False,
+        hot_policy: str = "lru", serial: bool = False, budget: int | None = None,
     ) -> None:
         L = inst.lists()
+        self.work, self.budget = 0, budget
         self.waves = waves
         self.width = width
         self.serial = serial
@@ -374,6 +382,7 @@ class _ReuseScheduler:
         still join it) the best partner's cover. Partner lookahead is spent on the
         ``lookahead`` best tasks, one per distinct covered set (tasks covered by the same
         buffers are alike, so only the first in the base order stands for them)."""
+        self.spend(len(self.unopened))
         avail = [ti for ti in self.unopened if (force or self.fits(ti)) and self.head_ready(ti)]
         if not avail:
             return None
@@ -408,6 +417,7 @@ class _ReuseScheduler:
 
     # ---- main loop ----------------------------------------------------------------------
     def candidates(self) -> list[tuple[tuple, int]]:
+        self.spend(len(self.open) + len(self.ready_free))
         out = []
         for ti in self.open[:1] if self.serial else self.open:
             v = self.tasks[ti][self.head[ti]]
@@ -417,6 +427,12 @@ class _ReuseScheduler:
             if not self.emitted[v] and self.pullable(v):
                 out.append(((self.inflow(v), 1, 0, self.rank[v]), v))
         return out
+
+    def spend(self, steps: int) -> None:
+        """Count ready-set and task scans; past ``budget`` the schedule is abandoned."""
+        self.work += steps
+        if self.budget is not None and self.work > self.budget:
+            raise ReuseBudgetExceeded(f"reuse-aware order: more than {self.budget:,} scan steps")
 
     def run(self) -> list[int]:
         n = self.inst.n
