@@ -417,7 +417,7 @@ def test_reuse_order_past_its_scan_budget_raises():
 
     inst = load_instance(SHIPPED / "matmul_s2.json")
     with pytest.raises(ReuseBudgetExceeded):
-        reuse_order(inst, list(range(inst.n)), budget=1)
+        reuse_order(inst, list(range(inst.n)), budget=0)
     assert reuse_order(inst, list(range(inst.n)), budget=10**9) == reuse_order(inst, list(range(inst.n)))
 
 
@@ -431,6 +431,6 @@ def test_large_graphs_try_only_the_budgeted_reuse_order(monkeypatch):
     res = dlr_plan(inst, list(range(inst.n)))
     assert res.evaluation.valid
     assert "reuse" in res.info["order_traffic"] and not any("serial" in k for k in res.info["order_traffic"])
-    monkeypatch.setattr(dlr, "REUSE_WORK_PER_ELEMENT", 0)  # no budget at all: the reuse order is dropped
+    monkeypatch.setattr(dlr, "REUSE_SCANS_PER_NODE", 0)  # no budget at all: the reuse order is dropped
     none = dlr_plan(inst, list(range(inst.n)))
     assert none.evaluation.valid and "reuse" not in none.info["order_traffic"]

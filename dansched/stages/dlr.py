@@ -52,7 +52,7 @@ MAX_TIE_EVALUATIONS = 4  # plans judged for the makespan tie-break
 MAX_ALTERNATIVES = 6  # Stage-2 plans offered to Stage 3 under --traffic-slack
 SECOND_ORDER_WITHIN = 2.0  # the runner-up order gets every placement only if its probe traffic is within 2x
 REUSE_SEARCH_MAX_NODES = 40_000  # beyond: only the plain reuse order, within a scan budget (see candidate_orders)
-REUSE_WORK_PER_ELEMENT = 10  # measured: ~0.7 scan steps per node+edge on matmul, 26-71 on fa/conv/random
+REUSE_SCANS_PER_NODE = 10  # measured: ~3 scan steps per node on matmul, 80-250 on fa/conv/random
 
 
 @dataclass
@@ -151,8 +151,8 @@ def candidate_orders(
     list schedules built on the given order (``reuse``: tasks in waves that run side by
     side; ``reuse-serial<w>``: waves of ``w`` tasks chosen together, run one after
     another; only with ``reuse``). Duplicates are dropped. With ``large`` only ``reuse`` is
-    built, within :data:`REUSE_WORK_PER_ELEMENT` scan steps per node and edge (dropped
-    when that is not enough: graphs with many tasks ready at once)."""
+    built, within :data:`REUSE_SCANS_PER_NODE` scan steps per node emitted (dropped as
+    soon as that is not enough: graphs with many tasks ready at once)."""
     out: dict[str, list[int]] = {"stage1": tighten_lifetimes(inst, order)}
     if not search:
         return out
@@ -170,7 +170,7 @@ def candidate_orders(
         return out
     if large:
         try:
-            add("reuse", reuse_order(inst, order, budget=REUSE_WORK_PER_ELEMENT * (inst.n + inst.num_edges)))
+            add("reuse", reuse_order(inst, order, budget=REUSE_SCANS_PER_NODE))
         except ReuseBudgetExceeded:
             pass
         return out

@@ -133,9 +133,12 @@ def reuse_order(
     with ``serial``, the tasks of a wave run one after another (chosen together, so
     they share inputs, but never holding lower tiers at the same time).
     ``budget`` caps the ready-set and task scans (the part that grows faster than
-    linearly when many tasks are ready at once); past it :class:`ReuseBudgetExceeded`
-    is raised."""
+    linearly when many tasks are ready at once) per node emitted; past it
+    :class:`ReuseBudgetExceeded` is raised."""
     return _ReuseScheduler(inst, base_order, lookahead, waves, width, hot_policy, serial, budget).run()
+
+
+BUDGET_ALLOWANCE = 1000  # nodes' worth of scan steps a budgeted run may spend before its first node
 
 
 class ReuseBudgetExceeded(RuntimeError):
@@ -429,10 +432,13 @@ class _ReuseScheduler:
         return out
 
     def spend(self, steps: int) -> None:
-        """Count ready-set and task scans; past ``budget`` the schedule is abandoned."""
+        """Count ready-set and task scans; past ``budget`` per node emitted so far (plus
+        :data:`BUDGET_ALLOWANCE`) the schedule is abandoned, so a hopeless run stops early."""
         self.work += steps
-        if self.budget is not None and self.work > self.budget:
-            raise ReuseBudgetExceeded(f"reuse-aware order: more than {self.budget:,} scan steps")
+        if self.budget is not None and self.work > self.budget * (len(self.out) + BUDGET_ALLOWANCE):
+            raise ReuseBudgetExceeded(
+                f"reuse-aware order: {self.work:,} scan steps after {len(self.out):,} nodes (budget {self.budget} per node)"
+            )
 
     def run(self) -> list[int]:
         n = self.inst.n
