@@ -247,9 +247,10 @@ def dlr_plan(
     if not spills:  # no traffic at all: nothing left to gain from other placements
         placements = (probe,)
     ranked_orders: list[str] = []
+    best_probe = min((v.scan.traffic for v in variants), default=0)
     for v in sorted(variants, key=lambda v: (v.key, v.name)):
         if v.order_name not in ranked_orders and (
-            not ranked_orders or v.scan.traffic <= SECOND_ORDER_WITHIN * min(w.scan.traffic for w in variants)
+            not ranked_orders or v.scan.traffic <= SECOND_ORDER_WITHIN * best_probe
         ):
             ranked_orders.append(v.order_name)
     for name in ranked_orders[:2]:
