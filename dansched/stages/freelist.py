@@ -16,6 +16,7 @@ by ``l`` and merged, so the same sequence of calls always gives the same offsets
 from __future__ import annotations
 
 import bisect
+from typing import Iterable
 
 __all__ = ["FreeList", "candidates", "best_fit"]
 
@@ -25,7 +26,7 @@ def candidates(segments: list[tuple[int, int]], size: int) -> list[tuple[int, in
     return [(l, r) for l, r in segments if r - l >= size]
 
 
-def best_fit(segments: list[tuple[int, int]], size: int) -> int | None:
+def best_fit(segments: Iterable[tuple[int, int]], size: int) -> int | None:
     """Offset of the best-fit segment (Eq. 24): least slack ``r - l - size``, ties to the
     lowest address; ``None`` when no segment is long enough."""
     best = None
@@ -55,15 +56,7 @@ class FreeList:
 
     def best_fit(self, size: int) -> int | None:
         """Eq. 24 over this tier's segments."""
-        best = None
-        best_slack = None
-        for l, r in zip(self._starts, self._ends):
-            slack = r - l - size
-            if slack >= 0 and (best_slack is None or slack < best_slack):
-                best, best_slack = l, slack
-                if slack == 0:
-                    break
-        return best
+        return best_fit(zip(self._starts, self._ends), size)
 
     def take(self, offset: int, size: int) -> None:
         """Mark ``[offset, offset+size)`` used; it must lie inside one free segment."""
