@@ -27,7 +27,7 @@ from pathlib import Path
 from dansched.instance import load_instance
 from dansched.models.traffic import traffic_lower_bound
 from dansched.simulate import evaluate
-from dansched.stages.dlr import dlr_plan
+from dansched.stages.dlr.stage import dlr_plan
 
 REPO = Path(__file__).resolve().parents[1]
 OFFICIAL = REPO.parent / "shared" / "instances" / "official"
@@ -45,7 +45,7 @@ TIME_TARGET = {"Matmul_Case1": 20.0}
 def stage1_order(inst, how: str) -> list[int]:
     if how == "input":
         return list(range(inst.n))
-    from dansched.stages.mpas import mpas_order
+    from dansched.stages.mpas.stage import mpas_order
 
     return list(mpas_order(inst).order)
 

@@ -31,7 +31,7 @@ from dansched.models.order import exact_min_peak
 from dansched.models.peak import peak_lower_bound
 from dansched.plan import Plan
 from dansched.simulate import evaluate
-from dansched.stages.mpas import mpas_order
+from dansched.stages.mpas.stage import mpas_order
 
 REPO = Path(__file__).resolve().parents[1]
 OFFICIAL = REPO.parent / "shared" / "instances" / "official"

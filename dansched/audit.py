@@ -22,10 +22,14 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from .errors import ExactModelTooLarge, NoLegalOrderError
 from .instance import Instance
 from .models.bound import Bound, gap
 from .models.makespan import makespan_lower_bound
+from .models.order import exact_min_peak
 from .models.peak import peak_lower_bound
+from .models.placement import fixed_order_placement
+from .models.traffic import traffic_lower_bound
 from .plan import Plan
 from .simulate import Evaluation
 
@@ -67,8 +71,6 @@ def peak_bound(inst: Instance) -> tuple[Bound, int | None]:
     """Best maxV_stay bound; on small graphs the exact optimum (returned second, else None)."""
     b = peak_lower_bound(inst)
     if inst.n <= EXACT_PEAK_MAX_NODES:
-        from .models.order import ExactModelTooLarge, exact_min_peak
-        from .stages.mpas_graph import NoLegalOrderError
 
         try:
             ex = exact_min_peak(inst, max_states=200_000)
@@ -84,8 +86,6 @@ def traffic_bounds(
     """Fixed-order traffic bound for ``plan``'s order (spill ids aside): the larger of the
     capacity cover and (with ``cpsat``) the CP-SAT placement model's proven bound, hinted
     with ``plan``."""
-    from .models.placement import fixed_order_placement
-    from .models.traffic import traffic_lower_bound
 
     cover = traffic_lower_bound(inst, plan.order, time_limit=max(1.0, time_limit / 3))
     if not cpsat:

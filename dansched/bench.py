@@ -35,6 +35,15 @@ from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wai
 from pathlib import Path
 from typing import Any, Callable, Iterable, Sequence
 
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+from .baselines import EXTERNAL, METHODS
+from .hardware import load_hardware
+from .instance import instance_name, load_instance
+from .plan import atomic_write_files
+from .simulate import evaluate
+
 __all__ = [
     "METRICS",
     "METRIC_TITLES",
@@ -119,7 +128,6 @@ def default_instances() -> list[Path]:
 # ---- running -------------------------------------------------------------------------
 
 def _instance_name(path: str) -> str:
-    from .instance import instance_name
 
     return instance_name(path)
 
@@ -136,10 +144,6 @@ def run_job(path: str, method: str, time_limit: float, hw_path: str | None = Non
     row.update(seconds=None, stage_seconds={}, info={})
     t0 = time.perf_counter()
     try:
-        from .baselines import METHODS
-        from .hardware import load_hardware
-        from .instance import load_instance
-        from .simulate import evaluate
 
         inst = load_instance(path, load_hardware(Path(hw_path)) if hw_path else None)
         t0 = time.perf_counter()
@@ -168,8 +172,6 @@ def _progress(total: int, enabled: bool):
     """A rich progress bar on stderr when it is a terminal, else a no-op."""
     if not enabled or not sys.stderr.isatty():
         return None
-    from rich.console import Console
-    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
     prog = Progress(
         TextColumn("bench"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
@@ -333,7 +335,6 @@ def not_best_cells(rows: Sequence[dict[str, Any]], subject: str = "dan") -> list
 
 def bench_markdown(rows: Sequence[dict[str, Any]], anchors: dict[str, dict[str, Any]] | None = None, title: str = "dansched bench") -> str:
     """The Markdown report described in the module docstring."""
-    from .baselines import EXTERNAL
 
     anchors = anchors or {}
     instances, methods, by = _index(rows)
@@ -484,7 +485,6 @@ def bench_csv(rows: Sequence[dict[str, Any]]) -> str:
 
 def write_bench(rows: Sequence[dict[str, Any]], out: str | Path, anchors: dict[str, dict[str, Any]] | None = None) -> list[Path]:
     """Write ``bench.json``, ``bench.csv`` and ``bench.md`` into ``out`` (all or nothing)."""
-    from .plan import atomic_write_files
 
     d = Path(out)
     files = [

@@ -13,9 +13,10 @@ from typing import Optional
 
 import typer
 
-from .hardware import Hardware, HardwareError, load_hardware
-from .instance import Instance, InstanceError, load_instance
-from .plan import Plan, PlanFormatError, read_memory, read_schedule, read_spill
+from .errors import HardwareError, InputError, InstanceError, PlanFormatError
+from .hardware import Hardware, load_hardware
+from .instance import Instance, load_instance
+from .plan import Plan, read_memory, read_schedule, read_spill
 
 app = typer.Typer(
     add_completion=False,
@@ -29,10 +30,6 @@ app = typer.Typer(
 @app.callback()
 def _root() -> None:
     """Schedule operator-level DAGs onto one NPU core: MPAS -> DLR -> CPE, with a shared evaluator."""
-
-
-class InputError(Exception):
-    """Bad input or usage: reported as one line on stderr with exit status 2."""
 
 
 def load_inputs(instance: Path, hw_path: Optional[Path]) -> tuple[Hardware, Instance]:
@@ -99,11 +96,12 @@ def solve(
 ) -> None:
     """Plan the instance: MPAS (problem 1), + DLR (problem 2), + CPE (problem 3, the default)."""
     from .audit import audit_plan, rows_report
-    from .pipeline import PlanInvalidError, SolveOptions, solve as run_solve
+    from .errors import PlanInvalidError
+    from .pipeline import SolveOptions
+    from .pipeline import solve as run_solve
     from .plan import contest_paths, write_plan
     from .report.progress import progress_reporter
-
-    from .stages.mpas import VARIANTS
+    from .stages.mpas.stage import VARIANTS
 
     if variant not in VARIANTS:
         raise InputError(f"--variant must be one of {', '.join(VARIANTS)}, got {variant!r}")
@@ -152,7 +150,9 @@ def bound(
     """Lower bounds on maxV_stay, extra traffic and makespan, with how each was obtained
     (the traffic bound is for the order of dansched's own plan, and says so)."""
     from .audit import audit_plan, rows_report
-    from .pipeline import PlanInvalidError, SolveOptions, solve as run_solve
+    from .errors import PlanInvalidError
+    from .pipeline import SolveOptions
+    from .pipeline import solve as run_solve
 
     _, inst = load_inputs(instance, hw)
     try:
@@ -225,7 +225,8 @@ def generate(
     seed: int = typer.Option(0, "--seed", help="Random seed."),
 ) -> None:
     """Write a synthetic instance of a family in the contest format."""
-    from .generate import FAMILIES, generate as run_generate
+    from .generate import FAMILIES
+    from .generate import generate as run_generate
     from .instance import instance_from_records, instance_name, write_csv_pair
     from .plan import atomic_write_text
 
@@ -251,8 +252,9 @@ def trace(
     hw: Optional[Path] = HwOption,
 ) -> None:
     """Perfetto trace (Trace Event Format JSON + taskStatistics) of a plan with a layout; optionally a picture."""
+    from .errors import TraceError
     from .report.stats import estimated_latency_line, format_statistics
-    from .report.trace import TraceError, build_trace, plan_statistics, read_timed_plan, timed_tasks, trace_json_text
+    from .report.trace import build_trace, plan_statistics, read_timed_plan, timed_tasks, trace_json_text
 
     if compare is not None and png is None:
         raise InputError("--compare is drawn beside --plan in the picture: give --png FILE too")

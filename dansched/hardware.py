@@ -17,11 +17,9 @@ from importlib import resources
 from pathlib import Path
 from typing import Any, Mapping
 
-__all__ = ["Hardware", "HardwareError", "load_hardware", "default_hardware"]
+from .errors import HardwareError
 
-
-class HardwareError(ValueError):
-    """A hardware file that cannot be read or does not describe a usable core."""
+__all__ = ["Hardware", "load_hardware", "default_hardware"]
 
 
 @dataclass(frozen=True)

@@ -27,11 +27,12 @@ from typing import Any, Iterable, Sequence
 
 import numpy as np
 
+from .errors import InstanceError
 from .hardware import Hardware, default_hardware
+from .plan import atomic_write_files, atomic_write_text
 
 __all__ = [
     "Instance",
-    "InstanceError",
     "KIND_OP",
     "KIND_ALLOC",
     "KIND_FREE",
@@ -40,17 +41,11 @@ __all__ = [
     "instance_name",
     "write_json",
     "write_csv_pair",
-    "topological_order",
-    "smallest_first_order",
 ]
 
 KIND_OP, KIND_ALLOC, KIND_FREE = 0, 1, 2
 NODE_FIELDS = ("Id", "Op", "BufId", "Size", "Type", "Pipe", "Cycles", "Bufs")
 INT_LIMIT = 2**63  # every integer, and the totals of Size and of Cycles, must stay below (int64)
-
-
-class InstanceError(ValueError):
-    """An instance that breaks a well-formedness rule of SPEC section 1 (exit status 2)."""
 
 
 def _csr(n: int, pairs_src: np.ndarray, pairs_dst: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -544,7 +539,6 @@ def load_instance(path: str | Path, hw: Hardware | None = None) -> Instance:
 
 def write_json(inst: Instance, path: str | Path) -> None:
     """Write the instance in contest JSON form (atomically: a temporary file, then a rename)."""
-    from .plan import atomic_write_text
 
     nodes, edges = inst.to_records()
     atomic_write_text(path, json.dumps({"Nodes": nodes, "Edges": edges}, separators=(",", ":")) + "\n")
@@ -553,7 +547,6 @@ def write_json(inst: Instance, path: str | Path) -> None:
 def write_csv_pair(inst: Instance, directory: str | Path, case: str | None = None) -> Path:
     """Write ``<case>_Nodes.csv`` and ``<case>_Edges.csv``; returns the nodes file's path.
     Both are complete in temporary files before either is renamed into place."""
-    from .plan import atomic_write_files
 
     d = Path(directory)
     case = case or inst.name
@@ -577,26 +570,3 @@ def write_csv_pair(inst: Instance, directory: str | Path, case: str | None = Non
     return nodes_path
 
 
-def smallest_first_order(succs: Sequence[Sequence[int]], indeg: Sequence[int]) -> list[int]:
-    """Kahn's algorithm taking the ready node of smallest id first (a heap-based ready list).
-    Shorter than ``len(indeg)`` when the graph has a cycle."""
-    import heapq
-
-    deg = list(indeg)
-    ready = [v for v, d in enumerate(deg) if d == 0]
-    heapq.heapify(ready)
-    order: list[int] = []
-    while ready:
-        v = heapq.heappop(ready)
-        order.append(v)
-        for w in succs[v]:
-            deg[w] -= 1
-            if deg[w] == 0:
-                heapq.heappush(ready, w)
-    return order
-
-
-def topological_order(inst: Instance) -> list[int]:
-    """The instance's topological order that always takes the ready node of smallest id."""
-    L = inst.lists()
-    return smallest_first_order(L.succ, [len(p) for p in L.pred])

@@ -12,18 +12,21 @@ import time
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
+from .errors import NoLegalOrderError, PlanInvalidError
+from .graph import topological_order
 from .instance import Instance
 from .plan import Plan
-from .simulate import Evaluation, evaluate
+from .simulate import Evaluation, evaluate, max_v_stay
+from .stages.cpe.refine import cpe_refine
+from .stages.cpe.relayout import move_late_segments, relayout_for_timing
+from .stages.cpe.resequence import resequence_for_timing
+from .stages.dlr.stage import dlr_plan
+from .stages.mpas.stage import mpas_order
 
-__all__ = ["SolveOptions", "SolveResult", "PlanInvalidError", "solve", "stage_figures"]
+__all__ = ["SolveOptions", "SolveResult", "solve", "stage_figures"]
 
 Progress = Callable[[str], None]
 LARGE_GRAPH_NODES = 200_000  # Stage 3 runs one cheap Stage-2 round from here on (see _stage3)
-
-
-class PlanInvalidError(RuntimeError):
-    """A stage produced a plan the evaluator rejects, or no valid plan exists (exit status 1)."""
 
 
 @dataclass(frozen=True)
@@ -71,10 +74,6 @@ def _judged(inst: Instance, plan: Plan, stage: str, ev: Evaluation | None = None
 
 def solve(inst: Instance, opts: SolveOptions = SolveOptions(), progress: Progress | None = None) -> SolveResult:
     """Run the stages that ``opts.problem`` needs and return the final plan and report."""
-    from .instance import topological_order
-    from .simulate import max_v_stay
-    from .stages.mpas import mpas_order
-    from .stages.mpas_graph import NoLegalOrderError
 
     say = progress or (lambda _msg: None)
     stages: dict[str, Any] = {}
@@ -97,7 +96,6 @@ def solve(inst: Instance, opts: SolveOptions = SolveOptions(), progress: Progres
     stages["mpas"] = {"max_v_stay": max_v_stay(inst, order1), "seconds": round(time.perf_counter() - t0, 3),
                       "variant": variant1}
 
-    from .stages.dlr import dlr_plan
 
     say("Stage 2: DLR")
     t0 = time.perf_counter()
@@ -145,18 +143,15 @@ def solve(inst: Instance, opts: SolveOptions = SolveOptions(), progress: Progres
 
 def _stage3(inst: Instance, plan2: Plan, ev2: Evaluation, opts: SolveOptions):
     """CPE on the Stage-2 plan, alternating with timing-aware Stage-2 rounds while the
-    makespan after CPE drops: resequencing (:mod:`dansched.stages.resequence`: a faster
+    makespan after CPE drops: resequencing (:mod:`dansched.stages.cpe.resequence`: a faster
     order with the same segments, offsets and spills) and relayout
-    (:mod:`dansched.stages.relayout`: same order, segments and spills, new offsets).
+    (:mod:`dansched.stages.cpe.relayout`: same order, segments and spills, new offsets).
     From :data:`LARGE_GRAPH_NODES` nodes on, a single round of the cheapest step
     (moving late segments, the one that wins first on large graphs) keeps a million
     nodes within minutes. Then the optional exact CP-SAT windows. Every candidate
     keeps Stage 2's traffic and spill count. Evaluations that are only reported from
     then on (``ev2`` included) drop their per-node detail to save memory. Returns
     (layout plan, its evaluation, CPE result, its evaluation, info)."""
-    from .stages.cpe import cpe_refine
-    from .stages.relayout import move_late_segments, relayout_for_timing
-    from .stages.resequence import resequence_for_timing
 
     s3 = cpe_refine(inst, plan2, ev2)
     ev2.drop_detail()  # from here on only its metrics are read

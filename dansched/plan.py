@@ -20,10 +20,10 @@ from typing import Iterable, Sequence
 
 import numpy as np
 
+from .errors import OutputError, PlanFormatError
+
 __all__ = [
     "Plan",
-    "PlanFormatError",
-    "OutputError",
     "plan_from_indices",
     "read_schedule",
     "read_memory",
@@ -34,16 +34,6 @@ __all__ = [
     "atomic_write_files",
     "contest_paths",
 ]
-
-
-class PlanFormatError(ValueError):
-    """A plan file that cannot be parsed at all (bad input, exit status 2)."""
-
-
-class OutputError(PlanFormatError):
-    """An output file that cannot be written (a folder in the way, an unwritable place): like
-    bad input, one line and exit status 2. Raised before any target is replaced, unless a
-    rename itself fails part-way (see :func:`atomic_write_files`)."""
 
 
 def _shown(text: str, limit: int = 40) -> str:

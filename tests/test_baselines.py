@@ -5,17 +5,15 @@ fallback) behave as documented."""
 from __future__ import annotations
 
 import pytest
+from conftest import SHIPPED, official_path
 
-from dansched.baselines import DAN_FAMILY, EXTERNAL, METHODS, MethodResult, run_method
-from dansched.baselines import cosma, gbs, hmcos, magis
+from dansched.baselines import DAN_FAMILY, EXTERNAL, METHODS, MethodResult, cosma, gbs, hmcos, magis, run_method
 from dansched.baselines.common import full_order, input_order, lru_memory_stage, op_graph
 from dansched.generate import generate
 from dansched.instance import instance_from_records, load_instance
 from dansched.models.placement import PlacementResult
 from dansched.simulate import evaluate
-from dansched.stages.reorder import is_topological
-
-from conftest import SHIPPED, official_path
+from dansched.stages.dlr.reorder import is_topological
 
 GENERATED = [("matmul", 1, 0), ("fa", 1, 0), ("conv", 1, 0), ("random", 1, 0), ("random", 1, 3)]
 
@@ -136,7 +134,7 @@ def test_magis_order_swaps_and_hoisting():
 
 
 def test_greedy_by_size_places_largest_first_without_overlap():
-    from dansched.stages.scan import Segment
+    from dansched.stages.dlr.scan import Segment
 
     segs = [Segment(0, 0, 4, 0, 3, -1, -1), Segment(1, 0, 4, 1, 2, -1, -1), Segment(2, 0, 8, 4, 5, -1, -1)]
     offsets, overflow = gbs.greedy_by_size(segs, {0: 8})

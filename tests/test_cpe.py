@@ -4,16 +4,15 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from conftest import SHIPPED
 
 from dansched.hardware import load_hardware
 from dansched.instance import instance_from_records, load_instance
-from dansched.models.timing_window import exact_windows
 from dansched.plan import Plan, plan_from_indices
 from dansched.simulate import evaluate
-from dansched.stages.cpe import cpe_refine, critical_chain
-from dansched.stages.skeleton import is_refinement, memory_skeleton
-
-from conftest import SHIPPED
+from dansched.stages.cpe.exact_window import exact_windows
+from dansched.stages.cpe.refine import cpe_refine
+from dansched.stages.cpe.skeleton import critical_chain, is_refinement, memory_skeleton
 
 
 def _roomy_plan(path, tmp_path):
@@ -122,7 +121,7 @@ def test_traffic_slack_trades_traffic_for_makespan(tmp_path):
 def test_overlap_sweep_returns_exactly_the_overlapping_segments():
     import random
 
-    from dansched.stages.relayout import _OverlapSweep
+    from dansched.stages.cpe.relayout import _OverlapSweep
 
     rng = random.Random(3)
     start = np.array([rng.randrange(200) for _ in range(300)], dtype=np.int64)

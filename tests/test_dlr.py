@@ -7,22 +7,23 @@ from __future__ import annotations
 import math
 
 import pytest
+from conftest import SHIPPED, official_path
 
+from dansched.errors import InstanceError
 from dansched.generate import FAMILIES, generate
 from dansched.hardware import load_hardware
-from dansched.instance import InstanceError, instance_from_records, load_instance
+from dansched.instance import instance_from_records, load_instance
 from dansched.models.traffic import lp_bound, position_bound, tier_covers, traffic_lower_bound
 from dansched.simulate import evaluate
-from dansched.stages.dlr import PLACEMENTS, dlr_plan, scan_variant
-from dansched.stages.freelist import FreeList, best_fit
-from dansched.stages.packing import pack_segments
-from dansched.stages.reorder import is_topological, tighten_lifetimes
-from dansched.stages.reuse import reuse_order
-from dansched.stages.scan import Segment, linear_scan
-from dansched.stages.spillplan import cpsat_pack, planned_spills
-from dansched.stages.victim import S, T, score
-
-from conftest import SHIPPED, official_path
+from dansched.stages.dlr.freelist import FreeList, best_fit
+from dansched.stages.dlr.packing import pack_segments
+from dansched.stages.dlr.reorder import is_topological, tighten_lifetimes
+from dansched.stages.dlr.reuse import reuse_order
+from dansched.stages.dlr.scan import Segment, linear_scan
+from dansched.stages.dlr.spillplan import cpsat_pack, planned_spills
+from dansched.stages.dlr.stage import PLACEMENTS, dlr_plan, scan_variant
+from dansched.stages.dlr.victim import S, T, score
+from dansched.stages.mpas import mpas_order
 
 TARGETS = {
     "Conv_Case0": 46_872,
@@ -204,7 +205,7 @@ def test_very_tight_tiers_fragmented_by_an_operations_own_buffers_stay_valid(fam
     p.write_text("[tiers]\nL1 = 1536\nUB = 512\n")
     hw = load_hardware(p)
     from dansched.plan import plan_from_indices
-    from dansched.stages.dlr import candidate_orders
+    from dansched.stages.dlr.stage import candidate_orders
 
     for scale, seed in ((1, 0), (2, 1), (3, 2)):
         nodes, edges = generate(family, scale=scale, seed=seed)
@@ -384,11 +385,10 @@ def test_official_case_is_valid_and_meets_its_target(case):
 @pytest.mark.slow
 @pytest.mark.parametrize("case", sorted(TARGETS))
 def test_official_case_is_valid_from_the_mpas_order(case):
-    mpas = pytest.importorskip("dansched.stages.mpas")
     inst = _official(case)
     if inst.n > 20_000:
         pytest.skip("Stage 1 alone takes minutes on this case")
-    order = list(mpas.mpas_order(inst).order)
+    order = list(mpas_order(inst).order)
     res = dlr_plan(inst, order)
     _plan_is_valid(inst, res.plan)
 
@@ -403,7 +403,7 @@ def test_official_case_with_lru_and_tight_capacities_is_valid(case, tmp_path):
 
 
 def test_alloc_larger_than_its_virtual_capacity_fails_the_scan_cleanly():
-    from dansched.stages.scan import PlacementFailed
+    from dansched.errors import PlacementFailed
 
     inst = load_instance(SHIPPED / "fa_s2.json")
     order = tighten_lifetimes(inst, list(range(inst.n)))
@@ -413,7 +413,7 @@ def test_alloc_larger_than_its_virtual_capacity_fails_the_scan_cleanly():
 
 
 def test_reuse_order_past_its_scan_budget_raises():
-    from dansched.stages.reuse import ReuseBudgetExceeded
+    from dansched.errors import ReuseBudgetExceeded
 
     inst = load_instance(SHIPPED / "matmul_s2.json")
     with pytest.raises(ReuseBudgetExceeded):
@@ -422,7 +422,7 @@ def test_reuse_order_past_its_scan_budget_raises():
 
 
 def test_large_graphs_try_only_the_budgeted_reuse_order(monkeypatch):
-    import dansched.stages.dlr as dlr
+    import dansched.stages.dlr.stage as dlr
 
     inst = instance_from_records("mm", *generate("matmul", scale=3, seed=0))
     full = dlr_plan(inst, list(range(inst.n)))

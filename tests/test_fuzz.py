@@ -33,13 +33,13 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from test_instance import exp_records
 
 from dansched.cli import main
+from dansched.errors import OutputError
 from dansched.generate import generate
 from dansched.instance import NODE_FIELDS, instance_from_records, load_instance, write_csv_pair
-from dansched.plan import OutputError, Plan, atomic_write_text, write_plan
-
-from test_instance import exp_records
+from dansched.plan import Plan, atomic_write_text, write_plan
 
 SEED = 20240609
 BIG_HW = "[tiers]\nL1 = 1099511627776\nUB = 1099511627776\nL0A = 1099511627776\nL0B = 1099511627776\nL0C = 1099511627776\n"

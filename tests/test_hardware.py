@@ -6,7 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from dansched.hardware import Hardware, HardwareError, default_hardware, load_hardware
+from dansched.errors import HardwareError
+from dansched.hardware import Hardware, default_hardware, load_hardware
 
 
 def write(tmp_path: Path, text: str) -> Path:

@@ -6,21 +6,20 @@ import copy
 import json
 
 import pytest
+from conftest import OFFICIAL_CASES, official_path
 
+from dansched.errors import InstanceError
 from dansched.hardware import load_hardware
 from dansched.instance import (
     KIND_ALLOC,
     KIND_FREE,
     KIND_OP,
-    InstanceError,
     instance_from_records,
     instance_name,
     load_instance,
     write_csv_pair,
     write_json,
 )
-
-from conftest import OFFICIAL_CASES, official_path
 
 EXP_NODES = [
     {"Id": 0, "Op": "ALLOC", "BufId": 0, "Size": 5, "Type": "UB"},

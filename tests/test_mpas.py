@@ -6,17 +6,16 @@ from __future__ import annotations
 import random
 
 import pytest
+from conftest import SHIPPED, official_path
 
+from dansched.errors import NoLegalOrderError, PlanInvalidError
 from dansched.generate import generate
+from dansched.graph import build_mpas_graph, lambda_level
 from dansched.instance import instance_from_records, load_instance
-from dansched.pipeline import PlanInvalidError
 from dansched.plan import Plan
 from dansched.simulate import evaluate
-from dansched.stages.mpas import VARIANTS, NoLegalOrderError, mpas_order
-from dansched.stages.mpas_graph import build_mpas_graph, lambda_level
-from dansched.stages.mpas_paper import paper_order
-
-from conftest import SHIPPED, official_path
+from dansched.stages.mpas.paper import paper_order
+from dansched.stages.mpas.stage import VARIANTS, mpas_order
 
 # ---------------------------------------------------------------------------------
 # small instance builders
@@ -322,7 +321,7 @@ def test_same_order_under_different_hash_seeds():
     import sys
 
     code = (
-        "from dansched.instance import load_instance; from dansched.stages.mpas import mpas_order; "
+        "from dansched.instance import load_instance; from dansched.stages.mpas.stage import mpas_order; "
         f"r = mpas_order(load_instance({str(SHIPPED / 'fa_s2.json')!r})); print(r.variant, r.order)"
     )
     outs = {
@@ -340,8 +339,8 @@ def test_same_order_under_different_hash_seeds():
 
 @pytest.mark.parametrize("family", ["matmul", "fa", "conv", "random"])
 def test_compacted_input_order_is_legal_and_no_higher(family):
+    from dansched.graph import lazy_eager_order
     from dansched.simulate import max_v_stay
-    from dansched.stages.mpas_greedy import lazy_eager_order
 
     inst = instance_from_records(family, *generate(family, scale=3, seed=1))
     own = list(range(inst.n))
@@ -351,7 +350,7 @@ def test_compacted_input_order_is_legal_and_no_higher(family):
 
 
 def test_large_graph_path_compacts_the_input_order(monkeypatch):
-    import dansched.stages.mpas as mpas
+    import dansched.stages.mpas.stage as mpas
 
     inst = instance_from_records("r", *generate("random", scale=20, seed=0))
     monkeypatch.setattr(mpas, "RESTART_WORK", inst.n - 1)  # no greedy restart fits the budget
@@ -362,7 +361,7 @@ def test_large_graph_path_compacts_the_input_order(monkeypatch):
 
 
 def test_every_restart_dead_ending_falls_back_to_the_compacted_input(monkeypatch):
-    import dansched.stages.mpas as mpas
+    import dansched.stages.mpas.stage as mpas
 
     def dead_end(*_args, **_kw):
         raise NoLegalOrderError("no L0-legal order found: stuck")

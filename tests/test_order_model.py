@@ -6,17 +6,17 @@ from __future__ import annotations
 import itertools
 
 import pytest
+from conftest import SHIPPED
+from test_mpas import _alloc, _free, _op, random_dag
 
+from dansched.errors import ExactModelTooLarge, NoLegalOrderError
 from dansched.generate import generate
 from dansched.instance import instance_from_records, load_instance
-from dansched.models.order import ExactModelTooLarge, exact_min_peak
+from dansched.models.order import exact_min_peak
 from dansched.models.peak import first_free_bound, necessarily_live_bound, peak_lower_bound, working_set_bound
 from dansched.plan import Plan
 from dansched.simulate import evaluate
-from dansched.stages.mpas import NoLegalOrderError, mpas_order
-
-from conftest import SHIPPED
-from test_mpas import _alloc, _free, _op, random_dag
+from dansched.stages.mpas.stage import mpas_order
 
 
 def _brute_force(inst) -> int | None:
@@ -125,7 +125,7 @@ def _first_free_by_definition(inst) -> int:
     """max over X of min over b in X of s(X & A(b)), A(b) from networkx ancestors, by peeling."""
     import networkx as nx
 
-    from dansched.stages.mpas_graph import build_mpas_graph
+    from dansched.graph import build_mpas_graph
 
     g = build_mpas_graph(inst)
     G = nx.DiGraph([(u, v) for v in range(g.n) for u in g.preds[v]])

@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import pytest
+from conftest import official_path
+from test_simulate import SPILL_TWICE_PLAN, spill_twice_instance
 
+from dansched.errors import PlanFormatError
 from dansched.hardware import load_hardware
 from dansched.instance import load_instance
 from dansched.plan import (
     Plan,
-    PlanFormatError,
     contest_paths,
     plan_from_indices,
     read_memory,
@@ -18,9 +20,6 @@ from dansched.plan import (
     write_plan,
 )
 from dansched.simulate import evaluate
-
-from conftest import official_path
-from test_simulate import SPILL_TWICE_PLAN, spill_twice_instance
 
 
 def figures(ev):

@@ -73,7 +73,7 @@ def test_drop_detail_keeps_the_verdict_and_metrics(exp_path, tmp_path):
 
 def test_exp_example_does_not_fit_ub_of_9_at_those_offsets(exp_path, tmp_path):
     # EXP uses both 5-unit buffers at once: 10 > 9 is an input error, not a plan error
-    from dansched.instance import InstanceError
+    from dansched.errors import InstanceError
 
     with pytest.raises(InstanceError, match=r"node 3 \(EXP\).*UB need 10.*holds 9"):
         load_instance(exp_path, load_hardware(hw_file(tmp_path, UB=9)))

@@ -9,8 +9,9 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-
 from conftest import official_path
+
+from dansched.errors import TraceError
 from dansched.hardware import load_hardware
 from dansched.instance import instance_from_records, load_instance
 from dansched.plan import Plan, plan_from_indices, write_plan
@@ -21,15 +22,7 @@ from dansched.report.stats import (
     task_statistics,
     union_intervals,
 )
-from dansched.report.trace import (
-    BUFFER_PID,
-    CORE_PID,
-    TraceError,
-    build_trace,
-    plan_statistics,
-    timed_tasks,
-    write_trace,
-)
+from dansched.report.trace import BUFFER_PID, CORE_PID, build_trace, plan_statistics, timed_tasks, write_trace
 from dansched.simulate import evaluate
 
 EXP_PLAN = Plan(order=tuple(range(7)), offsets=((0, 0), (1, 5)))

@@ -12,7 +12,7 @@
 - :class:`OpGraph`: the operation-level DAG (cache nodes contracted away) and the
   just-in-time memory model the scheduling baselines optimise: a buffer of a peak
   tier (L1, UB) becomes live at its first user and dies after its last one, which
-  is what :func:`~dansched.stages.reorder.tighten_lifetimes` makes of an operation
+  is what :func:`~dansched.stages.dlr.reorder.tighten_lifetimes` makes of an operation
   order (lazy ALLOC, eager FREE).
 """
 
@@ -22,10 +22,11 @@ import time
 from dataclasses import dataclass, field
 from typing import Any, Protocol, Sequence
 
-from ..instance import KIND_OP, Instance, smallest_first_order
+from ..graph import smallest_first_order
+from ..instance import KIND_OP, Instance
 from ..plan import Plan, plan_from_indices
-from ..stages.reorder import is_topological, lifetime_graph, tighten_lifetimes
-from ..stages.scan import ScanResult, linear_scan
+from ..stages.dlr.reorder import is_topological, lifetime_graph, tighten_lifetimes
+from ..stages.dlr.scan import ScanResult, linear_scan
 
 __all__ = [
     "MethodResult",
@@ -168,7 +169,7 @@ def op_graph(inst: Instance) -> OpGraph:
 def full_order(inst: Instance, g: OpGraph, op_seq: Sequence[int]) -> list[int]:
     """The node order of an operation sequence (operation indices of ``g``): each ALLOC
     just before its first user, each FREE right after its last one
-    (:func:`~dansched.stages.reorder.tighten_lifetimes`)."""
+    (:func:`~dansched.stages.dlr.reorder.tighten_lifetimes`)."""
     ops = [g.ops[i] for i in op_seq]
     chosen = set(ops)
     rest = [v for v in range(inst.n) if v not in chosen]

@@ -6,7 +6,7 @@ are replaced (evicted and reloaded) in one optimisation model. Here that model i
 :func:`dansched.models.placement.fixed_order_placement` (NoOverlap2D per tier over
 residency points and kept gaps, one Boolean per gap for a spill, traffic
 minimised) on Stage 1's order with lifetimes tightened (the order DLR starts from,
-:func:`~dansched.stages.reorder.tighten_lifetimes`). The solver is hinted with the
+:func:`~dansched.stages.dlr.reorder.tighten_lifetimes`). The solver is hinted with the
 plan DLR finds on that same order (``dlr_plan(..., search=False)``) when the two
 orders agree, so it starts from a valid plan and can only improve it.
 
@@ -23,9 +23,9 @@ from __future__ import annotations
 from ..instance import Instance
 from ..models.placement import fixed_order_placement
 from ..simulate import evaluate
-from ..stages.dlr import dlr_plan
-from ..stages.mpas import mpas_order
-from ..stages.reorder import tighten_lifetimes
+from ..stages.dlr.reorder import tighten_lifetimes
+from ..stages.dlr.stage import dlr_plan
+from ..stages.mpas.stage import mpas_order
 from .common import MethodResult, Stopwatch
 
 __all__ = ["run"]

@@ -4,22 +4,23 @@ decreasing-size heap simulator).
 
 On Stage 1's order with lifetimes tightened (the order DLR starts from), residency
 and spills are decided first by a unit-counting scan
-(:func:`~dansched.stages.scan.linear_scan` in ``"units"`` mode, DAN's cost-aware
+(:func:`~dansched.stages.dlr.scan.linear_scan` in ``"units"`` mode, DAN's cost-aware
 victim rule, so only the placement differs from DAN), which fixes every residency
 segment's lifetime. Offsets are then assigned offline, largest segment first, each
 into the tightest gap left by the already placed segments it meets in time
-(:func:`~dansched.stages.packing.pack_tier` with ``order="size"``, one pass, no
+(:func:`~dansched.stages.dlr.packing.pack_tier` with ``order="size"``, one pass, no
 second ordering). A tier that does not pack is scanned again with a smaller
 virtual capacity (at most :data:`ROUNDS` times). No timing stage.
 """
 
 from __future__ import annotations
 
+from ..errors import PlacementFailed
 from ..instance import Instance
-from ..stages.mpas import mpas_order
-from ..stages.packing import apply_packing, pack_tier
-from ..stages.reorder import tighten_lifetimes
-from ..stages.scan import PlacementFailed, Segment, linear_scan
+from ..stages.dlr.packing import apply_packing, pack_tier
+from ..stages.dlr.reorder import tighten_lifetimes
+from ..stages.dlr.scan import Segment, linear_scan
+from ..stages.mpas.stage import mpas_order
 from .common import MethodResult, Stopwatch, scan_plan
 
 __all__ = ["run", "greedy_by_size", "ROUNDS", "VICTIM"]

@@ -44,7 +44,8 @@ from typing import Sequence
 
 import networkx as nx
 
-from ..instance import Instance, smallest_first_order
+from ..graph import smallest_first_order
+from ..instance import Instance
 from .common import MethodResult, OpGraph, Stopwatch, full_order, lru_memory_stage, op_graph
 
 __all__ = ["run", "sequences", "groups", "schedule_items", "hmcos_order", "Hierarchy", "BEAM_WIDTH", "BEAM_WORK"]

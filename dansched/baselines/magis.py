@@ -15,7 +15,7 @@ timing stage.
    right after its previous need (its producer, for a fresh tensor) and load just
    before its first later consumer. Gaps that end at the FREE are never swapped
    (the buffer is dead). The memory stage runs with these swaps planned
-   (:func:`~dansched.stages.scan.linear_scan` ``planned=``); LRU covers what
+   (:func:`~dansched.stages.dlr.scan.linear_scan` ``planned=``); LRU covers what
    fragmentation still needs.
 3. **Hoisting** (:func:`hoist_loads`): each load (SPILL_IN) then moves earlier,
    as far as its addresses stay free and the resident L1+UB units stay within the
@@ -30,10 +30,10 @@ from typing import Sequence
 
 import numpy as np
 
+from ..graph import needs_positions
 from ..instance import KIND_ALLOC, KIND_FREE, Instance
 from ..plan import Plan
 from ..simulate import evaluate
-from ..stages.scan import needs_positions
 from .common import MethodResult, OpGraph, Stopwatch, full_order, lru_memory_stage, op_graph
 
 __all__ = ["run", "reverse_post_order", "plan_swaps", "hoist_loads"]

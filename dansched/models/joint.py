@@ -80,17 +80,16 @@ from typing import Any, Sequence
 
 from ortools.sat.python import cp_model
 
-from .solver import deterministic_solver
-
-from ..instance import Instance, smallest_first_order
+from ..errors import JointModelError, JointModelTooLarge
+from ..graph import smallest_first_order
+from ..instance import Instance
 from ..plan import Plan
 from ..simulate import Evaluation, evaluate
 from .placement import plan_points, points_to_plan, residency_points
+from .solver import deterministic_solver
 
 __all__ = [
     "JointResult",
-    "JointModelError",
-    "JointModelTooLarge",
     "joint_min_traffic",
     "canonical_order",
     "spill_cost",
@@ -98,14 +97,6 @@ __all__ = [
 ]
 
 MAX_NODES = 80  # the model has O(N^2 + B*N) variables; beyond this it is not meant to be solved
-
-
-class JointModelError(RuntimeError):
-    """A model solution that the evaluator does not accept as a plan of the model's traffic."""
-
-
-class JointModelTooLarge(ValueError):
-    """More instance nodes than ``max_nodes``."""
 
 
 @dataclass

@@ -5,7 +5,8 @@ from __future__ import annotations
 
 from typing import Sequence
 
-from ..instance import Instance, topological_order
+from ..graph import topological_order
+from ..instance import Instance
 from ..simulate import AugmentedGraph
 from .bound import Bound
 

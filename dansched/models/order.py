@@ -28,16 +28,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from ..errors import ExactModelTooLarge, NoLegalOrderError
+from ..graph import build_mpas_graph, lazy_eager_order
 from ..instance import Instance
-from ..stages.mpas_graph import build_mpas_graph
-from ..stages.mpas_greedy import lazy_eager_order
-from ..stages.mpas_improve import peak_op_model
+from .op_model import peak_op_model
 
-__all__ = ["ExactOrder", "ExactModelTooLarge", "exact_min_peak"]
-
-
-class ExactModelTooLarge(RuntimeError):
-    """The down-set DP would need more states than allowed."""
+__all__ = ["ExactOrder", "exact_min_peak"]
 
 
 @dataclass(frozen=True)
@@ -50,7 +46,7 @@ class ExactOrder:
 def exact_min_peak(inst: Instance, max_states: int = 2_000_000) -> ExactOrder:
     """Optimal maxV_stay and an optimal order (see the module docstring).
 
-    Raises :class:`~dansched.stages.mpas_graph.NoLegalOrderError` when no L0-legal
+    Raises :class:`~dansched.graph.NoLegalOrderError` when no L0-legal
     order exists, :class:`ExactModelTooLarge` past ``max_states`` down-sets, and
     ValueError when a buffer has no operation that opens or closes it."""
     g = build_mpas_graph(inst)
@@ -119,7 +115,6 @@ def exact_min_peak(inst: Instance, max_states: int = 2_000_000) -> ExactOrder:
         if not layer:
             break
     if full not in best:
-        from ..stages.mpas_graph import NoLegalOrderError
 
         raise NoLegalOrderError("no L0-legal order exists (exact search)")
     seq = []

@@ -30,8 +30,12 @@ real slack in the bound, not in the order.
 
 from __future__ import annotations
 
+import heapq
+
 import numpy as np
 
+from ..errors import PeakWorkExceeded
+from ..graph import build_mpas_graph
 from ..instance import KIND_ALLOC, KIND_FREE, KIND_OP, Instance
 from .bound import Bound
 
@@ -58,7 +62,7 @@ def _allocated_before(g, index: dict[int, int], keep=None):
     few recent buffers costs a few words however many buffers come before it
     (buffers are indexed in ALLOC topological order by the callers), and a node's
     set is dropped once its last successor has read it: memory follows the DAG
-    frontier, not V x B. Raises :class:`_TooLarge` once the bits handled exceed
+    frontier, not V x B. Raises :class:`PeakWorkExceeded` once the bits handled exceed
     ``WORK_BITS`` (dense ancestor sets on a huge graph: the bound is then skipped)."""
     left = [len(s) for s in g.succs]
     sets: dict[int, tuple[int, int]] = {}
@@ -89,15 +93,11 @@ def _allocated_before(g, index: dict[int, int], keep=None):
                 low = i
         work += bits.bit_length()
         if work > WORK_BITS:
-            raise _TooLarge
+            raise PeakWorkExceeded
         if left[v]:
             sets[v] = (low, bits)
         if keep is None or v in keep:
             yield v, low, bits
-
-
-class _TooLarge(Exception):
-    """The ancestor bitsets would exceed the work budget."""
 
 
 WORK_BITS = 2_000_000_000  # bits of ancestor sets handled before a bound is skipped (a few seconds)
@@ -124,9 +124,8 @@ def _topo_index(g, bufs: list[int]) -> dict[int, int]:
 def necessarily_live_bound(inst: Instance, g=None) -> Bound:
     """max over operations ``v`` of the L1+UB bytes of buffers whose lifetime must
     contain ``v`` in every order (see the module docstring); ``g`` is the instance's
-    :class:`~dansched.stages.mpas_graph.MpasGraph` when the caller has it."""
+    :class:`~dansched.graph.MpasGraph` when the caller has it."""
     if g is None:
-        from ..stages.mpas_graph import build_mpas_graph
 
         g = build_mpas_graph(inst)
     peak = inst.is_peak_buffer().tolist()
@@ -166,10 +165,8 @@ def necessarily_live_bound(inst: Instance, g=None) -> Bound:
 
 def first_free_bound(inst: Instance, g=None) -> Bound:
     """``max_X min_{b in X} s(X & A(b))`` by peeling (see the module docstring)."""
-    import heapq
 
     if g is None:
-        from ..stages.mpas_graph import build_mpas_graph
 
         g = build_mpas_graph(inst)
     peak = inst.is_peak_buffer().tolist()
@@ -212,6 +209,6 @@ def peak_lower_bound(inst: Instance, g=None) -> Bound:
     ws = working_set_bound(inst)
     try:
         ff = first_free_bound(inst, g)
-    except _TooLarge:
+    except PeakWorkExceeded:
         return Bound(ws.value, ws.method + " (first-free bound skipped: ancestor sets too large)")
     return ff if ff.value > ws.value else ws

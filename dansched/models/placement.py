@@ -29,11 +29,10 @@ from typing import Any, Sequence
 
 from ortools.sat.python import cp_model
 
-from .solver import deterministic_solver
-
+from ..graph import needs_positions
 from ..instance import KIND_OP, Instance
 from ..plan import Plan
-from ..stages.scan import needs_positions
+from .solver import deterministic_solver
 
 __all__ = [
     "PlacementResult", "residency_points", "fixed_order_placement", "plan_points", "points_to_plan", "MAX_RECTANGLES",

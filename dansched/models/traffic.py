@@ -41,7 +41,7 @@ from typing import Iterator, Sequence
 
 import numpy as np
 
-from ..stages.scan import needs_positions
+from ..graph import needs_positions
 from ..instance import Instance
 from .bound import Bound
 

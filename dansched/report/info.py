@@ -25,7 +25,8 @@ from typing import Any
 
 import numpy as np
 
-from ..instance import KIND_ALLOC, KIND_FREE, KIND_OP, Instance, topological_order
+from ..graph import topological_order
+from ..instance import KIND_ALLOC, KIND_FREE, KIND_OP, Instance
 
 __all__ = [
     "InstanceInfo",

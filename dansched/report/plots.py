@@ -28,6 +28,7 @@ from typing import Sequence
 
 import numpy as np
 
+from ..plan import atomic_write_files
 from .info import InstanceInfo
 from .stats import TaskStatistics
 from .trace import BufferSegment, TimedTask, buffer_segments, plan_statistics, timed_tasks
@@ -67,7 +68,7 @@ class PlanPicture:
 
 
 def _figure(width: float, height: float):
-    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    from matplotlib.backends.backend_agg import FigureCanvasAgg  # matplotlib is optional (the plot extra)
     from matplotlib.figure import Figure
 
     fig = Figure(figsize=(width, height), dpi=100, layout="constrained")
@@ -99,7 +100,6 @@ def _png_bytes(fig) -> bytes:
 
 def write_bytes_atomic(path: str | Path, data: bytes) -> None:
     """Write ``data`` to ``path`` atomically (:func:`dansched.plan.atomic_write_files`)."""
-    from ..plan import atomic_write_files
 
     atomic_write_files([(path, data)])
 

@@ -43,13 +43,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Sequence
 
+from ..errors import TraceError
 from ..instance import Instance
 from ..plan import Plan, atomic_write_text, read_plan_dir
 from ..simulate import Evaluation, evaluate
 from .stats import TaskStatistics, cycles_to_us, engine_class, estimated_latency_line, task_statistics
 
 __all__ = [
-    "TraceError",
     "TimedTask",
     "BufferSegment",
     "CORE_PID",
@@ -67,10 +67,6 @@ __all__ = [
 CORE_PID = 1
 BUFFER_PID = 2
 SPILL_OUT_OP, SPILL_IN_OP = "SPILL_OUT", "SPILL_IN"
-
-
-class TraceError(ValueError):
-    """A plan that cannot be traced (no timing: a problem-1 order), or a bad clock."""
 
 
 @dataclass(frozen=True)

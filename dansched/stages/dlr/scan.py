@@ -19,7 +19,7 @@ Two placement modes:
   when the tier is fragmented).
 - ``"units"``: only free units are counted (``capacity`` may shrink a tier);
   addresses come later from an offline lifetime-aware packing of the segments
-  (:mod:`dansched.stages.packing`).
+  (:mod:`dansched.stages.dlr.packing`).
 """
 
 from __future__ import annotations
@@ -27,15 +27,13 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Mapping, Sequence
 
-from ..instance import KIND_ALLOC, KIND_OP, Instance
+from ...errors import PlacementFailed
+from ...graph import needs_positions
+from ...instance import KIND_ALLOC, KIND_OP, Instance
 from .freelist import FreeList
-from .victim import INF, RULES, LAMBDA_BYTE, LAMBDA_CYC, EPS, S, T, d
+from .victim import EPS, INF, LAMBDA_BYTE, LAMBDA_CYC, RULES, S, T, d
 
-__all__ = ["Segment", "ScanResult", "PlacementFailed", "linear_scan", "needs_positions"]
-
-
-class PlacementFailed(RuntimeError):
-    """No placement exists for a buffer even after evicting everything evictable."""
+__all__ = ["Segment", "ScanResult", "linear_scan"]
 
 
 @dataclass(frozen=True)
@@ -68,20 +66,6 @@ class ScanResult:
 
     def spills(self) -> list[tuple[int, int]]:
         return list(zip(self.spill_buf, self.spill_offset))
-
-
-def needs_positions(inst: Instance, order: Sequence[int]) -> list[list[int]]:
-    """Per buffer, the sorted positions of ``order`` where it must be resident: its ALLOC,
-    every operation using it and its FREE (the FREE of a spilled buffer needs a SPILL_IN)."""
-    L = inst.lists()
-    needs: list[list[int]] = [[] for _ in range(inst.num_buffers)]
-    for i, v in enumerate(order):
-        if L.kind[v] == KIND_OP:
-            for b in L.bufs[v]:
-                needs[b].append(i)
-        else:
-            needs[L.node_buf[v]].append(i)
-    return needs
 
 
 class _Units:
@@ -134,11 +118,11 @@ def linear_scan(
 ) -> ScanResult:
     """Algorithm 2 along ``order`` (original node ids, a topological order).
 
-    ``rule`` is the L1/UB victim rule (a key of :data:`dansched.stages.victim.RULES`);
+    ``rule`` is the L1/UB victim rule (a key of :data:`dansched.stages.dlr.victim.RULES`);
     the L0 tiers always use eager flush. ``capacity`` overrides tier capacities
     (by tier index) in ``"units"`` mode. Raises :class:`PlacementFailed` when a
     buffer cannot be placed at all. ``planned`` maps a position to buffers to spill right
-    after it (a spill plan chosen in advance, e.g. by :mod:`dansched.stages.spillplan`);
+    after it (a spill plan chosen in advance, e.g. by :mod:`dansched.stages.dlr.spillplan`);
     eviction by ``rule`` still covers whatever the plan leaves unplaceable."""
     return _Scan(inst, order, rule, mode, evict, capacity, planned).run()
 

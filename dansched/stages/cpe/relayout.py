@@ -20,9 +20,9 @@ from typing import Sequence
 
 import numpy as np
 
-from ..instance import KIND_ALLOC, KIND_OP, Instance
-from ..plan import Plan
-from ..simulate import Evaluation, evaluate, simulate_timing
+from ...instance import KIND_ALLOC, KIND_OP, Instance
+from ...plan import Plan
+from ...simulate import Evaluation, evaluate, simulate_timing
 
 __all__ = ["relayout_for_timing", "free_runs"]
 

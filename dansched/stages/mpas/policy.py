@@ -1,4 +1,4 @@
-"""Priorities for the production MPAS greedy (:mod:`.mpas_greedy`).
+"""Priorities for the production MPAS greedy (:mod:`.greedy`).
 
 A policy maps a ready unit (head ``v``, its ``net`` and ``transient`` L1+UB bytes,
 normalised criticality ``h`` of Eq. 20, input rank) to a key; the smallest key
@@ -12,7 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Protocol
 
-from .mpas_graph import MpasGraph
+from ...graph import MpasGraph
 
 __all__ = ["Policy", "Weights", "RankPolicy", "dfs_positions"]
 

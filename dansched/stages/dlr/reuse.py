@@ -26,19 +26,19 @@ default) and picks the next operation by which resident buffers it reuses:
 Nothing here knows an operator family. On a blocked matrix product the waves
 become pairs of output blocks that share an input block per k step (side by side)
 or bands of blocks sharing a row or column (serial), swept through the others;
-:func:`dansched.stages.dlr.dlr_plan` runs several settings and keeps the best.
+:func:`dansched.stages.dlr.stage.dlr_plan` runs several settings and keeps the best.
 """
 
 from __future__ import annotations
 
 import heapq
-
 from typing import Sequence
 
-from ..instance import KIND_ALLOC, KIND_FREE, KIND_OP, Instance
+from ...errors import ReuseBudgetExceeded
+from ...instance import KIND_ALLOC, KIND_FREE, KIND_OP, Instance
 from .reorder import lifetime_graph
 
-__all__ = ["lower_tier_tasks", "lazy_loads", "reuse_order", "ReuseBudgetExceeded"]
+__all__ = ["lower_tier_tasks", "lazy_loads", "reuse_order"]
 
 
 def _find(parent: list[int], x: int) -> int:
@@ -139,10 +139,6 @@ def reuse_order(
 
 
 BUDGET_ALLOWANCE = 1000  # nodes' worth of scan steps a budgeted run may spend before its first node
-
-
-class ReuseBudgetExceeded(RuntimeError):
-    """The reuse-aware schedule needed more scan steps than its budget allowed."""
 
 
 class _ReuseScheduler:

@@ -11,8 +11,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ..instance import KIND_ALLOC, KIND_FREE, KIND_OP
-from .mpas_graph import MpasGraph
+from ...graph import MpasGraph
+from ...instance import KIND_ALLOC, KIND_FREE, KIND_OP
 
 __all__ = ["Units", "build_units"]
 

@@ -18,12 +18,12 @@ frees. This greedy looks one *operation* ahead instead:
   a prefix sum;
 - a unit that would open an L0A/L0B/L0C buffer waits while that tier holds a live
   buffer, and while the open would leave the live L0 buffers unclosable
-  (:mod:`.mpas_l0`), so every order it returns is L0-legal.
+  (:mod:`.l0`), so every order it returns is L0-legal.
 
 The choice among ready units is the smallest key of a *policy*
-(:mod:`.mpas_policy`): memory-first weights over ``net``, ``transient`` and the
+(:mod:`.policy`): memory-first weights over ``net``, ``transient`` and the
 criticality ``h(v)`` of Eq. 20, or a fixed priority such as the input order or a
-depth-first completion order. Units come from :mod:`.mpas_units`. A run is
+depth-first completion order. Units come from :mod:`.units`. A run is
 O((V + E) log V) plus the L0 checks, which reuse the last safety witness.
 """
 
@@ -31,13 +31,14 @@ from __future__ import annotations
 
 import heapq
 
-from ..instance import KIND_ALLOC, KIND_FREE, KIND_OP
-from .mpas_graph import MpasGraph, NoLegalOrderError
-from .mpas_l0 import l0_completion_exists, quick_blocker, witness_allows
-from .mpas_policy import Policy
-from .mpas_units import Units, build_units
+from ...errors import NoLegalOrderError
+from ...graph import MpasGraph
+from ...instance import KIND_ALLOC, KIND_FREE, KIND_OP
+from .l0 import l0_completion_exists, quick_blocker, witness_allows
+from .policy import Policy
+from .units import Units, build_units
 
-__all__ = ["greedy_order", "lazy_eager_order"]
+__all__ = ["greedy_order"]
 
 
 class _Walk:
@@ -260,51 +261,3 @@ def greedy_order(g: MpasGraph, weights: Policy, rank: list[int], units: Units | 
     return _Engine(g, units or build_units(g, rank), weights, rank).run()
 
 
-def lazy_eager_order(g: MpasGraph, seq: list[int]) -> list[int]:
-    """The full node order that runs the non-ALLOC nodes of ``seq`` in that order with
-    lazy ALLOC and eager FREE: each ALLOC just before the first node that needs it
-    (after its own predecessors), every FREE as soon as it is ready. Nodes ``seq``
-    leaves out follow in topological order. O(V + E).
-
-    Given an operation sequence this is the node order it stands for (the local
-    search and the exact DP work on operations). Given a whole legal order it is a
-    *compaction*: relative to the operations every lifetime only shrinks (ALLOCs
-    move later, FREEs earlier), so the L0 single-residency rule still holds and no
-    prefix sum of Eq. 6 rises -- the linear-time stand-in for the input restart on
-    graphs too large for the greedy (:data:`dansched.stages.mpas.RESTART_WORK`)."""
-    done = bytearray(g.n)
-    pend = [len(p) for p in g.preds]
-    out: list[int] = []
-
-    def emit(x: int) -> None:
-        ready = [x]
-        while ready:
-            y = ready.pop()
-            done[y] = 1
-            out.append(y)
-            for w in g.succs[y]:
-                pend[w] -= 1
-                if pend[w] == 0 and g.kind[w] == KIND_FREE and not done[w]:
-                    ready.append(w)
-
-    def pull(x: int) -> None:
-        """Emit ``x`` after its unscheduled predecessors (depth first, in ``g.preds`` order)."""
-        stack = [(x, 0)]
-        while stack:
-            v, i = stack.pop()
-            preds = g.preds[v]
-            while i < len(preds) and done[preds[i]]:
-                i += 1
-            if i < len(preds):
-                stack.append((v, i + 1))
-                stack.append((preds[i], 0))
-            elif not done[v]:
-                emit(v)
-
-    for x in seq:
-        if not done[x] and g.kind[x] != KIND_ALLOC:
-            pull(x)
-    for x in g.topo:
-        if not done[x]:
-            pull(x)
-    return out

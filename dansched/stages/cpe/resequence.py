@@ -7,7 +7,7 @@ plan — its residency segments, offsets, spills, spill and reuse edges, hence i
 traffic — survives any order that keeps the augmented DAG G2 and runs every
 operation inside the segment it ran in: G2's reuse edges already order the segments
 that share addresses. This pass schedules that looser skeleton
-(:func:`~dansched.stages.skeleton.memory_skeleton` with ``chain=False``) by non-delay
+(:func:`~dansched.stages.cpe.skeleton.memory_skeleton` with ``chain=False``) by non-delay
 list scheduling and forward-backward passes, and keeps the new order only if the
 evaluator accepts it with the same traffic and spills and it is faster. The
 logical and physical peaks may change (problem 3 bounds traffic, not peak).
@@ -15,10 +15,11 @@ logical and physical peaks may change (problem 3 bounds traffic, not peak).
 
 from __future__ import annotations
 
-from ..instance import Instance
-from ..plan import Plan
-from ..simulate import Evaluation, evaluate
-from .list_schedule import bottom_level, forward_backward, list_schedule
+from ...graph import bottom_level
+from ...instance import Instance
+from ...plan import Plan
+from ...simulate import Evaluation, evaluate
+from .list_schedule import forward_backward, list_schedule
 from .skeleton import memory_skeleton
 
 __all__ = ["resequence_for_timing"]

@@ -5,7 +5,7 @@
   predecessor allows, so buffers are live (and evictable) no longer than needed.
 
 Traffic-oriented orders (reuse-aware list schedules) live in
-:mod:`dansched.stages.reuse`; :func:`dansched.stages.dlr.dlr_plan` compares them.
+:mod:`dansched.stages.dlr.reuse`; :func:`dansched.stages.dlr.stage.dlr_plan` compares them.
 """
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ from __future__ import annotations
 import weakref
 from typing import Sequence
 
-from ..instance import KIND_ALLOC, KIND_FREE, KIND_OP, Instance
+from ...instance import KIND_ALLOC, KIND_FREE, KIND_OP, Instance
 
 __all__ = ["tighten_lifetimes", "is_topological", "lifetime_graph"]
 

@@ -6,15 +6,15 @@ minimising extra DDR traffic, then spill count, then makespan. It compares a few
 variants and keeps the best:
 
 - *orders* (sigma(2)): the Stage-1 order with lifetimes tightened (lazy ALLOC,
-  eager FREE, :func:`~dansched.stages.reorder.tighten_lifetimes`), also with lazy
+  eager FREE, :func:`~dansched.stages.dlr.reorder.tighten_lifetimes`), also with lazy
   loads and eager stores; the instance's own order, treated the same way; and
-  reuse-aware list schedules (:func:`~dansched.stages.reuse.reuse_order`) chosen
+  reuse-aware list schedules (:func:`~dansched.stages.dlr.reuse.reuse_order`) chosen
   for traffic rather than peak;
 - *placements*: the paper's online best fit with greedy eviction (Algorithm 2,
   lines 7-12); best fit with cheapest-window eviction; a lifetime-aware offline
-  packing (greedy by size, :mod:`dansched.stages.packing`) of the segments of a
+  packing (greedy by size, :mod:`dansched.stages.dlr.packing`) of the segments of a
   unit-counting scan; and the exact spill plan of the order (an integer cover,
-  :mod:`dansched.stages.spillplan`) with its segments packed greedily or by CP-SAT;
+  :mod:`dansched.stages.dlr.spillplan`) with its segments packed greedily or by CP-SAT;
 - *victim rules*: with ``victim="cost"`` the paper's score (Eqs. 27-31) and its
   space-time variant; with ``victim="lru"`` the LRU rule of the Table 4 ablation.
   The L0 tiers always evict by eager flush (Eq. 26).
@@ -32,13 +32,14 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Callable, Sequence
 
-from ..instance import Instance
-from ..plan import Plan, plan_from_indices
-from ..simulate import Evaluation, evaluate
+from ...errors import PlacementFailed, ReuseBudgetExceeded
+from ...instance import Instance
+from ...plan import Plan, plan_from_indices
+from ...simulate import Evaluation, evaluate
 from .packing import apply_packing, pack_segments
 from .reorder import is_topological, tighten_lifetimes
-from .reuse import ReuseBudgetExceeded, reuse_order
-from .scan import PlacementFailed, ScanResult, linear_scan
+from .reuse import reuse_order
+from .scan import ScanResult, linear_scan
 from .spillplan import cpsat_pack, planned_spills
 
 __all__ = ["DlrResult", "Variant", "dlr_plan", "scan_variant", "candidate_orders", "uniform_tiers", "PLACEMENTS", "VICTIMS"]
@@ -116,7 +117,7 @@ def _packed_scan(inst: Instance, order: Sequence[int], rule: str) -> ScanResult 
 
 
 def _planned_scan(inst: Instance, order: Sequence[int], rule: str) -> ScanResult | None:
-    """The exact spill plan of ``order`` (:func:`~dansched.stages.spillplan.planned_spills`),
+    """The exact spill plan of ``order`` (:func:`~dansched.stages.dlr.spillplan.planned_spills`),
     its segments packed greedily or else by CP-SAT; a tier that still does not pack is
     planned again one percent smaller (at most :data:`PACKING_ROUNDS` times)."""
     if inst.n > SPILL_PLAN_MAX_NODES:

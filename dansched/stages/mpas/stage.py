@@ -5,17 +5,17 @@ buffer lifetimes respected and at most one live buffer per L0 tier, aiming at a
 low maxV_stay over L1+UB (Eq. 6). Variants:
 
 ``mpas-paper``
-    Algorithm 1 as written (Eqs. 17-21, :mod:`.mpas_paper`); the reference for
+    Algorithm 1 as written (Eqs. 17-21, :mod:`.paper`); the reference for
     ablations. Taken literally it opens every L0 buffer first (their Delta_pk is
     0), which breaks the single-residency rule; rather than return an invalid
     problem-1 answer or fail, its ready set is restricted to L0-legal nodes (an
     L0 ALLOC waits while its tier is live or while opening it would deadlock),
     and the literal key decides everything else.
 ``mpas-greedy``
-    The operation-level greedy of :mod:`.mpas_greedy` under every restart policy,
+    The operation-level greedy of :mod:`.greedy` under every restart policy,
     best one kept, no local search.
 ``mpas`` (default)
-    ``mpas-greedy`` followed by local improvement (:mod:`.mpas_improve`) of the
+    ``mpas-greedy`` followed by local improvement (:mod:`.improve`) of the
     best orders; skipped once a restart meets the lower bound of
     :func:`dansched.models.peak.peak_lower_bound`.
 
@@ -30,7 +30,7 @@ first restarts run (``RESTART_WORK``) and the local search is skipped
 (``LS_MAX_OPS``), which keeps Matmul_Case1 (31k nodes) to a few seconds. Past
 ``RESTART_WORK`` nodes no greedy runs: the input restart is replaced by its
 linear-time equivalent, the input order with lazy ALLOC and eager FREE
-(:func:`.mpas_greedy.lazy_eager_order`), when the input order is legal; the
+(:func:`.greedy.lazy_eager_order`), when the input order is legal; the
 greedy's L0 checks grow faster than linearly on such graphs. If every restart
 dead-ends, that compaction is the answer too.
 
@@ -49,16 +49,20 @@ import time
 from dataclasses import dataclass, field
 from typing import Callable
 
-from ..instance import KIND_ALLOC, KIND_FREE, KIND_OP, Instance
-from ..simulate import max_v_stay
-from .mpas_graph import MpasGraph, NoLegalOrderError, build_mpas_graph
-from .mpas_greedy import greedy_order, lazy_eager_order
-from .mpas_improve import improve_order, peak_op_model
-from .mpas_paper import paper_order
-from .mpas_policy import RankPolicy, Weights, dfs_positions
-from .mpas_units import build_units
+from ...errors import NoLegalOrderError
+from ...graph import MpasGraph, build_mpas_graph, lazy_eager_order
+from ...instance import KIND_ALLOC, KIND_FREE, KIND_OP, Instance
+from ...models.op_model import peak_op_model
+from ...models.peak import peak_lower_bound
+from ...plan import Plan
+from ...simulate import evaluate, max_v_stay
+from .greedy import greedy_order
+from .improve import improve_order
+from .paper import paper_order
+from .policy import RankPolicy, Weights, dfs_positions
+from .units import build_units
 
-__all__ = ["MpasResult", "NoLegalOrderError", "VARIANTS", "mpas_order", "restart_policies"]
+__all__ = ["MpasResult", "VARIANTS", "mpas_order", "restart_policies"]
 
 VARIANTS = ("mpas", "mpas-greedy", "mpas-paper")
 LS_EVALUATIONS = 8000  # profile evaluations per local-search run
@@ -125,15 +129,13 @@ def _local_search(inst: Instance, g: MpasGraph, order: list[int]) -> list[int]:
 
 
 def _is_legal(inst: Instance, order: list[int]) -> bool:
-    from ..plan import Plan
-    from ..simulate import evaluate
 
     return evaluate(inst, Plan(order=tuple(order))).valid
 
 
 def _compacted_input(inst: Instance, g: MpasGraph) -> tuple[int, list[int]] | None:
     """``(maxV_stay, order)`` of the input order with lazy ALLOC and eager FREE
-    (:func:`.mpas_greedy.lazy_eager_order`), or None when the input order is not a
+    (:func:`.greedy.lazy_eager_order`), or None when the input order is not a
     legal problem-1 order (then neither is its compaction)."""
     own = list(range(inst.n))
     if not _is_legal(inst, own):
@@ -169,7 +171,6 @@ def mpas_order(inst: Instance, variant: str = "mpas", target: int | None = None)
                               time.perf_counter() - t0)
         policies = restart_policies(g)[:1]
     if target is None:
-        from ..models.peak import peak_lower_bound
 
         target = peak_lower_bound(inst, g).value
     rank = _rank(g)

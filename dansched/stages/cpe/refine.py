@@ -2,17 +2,17 @@
 
 Given a valid Stage-2 plan, CPE shortens the makespan by reordering inside the
 refinement set R(sigma2, G2) of Eq. 14 — the memory skeleton of
-:mod:`dansched.stages.skeleton` — so offsets, spills, traffic and peak stay
+:mod:`dansched.stages.cpe.skeleton` — so offsets, spills, traffic and peak stay
 exactly those of Stage 2. Three steps, each accepting a new order only when it
 is legal and strictly faster (Eq. 36):
 
 1. non-delay list scheduling inside the skeleton under a few deterministic
-   priority rules (:mod:`dansched.stages.list_schedule`): engines overlap and
+   priority rules (:mod:`dansched.stages.cpe.list_schedule`): engines overlap and
    DMA is prefetched as early as the skeleton allows;
 2. the paper's local refinement: timing, dependency-only earliest starts and
    slack (Eqs. 32-33), the critical chain (Eq. 34), a window of width W around
    each critical node (Eq. 35), single-node moves;
-3. optionally, exact CP-SAT windows (:mod:`dansched.models.timing_window`).
+3. optionally, exact CP-SAT windows (:mod:`dansched.stages.cpe.exact_window`).
 
 Budgets are counts of timing evaluations, never wall-clock, so the result is
 deterministic.
@@ -23,18 +23,19 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Sequence
 
-from ..instance import Instance
-from ..plan import Plan
-from ..simulate import Evaluation, simulate_timing
-from .list_schedule import bottom_level, forward_backward, list_schedule
-from .skeleton import Skeleton, is_refinement, memory_skeleton
+from ...graph import bottom_level
+from ...instance import Instance
+from ...plan import Plan
+from ...simulate import Evaluation, simulate_timing
+from .exact_window import exact_windows
+from .list_schedule import forward_backward, list_schedule
+from .skeleton import Skeleton, critical_chain, is_refinement, memory_skeleton
 
 __all__ = [
     "CPEResult",
     "cpe_refine",
     "earliest_starts",
     "slack",
-    "critical_chain",
     "neighbourhood",
 ]
 
@@ -61,35 +62,6 @@ def earliest_starts(skel: Skeleton, order: Sequence[int]) -> list[int]:
 def slack(start: Sequence[int], earliest: Sequence[int]) -> list[int]:
     """slack(v) = theta_v - earliest(v) >= 0 (Eq. 33): how long v waits for its pipe."""
     return [s - e for s, e in zip(start, earliest)]
-
-
-def critical_chain(skel: Skeleton, order: Sequence[int], start: Sequence[int], end: Sequence[int]) -> list[int]:
-    """The chain that sets the makespan (Eq. 34 on the timed graph): from the last node
-    to finish, repeatedly step to the G2 predecessor or the previous node on the same
-    pipe whose finish equals the current start. Returned first to last."""
-    g = skel.timing
-    pos = {v: i for i, v in enumerate(order)}
-    prev_on_pipe: dict[int, int] = {}
-    last: dict[int, int] = {}
-    for v in order:
-        p = g.pipe[v]
-        if p >= 0:
-            if p in last:
-                prev_on_pipe[v] = last[p]
-            last[p] = v
-    v = max(order, key=lambda x: (end[x], -pos[x]))
-    chain = [v]
-    while start[v] > 0:
-        cands = [u for u in g.preds[v] if end[u] == start[v]]
-        q = prev_on_pipe.get(v)
-        if q is not None and end[q] == start[v]:
-            cands.append(q)
-        if not cands:
-            break
-        v = max(cands, key=lambda x: pos[x])
-        chain.append(v)
-    chain.reverse()
-    return chain
 
 
 def neighbourhood(order: Sequence[int], pos: dict[int, int], v: int, width: int, chain: set[int]) -> list[int]:
@@ -205,7 +177,6 @@ def cpe_refine(
         "local_evaluations": used,
     }
     if exact_window > 0:
-        from ..models.timing_window import exact_windows
 
         polished, m, stats = exact_windows(skel, best_order, exact_window, time_limit=time_limit, seed=seed)
         info["exact_windows"] = stats

@@ -1,4 +1,9 @@
-"""The graph Stage 1 (MPAS) schedules: the instance DAG plus the lifetime edges
+"""Shared DAG helpers of the core layer: topological orders (smallest id first, Kahn),
+bottom levels, the positions where an order needs each buffer, and the graph Stage 1
+schedules (the instance DAG plus the buffer lifetime edges), which the exact models
+of :mod:`dansched.models` and the stages share.
+
+The graph Stage 1 (MPAS) schedules: the instance DAG plus the lifetime edges
 the evaluator enforces, with the per-node figures the paper's equations use.
 
 The evaluator accepts a problem-1 order only if every operation that uses a
@@ -22,24 +27,75 @@ same single-residency tier (L0A/L0B/L0C), means no legal order exists:
 
 from __future__ import annotations
 
+import heapq
 from dataclasses import dataclass
+from typing import Sequence
 
-from ..instance import KIND_ALLOC, KIND_FREE, KIND_OP, Instance, smallest_first_order
-from ..pipeline import PlanInvalidError
+from .errors import NoLegalOrderError
+from .instance import KIND_ALLOC, KIND_FREE, KIND_OP, Instance
 
 __all__ = [
-    "NoLegalOrderError",
+    "smallest_first_order",
+    "topological_order",
+    "bottom_level",
+    "needs_positions",
     "MpasGraph",
     "build_mpas_graph",
     "lambda_level",
     "delta_pk",
     "criticality_h",
+    "lazy_eager_order",
 ]
 
 
-class NoLegalOrderError(PlanInvalidError):
-    """The instance admits no order that keeps buffer lifetimes and the L0
-    single-residency rule (SPEC section 4); the CLI maps it to exit status 1."""
+def smallest_first_order(succs: Sequence[Sequence[int]], indeg: Sequence[int]) -> list[int]:
+    """Kahn's algorithm taking the ready node of smallest id first (a heap-based ready list).
+    Shorter than ``len(indeg)`` when the graph has a cycle."""
+    deg = list(indeg)
+    ready = [v for v, d in enumerate(deg) if d == 0]
+    heapq.heapify(ready)
+    order: list[int] = []
+    while ready:
+        v = heapq.heappop(ready)
+        order.append(v)
+        for w in succs[v]:
+            deg[w] -= 1
+            if deg[w] == 0:
+                heapq.heappush(ready, w)
+    return order
+
+
+def topological_order(inst: Instance) -> list[int]:
+    """The instance's topological order that always takes the ready node of smallest id."""
+    L = inst.lists()
+    return smallest_first_order(L.succ, [len(p) for p in L.pred])
+
+
+def bottom_level(preds: Sequence[Sequence[int]], cycles: Sequence[int], order: Sequence[int]) -> list[int]:
+    """Longest path from each node to a sink including its own cycles (the criticality
+    h(v) of paper Eq. 20, on the augmented DAG); ``order`` is any topological order."""
+    tail = [0] * len(cycles)
+    for v in reversed(order):
+        tail[v] += cycles[v]
+        t = tail[v]
+        for u in preds[v]:
+            if t > tail[u]:
+                tail[u] = t
+    return tail
+
+
+def needs_positions(inst: Instance, order: Sequence[int]) -> list[list[int]]:
+    """Per buffer, the sorted positions of ``order`` where it must be resident: its ALLOC,
+    every operation using it and its FREE (the FREE of a spilled buffer needs a SPILL_IN)."""
+    L = inst.lists()
+    needs: list[list[int]] = [[] for _ in range(inst.num_buffers)]
+    for i, v in enumerate(order):
+        if L.kind[v] == KIND_OP:
+            for b in L.bufs[v]:
+                needs[b].append(i)
+        else:
+            needs[L.node_buf[v]].append(i)
+    return needs
 
 
 @dataclass(frozen=True)
@@ -168,3 +224,53 @@ def build_mpas_graph(inst: Instance) -> MpasGraph:
         h=criticality_h(succs, L.cycles, topo),
         topo=topo,
     )
+
+
+def lazy_eager_order(g: MpasGraph, seq: list[int]) -> list[int]:
+    """The full node order that runs the non-ALLOC nodes of ``seq`` in that order with
+    lazy ALLOC and eager FREE: each ALLOC just before the first node that needs it
+    (after its own predecessors), every FREE as soon as it is ready. Nodes ``seq``
+    leaves out follow in topological order. O(V + E).
+
+    Given an operation sequence this is the node order it stands for (the local
+    search and the exact DP work on operations). Given a whole legal order it is a
+    *compaction*: relative to the operations every lifetime only shrinks (ALLOCs
+    move later, FREEs earlier), so the L0 single-residency rule still holds and no
+    prefix sum of Eq. 6 rises -- the linear-time stand-in for the input restart on
+    graphs too large for the greedy (:class:`dansched.params.MpasParams` ``restart_work``)."""
+    done = bytearray(g.n)
+    pend = [len(p) for p in g.preds]
+    out: list[int] = []
+
+    def emit(x: int) -> None:
+        ready = [x]
+        while ready:
+            y = ready.pop()
+            done[y] = 1
+            out.append(y)
+            for w in g.succs[y]:
+                pend[w] -= 1
+                if pend[w] == 0 and g.kind[w] == KIND_FREE and not done[w]:
+                    ready.append(w)
+
+    def pull(x: int) -> None:
+        """Emit ``x`` after its unscheduled predecessors (depth first, in ``g.preds`` order)."""
+        stack = [(x, 0)]
+        while stack:
+            v, i = stack.pop()
+            preds = g.preds[v]
+            while i < len(preds) and done[preds[i]]:
+                i += 1
+            if i < len(preds):
+                stack.append((v, i + 1))
+                stack.append((preds[i], 0))
+            elif not done[v]:
+                emit(v)
+
+    for x in seq:
+        if not done[x] and g.kind[x] != KIND_ALLOC:
+            pull(x)
+    for x in g.topo:
+        if not done[x]:
+            pull(x)
+    return out

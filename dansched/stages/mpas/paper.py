@@ -13,22 +13,23 @@ answer:
   the evaluator enforces (on the official graphs they are already implied);
 - the ready set is restricted to *L0-legal* nodes: an ALLOC of an L0A/L0B/L0C
   buffer waits while its tier holds a live buffer, or while opening it would
-  leave no way to close the live L0 buffers (:mod:`.mpas_l0`). A waiting ALLOC
+  leave no way to close the live L0 buffers (:mod:`.l0`). A waiting ALLOC
   re-enters the heap when an L0 buffer is freed or opened. Without this
   restriction Eq. 21 opens every L0 ALLOC first (their Delta_pk is 0), which the
   evaluator rejects; with it, the literal priority decides everything else.
 
 If the restricted ready set runs dry before every node is scheduled, no L0-legal
-completion was found and :class:`~.mpas_graph.NoLegalOrderError` is raised.
+completion was found and :class:`~dansched.graph.NoLegalOrderError` is raised.
 """
 
 from __future__ import annotations
 
 import heapq
 
-from ..instance import KIND_ALLOC, KIND_FREE
-from .mpas_graph import MpasGraph, NoLegalOrderError, lambda_level
-from .mpas_l0 import l0_completion_exists, quick_blocker
+from ...errors import NoLegalOrderError
+from ...graph import MpasGraph, lambda_level
+from ...instance import KIND_ALLOC, KIND_FREE
+from .l0 import l0_completion_exists, quick_blocker
 
 __all__ = ["paper_key", "paper_order"]
 

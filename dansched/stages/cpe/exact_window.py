@@ -28,11 +28,10 @@ from typing import Any, Sequence
 
 from ortools.sat.python import cp_model
 
-from .solver import deterministic_solver
-
-from ..simulate import simulate_timing
-from ..stages.list_schedule import bottom_level
-from ..stages.skeleton import Skeleton
+from ...graph import bottom_level
+from ...models.solver import deterministic_solver
+from ...simulate import simulate_timing
+from .skeleton import Skeleton, critical_chain
 
 __all__ = ["window_bounds", "solve_window", "exact_windows"]
 
@@ -200,7 +199,6 @@ def exact_windows(
 ) -> tuple[list[int], int, dict[str, Any]]:
     """Slide CP-SAT windows of ``width`` operation nodes along the critical chain,
     keeping each strictly faster order. Returns (order, makespan, stats)."""
-    from ..stages.cpe import critical_chain
 
     g = skel.timing
     t0 = time.monotonic()

@@ -15,10 +15,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Sequence
 
-from ..instance import KIND_OP, Instance
-from ..simulate import AugmentedGraph
+from ...instance import KIND_OP, Instance
+from ...simulate import AugmentedGraph
 
-__all__ = ["Skeleton", "memory_skeleton", "is_refinement"]
+__all__ = ["Skeleton", "memory_skeleton", "is_refinement", "critical_chain"]
 
 
 @dataclass(frozen=True)
@@ -56,7 +56,7 @@ def memory_skeleton(inst: Instance, order: Sequence[int], graph: AugmentedGraph,
     remaining constraints (G2 and the residency brackets) still gives the same segments,
     offsets, spill and reuse edges — G2's reuse edges already order the segments that share
     addresses — but the memory events may interleave differently. Stage 2 uses that
-    freedom (:mod:`dansched.stages.resequence`); Stage 3 keeps the chain."""
+    freedom (:mod:`dansched.stages.cpe.resequence`); Stage 3 keeps the chain."""
     L = inst.lists()
     preds: list[set[int]] = [set(ps) for ps in graph.preds]
     events: list[int] = []
@@ -89,3 +89,32 @@ def is_refinement(skel: Skeleton, order: Sequence[int]) -> bool:
             return False
         pos[v] = i
     return all(pos[u] < pos[v] for v in range(skel.n) for u in skel.order_preds[v])
+
+
+def critical_chain(skel: Skeleton, order: Sequence[int], start: Sequence[int], end: Sequence[int]) -> list[int]:
+    """The chain that sets the makespan (Eq. 34 on the timed graph): from the last node
+    to finish, repeatedly step to the G2 predecessor or the previous node on the same
+    pipe whose finish equals the current start. Returned first to last."""
+    g = skel.timing
+    pos = {v: i for i, v in enumerate(order)}
+    prev_on_pipe: dict[int, int] = {}
+    last: dict[int, int] = {}
+    for v in order:
+        p = g.pipe[v]
+        if p >= 0:
+            if p in last:
+                prev_on_pipe[v] = last[p]
+            last[p] = v
+    v = max(order, key=lambda x: (end[x], -pos[x]))
+    chain = [v]
+    while start[v] > 0:
+        cands = [u for u in g.preds[v] if end[u] == start[v]]
+        q = prev_on_pipe.get(v)
+        if q is not None and end[q] == start[v]:
+            cands.append(q)
+        if not cands:
+            break
+        v = max(cands, key=lambda x: pos[x])
+        chain.append(v)
+    chain.reverse()
+    return chain

@@ -12,7 +12,7 @@ before the gap; its SPILL_IN then comes right before the next need).
 Placement can still cost: the segments must be packed into each tier without
 overlap. :func:`cpsat_pack` packs the segments of a scan as rectangles (time x
 address) with ``add_no_overlap_2d`` (CP-SAT, one worker, deterministic time limit),
-after the greedy packer of :mod:`dansched.stages.packing` fails.
+after the greedy packer of :mod:`dansched.stages.dlr.packing` fails.
 """
 
 from __future__ import annotations
@@ -20,9 +20,12 @@ from __future__ import annotations
 from typing import Mapping, Sequence
 
 import numpy as np
+from ortools.sat.python import cp_model
+from scipy.optimize import Bounds, LinearConstraint, milp
 
-from ..instance import Instance
-from ..models.traffic import TierCover, cover_matrix, quiet_native_stdout, tier_covers
+from ...instance import Instance
+from ...models.solver import deterministic_solver
+from ...models.traffic import TierCover, cover_matrix, quiet_native_stdout, tier_covers
 from .scan import Segment
 
 __all__ = ["cover_optimum", "planned_spills", "cpsat_pack", "MIP_NODE_LIMIT"]
@@ -34,7 +37,6 @@ def cover_optimum(cover: TierCover, time_limit: float = 10.0, capacity_cut: int 
     """Integer optimum of one tier's covering problem: per-gap values, objective, and whether
     HiGHS proved it optimal; ``None`` when no feasible cover is found in time.
     ``capacity_cut`` shrinks the tier (every excess grows by that many units)."""
-    from scipy.optimize import Bounds, LinearConstraint, milp
 
     if not cover.rows:
         return [0.0] * len(cover.gaps), 0.0, True
@@ -79,9 +81,7 @@ def planned_spills(
 def cpsat_pack(segs: Sequence[Segment], capacity: Mapping[int, int], deterministic_time: float = 5.0) -> dict[int, int] | None:
     """Offsets (by index into ``segs``) that keep every segment inside its tier and apart
     from every segment it meets in time, or ``None`` when CP-SAT finds none in time."""
-    from ortools.sat.python import cp_model
 
-    from ..models.solver import deterministic_solver
 
     m = cp_model.CpModel()
     ys = []

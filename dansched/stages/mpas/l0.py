@@ -28,8 +28,8 @@ from __future__ import annotations
 
 import heapq
 
-from ..instance import KIND_ALLOC, KIND_OP
-from .mpas_graph import MpasGraph
+from ...graph import MpasGraph
+from ...instance import KIND_ALLOC, KIND_OP
 
 __all__ = ["l0_completion_exists", "need_tiers", "quick_blocker", "witness_allows"]
 

@@ -1,6 +1,6 @@
 """Lifetime-aware placement: offsets for the residency segments of a finished scan.
 
-When the scan runs in ``"units"`` mode (:func:`dansched.stages.scan.linear_scan`)
+When the scan runs in ``"units"`` mode (:func:`dansched.stages.dlr.scan.linear_scan`)
 every segment's lifetime is known before any address is chosen, so placement
 becomes offline interval packing (dynamic storage allocation): each segment is a
 rectangle, its lifetime by its size, and rectangles that overlap in time must not
@@ -11,7 +11,7 @@ in order of start (first fit, optimal when all sizes are equal) and the better
 packing per tier is kept. A tier whose packing overflows its capacity is reported
 so the caller can rerun the scan with a smaller virtual capacity there.
 
->>> from dansched.stages.scan import Segment
+>>> from dansched.stages.dlr.scan import Segment
 >>> segs = [Segment(0, 0, 4, 0, 3, -1, -1), Segment(1, 0, 4, 1, 2, -1, -1), Segment(2, 0, 8, 4, 5, -1, -1)]
 >>> pack_segments(segs, {0: 8})
 ({0: 0, 1: 4, 2: 0}, {})

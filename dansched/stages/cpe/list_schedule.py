@@ -1,7 +1,7 @@
 """Non-delay list scheduling inside a fixed memory skeleton.
 
 The order a refined plan may take is any topological order of the skeleton's
-order constraints (:mod:`dansched.stages.skeleton`); its timing is the cycle
+order constraints (:mod:`dansched.stages.cpe.skeleton`); its timing is the cycle
 simulator's on G2 (paper Eqs. 9-10). This scheduler builds such an order by
 simulating time: at each step it emits, over all pipes, the node that can start
 earliest (ties: higher priority), so an engine idles only when nothing it
@@ -17,22 +17,10 @@ from __future__ import annotations
 import heapq
 from typing import Sequence
 
+from ...simulate import simulate_timing
 from .skeleton import Skeleton
 
-__all__ = ["list_schedule", "list_schedule_arrays", "bottom_level", "forward_backward"]
-
-
-def bottom_level(preds: Sequence[Sequence[int]], cycles: Sequence[int], order: Sequence[int]) -> list[int]:
-    """Longest path from each node to a sink including its own cycles (the criticality
-    h(v) of paper Eq. 20, on the augmented DAG); ``order`` is any topological order."""
-    tail = [0] * len(cycles)
-    for v in reversed(order):
-        tail[v] += cycles[v]
-        t = tail[v]
-        for u in preds[v]:
-            if t > tail[u]:
-                tail[u] = t
-    return tail
+__all__ = ["list_schedule", "list_schedule_arrays", "forward_backward"]
 
 
 def list_schedule(skel: Skeleton, priority: Sequence[int], tie: Sequence[int]) -> list[int]:
@@ -118,7 +106,6 @@ def forward_backward(skel: Skeleton, order: Sequence[int], passes: int = 4) -> t
     right-justifies every node; then schedule forward again with priority to nodes whose
     right-justified start is early. Each pass keeps the best order seen.
     Returns (order, makespan, passes run)."""
-    from ..simulate import simulate_timing
 
     g = skel.timing
     n = g.n

@@ -1,0 +1,92 @@
+"""Every exception class of dansched, in one place (the bottom of the core layer).
+
+How the CLI maps them (one line on stderr, no traceback):
+
+- exit status 2, bad input or usage: :class:`InputError`, :class:`InstanceError`,
+  :class:`HardwareError`, :class:`PlanFormatError` (and :class:`OutputError`),
+  :class:`TraceError`;
+- exit status 1, no valid plan: :class:`PlanInvalidError` and its subclasses
+  :class:`NoLegalOrderError` and :class:`PlacementFailed`.
+
+The remaining classes are internal signals that a bounded search or an exact model
+gave up (a caller catches them and falls back).
+"""
+
+from __future__ import annotations
+
+__all__ = [
+    "InputError",
+    "InstanceError",
+    "HardwareError",
+    "PlanFormatError",
+    "OutputError",
+    "TraceError",
+    "PlanInvalidError",
+    "NoLegalOrderError",
+    "PlacementFailed",
+    "ReuseBudgetExceeded",
+    "ExactModelTooLarge",
+    "PeakWorkExceeded",
+    "JointModelError",
+    "JointModelTooLarge",
+]
+
+
+class InputError(Exception):
+    """Bad input or usage: reported as one line on stderr with exit status 2."""
+
+
+class InstanceError(ValueError):
+    """An instance that breaks a well-formedness rule of SPEC section 1 (exit status 2)."""
+
+
+class HardwareError(ValueError):
+    """A hardware file that cannot be read or does not describe a usable core."""
+
+
+class PlanFormatError(ValueError):
+    """A plan file that cannot be parsed at all (bad input, exit status 2)."""
+
+
+class OutputError(PlanFormatError):
+    """An output file that cannot be written (a folder in the way, an unwritable place): like
+    bad input, one line and exit status 2. Raised before any target is replaced, unless a
+    rename itself fails part-way (see :func:`dansched.plan.atomic_write_files`)."""
+
+
+class TraceError(ValueError):
+    """A plan that cannot be traced (no timing: a problem-1 order), or a bad clock."""
+
+
+class PlanInvalidError(RuntimeError):
+    """A stage produced a plan the evaluator rejects, or no valid plan exists (exit status 1)."""
+
+
+class NoLegalOrderError(PlanInvalidError):
+    """The instance admits no order that keeps buffer lifetimes and the L0
+    single-residency rule (SPEC section 4); the CLI maps it to exit status 1."""
+
+
+class PlacementFailed(PlanInvalidError):
+    """No placement exists for a buffer even after evicting everything evictable
+    (exit status 1 if it ever reaches the CLI; Stage 2 catches it and tries another variant)."""
+
+
+class ReuseBudgetExceeded(RuntimeError):
+    """The reuse-aware schedule needed more scan steps than its budget allowed."""
+
+
+class ExactModelTooLarge(RuntimeError):
+    """The down-set DP would need more states than allowed."""
+
+
+class PeakWorkExceeded(Exception):
+    """The ancestor bitsets of the structural peak bound would exceed the work budget."""
+
+
+class JointModelError(RuntimeError):
+    """A model solution that the evaluator does not accept as a plan of the model's traffic."""
+
+
+class JointModelTooLarge(ValueError):
+    """More instance nodes than ``max_nodes``."""

@@ -1,0 +1,16 @@
+"""Stage 3, CPE (critical path enhancement, paper Algorithm 3): a shorter makespan
+that never changes memory behaviour.
+
+- :mod:`.stage` -- the Stage-3 loop: CPE alternated with the timing-aware Stage-2
+  rounds (resequence, relayout, late-segment moves), then exact windows;
+- :mod:`.refine` -- :func:`cpe_refine`: list scheduling and local refinement;
+- :mod:`.skeleton` -- the memory skeleton R(sigma2, G2) (Eq. 14) and the critical chain;
+- :mod:`.list_schedule` -- non-delay list scheduling inside a skeleton;
+- :mod:`.resequence`, :mod:`.relayout` -- the timing-aware Stage-2 rounds;
+- :mod:`.exact_window` -- the CP-SAT window polish (``--exact-window``).
+"""
+
+from .refine import CPEResult, cpe_refine
+from .skeleton import critical_chain
+
+__all__ = ["CPEResult", "cpe_refine", "critical_chain"]
