@@ -30,15 +30,14 @@ from .models.order import exact_min_peak
 from .models.peak import peak_lower_bound
 from .models.placement import fixed_order_placement
 from .models.traffic import traffic_lower_bound
+from .params import BoundParams
 from .plan import Plan
 from .simulate import Evaluation
 
 __all__ = [
     "AuditRow", "peak_bound", "traffic_bounds", "makespan_bounds", "audit_plan", "rows_report", "worst_stage",
-    "EXACT_PEAK_MAX_NODES",
 ]
 
-EXACT_PEAK_MAX_NODES = 80
 
 
 @dataclass
@@ -67,11 +66,10 @@ class AuditRow:
         return d
 
 
-def peak_bound(inst: Instance) -> tuple[Bound, int | None]:
+def peak_bound(inst: Instance, params: BoundParams = BoundParams()) -> tuple[Bound, int | None]:
     """Best maxV_stay bound; on small graphs the exact optimum (returned second, else None)."""
-    b = peak_lower_bound(inst)
-    if inst.n <= EXACT_PEAK_MAX_NODES:
-
+    b = peak_lower_bound(inst, params=params)
+    if inst.n <= params.exact_peak_max_nodes:
         try:
             ex = exact_min_peak(inst, max_states=200_000)
         except (ExactModelTooLarge, NoLegalOrderError, ValueError):
@@ -81,18 +79,18 @@ def peak_bound(inst: Instance) -> tuple[Bound, int | None]:
 
 
 def traffic_bounds(
-    inst: Instance, plan: Plan, time_limit: float, seed: int = 0, cpsat: bool = True
+    inst: Instance, plan: Plan, time_limit: float, seed: int = 0, cpsat: bool = True,
+    params: BoundParams = BoundParams(),
 ) -> tuple[Bound, dict[str, Any]]:
     """Fixed-order traffic bound for ``plan``'s order (spill ids aside): the larger of the
     capacity cover and (with ``cpsat``) the CP-SAT placement model's proven bound, hinted
     with ``plan``."""
-
     cover = traffic_lower_bound(inst, plan.order, time_limit=max(1.0, time_limit / 3))
     if not cpsat:
         return cover, {"cover_bound": cover.value}
     res = fixed_order_placement(
         inst, plan.order, hint=plan, time_limit=max(1.0, 2 * time_limit / 3),
-        deterministic_time=max(1.0, time_limit), seed=seed,
+        deterministic_time=max(1.0, time_limit), seed=seed, max_rectangles=params.max_rectangles,
     )
     extra = {"cpsat_status": res.status, "cpsat_bound": res.bound, "cpsat_traffic": res.traffic, "cover_bound": cover.value}
     if res.bound > cover.value:
@@ -109,18 +107,19 @@ def makespan_bounds(inst: Instance, ev: Evaluation | None, order) -> tuple[Bound
 
 
 def audit_plan(
-    inst: Instance, plan: Plan, ev: Evaluation, time_limit: float = 30.0, seed: int = 0, cpsat: bool = True
+    inst: Instance, plan: Plan, ev: Evaluation, time_limit: float = 30.0, seed: int = 0, cpsat: bool = True,
+    params: BoundParams = BoundParams(),
 ) -> list[AuditRow]:
     """Bounds and gaps for each metric of a valid plan (problem 1: peak only). Without
     ``cpsat`` only the fast bounds are computed (as ``solve`` does for its report)."""
-    pb, _ = peak_bound(inst)
+    pb, _ = peak_bound(inst, params)
     rows = [AuditRow("max_v_stay", "MPAS", ev.max_v_stay, pb, "global")]
     if ev.problem == 1:
         return rows
     if ev.extra_traffic == 0:
         tb, extra = Bound(0, "no traffic: nothing to bound"), {}
     else:
-        tb, extra = traffic_bounds(inst, plan, time_limit, seed, cpsat)
+        tb, extra = traffic_bounds(inst, plan, time_limit, seed, cpsat, params)
     rows.append(AuditRow("extra_traffic", "DLR", ev.extra_traffic, tb, "fixed order", extra))
     glob, own = makespan_bounds(inst, ev, plan.order)
     rows.append(AuditRow("makespan", "CPE", ev.makespan, glob, "global"))

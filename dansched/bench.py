@@ -128,7 +128,6 @@ def default_instances() -> list[Path]:
 # ---- running -------------------------------------------------------------------------
 
 def _instance_name(path: str) -> str:
-
     return instance_name(path)
 
 
@@ -144,7 +143,6 @@ def run_job(path: str, method: str, time_limit: float, hw_path: str | None = Non
     row.update(seconds=None, stage_seconds={}, info={})
     t0 = time.perf_counter()
     try:
-
         inst = load_instance(path, load_hardware(Path(hw_path)) if hw_path else None)
         t0 = time.perf_counter()
         res = METHODS[method](inst, time_limit)
@@ -157,7 +155,7 @@ def run_job(path: str, method: str, time_limit: float, hw_path: str | None = Non
             row[k] = getattr(ev, k)
         row["valid"] = bool(ev.valid and ev.problem == 2)
         if not ev.valid:
-            first = ev.errors[0].message if ev.errors else "unknown violation"
+            first = ev.first_violation()
             row["error"] = f"invalid plan ({ev.error_count} violation(s)); first: {first}"
         elif ev.problem != 2:
             row["error"] = "the method returned an order without a layout"
@@ -335,7 +333,6 @@ def not_best_cells(rows: Sequence[dict[str, Any]], subject: str = "dan") -> list
 
 def bench_markdown(rows: Sequence[dict[str, Any]], anchors: dict[str, dict[str, Any]] | None = None, title: str = "dansched bench") -> str:
     """The Markdown report described in the module docstring."""
-
     anchors = anchors or {}
     instances, methods, by = _index(rows)
     lines: list[str] = [f"# {title}", ""]
@@ -485,7 +482,6 @@ def bench_csv(rows: Sequence[dict[str, Any]]) -> str:
 
 def write_bench(rows: Sequence[dict[str, Any]], out: str | Path, anchors: dict[str, dict[str, Any]] | None = None) -> list[Path]:
     """Write ``bench.json``, ``bench.csv`` and ``bench.md`` into ``out`` (all or nothing)."""
-
     d = Path(out)
     files = [
         (d / "bench.json", json.dumps(list(rows), indent=2) + "\n"),

@@ -188,7 +188,7 @@ def audit(
     plan = read_plan_dir(plan_dir, inst.name)
     ev = run_evaluate(inst, plan)
     if not ev.valid:
-        first = ev.errors[0].message if ev.errors else ""
+        first = ev.first_violation("")
         typer.echo(f"dansched: {inst.name}: the plan in {plan_dir} is invalid ({ev.error_count} violation(s); first: {first})", err=True)
         raise typer.Exit(1)
     rows = audit_plan(inst, plan, ev, time_limit, seed)
@@ -268,7 +268,7 @@ def trace(
         except TraceError as exc:
             raise InputError(str(exc)) from None
         if not ev.valid:
-            first = ev.errors[0].message if ev.errors else ""
+            first = ev.first_violation("")
             typer.echo(f"dansched: {inst.name}: the plan in {folder} is invalid ({ev.error_count} violation(s); first: {first}); see dansched evaluate", err=True)
             raise typer.Exit(1)
         plans.append((folder, plan, ev))

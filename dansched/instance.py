@@ -539,7 +539,6 @@ def load_instance(path: str | Path, hw: Hardware | None = None) -> Instance:
 
 def write_json(inst: Instance, path: str | Path) -> None:
     """Write the instance in contest JSON form (atomically: a temporary file, then a rename)."""
-
     nodes, edges = inst.to_records()
     atomic_write_text(path, json.dumps({"Nodes": nodes, "Edges": edges}, separators=(",", ":")) + "\n")
 
@@ -547,7 +546,6 @@ def write_json(inst: Instance, path: str | Path) -> None:
 def write_csv_pair(inst: Instance, directory: str | Path, case: str | None = None) -> Path:
     """Write ``<case>_Nodes.csv`` and ``<case>_Edges.csv``; returns the nodes file's path.
     Both are complete in temporary files before either is renamed into place."""
-
     d = Path(directory)
     case = case or inst.name
     nodes, edges = inst.to_records()

@@ -4,10 +4,13 @@ result judged by the shared evaluator before the next stage sees it.
 :func:`solve` returns the final :class:`~dansched.plan.Plan` and the report that
 ``dansched solve`` writes as ``<case>_report.json``: the final plan's metrics as
 top-level keys, ``stages`` (figures and seconds after each stage) and ``bounds``.
+:class:`SolveOptions` holds the options and, nested, each stage's parameters
+(:mod:`dansched.params`); it is validated on construction.
 """
 
 from __future__ import annotations
 
+import math
 import time
 from dataclasses import dataclass, field
 from typing import Any, Callable
@@ -15,22 +18,29 @@ from typing import Any, Callable
 from .errors import NoLegalOrderError, PlanInvalidError
 from .graph import topological_order
 from .instance import Instance
+from .params import BoundParams, CpeParams, DlrParams, MpasParams
 from .plan import Plan
-from .simulate import Evaluation, evaluate, max_v_stay
-from .stages.cpe.refine import cpe_refine
-from .stages.cpe.relayout import move_late_segments, relayout_for_timing
-from .stages.cpe.resequence import resequence_for_timing
-from .stages.dlr.stage import dlr_plan
-from .stages.mpas.stage import mpas_order
+from .simulate import Evaluation, judged, max_v_stay
+from .stages.cpe.stage import Stage3Result, stage3
+from .stages.dlr.stage import VICTIMS, DlrResult, dlr_plan
+from .stages.mpas.stage import VARIANTS, mpas_order
 
-__all__ = ["SolveOptions", "SolveResult", "solve", "stage_figures"]
+__all__ = ["SolveOptions", "SolveResult", "solve", "stage_figures", "PROBLEMS"]
 
 Progress = Callable[[str], None]
-LARGE_GRAPH_NODES = 200_000  # Stage 3 runs one cheap Stage-2 round from here on (see _stage3)
+PROBLEMS = (1, 2, 3)
 
 
 @dataclass(frozen=True)
 class SolveOptions:
+    """What :func:`solve` does; ``ValueError`` (one line) for a value out of range.
+
+    >>> SolveOptions(problem=7)
+    Traceback (most recent call last):
+    ...
+    ValueError: SolveOptions.problem must be 1, 2 or 3, got 7
+    """
+
     problem: int = 3
     variant: str = "mpas"  # Stage-1 variant: "mpas" (production) or "mpas-paper" (literal Algorithm 1)
     victim: str = "cost"  # Stage-2 victim rule: "cost" (Eqs. 27-31) or "lru"
@@ -38,7 +48,29 @@ class SolveOptions:
     time_limit: float = 60.0  # seconds of budget for the optional exact parts
     seed: int = 0
     traffic_slack: float = 0.0  # percent of extra traffic Stage 3 may trade for makespan
-    cpe: bool = True
+    mpas: MpasParams = field(default_factory=MpasParams)
+    dlr: DlrParams = field(default_factory=DlrParams)
+    cpe: CpeParams = field(default_factory=CpeParams)
+    bounds: BoundParams = field(default_factory=BoundParams)
+
+    def __post_init__(self) -> None:
+        if isinstance(self.problem, bool) or self.problem not in PROBLEMS:
+            raise ValueError(f"SolveOptions.problem must be 1, 2 or 3, got {self.problem!r}")
+        if self.variant not in VARIANTS:
+            raise ValueError(f"SolveOptions.variant must be one of {', '.join(VARIANTS)}, got {self.variant!r}")
+        if self.victim not in VICTIMS:
+            raise ValueError(f"SolveOptions.victim must be one of {', '.join(VICTIMS)}, got {self.victim!r}")
+        if isinstance(self.exact_window, bool) or not isinstance(self.exact_window, int) or self.exact_window < 0:
+            raise ValueError(f"SolveOptions.exact_window must be an integer >= 0, got {self.exact_window!r}")
+        for name in ("time_limit", "traffic_slack"):
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, (int, float)) or not (value >= 0 and math.isfinite(value)):
+                raise ValueError(f"SolveOptions.{name} must be a finite number >= 0, got {value!r}")
+        if isinstance(self.seed, bool) or not isinstance(self.seed, int):
+            raise ValueError(f"SolveOptions.seed must be an integer, got {self.seed!r}")
+        for name, kind in (("mpas", MpasParams), ("dlr", DlrParams), ("cpe", CpeParams), ("bounds", BoundParams)):
+            if not isinstance(getattr(self, name), kind):
+                raise ValueError(f"SolveOptions.{name} must be a {kind.__name__}, got {getattr(self, name)!r}")
 
 
 @dataclass
@@ -62,72 +94,89 @@ def stage_figures(ev: Evaluation, seconds: float) -> dict[str, Any]:
     return out
 
 
-def _judged(inst: Instance, plan: Plan, stage: str, ev: Evaluation | None = None) -> Evaluation:
-    """The evaluator's verdict on ``plan`` (``ev`` when the stage already has it); an
-    invalid plan raises :class:`PlanInvalidError` naming the stage."""
-    ev = ev if ev is not None else evaluate(inst, plan)
-    if not ev.valid:
-        first = ev.errors[0].message if ev.errors else "unknown violation"
-        raise PlanInvalidError(f"{stage} produced a plan the evaluator rejects ({ev.error_count} violation(s)); first: {first}")
-    return ev
+def _stage1(inst: Instance, opts: SolveOptions) -> tuple[list[int], str]:
+    """The Stage-1 order and how it was found. Problems 2 and 3 have no single-residency
+    rule, so when no L0-legal order exists any topological order will do."""
+    try:
+        s1 = mpas_order(inst, variant=opts.variant, params=opts.mpas)
+        return list(s1.order), s1.variant
+    except NoLegalOrderError as exc:
+        if opts.problem == 1:
+            raise
+        return topological_order(inst), f"topological order (no L0-legal order: {exc})"
+
+
+def _stage2(inst: Instance, order1: list[int], opts: SolveOptions) -> DlrResult:
+    slack = opts.traffic_slack if opts.problem == 3 else 0.0
+    return dlr_plan(inst, order1, victim=opts.victim, slack=slack, params=opts.dlr)
+
+
+def _stage3(inst: Instance, plan2: Plan, ev2: Evaluation, opts: SolveOptions) -> Stage3Result:
+    return stage3(inst, plan2, ev2, exact_window=opts.exact_window, time_limit=opts.time_limit, seed=opts.seed,
+                  params=opts.cpe)
+
+
+def _check_stage3(ev2: Evaluation, s3: Stage3Result) -> None:
+    """Stage 3 keeps Stage 2's traffic and spill count, and CPE keeps the layout it ran on."""
+    ev3 = s3.evaluation
+    for key in ("extra_traffic", "spill_count"):
+        if getattr(ev3, key) != getattr(ev2, key):
+            raise PlanInvalidError(f"Stage 3 (CPE) changed {key} ({getattr(ev2, key)} -> {getattr(ev3, key)})")
+    if ev3.physical_peak != s3.layout_evaluation.physical_peak:
+        raise PlanInvalidError("Stage 3 (CPE) changed the physical peak")
+    if s3.cpe.plan.offsets != s3.layout.offsets or s3.cpe.plan.spills != s3.layout.spills:
+        raise PlanInvalidError("Stage 3 (CPE) changed the layout or the spill plan")
+
+
+def _problem3(
+    inst: Instance, s2: DlrResult, ev2: Evaluation, opts: SolveOptions, stages: dict[str, Any]
+) -> tuple[Plan, Evaluation, list[dict[str, Any]]]:
+    """Stage 3 on the Stage-2 plan and on each alternative ``--traffic-slack`` allows; the
+    fastest wins. Fills ``stages`` and returns the final plan, its evaluation and the
+    (traffic, makespan) pairs tried."""
+    t0 = time.perf_counter()
+    s3 = _stage3(inst, s2.plan, ev2, opts)
+    name2 = "/".join(str(s2.info[k]) for k in ("order", "placement", "victim_rule") if k in s2.info) or "dlr"
+    pareto = [{"stage2": name2, "extra_traffic": ev2.extra_traffic, "makespan": s3.makespan}]
+    for alt_plan, alt_ev, name in s2.alternatives:  # --traffic-slack: trade traffic for makespan
+        got = _stage3(inst, alt_plan, alt_ev, opts)
+        pareto.append({"stage2": name, "extra_traffic": alt_ev.extra_traffic, "makespan": got.makespan})
+        if got.makespan < s3.makespan:
+            ev2 = alt_ev
+            stages["dlr"] = stage_figures(alt_ev, stages["dlr"]["seconds"]) | {
+                "variant": name, "within_slack_of": s2.evaluation.extra_traffic}
+            s3 = got
+    info = dict(s3.info)
+    if info["rounds"]:
+        stages["relayout"] = stage_figures(s3.layout_evaluation, info.pop("seconds")) | info
+    _check_stage3(ev2, s3)
+    stages["cpe"] = stage_figures(s3.evaluation, time.perf_counter() - t0) | s3.cpe.info
+    return s3.cpe.plan, s3.evaluation, pareto
 
 
 def solve(inst: Instance, opts: SolveOptions = SolveOptions(), progress: Progress | None = None) -> SolveResult:
     """Run the stages that ``opts.problem`` needs and return the final plan and report."""
-
     say = progress or (lambda _msg: None)
     stages: dict[str, Any] = {}
-
     say("Stage 1: MPAS")
     t0 = time.perf_counter()
-    try:
-        s1 = mpas_order(inst, variant=opts.variant)
-        order1, variant1 = list(s1.order), s1.variant
-    except NoLegalOrderError as exc:
-        if opts.problem == 1:
-            raise
-        # problems 2 and 3 have no single-residency rule: any topological order will do
-        order1, variant1 = topological_order(inst), f"topological order (no L0-legal order: {exc})"
-    plan1 = Plan(order=tuple(order1))
+    order1, variant1 = _stage1(inst, opts)
     if opts.problem == 1:
-        ev1 = _judged(inst, plan1, "Stage 1 (MPAS)")
+        plan1 = Plan(order=tuple(order1))
+        ev1 = judged(inst, plan1, "Stage 1 (MPAS)")
         stages["mpas"] = stage_figures(ev1, time.perf_counter() - t0) | {"variant": variant1}
         return SolveResult(plan1, ev1, {"max_v_stay": ev1.max_v_stay, "stages": stages})
     stages["mpas"] = {"max_v_stay": max_v_stay(inst, order1), "seconds": round(time.perf_counter() - t0, 3),
                       "variant": variant1}
-
-
     say("Stage 2: DLR")
     t0 = time.perf_counter()
-    s2 = dlr_plan(inst, order1, victim=opts.victim, slack=opts.traffic_slack if opts.problem == 3 else 0.0)
-    ev2 = _judged(inst, s2.plan, "Stage 2 (DLR)", s2.evaluation)  # dlr_plan's evaluator verdict on s2.plan
+    s2 = _stage2(inst, order1, opts)
+    ev2 = judged(inst, s2.plan, "Stage 2 (DLR)", s2.evaluation)  # dlr_plan's evaluator verdict on s2.plan
     stages["dlr"] = stage_figures(ev2, time.perf_counter() - t0) | s2.info
-    final_plan, final_ev = s2.plan, ev2
-    pareto: list[dict[str, Any]] | None = None
-    if opts.problem == 3 and opts.cpe:
+    final_plan, final_ev, pareto = s2.plan, ev2, None
+    if opts.problem == 3:
         say("Stage 3: CPE")
-        t0 = time.perf_counter()
-        layout, layout_ev, s3, ev3, relayout_info = _stage3(inst, s2.plan, ev2, opts)
-        name2 = "/".join(str(s2.info[k]) for k in ("order", "placement", "victim_rule") if k in s2.info) or "dlr"
-        pareto = [{"stage2": name2, "extra_traffic": ev2.extra_traffic, "makespan": ev3.makespan}]
-        for alt_plan, alt_ev, name in s2.alternatives:  # --traffic-slack: trade traffic for makespan
-            got = _stage3(inst, alt_plan, alt_ev, opts)
-            pareto.append({"stage2": name, "extra_traffic": alt_ev.extra_traffic, "makespan": got[3].makespan})
-            if got[3].makespan < ev3.makespan:
-                ev2 = alt_ev
-                stages["dlr"] = stage_figures(alt_ev, stages["dlr"]["seconds"]) | {"variant": name, "within_slack_of": s2.evaluation.extra_traffic}
-                layout, layout_ev, s3, ev3, relayout_info = got
-        if relayout_info["rounds"]:
-            stages["relayout"] = stage_figures(layout_ev, relayout_info.pop("seconds")) | relayout_info
-        for key in ("extra_traffic", "spill_count"):
-            if getattr(ev3, key) != getattr(ev2, key):
-                raise PlanInvalidError(f"Stage 3 (CPE) changed {key} ({getattr(ev2, key)} -> {getattr(ev3, key)})")
-        if ev3.physical_peak != layout_ev.physical_peak:
-            raise PlanInvalidError("Stage 3 (CPE) changed the physical peak")
-        if s3.plan.offsets != layout.offsets or s3.plan.spills != layout.spills:
-            raise PlanInvalidError("Stage 3 (CPE) changed the layout or the spill plan")
-        stages["cpe"] = stage_figures(ev3, time.perf_counter() - t0) | s3.info
-        final_plan, final_ev = s3.plan, ev3
+        final_plan, final_ev, pareto = _problem3(inst, s2, ev2, opts, stages)
     report = {
         "max_v_stay": final_ev.max_v_stay,
         "physical_peak": final_ev.physical_peak,
@@ -139,57 +188,3 @@ def solve(inst: Instance, opts: SolveOptions = SolveOptions(), progress: Progres
     if pareto is not None:  # problem 3: the (traffic, makespan) pairs Stage 3 tried
         report["pareto"] = pareto
     return SolveResult(final_plan, final_ev, report)
-
-
-def _stage3(inst: Instance, plan2: Plan, ev2: Evaluation, opts: SolveOptions):
-    """CPE on the Stage-2 plan, alternating with timing-aware Stage-2 rounds while the
-    makespan after CPE drops: resequencing (:mod:`dansched.stages.cpe.resequence`: a faster
-    order with the same segments, offsets and spills) and relayout
-    (:mod:`dansched.stages.cpe.relayout`: same order, segments and spills, new offsets).
-    From :data:`LARGE_GRAPH_NODES` nodes on, a single round of the cheapest step
-    (moving late segments, the one that wins first on large graphs) keeps a million
-    nodes within minutes. Then the optional exact CP-SAT windows. Every candidate
-    keeps Stage 2's traffic and spill count. Evaluations that are only reported from
-    then on (``ev2`` included) drop their per-node detail to save memory. Returns
-    (layout plan, its evaluation, CPE result, its evaluation, info)."""
-
-    s3 = cpe_refine(inst, plan2, ev2)
-    ev2.drop_detail()  # from here on only its metrics are read
-    ev3 = _judged(inst, s3.plan, "Stage 3 (CPE)")
-    layout, layout_ev = plan2, ev2
-    t0 = time.perf_counter()
-    rounds = 0
-    used: list[str] = []
-    large = inst.n >= LARGE_GRAPH_NODES
-    max_rounds = 6 if inst.n < 10_000 else 1 if large else 3
-    while rounds < max_rounds:
-        tries = [("move late segments", move_late_segments)]
-        if not large:
-            tries.insert(0, ("resequence", resequence_for_timing))
-            if rounds == 0:
-                tries.append(("relayout", relayout_for_timing))
-        best = None
-        for name, step in tries:  # one candidate at a time: each holds a full evaluation
-            r = step(inst, s3.plan, ev3)
-            if r is None:
-                continue
-            c = cpe_refine(inst, r[0], r[1])
-            r[1].drop_detail()
-            ev_c = _judged(inst, c.plan, f"Stage 3 (CPE after {name})")
-            if ev_c.makespan < (best[4].makespan if best else ev3.makespan):
-                best = (name, r[0], r[1], c, ev_c)
-        if best is None:
-            break
-        name, layout, layout_ev, s3, ev3 = best
-        used.append(name)
-        rounds += 1
-    info = {"rounds": rounds, "steps": used, "seconds": time.perf_counter() - t0}
-    if opts.exact_window > 0:
-        polished = cpe_refine(
-            inst, s3.plan, ev3, exact_window=opts.exact_window, time_limit=opts.time_limit, seed=opts.seed
-        )
-        ev_p = _judged(inst, polished.plan, "Stage 3 (CPE exact windows)")
-        if ev_p.makespan < ev3.makespan:
-            polished.info["winner"] = "CPE then " + polished.info["winner"]
-            s3, ev3 = polished, ev_p
-    return layout, layout_ev, s3, ev3, info

@@ -23,6 +23,7 @@ from typing import Any, Sequence
 
 import numpy as np
 
+from .errors import PlanInvalidError
 from .instance import KIND_ALLOC, KIND_FREE, KIND_OP, Instance
 from .plan import Plan
 
@@ -31,9 +32,11 @@ __all__ = [
     "Evaluation",
     "AugmentedGraph",
     "evaluate",
+    "judged",
     "simulate_timing",
     "max_v_stay",
     "spill_node_ids",
+    "spill_traffic",
     "MAX_REPORTED",
 ]
 
@@ -103,6 +106,11 @@ class Evaluation:
     def error_count(self) -> int:
         return sum(self.error_counts.values())
 
+    def first_violation(self, default: str = "unknown violation") -> str:
+        """The message of the first violation found (``default`` when none is recorded):
+        the one place every "first: ..." error line takes it from."""
+        return self.errors[0].message if self.errors else default
+
     def drop_detail(self) -> None:
         """Forget the per-node timing and the augmented graph, keeping the verdict and the
         metrics (what a report needs): on a million-node plan they are most of its memory."""
@@ -139,6 +147,13 @@ class _Errors:
 
     def __bool__(self) -> bool:
         return bool(self.counts)
+
+
+def spill_traffic(size: int, backed: bool) -> int:
+    """Extra DDR traffic of one spill of a buffer of ``size`` (SPEC section 5; paper Eq. 28):
+    ``Size`` when a COPY_IN uses the buffer (DDR already holds it, the SPILL_OUT writes
+    nothing), ``2*Size`` otherwise. The one home of this rule."""
+    return int(size) if backed else 2 * int(size)
 
 
 def spill_node_ids(n: int, k: int) -> tuple[int, int]:
@@ -278,6 +293,17 @@ def _evaluate_order(inst: Instance, order: Sequence[int]) -> Evaluation:
     return Evaluation(1, not errs, errs.shown, dict(errs.counts), max_v_stay(inst, order))
 
 
+def judged(inst: Instance, plan: Plan, stage: str, ev: Evaluation | None = None) -> Evaluation:
+    """The evaluator's verdict on a plan a stage produced (``ev`` when the stage already has
+    it); an invalid plan raises :class:`~dansched.errors.PlanInvalidError` naming the stage."""
+    ev = ev if ev is not None else evaluate(inst, plan)
+    if not ev.valid:
+        raise PlanInvalidError(
+            f"{stage} produced a plan the evaluator rejects ({ev.error_count} violation(s)); first: {ev.first_violation()}"
+        )
+    return ev
+
+
 def evaluate(inst: Instance, plan: Plan) -> Evaluation:
     """Judge ``plan`` against ``inst`` (SPEC sections 4-5); see the module docstring."""
     if plan.offsets is None:
@@ -329,7 +355,7 @@ def _evaluate_layout(inst: Instance, plan: Plan) -> Evaluation:
         c = hw.spill_cycles(sizes[b])
         backed = bool(inst.buf_backed[b])
         cycles += [0 if backed else c, c]
-        traffic += sizes[b] if backed else 2 * sizes[b]
+        traffic += spill_traffic(sizes[b], backed)
     preds: list[list[int]] = [list(ps) for ps in L.pred] + [[] for _ in range(2 * len(spill_buf))]
 
     # ---- spill edges (SPEC section 5) ---------------------------------------------

@@ -2,16 +2,21 @@
 
 from __future__ import annotations
 
+import random
+
 import numpy as np
 import pytest
 from conftest import SHIPPED
 
 from dansched.hardware import load_hardware
 from dansched.instance import instance_from_records, load_instance
+from dansched.params import CpeParams
+from dansched.pipeline import SolveOptions, solve
 from dansched.plan import Plan, plan_from_indices
 from dansched.simulate import evaluate
 from dansched.stages.cpe.exact_window import exact_windows
 from dansched.stages.cpe.refine import cpe_refine
+from dansched.stages.cpe.relayout import _OverlapSweep
 from dansched.stages.cpe.skeleton import critical_chain, is_refinement, memory_skeleton
 
 
@@ -100,8 +105,6 @@ def test_critical_chain_ends_at_makespan():
 def test_traffic_slack_trades_traffic_for_makespan(tmp_path):
     """--traffic-slack: the Pareto pairs tried are reported; the final plan's traffic
     stays within the slack of Stage 2's best, and its makespan is no worse."""
-    from dansched.pipeline import SolveOptions, solve
-
     toml = tmp_path / "tight.toml"
     toml.write_text("[tiers]\nL1 = 1024\n")
     inst = load_instance(SHIPPED / "conv_s2.json", load_hardware(toml))
@@ -119,10 +122,6 @@ def test_traffic_slack_trades_traffic_for_makespan(tmp_path):
 
 
 def test_overlap_sweep_returns_exactly_the_overlapping_segments():
-    import random
-
-    from dansched.stages.cpe.relayout import _OverlapSweep
-
     rng = random.Random(3)
     start = np.array([rng.randrange(200) for _ in range(300)], dtype=np.int64)
     end = start + np.array([rng.randrange(1, 40) for _ in range(300)], dtype=np.int64)
@@ -134,13 +133,10 @@ def test_overlap_sweep_returns_exactly_the_overlapping_segments():
         assert len(got) == len(set(got)) and set(got) == want
 
 
-def test_large_graph_stage3_runs_one_cheap_round(monkeypatch):
-    import dansched.pipeline as pipeline
-
+def test_large_graph_stage3_runs_one_cheap_round():
     inst = load_instance(SHIPPED / "random_s5.json")
-    full = pipeline.solve(inst, pipeline.SolveOptions(problem=3))
-    monkeypatch.setattr(pipeline, "LARGE_GRAPH_NODES", 1)
-    res = pipeline.solve(inst, pipeline.SolveOptions(problem=3))
+    full = solve(inst, SolveOptions(problem=3))
+    res = solve(inst, SolveOptions(problem=3, cpe=CpeParams(medium_graph_nodes=1, large_graph_nodes=1)))
     ev = evaluate(inst, res.plan)
     assert ev.valid and ev.makespan == res.report["makespan"]
     assert res.report["extra_traffic"] == full.report["extra_traffic"]

@@ -14,6 +14,7 @@ from dansched.generate import FAMILIES, generate
 from dansched.hardware import load_hardware
 from dansched.instance import instance_from_records, load_instance
 from dansched.models.traffic import lp_bound, position_bound, tier_covers, traffic_lower_bound
+from dansched.params import DlrParams
 from dansched.simulate import evaluate
 from dansched.stages.dlr.freelist import FreeList, best_fit
 from dansched.stages.dlr.packing import pack_segments
@@ -22,7 +23,7 @@ from dansched.stages.dlr.reuse import reuse_order
 from dansched.stages.dlr.scan import Segment, linear_scan
 from dansched.stages.dlr.spillplan import cpsat_pack, planned_spills
 from dansched.stages.dlr.stage import PLACEMENTS, dlr_plan, scan_variant
-from dansched.stages.dlr.victim import S, T, score
+from dansched.stages.dlr.victim import score, spill_cycles, spill_traffic
 from dansched.stages.mpas import mpas_order
 
 TARGETS = {
@@ -106,8 +107,8 @@ def _victim_case():
 
 def test_score_matches_eq30_by_hand():
     hw = load_hardware()
-    sa = score(3, T(512, True), S(512, True, hw.spill_fixed_cycles, hw.spill_cycles_per_unit))
-    sb = score(4, T(512, False), S(512, False, hw.spill_fixed_cycles, hw.spill_cycles_per_unit))
+    sa = score(3, spill_traffic(512, True), spill_cycles(512, True, hw.spill_fixed_cycles, hw.spill_cycles_per_unit))
+    sb = score(4, spill_traffic(512, False), spill_cycles(512, False, hw.spill_fixed_cycles, hw.spill_cycles_per_unit))
     assert math.isclose(sa, 3 / (512 + 0.01 * 1174), rel_tol=1e-9)
     assert math.isclose(sb, 4 / (1024 + 0.01 * 2348), rel_tol=1e-9)
     assert sa > sb
@@ -421,16 +422,13 @@ def test_reuse_order_past_its_scan_budget_raises():
     assert reuse_order(inst, list(range(inst.n)), budget=10**9) == reuse_order(inst, list(range(inst.n)))
 
 
-def test_large_graphs_try_only_the_budgeted_reuse_order(monkeypatch):
-    import dansched.stages.dlr.stage as dlr
-
+def test_large_graphs_try_only_the_budgeted_reuse_order():
     inst = instance_from_records("mm", *generate("matmul", scale=3, seed=0))
     full = dlr_plan(inst, list(range(inst.n)))
     assert "reuse-serial1" in full.info["order_traffic"]  # small graphs: the whole search
-    monkeypatch.setattr(dlr, "REUSE_SEARCH_MAX_NODES", 0)
-    res = dlr_plan(inst, list(range(inst.n)))
+    res = dlr_plan(inst, list(range(inst.n)), params=DlrParams(reuse_search_max_nodes=0))
     assert res.evaluation.valid
     assert "reuse" in res.info["order_traffic"] and not any("serial" in k for k in res.info["order_traffic"])
-    monkeypatch.setattr(dlr, "REUSE_SCANS_PER_NODE", 0)  # no budget at all: the reuse order is dropped
-    none = dlr_plan(inst, list(range(inst.n)))
+    no_budget = DlrParams(reuse_search_max_nodes=0, reuse_scans_per_node=0)  # the reuse order is dropped
+    none = dlr_plan(inst, list(range(inst.n)), params=no_budget)
     assert none.evaluation.valid and "reuse" not in none.info["order_traffic"]

@@ -12,6 +12,7 @@ from dansched.errors import NoLegalOrderError, PlanInvalidError
 from dansched.generate import generate
 from dansched.graph import build_mpas_graph, lambda_level
 from dansched.instance import instance_from_records, load_instance
+from dansched.params import MpasParams
 from dansched.plan import Plan
 from dansched.simulate import evaluate
 from dansched.stages.mpas.paper import paper_order
@@ -349,12 +350,9 @@ def test_compacted_input_order_is_legal_and_no_higher(family):
     assert _assert_valid(inst, compact) <= max_v_stay(inst, own)
 
 
-def test_large_graph_path_compacts_the_input_order(monkeypatch):
-    import dansched.stages.mpas.stage as mpas
-
+def test_large_graph_path_compacts_the_input_order():
     inst = instance_from_records("r", *generate("random", scale=20, seed=0))
-    monkeypatch.setattr(mpas, "RESTART_WORK", inst.n - 1)  # no greedy restart fits the budget
-    res = mpas_order(inst)
+    res = mpas_order(inst, params=MpasParams(restart_work=inst.n - 1))  # no greedy restart fits the budget
     assert res.variant == "mpas[input, compacted]"
     assert _assert_valid(inst, res.order) == res.max_v_stay
     assert res.max_v_stay <= evaluate(inst, Plan(order=tuple(range(inst.n)))).max_v_stay

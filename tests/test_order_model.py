@@ -14,6 +14,7 @@ from dansched.generate import generate
 from dansched.instance import instance_from_records, load_instance
 from dansched.models.order import exact_min_peak
 from dansched.models.peak import first_free_bound, necessarily_live_bound, peak_lower_bound, working_set_bound
+from dansched.params import BoundParams
 from dansched.plan import Plan
 from dansched.simulate import evaluate
 from dansched.stages.mpas.stage import mpas_order
@@ -148,12 +149,9 @@ def test_windowed_first_free_bound_matches_its_definition(family, seed):
     assert first_free_bound(inst).value == _first_free_by_definition(inst)
 
 
-def test_first_free_bound_past_its_work_budget_falls_back_to_the_working_set(monkeypatch):
-    import dansched.models.peak as peak
-
+def test_first_free_bound_past_its_work_budget_falls_back_to_the_working_set():
     inst = _tiny_layer()
-    monkeypatch.setattr(peak, "WORK_BITS", 1)
-    b = peak_lower_bound(inst)
+    b = peak_lower_bound(inst, params=BoundParams(peak_work_bits=1))
     assert b.value == working_set_bound(inst).value == 12
     assert "skipped" in b.method
 

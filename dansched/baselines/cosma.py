@@ -55,7 +55,7 @@ def run(inst: Instance, time_limit: float = 60.0) -> MethodResult:
         ev = evaluate(inst, res.plan)
         if ev.valid:
             return MethodResult(res.plan, info | {"stage_seconds": sw.seconds})
-        why = f"the CP-SAT plan is invalid ({ev.errors[0].message if ev.errors else 'unknown'})"
+        why = f"the CP-SAT plan is invalid ({ev.first_violation('unknown')})"
     elif res.status == "TOO_LARGE":
         why = f"model too large ({res.stats.get('rectangles')} rectangles)"
     else:

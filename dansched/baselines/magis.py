@@ -214,6 +214,6 @@ def run(inst: Instance, time_limit: float = 60.0) -> MethodResult:
         if ev2.valid:
             plan = hoisted
         else:
-            info["hoist_rejected"] = ev2.errors[0].message if ev2.errors else "invalid"
+            info["hoist_rejected"] = ev2.first_violation("invalid")
     sw.lap("memory")
     return MethodResult(plan, info | {"stage_seconds": sw.seconds})

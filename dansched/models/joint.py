@@ -83,8 +83,9 @@ from ortools.sat.python import cp_model
 from ..errors import JointModelError, JointModelTooLarge
 from ..graph import smallest_first_order
 from ..instance import Instance
+from ..params import BoundParams
 from ..plan import Plan
-from ..simulate import Evaluation, evaluate
+from ..simulate import Evaluation, evaluate, spill_traffic
 from .placement import plan_points, points_to_plan, residency_points
 from .solver import deterministic_solver
 
@@ -93,10 +94,8 @@ __all__ = [
     "joint_min_traffic",
     "canonical_order",
     "spill_cost",
-    "MAX_NODES",
 ]
 
-MAX_NODES = 80  # the model has O(N^2 + B*N) variables; beyond this it is not meant to be solved
 
 
 @dataclass
@@ -134,8 +133,7 @@ class JointResult:
 def spill_cost(inst: Instance, b: int) -> int:
     """Extra traffic of one spill of buffer ``b`` (SPEC section 5): ``Size`` when a COPY_IN
     uses it (backed), else ``2*Size``."""
-    s = int(inst.buf_size[b])
-    return s if bool(inst.buf_backed[b]) else 2 * s
+    return spill_traffic(int(inst.buf_size[b]), bool(inst.buf_backed[b]))
 
 
 # ---------------------------------------------------------------------------------
@@ -458,7 +456,7 @@ def joint_min_traffic(
     dominance: bool = False,
     tie_break_spills: bool = False,
     max_spills: int | None = None,
-    max_nodes: int = MAX_NODES,
+    max_nodes: int = BoundParams().joint_max_nodes,  # O(N^2 + B*N) variables: not meant for more
 ) -> JointResult:
     """The least extra traffic of any valid plan of ``inst`` (see the module docstring).
 
@@ -522,7 +520,7 @@ def _traffic_bound(objective_bound: float, weight: int) -> int:
 def _judge(inst: Instance, plan: Plan, traffic: int) -> Evaluation:
     ev = evaluate(inst, plan)
     if not ev.valid:
-        first = ev.errors[0].message if ev.errors else "?"
+        first = ev.first_violation("?")
         raise JointModelError(
             f"joint model: plan rejected by the evaluator ({ev.error_count} violation(s)); first: {first}"
         )

@@ -115,7 +115,6 @@ def exact_min_peak(inst: Instance, max_states: int = 2_000_000) -> ExactOrder:
         if not layer:
             break
     if full not in best:
-
         raise NoLegalOrderError("no L0-legal order exists (exact search)")
     seq = []
     S = full

@@ -37,6 +37,7 @@ import numpy as np
 from ..errors import PeakWorkExceeded
 from ..graph import build_mpas_graph
 from ..instance import KIND_ALLOC, KIND_FREE, KIND_OP, Instance
+from ..params import BoundParams
 from .bound import Bound
 
 __all__ = ["working_set_bound", "necessarily_live_bound", "first_free_bound", "peak_lower_bound"]
@@ -53,7 +54,7 @@ def working_set_bound(inst: Instance) -> Bound:
     return Bound(best, "largest L1+UB working set of one operation")
 
 
-def _allocated_before(g, index: dict[int, int], keep=None):
+def _allocated_before(g, index: dict[int, int], keep=None, work_bits: int = BoundParams().peak_work_bits):
     """Yield ``(v, low, bits)`` in topological order for each node ``v`` of ``keep``
     (every node when None): the indexed buffers whose ALLOC is ``v`` or an ancestor of
     ``v`` are those with ``index[b] - low`` a set bit of ``bits``.
@@ -63,7 +64,7 @@ def _allocated_before(g, index: dict[int, int], keep=None):
     (buffers are indexed in ALLOC topological order by the callers), and a node's
     set is dropped once its last successor has read it: memory follows the DAG
     frontier, not V x B. Raises :class:`PeakWorkExceeded` once the bits handled exceed
-    ``WORK_BITS`` (dense ancestor sets on a huge graph: the bound is then skipped)."""
+    ``work_bits`` (dense ancestor sets on a huge graph: the bound is then skipped)."""
     left = [len(s) for s in g.succs]
     sets: dict[int, tuple[int, int]] = {}
     work = 0
@@ -92,15 +93,12 @@ def _allocated_before(g, index: dict[int, int], keep=None):
                 bits = (bits << (low - i)) | 1
                 low = i
         work += bits.bit_length()
-        if work > WORK_BITS:
+        if work > work_bits:
             raise PeakWorkExceeded
         if left[v]:
             sets[v] = (low, bits)
         if keep is None or v in keep:
             yield v, low, bits
-
-
-WORK_BITS = 2_000_000_000  # bits of ancestor sets handled before a bound is skipped (a few seconds)
 
 
 def _indices(low: int, bits: int) -> list[int]:
@@ -126,7 +124,6 @@ def necessarily_live_bound(inst: Instance, g=None) -> Bound:
     contain ``v`` in every order (see the module docstring); ``g`` is the instance's
     :class:`~dansched.graph.MpasGraph` when the caller has it."""
     if g is None:
-
         g = build_mpas_graph(inst)
     peak = inst.is_peak_buffer().tolist()
     sizes = inst.buf_size.tolist()
@@ -163,11 +160,9 @@ def necessarily_live_bound(inst: Instance, g=None) -> Bound:
     return Bound(best, "buffers every order keeps live around one operation (DAG ancestors/descendants)")
 
 
-def first_free_bound(inst: Instance, g=None) -> Bound:
+def first_free_bound(inst: Instance, g=None, work_bits: int = BoundParams().peak_work_bits) -> Bound:
     """``max_X min_{b in X} s(X & A(b))`` by peeling (see the module docstring)."""
-
     if g is None:
-
         g = build_mpas_graph(inst)
     peak = inst.is_peak_buffer().tolist()
     sizes = inst.buf_size.tolist()
@@ -179,7 +174,7 @@ def first_free_bound(inst: Instance, g=None) -> Bound:
     holders: list[list[int]] = [[] for _ in range(k)]  # x -> the b with x in A(b)
     value = [0] * k
     free_of = {g.buf_free[b]: index[b] for b in bufs}
-    for v, low, bits in _allocated_before(g, index, keep=free_of):
+    for v, low, bits in _allocated_before(g, index, keep=free_of, work_bits=work_bits):
         i = free_of[v]
         idx = members[i] = _indices(low, bits)
         value[i] = sum(w[j] for j in idx)
@@ -202,13 +197,14 @@ def first_free_bound(inst: Instance, g=None) -> Bound:
     return Bound(best, "first-free peeling: max over buffer sets X of min over b in X of what X keeps live at FREE(b)")
 
 
-def peak_lower_bound(inst: Instance, g=None) -> Bound:
+def peak_lower_bound(inst: Instance, g=None, params: BoundParams = BoundParams()) -> Bound:
     """The best bound of this module. :func:`first_free_bound` is never below the
     other two (their sets are among the ``X`` it considers), so it is the one
-    computed; the working set names the method when they tie."""
+    computed; the working set names the method when they tie. ``params.peak_work_bits``
+    bounds the work of the first-free bound."""
     ws = working_set_bound(inst)
     try:
-        ff = first_free_bound(inst, g)
+        ff = first_free_bound(inst, g, params.peak_work_bits)
     except PeakWorkExceeded:
         return Bound(ws.value, ws.method + " (first-free bound skipped: ancestor sets too large)")
     return ff if ff.value > ws.value else ws

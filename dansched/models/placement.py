@@ -31,14 +31,15 @@ from ortools.sat.python import cp_model
 
 from ..graph import needs_positions
 from ..instance import KIND_OP, Instance
+from ..params import BoundParams
 from ..plan import Plan
+from ..simulate import spill_traffic
 from .solver import deterministic_solver
 
 __all__ = [
-    "PlacementResult", "residency_points", "fixed_order_placement", "plan_points", "points_to_plan", "MAX_RECTANGLES",
+    "PlacementResult", "residency_points", "fixed_order_placement", "plan_points", "points_to_plan",
 ]
 
-MAX_RECTANGLES = 400_000
 
 
 @dataclass
@@ -99,18 +100,19 @@ def fixed_order_placement(
     deterministic_time: float = 10.0,
     time_limit: float = 60.0,
     seed: int = 0,
+    max_rectangles: int = BoundParams().max_rectangles,
 ) -> PlacementResult:
     """Solve the model for ``order`` (spill ids in it are ignored); see the module docstring.
     With spills allowed, a layout without any spill is looked for first (a much easier
     model): when one exists, traffic 0 is optimal."""
     if allow_spills:
         first = _solve(inst, order, allow_spills=False, hint=None, deterministic_time=deterministic_time / 4,
-                       time_limit=time_limit / 4, seed=seed)
+                       time_limit=time_limit / 4, seed=seed, max_rectangles=max_rectangles)
         if first.plan is not None:
             first.status = "OPTIMAL"
             return first
     return _solve(inst, order, allow_spills=allow_spills, hint=hint, deterministic_time=deterministic_time,
-                  time_limit=time_limit, seed=seed)
+                  time_limit=time_limit, seed=seed, max_rectangles=max_rectangles)
 
 
 def _solve(
@@ -122,11 +124,12 @@ def _solve(
     deterministic_time: float = 10.0,
     time_limit: float = 60.0,
     seed: int = 0,
+    max_rectangles: int = BoundParams().max_rectangles,
 ) -> PlacementResult:
     base = [v for v in order if v < inst.n]
     pts = residency_points(inst, base)
     nrect = sum(2 * len(p) for p in pts)
-    if nrect > MAX_RECTANGLES:
+    if nrect > max_rectangles:
         return PlacementResult("TOO_LARGE", None, 0, stats={"rectangles": nrect})
     hw = inst.hw
     sizes = inst.buf_size.tolist()
@@ -160,7 +163,7 @@ def _solve(
             if length > 0:
                 xs[t].append(m.new_optional_fixed_size_interval_var(p[j] + 1, length, out.negated(), f"xg{b}_{j}"))
                 ys[t].append(m.new_optional_fixed_size_interval_var(yb[j], s, out.negated(), f"yg{b}_{j}"))
-            cost_terms.append((s if inst.buf_backed[b] else 2 * s) * out)
+            cost_terms.append(spill_traffic(s, bool(inst.buf_backed[b])) * out)
         spill.append(sb)
     for t in xs:
         m.add_no_overlap_2d(xs[t], ys[t])
@@ -263,4 +266,3 @@ def points_to_plan(inst: Instance, base: list[int], pts, offs, spilled) -> Plan:
     )
 
 
-_to_plan = points_to_plan  # the name this module used before the joint model shared it

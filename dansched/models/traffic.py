@@ -43,6 +43,7 @@ import numpy as np
 
 from ..graph import needs_positions
 from ..instance import Instance
+from ..simulate import spill_traffic
 from .bound import Bound
 
 __all__ = ["Gap", "TierCover", "tier_covers", "position_bound", "lp_bound", "mip_bound", "cover_matrix", "quiet_native_stdout", "traffic_lower_bound"]
@@ -122,7 +123,7 @@ def tier_covers(inst: Instance, order: Sequence[int]) -> list[TierCover]:
                     rows[key] = excess
         out.append(TierCover(
             t, gaps,
-            [sizes[g.buf] if backed[g.buf] else 2 * sizes[g.buf] for g in gaps],
+            [spill_traffic(sizes[g.buf], backed[g.buf]) for g in gaps],
             [sizes[g.buf] for g in gaps],
             sorted(rows.items()),
         ))

@@ -1,6 +1,6 @@
 """Pictures of plans and instances (matplotlib, imported only when a picture is drawn).
 
-- :func:`plan_png`: a Gantt chart of the pipes (the seed paper's Figure 10; two
+- :func:`plan_png_bytes`: a Gantt chart of the pipes (the seed paper's Figure 10; two
   charts side by side on a shared time axis when a second plan is given, e.g. the
   plan before CPE on the left and after on the right) above a per-tier
   offset-vs-time heatmap of the layout (Figure 9).
@@ -37,7 +37,6 @@ __all__ = [
     "PlanPicture",
     "plan_picture",
     "plan_png_bytes",
-    "plan_png",
     "info_png_bytes",
     "info_png",
     "write_bytes_atomic",
@@ -100,7 +99,6 @@ def _png_bytes(fig) -> bytes:
 
 def write_bytes_atomic(path: str | Path, data: bytes) -> None:
     """Write ``data`` to ``path`` atomically (:func:`dansched.plan.atomic_write_files`)."""
-
     atomic_write_files([(path, data)])
 
 
@@ -198,11 +196,6 @@ def plan_png_bytes(pictures: Sequence[PlanPicture]) -> bytes:
         bottom.colorbar(image, ax=list(hax), label="occupied fraction", shrink=0.9)
         bottom.suptitle(f"{main.label}: layout (offset vs time)", fontsize=10)
     return _png_bytes(fig)
-
-
-def plan_png(path: str | Path, pictures: Sequence[PlanPicture]) -> None:
-    """:func:`plan_png_bytes`, written atomically to ``path``."""
-    write_bytes_atomic(path, plan_png_bytes(pictures))
 
 
 def _draw_counts(ax, info: InstanceInfo) -> None:

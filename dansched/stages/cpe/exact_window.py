@@ -199,7 +199,6 @@ def exact_windows(
 ) -> tuple[list[int], int, dict[str, Any]]:
     """Slide CP-SAT windows of ``width`` operation nodes along the critical chain,
     keeping each strictly faster order. Returns (order, makespan, stats)."""
-
     g = skel.timing
     t0 = time.monotonic()
     order = list(order)

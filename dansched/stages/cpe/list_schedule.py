@@ -106,7 +106,6 @@ def forward_backward(skel: Skeleton, order: Sequence[int], passes: int = 4) -> t
     right-justifies every node; then schedule forward again with priority to nodes whose
     right-justified start is early. Each pass keeps the best order seen.
     Returns (order, makespan, passes run)."""
-
     g = skel.timing
     n = g.n
     osucc = skel.order_succs()

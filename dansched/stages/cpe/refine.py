@@ -177,7 +177,6 @@ def cpe_refine(
         "local_evaluations": used,
     }
     if exact_window > 0:
-
         polished, m, stats = exact_windows(skel, best_order, exact_window, time_limit=time_limit, seed=seed)
         info["exact_windows"] = stats
         if m < best:

@@ -27,13 +27,6 @@ from ...simulate import Evaluation, evaluate, simulate_timing
 __all__ = ["relayout_for_timing", "free_runs"]
 
 
-@dataclass(frozen=True)
-class _Seg:
-    buf: int
-    start_event: int
-    end_event: int
-
-
 def free_runs(owner: np.ndarray) -> list[tuple[int, int]]:
     """Maximal runs ``[l, r)`` of free addresses (owner -1) in a tier."""
     free = np.concatenate(([False], owner < 0, [False]))

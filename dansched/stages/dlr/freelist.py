@@ -18,12 +18,7 @@ from __future__ import annotations
 import bisect
 from typing import Iterable
 
-__all__ = ["FreeList", "candidates", "best_fit"]
-
-
-def candidates(segments: list[tuple[int, int]], size: int) -> list[tuple[int, int]]:
-    """``C_b``: the free segments at least ``size`` long (Eq. 23)."""
-    return [(l, r) for l, r in segments if r - l >= size]
+__all__ = ["FreeList", "best_fit"]
 
 
 def best_fit(segments: Iterable[tuple[int, int]], size: int) -> int | None:

@@ -31,7 +31,7 @@ from ...errors import PlacementFailed
 from ...graph import needs_positions
 from ...instance import KIND_ALLOC, KIND_OP, Instance
 from .freelist import FreeList
-from .victim import EPS, INF, LAMBDA_BYTE, LAMBDA_CYC, RULES, S, T, d
+from .victim import EPS, INF, LAMBDA_BYTE, LAMBDA_CYC, RULES, reuse_distance, spill_cycles, spill_traffic
 
 __all__ = ["Segment", "ScanResult", "linear_scan"]
 
@@ -140,8 +140,8 @@ class _Scan:
         self.tiers = inst.buf_tier.tolist()
         backed = inst.buf_backed.tolist()
         a, beta = hw.spill_fixed_cycles, hw.spill_cycles_per_unit
-        self.traffic_of = [T(s, bk) for s, bk in zip(self.sizes, backed)]
-        self.cycles_of = [S(s, bk, a, beta) for s, bk in zip(self.sizes, backed)]
+        self.traffic_of = [spill_traffic(s, bk) for s, bk in zip(self.sizes, backed)]
+        self.cycles_of = [spill_cycles(s, bk, a, beta) for s, bk in zip(self.sizes, backed)]
         caps = [hw.capacity[t] for t in hw.tiers]
         if mode == "units":
             for t, c in (capacity or {}).items():
@@ -280,7 +280,7 @@ class _Scan:
         """What evicting ``c`` costs in the window rule: ``1/score(c,k)`` for the cost rules
         (Eq. 30 inverted, so costs add up), recency for LRU, and for L0 ``1/d``."""
         rule = self.rule_of[t]
-        dist = d(self.next_need(c), k)
+        dist = reuse_distance(self.next_need(c), k)
         if rule is RULES["lru"]:
             return 1.0 / (k - self.last_use[c] + 1)
         if rule is RULES["eager"]:

@@ -37,7 +37,6 @@ def cover_optimum(cover: TierCover, time_limit: float = 10.0, capacity_cut: int 
     """Integer optimum of one tier's covering problem: per-gap values, objective, and whether
     HiGHS proved it optimal; ``None`` when no feasible cover is found in time.
     ``capacity_cut`` shrinks the tier (every excess grows by that many units)."""
-
     if not cover.rows:
         return [0.0] * len(cover.gaps), 0.0, True
     A, rhs, cost = cover_matrix(cover)
@@ -81,7 +80,6 @@ def planned_spills(
 def cpsat_pack(segs: Sequence[Segment], capacity: Mapping[int, int], deterministic_time: float = 5.0) -> dict[int, int] | None:
     """Offsets (by index into ``segs``) that keep every segment inside its tier and apart
     from every segment it meets in time, or ``None`` when CP-SAT finds none in time."""
-
 
     m = cp_model.CpModel()
     ys = []

@@ -34,6 +34,7 @@ from typing import Any, Callable, Sequence
 
 from ...errors import PlacementFailed, ReuseBudgetExceeded
 from ...instance import Instance
+from ...params import DlrParams
 from ...plan import Plan, plan_from_indices
 from ...simulate import Evaluation, evaluate
 from .packing import apply_packing, pack_segments
@@ -44,16 +45,7 @@ from .spillplan import cpsat_pack, planned_spills
 
 __all__ = ["DlrResult", "Variant", "dlr_plan", "scan_variant", "candidate_orders", "uniform_tiers", "PLACEMENTS", "VICTIMS"]
 
-PLACEMENTS = ("bestfit-greedy", "bestfit-window", "lifetime-packing", "spill-plan")
-VICTIMS = {"cost": ("cost", "space-time"), "lru": ("lru",)}
-PACKING_ROUNDS = 6
-SERIAL_WAVE_WIDTHS = (1, 2, 3, 4)
-SPILL_PLAN_MAX_NODES = 20_000  # the exact spill plan (MIP + CP-SAT packing) is for small and medium graphs
-MAX_TIE_EVALUATIONS = 4  # plans judged for the makespan tie-break
-MAX_ALTERNATIVES = 6  # Stage-2 plans offered to Stage 3 under --traffic-slack
-SECOND_ORDER_WITHIN = 2.0  # the runner-up order gets every placement only if its probe traffic is within 2x
-REUSE_SEARCH_MAX_NODES = 40_000  # beyond: only the plain reuse order, within a scan budget (see candidate_orders)
-REUSE_SCANS_PER_NODE = 10  # measured: ~3 scan steps per node on matmul, 80-250 on fa/conv/random
+VICTIMS = {"cost": ("cost", "space-time"), "lru": ("lru",)}  # --victim -> the L1/UB rules tried (victim.RULES)
 
 
 @dataclass
@@ -84,28 +76,22 @@ class DlrResult:
     alternatives: list[tuple[Plan, Evaluation, str]] = field(default_factory=list)  # see dlr_plan(slack=...)
 
 
-def scan_variant(inst: Instance, order: Sequence[int], placement: str, rule: str) -> ScanResult | None:
-    """Run one placement variant on a (tightened) order; ``None`` if it cannot place."""
-    try:
-        if placement == "bestfit-greedy":
-            return linear_scan(inst, order, rule=rule, mode="bestfit", evict="greedy")
-        if placement == "bestfit-window":
-            return linear_scan(inst, order, rule=rule, mode="bestfit", evict="window")
-        if placement == "lifetime-packing":
-            return _packed_scan(inst, order, rule)
-        if placement == "spill-plan":
-            return _planned_scan(inst, order, rule)
-    except PlacementFailed:
-        return None
-    raise ValueError(f"unknown placement {placement!r}")
+def _greedy_scan(inst: Instance, order: Sequence[int], rule: str, params: DlrParams) -> ScanResult:
+    """The paper's placement: best fit, evicting greedily at each node."""
+    return linear_scan(inst, order, rule=rule, mode="bestfit", evict="greedy")
 
 
-def _packed_scan(inst: Instance, order: Sequence[int], rule: str) -> ScanResult | None:
+def _window_scan(inst: Instance, order: Sequence[int], rule: str, params: DlrParams) -> ScanResult:
+    """Best fit, evicting the victims that free a contiguous window."""
+    return linear_scan(inst, order, rule=rule, mode="bestfit", evict="window")
+
+
+def _packed_scan(inst: Instance, order: Sequence[int], rule: str, params: DlrParams) -> ScanResult | None:
     """Unit-counting scan, then offline packing; a tier that does not pack gets a smaller
-    virtual capacity and the scan runs again (at most :data:`PACKING_ROUNDS` times)."""
+    virtual capacity and the scan runs again (at most ``params.packing_rounds`` times)."""
     caps = {t: inst.hw.capacity[name] for t, name in enumerate(inst.hw.tiers)}
     virtual = dict(caps)
-    for _ in range(PACKING_ROUNDS):
+    for _ in range(params.packing_rounds):
         res = linear_scan(inst, order, rule=rule, mode="units", capacity=virtual)
         offsets, overflow = pack_segments(res.segments, caps)
         if not overflow:
@@ -116,15 +102,16 @@ def _packed_scan(inst: Instance, order: Sequence[int], rule: str) -> ScanResult 
     return None
 
 
-def _planned_scan(inst: Instance, order: Sequence[int], rule: str) -> ScanResult | None:
+def _planned_scan(inst: Instance, order: Sequence[int], rule: str, params: DlrParams) -> ScanResult | None:
     """The exact spill plan of ``order`` (:func:`~dansched.stages.dlr.spillplan.planned_spills`),
     its segments packed greedily or else by CP-SAT; a tier that still does not pack is
-    planned again one percent smaller (at most :data:`PACKING_ROUNDS` times)."""
-    if inst.n > SPILL_PLAN_MAX_NODES:
+    planned again one percent smaller (at most ``params.packing_rounds`` times); only up to
+    ``params.spill_plan_max_nodes`` nodes."""
+    if inst.n > params.spill_plan_max_nodes:
         return None
     caps = {t: inst.hw.capacity[name] for t, name in enumerate(inst.hw.tiers)}
     cut: dict[int, int] = {}
-    for _ in range(PACKING_ROUNDS):
+    for _ in range(params.packing_rounds):
         got = planned_spills(inst, order, capacity_cut=cut)
         if got is None:
             return None
@@ -143,8 +130,32 @@ def _planned_scan(inst: Instance, order: Sequence[int], rule: str) -> ScanResult
     return None
 
 
+Placement = Callable[[Instance, Sequence[int], str, DlrParams], "ScanResult | None"]
+
+PLACEMENTS: dict[str, Placement] = {  # the registry of Stage-2 placements, in the order they are tried
+    "bestfit-greedy": _greedy_scan,
+    "bestfit-window": _window_scan,
+    "lifetime-packing": _packed_scan,
+    "spill-plan": _planned_scan,
+}
+
+
+def scan_variant(
+    inst: Instance, order: Sequence[int], placement: str, rule: str, params: DlrParams = DlrParams()
+) -> ScanResult | None:
+    """Run one placement variant (a key of :data:`PLACEMENTS`) on a (tightened) order;
+    ``None`` if it cannot place."""
+    if placement not in PLACEMENTS:
+        raise ValueError(f"unknown placement {placement!r}")
+    try:
+        return PLACEMENTS[placement](inst, order, rule, params)
+    except PlacementFailed:
+        return None
+
+
 def candidate_orders(
-    inst: Instance, order: Sequence[int], search: bool = True, reuse: bool = True, large: bool = False
+    inst: Instance, order: Sequence[int], search: bool = True, reuse: bool = True, large: bool = False,
+    params: DlrParams = DlrParams(),
 ) -> dict[str, list[int]]:
     """The sigma(2) candidates, by name: the given order with lifetimes tightened
     (``stage1``) and, with ``search``, also with loads made lazy (``stage1-lazy``), the
@@ -152,7 +163,7 @@ def candidate_orders(
     list schedules built on the given order (``reuse``: tasks in waves that run side by
     side; ``reuse-serial<w>``: waves of ``w`` tasks chosen together, run one after
     another; only with ``reuse``). Duplicates are dropped. With ``large`` only ``reuse`` is
-    built, within :data:`REUSE_SCANS_PER_NODE` scan steps per node emitted (dropped as
+    built, within ``params.reuse_scans_per_node`` scan steps per node emitted (dropped as
     soon as that is not enough: graphs with many tasks ready at once)."""
     out: dict[str, list[int]] = {"stage1": tighten_lifetimes(inst, order)}
     if not search:
@@ -171,12 +182,12 @@ def candidate_orders(
         return out
     if large:
         try:
-            add("reuse", reuse_order(inst, order, budget=REUSE_SCANS_PER_NODE))
+            add("reuse", reuse_order(inst, order, budget=params.reuse_scans_per_node))
         except ReuseBudgetExceeded:
             pass
         return out
     add("reuse", reuse_order(inst, order))
-    for w in SERIAL_WAVE_WIDTHS:
+    for w in params.serial_wave_widths:
         add(f"reuse-serial{w}", reuse_order(inst, order, width=w, serial=True))
     return out
 
@@ -201,9 +212,10 @@ def dlr_plan(
     order: Sequence[int],
     victim: str = "cost",
     search: bool = True,
-    placements: Sequence[str] = PLACEMENTS,
+    placements: Sequence[str] = tuple(PLACEMENTS),
     progress: Callable[[str], None] | None = None,
     slack: float = 0.0,
+    params: DlrParams = DlrParams(),
 ) -> DlrResult:
     """Stage 2 on a Stage-1 ``order`` (node ids of the instance, a topological order).
 
@@ -211,7 +223,8 @@ def dlr_plan(
     every placement that evicts; no exact spill plan). ``search=False`` keeps the
     Stage-1 order (only lifetimes tightened). With ``slack`` > 0 (percent), the other
     valid variants whose traffic is within ``slack``% of the best are returned too, in
-    ``alternatives`` (at most :data:`MAX_ALTERNATIVES`), for a traffic/makespan trade-off.
+    ``alternatives`` (at most ``params.max_alternatives``), for a traffic/makespan trade-off.
+    ``params``: the budgets (:class:`~dansched.params.DlrParams`).
     Raises ``ValueError`` for an order that is not a topological order of the instance."""
     if victim not in VICTIMS:
         raise ValueError(f"victim must be one of {sorted(VICTIMS)}, got {victim!r}")
@@ -225,24 +238,24 @@ def dlr_plan(
     if uniform_tiers(inst):  # best fit cannot fragment, the cost rules are Belady: one variant says it all
         placements, rules = ("bestfit-greedy",), rules[:1]
     # 1. rank the orders with the paper's placement and rule, 2. try every placement
-    # and rule on the best two (the second only when within SECOND_ORDER_WITHIN of the
-    # first). The reuse-aware order search (the costly part) only runs when the cheap
-    # orders spill, in full within REUSE_SEARCH_MAX_NODES, budgeted beyond.
+    # and rule on the best two (the second only when within params.second_order_within of
+    # the first). The reuse-aware order search (the costly part) only runs when the cheap
+    # orders spill, in full within params.reuse_search_max_nodes, budgeted beyond.
     probe = "bestfit-greedy" if "bestfit-greedy" in placements else placements[0]
     variants: list[Variant] = []
-    orders = candidate_orders(inst, order, search, reuse=False)
+    orders = candidate_orders(inst, order, search, reuse=False, params=params)
     for name, o in orders.items():
-        res = scan_variant(inst, o, probe, rules[0])
+        res = scan_variant(inst, o, probe, rules[0], params)
         if res is not None:
             variants.append(Variant(name, probe, rules[0], res))
     spills = not variants or min(v.scan.traffic for v in variants) > 0
     if search and spills:
-        large = inst.n > REUSE_SEARCH_MAX_NODES
-        for name, o in candidate_orders(inst, order, search, reuse=True, large=large).items():
+        large = inst.n > params.reuse_search_max_nodes
+        for name, o in candidate_orders(inst, order, search, reuse=True, large=large, params=params).items():
             if name in orders:
                 continue
             orders[name] = o
-            res = scan_variant(inst, o, probe, rules[0])
+            res = scan_variant(inst, o, probe, rules[0], params)
             if res is not None:
                 variants.append(Variant(name, probe, rules[0], res))
     if not spills:  # no traffic at all: nothing left to gain from other placements
@@ -251,7 +264,7 @@ def dlr_plan(
     best_probe = min((v.scan.traffic for v in variants), default=0)
     for v in sorted(variants, key=lambda v: (v.key, v.name)):
         if v.order_name not in ranked_orders and (
-            not ranked_orders or v.scan.traffic <= SECOND_ORDER_WITHIN * best_probe
+            not ranked_orders or v.scan.traffic <= params.second_order_within * best_probe
         ):
             ranked_orders.append(v.order_name)
     for name in ranked_orders[:2]:
@@ -260,12 +273,12 @@ def dlr_plan(
                 if placement == probe and rule == rules[0]:
                     continue
                 say(f"DLR: {name} / {placement} / {rule}")
-                res = scan_variant(inst, orders[name], placement, rule)
+                res = scan_variant(inst, orders[name], placement, rule, params)
                 if res is not None:
                     variants.append(Variant(name, placement, rule, res))
     if not variants:
         raise PlacementFailed(f"{inst.name}: no placement variant could place every buffer")
-    best = _pick(inst, variants)
+    best = _pick(inst, variants, params.max_tie_evaluations)
     plan, ev = best[0], best[1]
     winner: Variant = best[2]
     by_order: dict[str, int] = {}
@@ -283,7 +296,7 @@ def dlr_plan(
         limit = ev.extra_traffic * (1 + slack / 100)
         seen = {winner.name}
         for v in sorted(variants, key=lambda v: (v.key, v.name)):
-            if len(alternatives) >= MAX_ALTERNATIVES or v.scan.traffic > limit:
+            if len(alternatives) >= params.max_alternatives or v.scan.traffic > limit:
                 break
             if v.name in seen:
                 continue
@@ -295,9 +308,9 @@ def dlr_plan(
     return DlrResult(plan, ev, info, alternatives)
 
 
-def _pick(inst: Instance, variants: list[Variant]) -> tuple[Plan, Evaluation, Variant]:
+def _pick(inst: Instance, variants: list[Variant], max_tie_evaluations: int) -> tuple[Plan, Evaluation, Variant]:
     """Least traffic, then fewest spills, then the smallest makespan among (at most
-    :data:`MAX_TIE_EVALUATIONS`) tied variants, one per order first. Every plan
+    ``max_tie_evaluations``) tied variants, one per order first. Every plan
     considered is judged by the evaluator; an invalid one is skipped (a bug, never a
     result: the tests catch it)."""
     variants = sorted(variants, key=lambda v: (v.key, v.name))
@@ -309,7 +322,7 @@ def _pick(inst: Instance, variants: list[Variant]) -> tuple[Plan, Evaluation, Va
         for v in tied:
             if all(f.order_name != v.order_name for f in firsts):
                 firsts.append(v)
-        trial = (firsts + [v for v in tied if v not in firsts])[:MAX_TIE_EVALUATIONS]
+        trial = (firsts + [v for v in tied if v not in firsts])[:max_tie_evaluations]
         best = None
         for v in trial:
             plan = _plan_of(inst, v.scan)

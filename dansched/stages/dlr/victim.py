@@ -6,8 +6,9 @@ counted in positions of the (original-node) schedule.
 
 - :func:`eager_flush` (L0 tiers): farthest next need first (Eq. 26).
 - :func:`cost_aware` (L1/UB): largest ``score(b,k) = d(b,k) / (lambda_byte*T + lambda_cyc*S + eps)``
-  (Eqs. 27-31), with ``T`` the spill's extra traffic (SPEC section 5: ``Size`` for a
-  buffer backed by a COPY_IN, ``2*Size`` otherwise) and ``S`` its cycles (Eq. 8).
+  (Eqs. 27-31), with the reuse distance ``d`` (:func:`reuse_distance`), the spill's
+  extra traffic ``T`` (:func:`dansched.simulate.spill_traffic`: ``Size`` for a buffer
+  backed by a COPY_IN, ``2*Size`` otherwise) and its cycles ``S`` (:func:`spill_cycles`, Eq. 8).
 - :func:`space_time` (our extension): ``score * Size``, the space-time freed per unit
   of cost, which stops the paper's rule from evicting many small buffers where one
   large buffer would do.
@@ -15,7 +16,7 @@ counted in positions of the (original-node) schedule.
 
 Every rule breaks ties deterministically (then larger size, then lower buffer index).
 
->>> round(score(d=10, T=128, S=406), 4)  # 10 / (128 + 0.01 * 406)
+>>> round(score(reuse_distance=10, spill_traffic=128, spill_cycles=406), 4)  # 10 / (128 + 0.01 * 406)
 0.0757
 """
 
@@ -23,14 +24,16 @@ from __future__ import annotations
 
 from typing import Callable, Iterable, Sequence
 
+from ...simulate import spill_traffic
+
 __all__ = [
     "INF",
     "LAMBDA_BYTE",
     "LAMBDA_CYC",
     "EPS",
-    "d",
-    "T",
-    "S",
+    "reuse_distance",
+    "spill_traffic",
+    "spill_cycles",
     "score",
     "eager_flush",
     "cost_aware",
@@ -49,26 +52,25 @@ EPS = 1e-9
 VictimRule = Callable[[Iterable[int], Callable[[int], float], Sequence[int], Sequence[int], Sequence[int], Sequence[int], int], int]
 
 
-def d(next_need: float, k: int) -> float:
+def reuse_distance(next_need: float, k: int) -> float:
     """Reuse distance ``d(b,k) = nu(b,k) - k``, or infinity without a future need (Eq. 27)."""
     return INF if next_need == INF else next_need - k
 
 
-def T(size: int, backed: bool) -> int:
-    """Extra traffic of one spill, ``w_out + w_in`` (Eq. 28; SPEC section 5)."""
-    return int(size) if backed else 2 * int(size)
-
-
-def S(size: int, backed: bool, alpha: int, beta: int) -> int:
+def spill_cycles(size: int, backed: bool, alpha: int, beta: int) -> int:
     """Serialization cycles of one spill, ``c_out + c_in`` with ``alpha + beta*Size`` each (Eqs. 8, 29);
     the SPILL_OUT of a backed buffer costs nothing."""
     one = alpha + beta * int(size)
     return one if backed else 2 * one
 
 
-def score(d: float, T: float, S: float, lambda_byte: float = LAMBDA_BYTE, lambda_cyc: float = LAMBDA_CYC) -> float:
-    """``score(b,k) = d(b,k) / (lambda_byte*T + lambda_cyc*S + eps)`` (Eq. 30)."""
-    return d / (lambda_byte * T + lambda_cyc * S + EPS)
+def score(
+    reuse_distance: float, spill_traffic: float, spill_cycles: float,
+    lambda_byte: float = LAMBDA_BYTE, lambda_cyc: float = LAMBDA_CYC,
+) -> float:
+    """``score(b,k) = d(b,k) / (lambda_byte*T + lambda_cyc*S + eps)`` (Eq. 30), with ``d`` the
+    reuse distance, ``T`` the spill traffic and ``S`` the spill cycles."""
+    return reuse_distance / (lambda_byte * spill_traffic + lambda_cyc * spill_cycles + EPS)
 
 
 def _argmax(pool: Iterable[int], key: Callable[[int], tuple]) -> int:
@@ -90,12 +92,12 @@ def eager_flush(pool, next_need, last_use, sizes, traffic, cycles, k) -> int:
 
 def cost_aware(pool, next_need, last_use, sizes, traffic, cycles, k) -> int:
     """L1/UB rule (Eq. 31): ``argmax score(b,k)``."""
-    return _argmax(pool, lambda b: (score(d(next_need(b), k), traffic[b], cycles[b]), sizes[b], -b))
+    return _argmax(pool, lambda b: (score(reuse_distance(next_need(b), k), traffic[b], cycles[b]), sizes[b], -b))
 
 
 def space_time(pool, next_need, last_use, sizes, traffic, cycles, k) -> int:
     """``argmax Size * score(b,k)``: units times positions freed per unit of cost."""
-    return _argmax(pool, lambda b: (sizes[b] * score(d(next_need(b), k), traffic[b], cycles[b]), sizes[b], -b))
+    return _argmax(pool, lambda b: (sizes[b] * score(reuse_distance(next_need(b), k), traffic[b], cycles[b]), sizes[b], -b))
 
 
 def lru(pool, next_need, last_use, sizes, traffic, cycles, k) -> int:

@@ -26,9 +26,9 @@ FREE nodes in ascending or descending id order with predecessors expanded by id
 or by h(v). The first restart follows the input order (a compiler's own order is
 often a good loop nest; the greedy only makes it lazy, eager and L0-legal).
 The result names the winner, e.g. ``mpas[input]+ls``. On large graphs only the
-first restarts run (``RESTART_WORK``) and the local search is skipped
-(``LS_MAX_OPS``), which keeps Matmul_Case1 (31k nodes) to a few seconds. Past
-``RESTART_WORK`` nodes no greedy runs: the input restart is replaced by its
+first restarts run (:class:`~dansched.params.MpasParams` ``restart_work``) and the local
+search is skipped (``ls_max_ops``), which keeps Matmul_Case1 (31k nodes) to a few seconds. Past
+``restart_work`` nodes no greedy runs: the input restart is replaced by its
 linear-time equivalent, the input order with lazy ALLOC and eager FREE
 (:func:`.greedy.lazy_eager_order`), when the input order is legal; the
 greedy's L0 checks grow faster than linearly on such graphs. If every restart
@@ -54,6 +54,7 @@ from ...graph import MpasGraph, build_mpas_graph, lazy_eager_order
 from ...instance import KIND_ALLOC, KIND_FREE, KIND_OP, Instance
 from ...models.op_model import peak_op_model
 from ...models.peak import peak_lower_bound
+from ...params import MpasParams
 from ...plan import Plan
 from ...simulate import evaluate, max_v_stay
 from .greedy import greedy_order
@@ -65,11 +66,6 @@ from .units import build_units
 __all__ = ["MpasResult", "VARIANTS", "mpas_order", "restart_policies"]
 
 VARIANTS = ("mpas", "mpas-greedy", "mpas-paper")
-LS_EVALUATIONS = 8000  # profile evaluations per local-search run
-LS_STARTS = 1  # best greedy orders handed to the local search (2 never helped on the official cases)
-LS_SECOND_WITHIN = 1.05  # ... the second only when within 5% of the best
-LS_MAX_OPS = 6000  # larger graphs skip the local search (an evaluation is O(V))
-RESTART_WORK = 60_000  # restarts * nodes allowed; larger graphs compact the input order instead
 
 
 @dataclass
@@ -118,18 +114,17 @@ def restart_policies(g: MpasGraph) -> list[tuple[str, Callable[[], object]]]:
     return out
 
 
-def _local_search(inst: Instance, g: MpasGraph, order: list[int]) -> list[int]:
+def _local_search(inst: Instance, g: MpasGraph, order: list[int], evaluations: int) -> list[int]:
     m = peak_op_model(inst, g)
     if not m.valid:
         return order
     index = {v: i for i, v in enumerate(m.ops.tolist())}
     seq = [index[v] for v in order if g.kind[v] == KIND_OP]
-    better, _ = improve_order(m, seq, max_evaluations=LS_EVALUATIONS)
+    better, _ = improve_order(m, seq, max_evaluations=evaluations)
     return lazy_eager_order(g, [int(m.ops[i]) for i in better])
 
 
 def _is_legal(inst: Instance, order: list[int]) -> bool:
-
     return evaluate(inst, Plan(order=tuple(order))).valid
 
 
@@ -149,12 +144,14 @@ def _no_valid(found: list) -> list:
     raise NoLegalOrderError(f"MPAS: the evaluator rejected all {len(found)} greedy orders (internal error)")
 
 
-def mpas_order(inst: Instance, variant: str = "mpas", target: int | None = None) -> MpasResult:
+def mpas_order(
+    inst: Instance, variant: str = "mpas", target: int | None = None, params: MpasParams = MpasParams()
+) -> MpasResult:
     """Stage-1 order of ``inst`` (see the module docstring).
 
     ``target``: stop trying restarts once one reaches it (default: the peak lower
-    bound). Raises :class:`NoLegalOrderError` (a
-    :class:`~dansched.pipeline.PlanInvalidError`, exit status 1) when no L0-legal
+    bound). ``params``: the budgets (:class:`~dansched.params.MpasParams`). Raises
+    :class:`~dansched.errors.NoLegalOrderError` (a :class:`~dansched.errors.PlanInvalidError`, exit status 1) when no L0-legal
     order exists or none was found, ValueError for an unknown variant."""
     if variant not in VARIANTS:
         raise ValueError(f"unknown MPAS variant {variant!r}; choose one of {', '.join(VARIANTS)}")
@@ -163,7 +160,7 @@ def mpas_order(inst: Instance, variant: str = "mpas", target: int | None = None)
     if variant == "mpas-paper":
         order = paper_order(g)
         return MpasResult(order, "mpas-paper", max_v_stay(inst, order), seconds=time.perf_counter() - t0)
-    policies = restart_policies(g)[: RESTART_WORK // max(1, g.n)]
+    policies = restart_policies(g)[: params.restart_work // max(1, g.n)]
     if not policies:  # too large for the greedy: its input restart, in linear time, when legal
         compact = _compacted_input(inst, g)
         if compact is not None:
@@ -171,7 +168,6 @@ def mpas_order(inst: Instance, variant: str = "mpas", target: int | None = None)
                               time.perf_counter() - t0)
         policies = restart_policies(g)[:1]
     if target is None:
-
         target = peak_lower_bound(inst, g).value
     rank = _rank(g)
     units = build_units(g, rank)
@@ -197,22 +193,13 @@ def mpas_order(inst: Instance, variant: str = "mpas", target: int | None = None)
                               restarts, time.perf_counter() - t0)
         raise NoLegalOrderError(errors[0] if errors else "no L0-legal order found")
     found.sort(key=lambda x: (x[0], x[1]))
-    legal = []
-    for f in found:  # best first; normally the first LS_STARTS are all legal
-        if _is_legal(inst, f[3]):
-            legal.append(f)
-            if len(legal) == LS_STARTS:
-                break
-    found = legal or _no_valid(found)
-    peak, _, name, order = found[0]
+    # the best legal order (normally the best one) goes to the local search
+    peak, _, name, order = next((f for f in found if _is_legal(inst, f[3])), None) or _no_valid(found)
     best = (peak, f"mpas[{name}]", order)
-    if variant == "mpas" and peak > target and len(units.members) <= LS_MAX_OPS:
-        for peak0, _, name0, order0 in found[:LS_STARTS]:
-            if peak0 > found[0][0] * LS_SECOND_WITHIN:
-                break
-            improved = _local_search(inst, g, order0)
-            p = max_v_stay(inst, improved)
-            restarts[f"{name0}+ls"] = p
-            if p < best[0] and _is_legal(inst, improved):
-                best = (p, f"mpas[{name0}]+ls", improved)
+    if variant == "mpas" and peak > target and len(units.members) <= params.ls_max_ops:
+        improved = _local_search(inst, g, order, params.ls_evaluations)
+        p = max_v_stay(inst, improved)
+        restarts[f"{name}+ls"] = p
+        if p < best[0] and _is_legal(inst, improved):
+            best = (p, f"mpas[{name}]+ls", improved)
     return MpasResult(best[2], best[1], best[0], restarts, time.perf_counter() - t0)

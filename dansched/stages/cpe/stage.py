@@ -1,0 +1,113 @@
+"""The Stage-3 loop (problem 3): CPE on the Stage-2 plan, alternating with the
+timing-aware Stage-2 rounds while the makespan after CPE drops, then the optional
+exact CP-SAT windows.
+
+The rounds are *resequencing* (:mod:`.resequence`: a faster order with the same
+segments, offsets and spills), *relayout* (:mod:`.relayout`: same order, segments
+and spills, new offsets) and *late-segment moves* (:func:`.relayout.move_late_segments`).
+From :attr:`~dansched.params.CpeParams.large_graph_nodes` nodes on, a single round of
+the cheapest step (moving late segments, the one that wins first on large graphs)
+keeps a million nodes within minutes. Every candidate keeps Stage 2's traffic and
+spill count, and every plan is judged by the shared evaluator
+(:func:`dansched.simulate.judged`). Evaluations that are only reported from then on
+(the Stage-2 one included) drop their per-node detail to save memory.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from typing import Any, Callable
+
+from ...instance import Instance
+from ...params import CpeParams
+from ...plan import Plan
+from ...simulate import Evaluation, judged
+from .refine import CPEResult, cpe_refine
+from .relayout import move_late_segments, relayout_for_timing
+from .resequence import resequence_for_timing
+
+__all__ = ["Stage3Result", "ROUND_STEPS", "stage3"]
+
+RoundStep = Callable[[Instance, Plan, Evaluation], "tuple[Plan, Evaluation] | None"]
+
+ROUND_STEPS: dict[str, RoundStep] = {  # the timing-aware Stage-2 rounds, by report name
+    "resequence": resequence_for_timing,
+    "move late segments": move_late_segments,
+    "relayout": relayout_for_timing,
+}
+
+
+@dataclass
+class Stage3Result:
+    """What the Stage-3 loop returns: the layout the final CPE ran on (the Stage-2 plan
+    unless a round changed it) with its evaluation, the CPE result and its evaluation,
+    and the rounds taken (``info``: ``rounds``, ``steps``, ``seconds``)."""
+
+    layout: Plan
+    layout_evaluation: Evaluation
+    cpe: CPEResult
+    evaluation: Evaluation
+    info: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def makespan(self) -> int:
+        return self.evaluation.makespan
+
+
+def _round_steps(n: int, large: bool, first_round: bool) -> list[str]:
+    """The steps one round tries, in order: resequence, late-segment moves, and relayout
+    in the first round only; on large graphs the late-segment moves alone."""
+    if large:
+        return ["move late segments"]
+    return ["resequence", "move late segments"] + (["relayout"] if first_round else [])
+
+
+def _best_round(inst: Instance, cur: Stage3Result, names: list[str]) -> Stage3Result | None:
+    """The round step whose plan is fastest after CPE, if it beats ``cur`` (one candidate
+    at a time: each holds a full evaluation)."""
+    best: Stage3Result | None = None
+    for name in names:
+        r = ROUND_STEPS[name](inst, cur.cpe.plan, cur.evaluation)
+        if r is None:
+            continue
+        c = cpe_refine(inst, r[0], r[1])
+        r[1].drop_detail()
+        ev_c = judged(inst, c.plan, f"Stage 3 (CPE after {name})")
+        if ev_c.makespan < (best.makespan if best else cur.makespan):
+            best = Stage3Result(r[0], r[1], c, ev_c, {"step": name})
+    return best
+
+
+def _exact_windows(inst: Instance, cur: Stage3Result, width: int, time_limit: float, seed: int) -> Stage3Result:
+    """``cur`` polished by exact CP-SAT windows when that is strictly faster."""
+    polished = cpe_refine(inst, cur.cpe.plan, cur.evaluation, exact_window=width, time_limit=time_limit, seed=seed)
+    ev_p = judged(inst, polished.plan, "Stage 3 (CPE exact windows)")
+    if ev_p.makespan < cur.makespan:
+        polished.info["winner"] = "CPE then " + polished.info["winner"]
+        return Stage3Result(cur.layout, cur.layout_evaluation, polished, ev_p, cur.info)
+    return cur
+
+
+def stage3(
+    inst: Instance, plan2: Plan, ev2: Evaluation, *, exact_window: int = 0, time_limit: float = 60.0,
+    seed: int = 0, params: CpeParams = CpeParams(),
+) -> Stage3Result:
+    """Stage 3 on the Stage-2 plan ``plan2`` (judged ``ev2``); see the module docstring.
+    ``exact_window`` > 0 adds the CP-SAT windows of that width (``time_limit``, ``seed``)."""
+    s3 = cpe_refine(inst, plan2, ev2)
+    ev2.drop_detail()  # from here on only its metrics are read
+    cur = Stage3Result(plan2, ev2, s3, judged(inst, s3.plan, "Stage 3 (CPE)"))
+    t0 = time.perf_counter()
+    used: list[str] = []
+    large = inst.n >= params.large_graph_nodes
+    while len(used) < params.max_rounds(inst.n):
+        best = _best_round(inst, cur, _round_steps(inst.n, large, first_round=not used))
+        if best is None:
+            break
+        used.append(best.info.pop("step"))
+        cur = best
+    cur.info = {"rounds": len(used), "steps": used, "seconds": time.perf_counter() - t0}
+    if exact_window > 0:
+        cur = _exact_windows(inst, cur, exact_window, time_limit, seed)
+    return cur
