@@ -10,11 +10,11 @@ audit is for, and scale 1 is the smallest, so each graph is the prefix of the
 random family's graph: its first ``k`` operations (in id order, which is
 topological), the ALLOC and FREE of every buffer they use and the edges among
 those nodes, ``k`` the largest that keeps at most ``--max-nodes`` nodes
-(:func:`small_random_records`).
+(:func:`dansched.testing.small_random_records`).
 
 Hardware. Each tier's capacity is cut to the largest working set one operation
 has in it (the sum of that operation's buffers there), the tightest the loader
-accepts (:func:`tight_hardware`; an override of ``[tiers]`` only, the rest is the
+accepts (:func:`dansched.testing.tight_hardware`; an override of ``[tiers]`` only, the rest is the
 default model). Even so, few graphs of the random family need a spill: their
 buffers rarely outlive an operation or two. So by default (``--select spilling``)
 seeds are scanned from 0 and the first ``--count`` whose pipeline plan has extra
@@ -42,21 +42,18 @@ from __future__ import annotations
 import argparse
 import platform
 import sys
-import tempfile
 import time
-from collections import defaultdict
 from pathlib import Path
 from typing import Any
 
 import ortools
 
-from dansched.generate import generate
-from dansched.hardware import Hardware, load_hardware
-from dansched.instance import Instance, instance_from_records
+from dansched.instance import Instance
 from dansched.models.joint import joint_min_traffic
 from dansched.models.placement import fixed_order_placement
 from dansched.pipeline import SolveOptions, solve
 from dansched.simulate import evaluate
+from dansched.testing import audit_instance
 
 REPO = Path(__file__).resolve().parents[1]
 RESULTS = REPO / "benchmarks" / "results" / "bench_audit.md"
@@ -65,61 +62,6 @@ RESULTS = REPO / "benchmarks" / "results" / "bench_audit.md"
 # ---------------------------------------------------------------------------------
 # instances
 # ---------------------------------------------------------------------------------
-
-
-def small_random_records(seed: int, max_nodes: int = 40) -> tuple[list[dict[str, Any]], list[list[int]]]:
-    """The largest prefix of ``generate("random", 1, seed)`` by operations (with the
-    ALLOC/FREE of their buffers) that has at most ``max_nodes`` nodes, renumbered
-    ``0..n-1`` in the original id order (module docstring)."""
-    nodes, edges = generate("random", 1, seed)
-    ops = [r["Id"] for r in nodes if r["Op"] not in ("ALLOC", "FREE")]
-    alloc_of = {r["BufId"]: r["Id"] for r in nodes if r["Op"] == "ALLOC"}
-    free_of = {r["BufId"]: r["Id"] for r in nodes if r["Op"] == "FREE"}
-    kept: set[int] | None = None
-    for k in range(1, len(ops) + 1):
-        bufs = {b for v in ops[:k] for b in nodes[v]["Bufs"]}
-        if k + 2 * len(bufs) > max_nodes:
-            break
-        kept = set(ops[:k]) | {alloc_of[b] for b in bufs} | {free_of[b] for b in bufs}
-    if kept is None:
-        raise ValueError(f"seed {seed}: even one operation needs more than {max_nodes} nodes")
-    new = {v: i for i, v in enumerate(sorted(kept))}
-    recs = [dict(nodes[v], Id=new[v]) for v in sorted(kept)]
-    return recs, [[new[u], new[w]] for u, w in edges if u in new and w in new]
-
-
-def tight_capacities(nodes: list[dict[str, Any]]) -> dict[str, int]:
-    """Per tier used by some operation: the largest sum of one operation's buffer sizes there."""
-    info = {r["BufId"]: (r["Size"], r["Type"]) for r in nodes if r["Op"] == "ALLOC"}
-    caps: dict[str, int] = defaultdict(int)
-    for r in nodes:
-        if r["Op"] in ("ALLOC", "FREE"):
-            continue
-        per: dict[str, int] = defaultdict(int)
-        for b in set(r["Bufs"]):
-            size, tier = info[b]
-            per[tier] += size
-        for tier, total in per.items():
-            caps[tier] = max(caps[tier], total)
-    return dict(caps)
-
-
-def tight_toml(nodes: list[dict[str, Any]]) -> str:
-    """A hardware override file setting only the capacities of :func:`tight_capacities`."""
-    return "[tiers]\n" + "".join(f"{t} = {c}\n" for t, c in sorted(tight_capacities(nodes).items()))
-
-
-def tight_hardware(nodes: list[dict[str, Any]]) -> Hardware:
-    """The default model overridden by :func:`tight_toml`, read as ``--hw FILE`` reads it."""
-    with tempfile.TemporaryDirectory() as d:
-        path = Path(d) / "tight.toml"
-        path.write_text(tight_toml(nodes))
-        return load_hardware(path)
-
-
-def audit_instance(seed: int, max_nodes: int = 40) -> Instance:
-    nodes, edges = small_random_records(seed, max_nodes)
-    return instance_from_records(f"random-s{seed}", nodes, edges, tight_hardware(nodes))
 
 
 # ---------------------------------------------------------------------------------

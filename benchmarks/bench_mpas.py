@@ -26,12 +26,14 @@ import sys
 import time
 from pathlib import Path
 
-from dansched.instance import load_instance
+from dansched.generate import generate
+from dansched.instance import instance_from_records, load_instance
 from dansched.models.order import exact_min_peak
 from dansched.models.peak import peak_lower_bound
 from dansched.plan import Plan
 from dansched.simulate import evaluate
 from dansched.stages.mpas.stage import mpas_order
+from dansched.testing import random_dag  # the random well-formed DAG builder the tests use
 
 REPO = Path(__file__).resolve().parents[1]
 OFFICIAL = REPO.parent / "shared" / "instances" / "official"
@@ -88,12 +90,6 @@ def official_table(cases: list[str], repeat: int, paper: bool) -> list[str]:
 
 
 def small_table(seeds: int) -> list[str]:
-    sys.path.insert(0, str(REPO / "tests"))
-    from test_mpas import random_dag  # the tests' random well-formed DAG builder
-
-    from dansched.generate import generate
-    from dansched.instance import instance_from_records
-
     graphs = [(f"random_dag(seed={s}, 12 ops)", random_dag(s, n_ops=12)) for s in range(seeds)]
     graphs += [(f"generate({f!r}, 1, {s})", instance_from_records(f"{f}{s}", *generate(f, scale=1, seed=s)))
                for f, s in [("matmul", 0), ("conv", 0), ("random", 0), ("random", 3)]]

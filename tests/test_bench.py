@@ -7,14 +7,13 @@ import csv
 import json
 
 import pytest
+from helpers import SHIPPED
 from typer.testing import CliRunner
 
 from dansched import bench as B
 from dansched.baselines import METHODS, MethodResult
 from dansched.cli import app
 from dansched.plan import Plan
-
-from conftest import SHIPPED
 
 TWO = [SHIPPED / "Exp.json", SHIPPED / "conv_s2.json"]
 

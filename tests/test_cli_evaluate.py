@@ -13,10 +13,9 @@ import sys
 from pathlib import Path
 
 import pytest
+from helpers import MALFORMED, exp_records
 
 from dansched.cli import main
-
-from test_instance import MALFORMED, exp_records
 
 
 def run_main(monkeypatch, capsys, *args: str) -> tuple[int, str, str]:

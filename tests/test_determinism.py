@@ -10,8 +10,7 @@ import sys
 from pathlib import Path
 
 import pytest
-
-from conftest import SHIPPED, official_path
+from helpers import SHIPPED, official_path
 
 from dansched.instance import load_instance
 from dansched.plan import read_plan_dir

@@ -33,7 +33,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from test_instance import exp_records
+from helpers import exp_records
 
 from dansched.cli import main
 from dansched.errors import OutputError

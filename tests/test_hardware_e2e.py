@@ -5,8 +5,7 @@ from __future__ import annotations
 import json
 
 import pytest
-
-from conftest import SHIPPED
+from helpers import SHIPPED
 
 from dansched.hardware import load_hardware
 from dansched.instance import load_instance

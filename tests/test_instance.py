@@ -2,11 +2,10 @@
 
 from __future__ import annotations
 
-import copy
 import json
 
 import pytest
-from conftest import OFFICIAL_CASES, official_path
+from helpers import EXP_EDGES, EXP_NODES, MALFORMED, OFFICIAL_CASES, exp_records, official_path
 
 from dansched.errors import InstanceError
 from dansched.hardware import load_hardware
@@ -20,21 +19,6 @@ from dansched.instance import (
     write_csv_pair,
     write_json,
 )
-
-EXP_NODES = [
-    {"Id": 0, "Op": "ALLOC", "BufId": 0, "Size": 5, "Type": "UB"},
-    {"Id": 1, "Op": "COPY_IN", "Pipe": "MTE2", "Cycles": 15, "Bufs": [0]},
-    {"Id": 2, "Op": "ALLOC", "BufId": 1, "Size": 5, "Type": "UB"},
-    {"Id": 3, "Op": "EXP", "Pipe": "VECTOR", "Cycles": 30, "Bufs": [1, 0]},
-    {"Id": 4, "Op": "FREE", "BufId": 0, "Size": 5, "Type": "UB"},
-    {"Id": 5, "Op": "COPY_OUT", "Pipe": "MTE3", "Cycles": 15, "Bufs": [1]},
-    {"Id": 6, "Op": "FREE", "BufId": 1, "Size": 5, "Type": "UB"},
-]
-EXP_EDGES = [[0, 1], [1, 3], [2, 3], [3, 4], [0, 4], [3, 5], [5, 6], [2, 6]]
-
-
-def exp_records():
-    return copy.deepcopy(EXP_NODES), copy.deepcopy(EXP_EDGES)
 
 
 def test_shipped_exp_matches_spec_section_6(exp_path):
@@ -198,75 +182,6 @@ def test_zero_cycles_is_fine():
 # Malformed instances (SPEC section 1): InstanceError naming the node / buffer
 # ---------------------------------------------------------------------------------
 
-
-def _set(i, **fields):
-    def f(nodes, edges):
-        nodes[i].update(fields)
-    return f
-
-
-def _set_each(ids, **fields):
-    def f(nodes, edges):
-        for i in ids:
-            nodes[i].update(fields)
-    return f
-
-
-def _del(i, key):
-    def f(nodes, edges):
-        del nodes[i][key]
-    return f
-
-
-def _edges(*extra):
-    def f(nodes, edges):
-        edges.extend(list(e) for e in extra)
-    return f
-
-
-def _add_nodes(*recs):
-    def f(nodes, edges):
-        nodes.extend(copy.deepcopy(list(recs)))
-    return f
-
-
-# (name, mutation of the Exp records, regex the message must match)
-MALFORMED = [
-    ("ids not contiguous", _set(6, Id=9), r"node 9: ids must be exactly 0\.\.6"),
-    ("duplicate id", _set(6, Id=5), r"node 5: id appears twice"),
-    ("id not an integer", _set(0, Id="0"), r"'Id' must be an integer"),
-    ("missing id", _del(2, "Id"), r"missing field 'Id'"),
-    ("edge to a missing node", _edges([3, 7]), r"edge #8 \[3, 7\]: node 7 does not exist"),
-    ("edge from a negative node", _edges([-1, 3]), r"node -1 does not exist"),
-    ("cycle", _edges([5, 1]), r"node \d+: lies on or behind a cycle"),
-    ("self loop", _edges([3, 3]), r"node 3 depends on itself"),
-    ("two ALLOCs", _add_nodes({"Id": 7, "Op": "ALLOC", "BufId": 0, "Size": 5, "Type": "UB"}),
-     r"buffer 0: more than one ALLOC \(nodes 0 and 7\)"),
-    ("two FREEs", _add_nodes({"Id": 7, "Op": "FREE", "BufId": 1, "Size": 5, "Type": "UB"}),
-     r"buffer 1: more than one FREE \(nodes 6 and 7\)"),
-    ("no FREE", _set(6, Op="ALLOC", BufId=2), r"buffer 1: has an ALLOC \(node 2\) but no FREE"),
-    ("FREE without ALLOC", _set(2, Op="FREE", BufId=2), r"buffer 2: has a FREE \(node 2\) but no ALLOC"),
-    ("mismatched Size", _set(4, Size=6), r"buffer 0: ALLOC \(node 0\) says 5 in UB, FREE \(node 4\) says 6 in UB"),
-    ("mismatched Type", _set(6, Type="L1"), r"buffer 1: ALLOC \(node 2\) says 5 in UB, FREE \(node 6\) says 5 in L1"),
-    ("Bufs id without ALLOC", _set(5, Bufs=[1, 9]), r"node 5 \(COPY_OUT\): uses buffer 9, which has no ALLOC"),
-    ("Bufs not a list", _set(5, Bufs=1), r"node 5 \(COPY_OUT\): 'Bufs' must be a list"),
-    ("Bufs id not an integer", _set(5, Bufs=["1"]), r"node 5 \(COPY_OUT\): each id in 'Bufs' must be an integer"),
-    ("Size zero", _set(0, Size=0), r"node 0 \(ALLOC\) of buffer 0: Size must be > 0, got 0"),
-    ("Size negative", _set(4, Size=-5), r"node 4 \(FREE\) of buffer 0: Size must be > 0, got -5"),
-    ("Size not an integer", _set(0, Size=5.5), r"node 0 \(ALLOC\) of buffer 0: 'Size' must be an integer"),
-    ("missing Size", _del(0, "Size"), r"node 0 \(ALLOC\): missing field 'Size'"),
-    ("missing BufId", _del(0, "BufId"), r"node 0 \(ALLOC\): missing field 'BufId'"),
-    ("unknown Type", _set(0, Type="L2"), r"node 0 \(ALLOC\) of buffer 0: Type 'L2' is not a tier"),
-    ("Type not a string", _set(0, Type=["UB"]), r"node 0 \(ALLOC\) of buffer 0: Type \['UB'\] is not a tier"),
-    ("unknown Pipe", _set(3, Pipe="GPU"), r"node 3 \(EXP\): Pipe 'GPU' is not a pipe"),
-    ("missing Pipe", _del(3, "Pipe"), r"node 3 \(EXP\): Pipe None is not a pipe"),
-    ("missing Op", _del(3, "Op"), r"node 3: 'Op' must be a non-empty string"),
-    ("buffer larger than its tier", _set_each((0, 4), Size=2000),
-     r"buffer 0 \(ALLOC node 0\): Size 2000 is larger than tier UB \(1024\)"),
-    ("operation's buffers exceed a tier", _set_each((0, 2, 4, 6), Size=600),
-     r"node 3 \(EXP\): its buffers in UB need 1200, the tier holds 1024"),
-    ("edge not a pair", _edges([1, 2, 3]), r"edge #8: must be a pair"),
-]
 
 
 @pytest.mark.parametrize("name,mutate,pattern", MALFORMED, ids=[m[0] for m in MALFORMED])

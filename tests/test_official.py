@@ -12,12 +12,11 @@ import subprocess
 import sys
 
 import pytest
+from helpers import OFFICIAL_CASES, REPO, official_path
 
 from dansched.instance import load_instance
 from dansched.plan import Plan, read_plan_dir, write_plan
 from dansched.simulate import evaluate
-
-from conftest import OFFICIAL_CASES, REPO, official_path
 
 PEAK = ("L1", "UB")
 SINGLE = ("L0A", "L0B", "L0C")

@@ -3,8 +3,7 @@
 from __future__ import annotations
 
 import pytest
-from conftest import official_path
-from test_simulate import SPILL_TWICE_PLAN, spill_twice_instance
+from helpers import SPILL_TWICE_PLAN, official_path, spill_twice_instance
 
 from dansched.errors import PlanFormatError
 from dansched.hardware import load_hardware

@@ -446,7 +446,7 @@ def _mutate_cli_plan(plan: Plan, which: int) -> Plan:
 @pytest.fixture(scope="module")
 def cli_case(tmp_path_factory):
     """The spill-once hand case of test_simulate (UB of 16: X, Y co-resident, both spilled), on disk."""
-    from test_simulate import SPILL_ONCE_EDGES, SPILL_ONCE_NODES
+    from helpers import SPILL_ONCE_EDGES, SPILL_ONCE_NODES
 
     d = tmp_path_factory.mktemp("cli")
     (d / "hw.toml").write_text("[tiers]\nUB = 16\n")

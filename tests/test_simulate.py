@@ -6,34 +6,23 @@ the rules of SPEC.md, not copied from the code's output.
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
+from helpers import (
+    SPILL_ONCE_EDGES,
+    SPILL_ONCE_NODES,
+    SPILL_TWICE_ORDER,
+    SPILL_TWICE_PLAN,
+    alloc,
+    free,
+    hw_file,
+    op,
+    spill_twice_instance,
+)
 
 from dansched.hardware import load_hardware
 from dansched.instance import instance_from_records, load_instance
 from dansched.plan import Plan
 from dansched.simulate import evaluate, max_v_stay, simulate_timing, spill_node_ids
-
-
-def hw_file(tmp_path: Path, **caps: int) -> Path:
-    """A --hw override TOML setting only the given tier capacities."""
-    p = tmp_path / "hw.toml"
-    p.write_text("[tiers]\n" + "".join(f"{k} = {v}\n" for k, v in caps.items()))
-    return p
-
-
-def alloc(i, b, size, tier="UB"):
-    return {"Id": i, "Op": "ALLOC", "BufId": b, "Size": size, "Type": tier}
-
-
-def free(i, b, size, tier="UB"):
-    return {"Id": i, "Op": "FREE", "BufId": b, "Size": size, "Type": tier}
-
-
-def op(i, name, pipe, cycles, bufs):
-    return {"Id": i, "Op": name, "Pipe": pipe, "Cycles": cycles, "Bufs": list(bufs)}
-
 
 # ---------------------------------------------------------------------------------
 # SPEC section 6: the Exp example
@@ -98,22 +87,6 @@ def test_exp_example_offset_past_capacity_rejected(exp_path, tmp_path):
 # ---------------------------------------------------------------------------------
 # Spills: a backed and an unbacked buffer spilled once
 # ---------------------------------------------------------------------------------
-
-# UB holds 16.  X (8, backed: COPY_IN fills it) and Y (6, made by VEC1) are both
-# spilled so that Z (16) can use the whole tier, then both come back for ADD.
-SPILL_ONCE_NODES = [
-    alloc(0, 0, 8),                       # X
-    op(1, "COPY_IN", "MTE2", 20, [0]),
-    alloc(2, 1, 6),                       # Y
-    op(3, "VEC1", "VECTOR", 30, [1]),
-    alloc(4, 2, 16),                      # Z
-    op(5, "FILL", "VECTOR", 5, [2]),
-    free(6, 2, 16),
-    op(7, "ADD", "VECTOR", 40, [0, 1]),
-    free(8, 0, 8),
-    free(9, 1, 6),
-]
-SPILL_ONCE_EDGES = [[0, 1], [1, 7], [2, 3], [3, 7], [7, 8], [7, 9], [4, 5], [5, 6]]
 
 
 def test_backed_and_unbacked_buffer_spilled_once(tmp_path):
@@ -200,29 +173,6 @@ def test_user_between_spill_out_and_spill_in_is_rejected(tmp_path):
 # ---------------------------------------------------------------------------------
 # Spills: one buffer spilled twice, to different offsets
 # ---------------------------------------------------------------------------------
-
-# UB holds 8.  W (4, unbacked, made by MAKE) is used three times; P and Q (8 each)
-# need the whole tier in between, so W goes out twice and comes back at 4, then 0.
-SPILL_TWICE_NODES = [
-    alloc(0, 10, 4),                      # W
-    op(1, "MAKE", "VECTOR", 10, [10]),
-    op(2, "USE1", "VECTOR", 10, [10]),
-    op(3, "USE2", "VECTOR", 10, [10]),
-    free(4, 10, 4),
-    alloc(5, 20, 8),                      # P
-    op(6, "P1", "CUBE", 3, [20]),
-    free(7, 20, 8),
-    alloc(8, 30, 8),                      # Q
-    op(9, "Q1", "CUBE", 3, [30]),
-    free(10, 30, 8),
-]
-SPILL_TWICE_EDGES = [[0, 1], [1, 2], [2, 3], [3, 4], [5, 6], [6, 7], [8, 9], [9, 10]]
-SPILL_TWICE_ORDER = (0, 1, 11, 5, 6, 7, 12, 2, 13, 8, 9, 10, 14, 3, 4)
-SPILL_TWICE_PLAN = Plan(order=SPILL_TWICE_ORDER, offsets=((10, 0), (20, 0), (30, 0)), spills=((10, 4), (10, 0)))
-
-
-def spill_twice_instance(tmp_path):
-    return instance_from_records("spill2", SPILL_TWICE_NODES, SPILL_TWICE_EDGES, load_hardware(hw_file(tmp_path, UB=8)))
 
 
 def test_buffer_spilled_twice_to_different_offsets(tmp_path):

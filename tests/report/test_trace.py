@@ -9,7 +9,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from conftest import official_path
+from helpers import official_path
 
 from dansched.errors import TraceError
 from dansched.hardware import load_hardware

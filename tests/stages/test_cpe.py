@@ -6,7 +6,7 @@ import random
 
 import numpy as np
 import pytest
-from conftest import SHIPPED
+from helpers import SHIPPED
 
 from dansched.hardware import load_hardware
 from dansched.instance import instance_from_records, load_instance

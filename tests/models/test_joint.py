@@ -4,8 +4,6 @@ fixed-order model and the pipeline as upper bounds, and determinism."""
 
 from __future__ import annotations
 
-import sys
-
 import pytest
 
 from dansched.hardware import load_hardware
@@ -16,11 +14,7 @@ from dansched.models.placement import fixed_order_placement
 from dansched.pipeline import SolveOptions, solve
 from dansched.plan import Plan
 from dansched.simulate import evaluate
-
-from conftest import REPO
-
-sys.path.insert(0, str(REPO / "benchmarks"))
-from bench_audit import audit_instance  # noqa: E402
+from dansched.testing import audit_instance
 
 
 def _hw(tmp_path, text):

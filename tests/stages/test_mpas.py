@@ -3,10 +3,8 @@ validity and determinism, the L0 rule, and the five official targets."""
 
 from __future__ import annotations
 
-import random
-
 import pytest
-from conftest import SHIPPED, official_path
+from helpers import SHIPPED, official_path
 
 from dansched.errors import NoLegalOrderError, PlanInvalidError
 from dansched.generate import generate
@@ -17,93 +15,14 @@ from dansched.plan import Plan
 from dansched.simulate import evaluate
 from dansched.stages.mpas.paper import paper_order
 from dansched.stages.mpas.stage import VARIANTS, mpas_order
+from dansched.testing import alloc_record, free_record, op_record, random_dag
 
 # ---------------------------------------------------------------------------------
 # small instance builders
 # ---------------------------------------------------------------------------------
 
 
-def _alloc(v, b, size, tier):
-    return {"Id": v, "Op": "ALLOC", "BufId": b, "Size": size, "Type": tier}
-
-
-def _free(v, b, size, tier):
-    return {"Id": v, "Op": "FREE", "BufId": b, "Size": size, "Type": tier}
-
-
-def _op(v, name, pipe, cycles, bufs):
-    return {"Id": v, "Op": name, "Pipe": pipe, "Cycles": cycles, "Bufs": bufs}
-
-
-def random_dag(seed: int, n_ops: int = 12):
-    """A small random well-formed instance with reuse, long-lived buffers and L0
-    scratch buffers; its id order is L0-legal, so a problem-1 order exists."""
-    rng = random.Random(seed)
-    nodes: list[dict] = []
-    edges: list[list[int]] = []
-    info: dict[int, tuple[int, int, str]] = {}  # buf -> (alloc node, size, tier)
-    users: dict[int, list[int]] = {}
-    nb = 0
-
-    def alloc(size: int, tier: str) -> int:
-        nonlocal nb
-        b, nb = nb, nb + 1
-        nodes.append(_alloc(len(nodes), b, size, tier))
-        info[b] = (len(nodes) - 1, size, tier)
-        users[b] = []
-        return b
-
-    def free(b: int) -> None:
-        a, size, tier = info[b]
-        v = len(nodes)
-        nodes.append(_free(v, b, size, tier))
-        edges.extend([[a, v]] + [[u, v] for u in users[b]])
-
-    live: list[tuple[int, int, int]] = []  # (buf, producer, uses left)
-    carry_l0 = None
-    for _ in range(n_ops):
-        bufs, after = [], []
-        for _k in range(rng.randint(0, 2)):
-            if live:
-                b, prod, _left = live[rng.randrange(len(live))]
-                if b not in bufs:
-                    bufs.append(b)
-                    after.append(prod)
-        if carry_l0 is not None:
-            bufs.append(carry_l0)
-            scratch = carry_l0
-        elif rng.random() < 0.4:
-            scratch = alloc(rng.choice([16, 32]), "L0A")
-            bufs.append(scratch)
-        else:
-            scratch = None
-        out = alloc(rng.choice([8, 16, 32, 64]), rng.choice(["UB", "L1"]))
-        bufs.append(out)
-        v = len(nodes)
-        nodes.append(_op(v, "OP", rng.choice(["VECTOR", "CUBE", "MTE2"]), rng.randint(1, 20), bufs))
-        for b in bufs:
-            edges.append([info[b][0], v])
-            users[b].append(v)
-        edges.extend([p, v] for p in after)
-        keep = []
-        for b, prod, left in live:
-            left -= b in bufs
-            if left <= 0:
-                free(b)
-            else:
-                keep.append((b, prod, left))
-        live = keep + [(out, v, rng.randint(1, 3))]
-        if scratch is not None and carry_l0 is None and rng.random() < 0.3:
-            carry_l0 = scratch
-        else:
-            if scratch is not None:
-                free(scratch)
-            carry_l0 = None
-    if carry_l0 is not None:
-        free(carry_l0)
-    for b, _p, _left in live:
-        free(b)
-    return instance_from_records(f"rand{seed}", nodes, edges)
+_alloc, _free, _op = alloc_record, free_record, op_record
 
 
 def _assert_valid(inst, order):

@@ -7,8 +7,8 @@ import sys
 
 import numpy as np
 import pytest
+from helpers import OFFICIAL_CASES, official_path
 
-from conftest import OFFICIAL_CASES, official_path
 from dansched.instance import instance_from_records, load_instance
 from dansched.report.info import ecdf_points, instance_info, smallest_id_topological_order, summary
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 import math
 
 import pytest
-from conftest import SHIPPED, official_path
+from helpers import SHIPPED, official_path
 
 from dansched.errors import InstanceError
 from dansched.generate import FAMILIES, generate

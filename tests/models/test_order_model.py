@@ -6,8 +6,7 @@ from __future__ import annotations
 import itertools
 
 import pytest
-from conftest import SHIPPED
-from test_mpas import _alloc, _free, _op, random_dag
+from helpers import SHIPPED
 
 from dansched.errors import ExactModelTooLarge, NoLegalOrderError
 from dansched.generate import generate
@@ -18,6 +17,10 @@ from dansched.params import BoundParams
 from dansched.plan import Plan
 from dansched.simulate import evaluate
 from dansched.stages.mpas.stage import mpas_order
+from dansched.testing import alloc_record as _alloc
+from dansched.testing import free_record as _free
+from dansched.testing import op_record as _op
+from dansched.testing import random_dag
 
 
 def _brute_force(inst) -> int | None:

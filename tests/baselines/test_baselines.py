@@ -5,7 +5,7 @@ fallback) behave as documented."""
 from __future__ import annotations
 
 import pytest
-from conftest import SHIPPED, official_path
+from helpers import SHIPPED, official_path
 
 from dansched.baselines import DAN_FAMILY, EXTERNAL, METHODS, MethodResult, cosma, gbs, hmcos, magis, run_method
 from dansched.baselines.common import full_order, input_order, lru_memory_stage, op_graph
