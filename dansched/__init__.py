@@ -2,6 +2,132 @@
 
 Three deterministic stages from the DAN-Scheduler paper (MPAS, DLR, CPE), one
 shared evaluator and cycle simulator (:mod:`dansched.simulate`), CP-SAT bounds.
+
+The public Python API, for callers that drive dansched from a compiler flow::
+
+    import dansched
+    inst = dansched.load_instance("case.json")          # or instance_from_records(name, nodes, edges)
+    result = dansched.solve(inst, dansched.SolveOptions(problem=3))
+    result.evaluation.makespan                          # every plan is judged by dansched.evaluate
+    dansched.write_plan(result.plan, "out", inst.name)  # the contest files
+
+Names are loaded on first use (``dansched.cli`` stays quick to start: ``dansched
+evaluate`` never loads CP-SAT); :data:`__all__` lists them all.
 """
 
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
 __version__ = "0.1.0"
+
+_EXPORTS: dict[str, str] = {
+    # instances and hardware
+    "Instance": "dansched.instance",
+    "load_instance": "dansched.instance",
+    "instance_from_records": "dansched.instance",
+    "write_json": "dansched.instance",
+    "write_csv_pair": "dansched.instance",
+    "Hardware": "dansched.hardware",
+    "load_hardware": "dansched.hardware",
+    "default_hardware": "dansched.hardware",
+    # solving: options, the stages' parameters, the pipeline
+    "SolveOptions": "dansched.pipeline",
+    "SolveResult": "dansched.pipeline",
+    "solve": "dansched.pipeline",
+    "MpasParams": "dansched.params",
+    "DlrParams": "dansched.params",
+    "CpeParams": "dansched.params",
+    "BoundParams": "dansched.params",
+    # plans: the contest files
+    "Plan": "dansched.plan",
+    "read_plan_dir": "dansched.plan",
+    "read_schedule": "dansched.plan",
+    "read_memory": "dansched.plan",
+    "read_spill": "dansched.plan",
+    "write_plan": "dansched.plan",
+    "contest_paths": "dansched.plan",
+    # judging plans
+    "Evaluation": "dansched.simulate",
+    "evaluate": "dansched.simulate",
+    # lower bounds
+    "Bound": "dansched.models.bound",
+    "peak_lower_bound": "dansched.models.peak",
+    "traffic_lower_bound": "dansched.models.traffic",
+    "makespan_lower_bound": "dansched.models.makespan",
+    "audit_plan": "dansched.audit",
+    # errors
+    "InstanceError": "dansched.errors",
+    "HardwareError": "dansched.errors",
+    "PlanFormatError": "dansched.errors",
+    "PlanInvalidError": "dansched.errors",
+    "NoLegalOrderError": "dansched.errors",
+}
+
+__all__ = [  # a literal list, so that linters see the names; tests/test_api.py checks it against _EXPORTS
+    "__version__",
+    "Instance",
+    "load_instance",
+    "instance_from_records",
+    "write_json",
+    "write_csv_pair",
+    "Hardware",
+    "load_hardware",
+    "default_hardware",
+    "SolveOptions",
+    "SolveResult",
+    "solve",
+    "MpasParams",
+    "DlrParams",
+    "CpeParams",
+    "BoundParams",
+    "Plan",
+    "read_plan_dir",
+    "read_schedule",
+    "read_memory",
+    "read_spill",
+    "write_plan",
+    "contest_paths",
+    "Evaluation",
+    "evaluate",
+    "Bound",
+    "peak_lower_bound",
+    "traffic_lower_bound",
+    "makespan_lower_bound",
+    "audit_plan",
+    "InstanceError",
+    "HardwareError",
+    "PlanFormatError",
+    "PlanInvalidError",
+    "NoLegalOrderError",
+]
+
+
+def __getattr__(name: str) -> Any:
+    """Load an exported name from its module on first use (PEP 562)."""
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module 'dansched' has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(_EXPORTS))
+
+
+if TYPE_CHECKING:  # the same names for type checkers and editors
+    from .audit import audit_plan
+    from .errors import HardwareError, InstanceError, NoLegalOrderError, PlanFormatError, PlanInvalidError
+    from .hardware import Hardware, default_hardware, load_hardware
+    from .instance import Instance, instance_from_records, load_instance, write_csv_pair, write_json
+    from .models.bound import Bound
+    from .models.makespan import makespan_lower_bound
+    from .models.peak import peak_lower_bound
+    from .models.traffic import traffic_lower_bound
+    from .params import BoundParams, CpeParams, DlrParams, MpasParams
+    from .pipeline import SolveOptions, SolveResult, solve
+    from .plan import Plan, contest_paths, read_memory, read_plan_dir, read_schedule, read_spill, write_plan
+    from .simulate import Evaluation, evaluate
