@@ -9,7 +9,8 @@ from __future__ import annotations
 import json
 import sys
 from pathlib import Path
-from typing import Optional
+from enum import Enum
+from typing import Annotated, Optional
 
 import typer
 
@@ -41,18 +42,42 @@ def load_inputs(instance: Path, hw_path: Optional[Path]) -> tuple[Hardware, Inst
     return hw, inst
 
 
-HwOption = typer.Option(None, "--hw", help="TOML file whose keys replace the default hardware model's.")
+class Variant(str, Enum):
+    """Stage-1 variants (:data:`dansched.stages.mpas.stage.VARIANTS`; tests/test_cli_options.py checks they agree)."""
+
+    mpas = "mpas"
+    mpas_greedy = "mpas-greedy"
+    mpas_paper = "mpas-paper"
+
+
+class Victim(str, Enum):
+    """Stage-2 victim rules (:data:`dansched.stages.dlr.stage.VICTIMS`)."""
+
+    cost = "cost"
+    lru = "lru"
+
+
+class Family(str, Enum):
+    """Synthetic families (:data:`dansched.generate.FAMILIES`)."""
+
+    matmul = "matmul"
+    fa = "fa"
+    conv = "conv"
+    random = "random"
+
+
+HwOption = Annotated[Optional[Path], typer.Option("--hw", help="TOML file whose keys replace the default hardware model's.")]
 
 
 @app.command()
 def evaluate(
-    instance: Path = typer.Argument(..., help="Instance: <case>.json or <case>_Nodes.csv"),
-    schedule: Path = typer.Option(..., "--schedule", help="<case>_schedule.txt: one node id per line"),
-    memory: Optional[Path] = typer.Option(None, "--memory", help="<case>_memory.txt: BufId:Offset per line"),
-    spill: Optional[Path] = typer.Option(None, "--spill", help="<case>_spill.txt: BufId:NewOffset per line"),
-    hw: Optional[Path] = HwOption,
-    as_json: bool = typer.Option(False, "--json", help="Print one JSON object instead of a table."),
-    freq_ghz: float = typer.Option(1.0, "--freq-ghz", help="Clock for the estimated latency line."),
+    instance: Annotated[Path, typer.Argument(help="Instance: <case>.json or <case>_Nodes.csv")],
+    schedule: Annotated[Path, typer.Option("--schedule", help="<case>_schedule.txt: one node id per line")],
+    memory: Annotated[Optional[Path], typer.Option("--memory", help="<case>_memory.txt: BufId:Offset per line")] = None,
+    spill: Annotated[Optional[Path], typer.Option("--spill", help="<case>_spill.txt: BufId:NewOffset per line")] = None,
+    hw: HwOption = None,
+    as_json: Annotated[bool, typer.Option("--json", help="Print one JSON object instead of a table.")] = False,
+    freq_ghz: Annotated[float, typer.Option("--freq-ghz", help="Clock for the estimated latency line.")] = 1.0,
 ) -> None:
     """Judge a plan: a problem-1 order (--schedule alone) or a full plan (--memory, --spill)."""
     from .simulate import evaluate as run_evaluate
@@ -80,19 +105,19 @@ def evaluate(
 
 @app.command()
 def solve(
-    instance: Path = typer.Argument(..., help="Instance: <case>.json or <case>_Nodes.csv"),
-    problem: int = typer.Option(3, "--problem", min=1, max=3, help="1: order only (peak); 2: + layout and spills (traffic); 3: + timing (makespan)."),
-    out: Path = typer.Option(Path("."), "--out", help="Folder for <case>_schedule.txt, _memory.txt, _spill.txt and _report.json."),
-    hw: Optional[Path] = HwOption,
-    exact_window: int = typer.Option(0, "--exact-window", min=0, help="Width W of the CP-SAT timing windows in Stage 3 (0: off)."),
-    time_limit: float = typer.Option(60.0, "--time-limit", min=0.0, help="Budget in seconds for the exact (CP-SAT) parts."),
-    seed: int = typer.Option(0, "--seed", help="Seed for CP-SAT (results are deterministic for a given seed)."),
-    traffic_slack: float = typer.Option(0.0, "--traffic-slack", min=0.0, help="Percent more traffic Stage 3 may trade for makespan."),
-    variant: str = typer.Option("mpas", "--variant", help="Stage-1 variant: mpas, mpas-greedy (no local search) or mpas-paper (literal Algorithm 1)."),
-    victim: str = typer.Option("cost", "--victim", help="Stage-2 victim rule: cost (Eqs. 27-31) or lru."),
-    trace: bool = typer.Option(False, "--trace", help="Also write <case>_trace.json (Perfetto) for problems 2 and 3."),
-    freq_ghz: float = typer.Option(1.0, "--freq-ghz", help="Clock for the estimated latency and the trace."),
-    quiet: bool = typer.Option(False, "--quiet", help="No progress output."),
+    instance: Annotated[Path, typer.Argument(help="Instance: <case>.json or <case>_Nodes.csv")],
+    problem: Annotated[int, typer.Option("--problem", min=1, max=3, help="1: order only (peak); 2: + layout and spills (traffic); 3: + timing (makespan).")] = 3,
+    out: Annotated[Path, typer.Option("--out", help="Folder for <case>_schedule.txt, _memory.txt, _spill.txt and _report.json.")] = Path("."),
+    hw: HwOption = None,
+    exact_window: Annotated[int, typer.Option("--exact-window", min=0, help="Width W of the CP-SAT timing windows in Stage 3 (0: off).")] = 0,
+    time_limit: Annotated[float, typer.Option("--time-limit", min=0.0, help="Budget in seconds for the exact (CP-SAT) parts.")] = 60.0,
+    seed: Annotated[int, typer.Option("--seed", help="Seed for CP-SAT (results are deterministic for a given seed).")] = 0,
+    traffic_slack: Annotated[float, typer.Option("--traffic-slack", min=0.0, help="Percent more traffic Stage 3 may trade for makespan.")] = 0.0,
+    variant: Annotated[Variant, typer.Option("--variant", help="Stage-1 variant: mpas, mpas-greedy (no local search) or mpas-paper (literal Algorithm 1).")] = Variant.mpas,
+    victim: Annotated[Victim, typer.Option("--victim", help="Stage-2 victim rule: cost (Eqs. 27-31) or lru.")] = Victim.cost,
+    trace: Annotated[bool, typer.Option("--trace", help="Also write <case>_trace.json (Perfetto) for problems 2 and 3.")] = False,
+    freq_ghz: Annotated[float, typer.Option("--freq-ghz", help="Clock for the estimated latency and the trace.")] = 1.0,
+    quiet: Annotated[bool, typer.Option("--quiet", help="No progress output.")] = False,
 ) -> None:
     """Plan the instance: MPAS (problem 1), + DLR (problem 2), + CPE (problem 3, the default)."""
     from .audit import audit_plan, rows_report
@@ -101,19 +126,14 @@ def solve(
     from .pipeline import solve as run_solve
     from .plan import contest_paths, write_plan
     from .report.progress import progress_reporter
-    from .stages.mpas.stage import VARIANTS
 
-    if variant not in VARIANTS:
-        raise InputError(f"--variant must be one of {', '.join(VARIANTS)}, got {variant!r}")
-    if victim not in ("cost", "lru"):
-        raise InputError(f"--victim must be cost or lru, got {victim!r}")
     if trace and problem == 1:
         raise InputError("--trace needs timing: use --problem 2 or 3 (a problem-1 order has no layout)")
     if not freq_ghz > 0:
         raise InputError(f"--freq-ghz must be positive, got {freq_ghz}")
     _, inst = load_inputs(instance, hw)
     opts = SolveOptions(
-        problem=problem, variant=variant, victim=victim, exact_window=exact_window,
+        problem=problem, variant=variant.value, victim=victim.value, exact_window=exact_window,
         time_limit=time_limit, seed=seed, traffic_slack=traffic_slack,
     )
     with progress_reporter(quiet) as say:
@@ -141,11 +161,11 @@ def solve(
 
 @app.command()
 def bound(
-    instance: Path = typer.Argument(..., help="Instance: <case>.json or <case>_Nodes.csv"),
-    hw: Optional[Path] = HwOption,
-    time_limit: float = typer.Option(30.0, "--time-limit", min=0.0, help="Budget in seconds for CP-SAT bounds."),
-    seed: int = typer.Option(0, "--seed", help="Seed for CP-SAT."),
-    as_json: bool = typer.Option(False, "--json", help="Print one JSON object instead of a table."),
+    instance: Annotated[Path, typer.Argument(help="Instance: <case>.json or <case>_Nodes.csv")],
+    hw: HwOption = None,
+    time_limit: Annotated[float, typer.Option("--time-limit", min=0.0, help="Budget in seconds for CP-SAT bounds.")] = 30.0,
+    seed: Annotated[int, typer.Option("--seed", help="Seed for CP-SAT.")] = 0,
+    as_json: Annotated[bool, typer.Option("--json", help="Print one JSON object instead of a table.")] = False,
 ) -> None:
     """Lower bounds on maxV_stay, extra traffic and makespan, with how each was obtained
     (the traffic bound is for the order of dansched's own plan, and says so)."""
@@ -172,12 +192,12 @@ def bound(
 
 @app.command()
 def audit(
-    instance: Path = typer.Argument(..., help="Instance: <case>.json or <case>_Nodes.csv"),
-    plan_dir: Path = typer.Option(..., "--plan", help="Folder holding <case>_schedule.txt (and _memory.txt, _spill.txt)."),
-    hw: Optional[Path] = HwOption,
-    time_limit: float = typer.Option(30.0, "--time-limit", min=0.0, help="Budget in seconds for CP-SAT bounds."),
-    seed: int = typer.Option(0, "--seed", help="Seed for CP-SAT."),
-    as_json: bool = typer.Option(False, "--json", help="Print one JSON object instead of a table."),
+    instance: Annotated[Path, typer.Argument(help="Instance: <case>.json or <case>_Nodes.csv")],
+    plan_dir: Annotated[Path, typer.Option("--plan", help="Folder holding <case>_schedule.txt (and _memory.txt, _spill.txt).")],
+    hw: HwOption = None,
+    time_limit: Annotated[float, typer.Option("--time-limit", min=0.0, help="Budget in seconds for CP-SAT bounds.")] = 30.0,
+    seed: Annotated[int, typer.Option("--seed", help="Seed for CP-SAT.")] = 0,
+    as_json: Annotated[bool, typer.Option("--json", help="Print one JSON object instead of a table.")] = False,
 ) -> None:
     """A plan's figures beside their lower bounds, the gaps, and the stage that loses the most."""
     from .audit import audit_plan, worst_stage
@@ -219,20 +239,17 @@ def _print_rows(title: str, rows: dict) -> None:
 
 @app.command()
 def generate(
-    family: str = typer.Argument(..., help="matmul, fa, conv or random"),
-    out: Path = typer.Option(..., "--out", help="Instance file to write (.json, or <case>_Nodes.csv for the CSV pair)."),
-    scale: int = typer.Option(1, "--scale", min=1, help="Size knob of the family (>= 1)."),
-    seed: int = typer.Option(0, "--seed", help="Random seed."),
+    family: Annotated[Family, typer.Argument(help="matmul, fa, conv or random")],
+    out: Annotated[Path, typer.Option("--out", help="Instance file to write (.json, or <case>_Nodes.csv for the CSV pair).")],
+    scale: Annotated[int, typer.Option("--scale", min=1, help="Size knob of the family (>= 1).")] = 1,
+    seed: Annotated[int, typer.Option("--seed", help="Random seed.")] = 0,
 ) -> None:
     """Write a synthetic instance of a family in the contest format."""
-    from .generate import FAMILIES
     from .generate import generate as run_generate
     from .instance import instance_from_records, instance_name, write_csv_pair
     from .plan import atomic_write_text
 
-    if family not in FAMILIES:
-        raise InputError(f"unknown family {family!r}; choose one of {', '.join(FAMILIES)}")
-    nodes, edges = run_generate(family, scale, seed)
+    nodes, edges = run_generate(family.value, scale, seed)
     inst = instance_from_records(instance_name(out), nodes, edges)  # the generator's output must load
     if out.suffix.lower() == ".csv":
         write_csv_pair(inst, out.parent)
@@ -243,13 +260,13 @@ def generate(
 
 @app.command()
 def trace(
-    instance: Path = typer.Argument(..., help="Instance: <case>.json or <case>_Nodes.csv"),
-    plan_dir: Path = typer.Option(..., "--plan", help="Folder holding <case>_schedule.txt, _memory.txt and _spill.txt."),
-    out: Optional[Path] = typer.Option(None, "--out", help="Trace JSON to write (default: <plan>/<case>_trace.json)."),
-    freq_ghz: float = typer.Option(1.0, "--freq-ghz", help="Clock for ts/dur in microseconds (1 GHz: 1 cycle = 1 ns)."),
-    png: Optional[Path] = typer.Option(None, "--png", help="Also draw a Gantt chart of the pipes and per-tier layout heatmaps."),
-    compare: Optional[Path] = typer.Option(None, "--compare", help="Another plan folder (e.g. before CPE), drawn left of --plan in the --png Gantt chart."),
-    hw: Optional[Path] = HwOption,
+    instance: Annotated[Path, typer.Argument(help="Instance: <case>.json or <case>_Nodes.csv")],
+    plan_dir: Annotated[Path, typer.Option("--plan", help="Folder holding <case>_schedule.txt, _memory.txt and _spill.txt.")],
+    out: Annotated[Optional[Path], typer.Option("--out", help="Trace JSON to write (default: <plan>/<case>_trace.json).")] = None,
+    freq_ghz: Annotated[float, typer.Option("--freq-ghz", help="Clock for ts/dur in microseconds (1 GHz: 1 cycle = 1 ns).")] = 1.0,
+    png: Annotated[Optional[Path], typer.Option("--png", help="Also draw a Gantt chart of the pipes and per-tier layout heatmaps.")] = None,
+    compare: Annotated[Optional[Path], typer.Option("--compare", help="Another plan folder (e.g. before CPE), drawn left of --plan in the --png Gantt chart.")] = None,
+    hw: HwOption = None,
 ) -> None:
     """Perfetto trace (Trace Event Format JSON + taskStatistics) of a plan with a layout; optionally a picture."""
     from .errors import TraceError
@@ -295,10 +312,10 @@ def trace(
 
 @app.command()
 def info(
-    instance: Path = typer.Argument(..., help="Instance: <case>.json or <case>_Nodes.csv"),
-    png: Optional[Path] = typer.Option(None, "--png", help="Also draw counts, op/pipe mix, ALLOC-size ECDF and lifetimes."),
-    as_json: bool = typer.Option(False, "--json", help="Print one JSON object instead of tables."),
-    hw: Optional[Path] = HwOption,
+    instance: Annotated[Path, typer.Argument(help="Instance: <case>.json or <case>_Nodes.csv")],
+    png: Annotated[Optional[Path], typer.Option("--png", help="Also draw counts, op/pipe mix, ALLOC-size ECDF and lifetimes.")] = None,
+    as_json: Annotated[bool, typer.Option("--json", help="Print one JSON object instead of tables.")] = False,
+    hw: HwOption = None,
 ) -> None:
     """Instance statistics: node/edge counts, op and pipe mix, ALLOC/FREE counts, ALLOC sizes, buffer lifetimes."""
     from .report.info import instance_info, print_info
@@ -317,13 +334,13 @@ def info(
 
 @app.command()
 def bench(
-    instances: Optional[list[Path]] = typer.Argument(None, help="Instances (default: the official cases in ../shared/instances/official when present, else instances/*.json)."),
-    methods: Optional[str] = typer.Option(None, "--methods", help="Comma-separated methods (default: all): base, hmcos, magis, cosma, gbs, lru, mpas-paper, dan-no-cpe, dan."),
-    out: Path = typer.Option(Path("bench"), "--out", help="Folder for bench.json, bench.csv and bench.md."),
-    jobs: int = typer.Option(1, "--jobs", min=1, help="Parallel worker processes."),
-    time_limit: float = typer.Option(60.0, "--time-limit", min=0.0, help="Budget in seconds for each method's optional search (CP-SAT, beam rounds)."),
-    hw: Optional[Path] = HwOption,
-    quiet: bool = typer.Option(False, "--quiet", help="No progress output."),
+    instances: Annotated[Optional[list[Path]], typer.Argument(help="Instances (default: the official cases in ../shared/instances/official when present, else instances/*.json).")] = None,
+    methods: Annotated[Optional[str], typer.Option("--methods", help="Comma-separated methods (default: all): base, hmcos, magis, cosma, gbs, lru, mpas-paper, dan-no-cpe, dan.")] = None,
+    out: Annotated[Path, typer.Option("--out", help="Folder for bench.json, bench.csv and bench.md.")] = Path("bench"),
+    jobs: Annotated[int, typer.Option("--jobs", min=1, help="Parallel worker processes.")] = 1,
+    time_limit: Annotated[float, typer.Option("--time-limit", min=0.0, help="Budget in seconds for each method's optional search (CP-SAT, beam rounds).")] = 60.0,
+    hw: HwOption = None,
+    quiet: Annotated[bool, typer.Option("--quiet", help="No progress output.")] = False,
 ) -> None:
     """Run baselines, ablations and DAN over instances; judge every plan; write tables (paper Tables 2, 4, 5, Figure 11)."""
     from .baselines import METHODS

@@ -6,10 +6,12 @@ with the benchmark scripts live in :mod:`dansched.testing`."""
 from __future__ import annotations
 
 import copy
+import sys
 from pathlib import Path
 
 import pytest
 
+from dansched.cli import main
 from dansched.hardware import load_hardware
 from dansched.instance import instance_from_records
 from dansched.plan import Plan
@@ -18,6 +20,17 @@ REPO = Path(__file__).resolve().parents[1]
 SHIPPED = REPO / "instances"
 OFFICIAL = REPO.parent / "shared" / "instances" / "official"
 OFFICIAL_CASES = ["Conv_Case0", "FlashAttention_Case0", "FlashAttention_Case1", "Matmul_Case0", "Matmul_Case1"]
+
+
+def run_cli(monkeypatch, capsys, *args) -> tuple[int, str, str]:
+    """Run ``dansched ARGS`` in-process through the console entry point; ``(exit status,
+    stdout, stderr)``."""
+    monkeypatch.setattr(sys, "argv", ["dansched", *map(str, args)])
+    with pytest.raises(SystemExit) as info:
+        main()
+    out, err = capsys.readouterr()
+    code = info.value.code
+    return (0 if code is None else code), out, err
 
 
 def official_path(case: str) -> Path:

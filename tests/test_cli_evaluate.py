@@ -13,18 +13,8 @@ import sys
 from pathlib import Path
 
 import pytest
-from helpers import MALFORMED, exp_records
+from helpers import MALFORMED, exp_records, run_cli
 
-from dansched.cli import main
-
-
-def run_main(monkeypatch, capsys, *args: str) -> tuple[int, str, str]:
-    monkeypatch.setattr(sys, "argv", ["dansched", *map(str, args)])
-    with pytest.raises(SystemExit) as info:
-        main()
-    out, err = capsys.readouterr()
-    code = info.value.code
-    return (0 if code is None else code), out, err
 
 
 def run_proc(*args: str) -> subprocess.CompletedProcess:
@@ -74,7 +64,7 @@ def write_instance(tmp_path: Path, nodes, edges, name: str = "case") -> Path:
 
 
 def test_problem1_order_json(monkeypatch, capsys, exp_path, files):
-    code, out, err = run_main(monkeypatch, capsys, "evaluate", exp_path, "--schedule", files["schedule"], "--json")
+    code, out, err = run_cli(monkeypatch, capsys, "evaluate", exp_path, "--schedule", files["schedule"], "--json")
     assert code == 0 and err == ""
     d = json.loads(out)
     assert d["valid"] is True and d["errors"] == [] and d["max_v_stay"] == 10
@@ -83,7 +73,7 @@ def test_problem1_order_json(monkeypatch, capsys, exp_path, files):
 
 
 def test_full_plan_json(monkeypatch, capsys, exp_path, files):
-    code, out, err = run_main(
+    code, out, err = run_cli(
         monkeypatch, capsys, "evaluate", exp_path, "--schedule", files["schedule"], "--memory", files["memory"],
         "--spill", files["spill"], "--hw", files["hw"], "--json",
     )
@@ -96,7 +86,7 @@ def test_full_plan_json(monkeypatch, capsys, exp_path, files):
 
 
 def test_full_plan_table(monkeypatch, capsys, exp_path, files):
-    code, out, _ = run_main(
+    code, out, _ = run_cli(
         monkeypatch, capsys, "evaluate", exp_path, "--schedule", files["schedule"], "--memory", files["memory"],
         "--spill", files["spill"], "--hw", files["hw"],
     )
@@ -106,12 +96,12 @@ def test_full_plan_table(monkeypatch, capsys, exp_path, files):
 
 def test_layout_over_default_capacity_is_fine_and_with_small_ub_is_input_error(monkeypatch, capsys, exp_path, files, tmp_path):
     # the default UB (1024) holds Exp at offsets 0 and 5
-    code, out, _ = run_main(monkeypatch, capsys, "evaluate", exp_path, "--schedule", files["schedule"],
+    code, out, _ = run_cli(monkeypatch, capsys, "evaluate", exp_path, "--schedule", files["schedule"],
                             "--memory", files["memory"], "--spill", files["spill"], "--json")
     assert code == 0 and json.loads(out)["makespan"] == 60
     small = tmp_path / "ub9.toml"
     small.write_text("[tiers]\nUB = 9\n")
-    code, out, err = run_main(monkeypatch, capsys, "evaluate", exp_path, "--schedule", files["schedule"], "--hw", small)
+    code, out, err = run_cli(monkeypatch, capsys, "evaluate", exp_path, "--schedule", files["schedule"], "--hw", small)
     assert_input_error(code, out, err, r"node 3 \(EXP\): its buffers in UB need 10, the tier holds 9")
 
 
@@ -121,7 +111,7 @@ def test_layout_over_default_capacity_is_fine_and_with_small_ub_is_input_error(m
 )
 def test_invalid_layout_exits_1(monkeypatch, capsys, exp_path, files, memory, kind):
     files["memory"].write_text(memory)
-    code, out, err = run_main(
+    code, out, err = run_cli(
         monkeypatch, capsys, "evaluate", exp_path, "--schedule", files["schedule"], "--memory", files["memory"],
         "--spill", files["spill"], "--hw", files["hw"], "--json",
     )
@@ -133,14 +123,14 @@ def test_invalid_layout_exits_1(monkeypatch, capsys, exp_path, files, memory, ki
 
 def test_invalid_order_exits_1_with_table(monkeypatch, capsys, exp_path, files):
     files["schedule"].write_text("0\n2\n3\n1\n4\n5\n6\n")
-    code, out, err = run_main(monkeypatch, capsys, "evaluate", exp_path, "--schedule", files["schedule"])
+    code, out, err = run_cli(monkeypatch, capsys, "evaluate", exp_path, "--schedule", files["schedule"])
     assert code == 1 and err == ""
     assert "invalid" in out and "not-topological" in out and "edge 1 -> 3" in out
 
 
 def test_spill_ids_in_problem1_order_exit_1(monkeypatch, capsys, exp_path, files):
     files["schedule"].write_text("0\n1\n7\n2\n8\n3\n4\n5\n6\n")
-    code, out, _ = run_main(monkeypatch, capsys, "evaluate", exp_path, "--schedule", files["schedule"], "--json")
+    code, out, _ = run_cli(monkeypatch, capsys, "evaluate", exp_path, "--schedule", files["schedule"], "--json")
     assert code == 1 and json.loads(out)["error_counts"] == {"unknown-node": 2}
 
 
@@ -150,7 +140,7 @@ def test_spilled_exp_plan(monkeypatch, capsys, exp_path, files):
     COPY_OUT [365,380)."""
     files["schedule"].write_text("0\n1\n2\n3\n4\n7\n8\n5\n6\n")
     files["spill"].write_text("1:0\n")
-    code, out, err = run_main(
+    code, out, err = run_cli(
         monkeypatch, capsys, "evaluate", exp_path, "--schedule", files["schedule"], "--memory", files["memory"],
         "--spill", files["spill"], "--hw", files["hw"], "--json",
     )
@@ -163,7 +153,7 @@ def test_negative_cycles_cost_one_with_a_warning(monkeypatch, capsys, tmp_path, 
     nodes, edges = exp_records()
     nodes[3]["Cycles"] = -5
     inst = write_instance(tmp_path, nodes, edges, "neg")
-    code, out, err = run_main(
+    code, out, err = run_cli(
         monkeypatch, capsys, "evaluate", inst, "--schedule", files["schedule"], "--memory", files["memory"],
         "--spill", files["spill"], "--json",
     )
@@ -185,7 +175,7 @@ def test_malformed_instance_exits_2(monkeypatch, capsys, tmp_path, files, name, 
     nodes, edges = exp_records()
     mutate(nodes, edges)
     inst = write_instance(tmp_path, nodes, edges)
-    code, out, err = run_main(monkeypatch, capsys, "evaluate", inst, "--schedule", files["schedule"])
+    code, out, err = run_cli(monkeypatch, capsys, "evaluate", inst, "--schedule", files["schedule"])
     assert_input_error(code, out, err, pattern)
 
 
@@ -254,7 +244,7 @@ def _bad_file_args(tmp_path, exp_path, files, rewrite, mode):
 def test_bad_input_files_exit_2(monkeypatch, capsys, tmp_path, exp_path, files, name):
     rewrite, mode, pattern = BAD_FILES[name]
     args = _bad_file_args(tmp_path, exp_path, files, rewrite, mode)
-    code, out, err = run_main(monkeypatch, capsys, *args)
+    code, out, err = run_cli(monkeypatch, capsys, *args)
     assert_input_error(code, out, err, pattern)
 
 

@@ -3,27 +3,15 @@
 from __future__ import annotations
 
 import json
-import sys
 
 import numpy as np
 import pytest
-from helpers import OFFICIAL_CASES, official_path
+from helpers import OFFICIAL_CASES, official_path, run_cli
 
 from dansched.instance import instance_from_records, load_instance
 from dansched.report.info import ecdf_points, instance_info, smallest_id_topological_order, summary
 
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
-
-
-def run_cli(monkeypatch, capsys, *args) -> tuple[int, str, str]:
-    """Run ``dansched ARGS`` in-process through the console entry point."""
-    from dansched.cli import main
-
-    monkeypatch.setattr(sys, "argv", ["dansched", *map(str, args)])
-    with pytest.raises(SystemExit) as exc:
-        main()
-    out = capsys.readouterr()
-    return exc.value.code, out.out, out.err
 
 
 def test_exp_counts_mixes_and_lifetimes(exp_path):

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from helpers import official_path
+from helpers import official_path, run_cli
 
 from dansched.errors import TraceError
 from dansched.hardware import load_hardware
@@ -30,17 +30,6 @@ PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
 
 
 # ---- helpers ------------------------------------------------------------------------
-
-
-def run_cli(monkeypatch, capsys, *args: str) -> tuple[int, str, str]:
-    """Run ``dansched ARGS`` in-process through the console entry point."""
-    from dansched.cli import main
-
-    monkeypatch.setattr(sys, "argv", ["dansched", *map(str, args)])
-    with pytest.raises(SystemExit) as exc:
-        main()
-    out = capsys.readouterr()
-    return exc.value.code, out.out, out.err
 
 
 def thread_names(trace: dict) -> dict[tuple[int, int], str]:

@@ -1,0 +1,43 @@
+"""The CLI's Enum choices match the names the package accepts, and a bad choice is bad
+usage: exit status 2 with one line on stderr, before any work is done."""
+
+from __future__ import annotations
+
+import pytest
+from helpers import SHIPPED, run_cli
+
+from dansched.cli import Family, Variant, Victim
+from dansched.generate import FAMILIES
+from dansched.stages.dlr.stage import VICTIMS
+from dansched.stages.mpas.stage import VARIANTS
+
+
+def test_enum_choices_are_the_package_names():
+    assert [v.value for v in Variant] == list(VARIANTS)
+    assert [v.value for v in Victim] == list(VICTIMS)
+    assert [f.value for f in Family] == list(FAMILIES)
+
+
+@pytest.mark.parametrize(
+    "args, pattern",
+    [
+        (("--victim", "fifo"), "'fifo' is not one of 'cost', 'lru'"),
+        (("--variant", "greedy"), "'greedy' is not one of 'mpas', 'mpas-greedy', 'mpas-paper'"),
+        (("--problem", "7"), "--problem"),
+    ],
+)
+def test_bad_choice_is_one_line_and_exit_2(monkeypatch, capsys, tmp_path, args, pattern):
+    code, out, err = run_cli(monkeypatch, capsys, "solve", SHIPPED / "Exp.json", "--out", tmp_path, *args)
+    lines = err.strip().splitlines()
+    assert code == 2 and out == "" and len(lines) == 1, err
+    assert lines[0].startswith("dansched: error: ") and pattern in lines[0]
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_choices_reach_the_pipeline(monkeypatch, capsys, tmp_path):
+    code, _, err = run_cli(monkeypatch, capsys, "solve", SHIPPED / "Exp.json", "--problem", "2", "--victim", "lru",
+                           "--variant", "mpas-paper", "--out", tmp_path, "--quiet")
+    assert code == 0, err
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["Exp_memory.txt", "Exp_report.json", "Exp_schedule.txt",
+                                                          "Exp_spill.txt"]
+    assert '"variant": "mpas-paper"' in (tmp_path / "Exp_report.json").read_text()
