@@ -35,6 +35,7 @@ class Hardware:
     spill_in_pipe: str
     spill_fixed_cycles: int
     spill_cycles_per_unit: int
+    dma_pipes: tuple[str, ...] = ()  # data-movement pipes (the DMA engine class of trace statistics)
 
     def spill_cycles(self, size: int) -> int:
         """Latency of one spill transfer of ``size`` units: alpha + beta * size (paper Eq. 8)."""
@@ -55,6 +56,7 @@ class Hardware:
                 "pipes": list(self.pipes),
                 "spill_out_pipe": self.spill_out_pipe,
                 "spill_in_pipe": self.spill_in_pipe,
+                "dma": list(self.dma_pipes),
             },
             "spill": {
                 "fixed_cycles": self.spill_fixed_cycles,
@@ -120,6 +122,8 @@ def hardware_from_table(table: Mapping[str, Any]) -> Hardware:
     for key, name in (("spill_out_pipe", spill_out), ("spill_in_pipe", spill_in)):
         if name not in pipes:
             raise HardwareError(f"hardware: roles.{key} = {name!r} is not one of roles.pipes {list(pipes)}")
+    # roles.dma names data-movement pipes; those a file's own roles.pipes drops are left out
+    dma = tuple(p for p in _names(roles.get("dma", []), "roles.dma") if p in pipes)
     spill = table.get("spill", {})
     if not isinstance(spill, Mapping):
         raise HardwareError("hardware: [spill] must be a table")
@@ -133,6 +137,7 @@ def hardware_from_table(table: Mapping[str, Any]) -> Hardware:
         spill_in_pipe=spill_in,
         spill_fixed_cycles=_non_negative_int(spill.get("fixed_cycles"), "spill.fixed_cycles"),
         spill_cycles_per_unit=_non_negative_int(spill.get("cycles_per_unit"), "spill.cycles_per_unit"),
+        dma_pipes=dma,
     )
 
 

@@ -2,7 +2,8 @@
 
 A compiler's schedule-trace pass reports, besides the estimated latency, how the
 busy time of its engine classes overlaps. dansched does the same with its own
-engine classes (:data:`ENGINE_CLASSES`): ``DMA`` = {MTE1, MTE2, MTE3, FIXP},
+engine classes (:data:`ENGINE_CLASSES`): ``DMA`` = the hardware model's data-movement
+pipes (``roles.dma``: MTE1, MTE2, MTE3, FIXP by default),
 ``CUBE`` and ``VECTOR``. Every figure is first computed exactly, in integer
 cycles, on the task intervals ``[start, end)`` of the operation and spill nodes
 (cache nodes take no pipe and no time), then converted to microseconds at a clock.
@@ -34,10 +35,9 @@ Each also appears with a ``_pct`` suffix: its share of ``total_duration``.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Iterable, Mapping, Sequence
+from typing import Collection, Iterable, Mapping, Sequence
 
 __all__ = [
-    "DMA_PIPES",
     "ENGINE_CLASSES",
     "STATISTIC_KEYS",
     "TaskStatistics",
@@ -51,7 +51,6 @@ __all__ = [
     "format_statistics",
 ]
 
-DMA_PIPES = ("MTE1", "MTE2", "MTE3", "FIXP")
 ENGINE_CLASSES = ("DMA", "CUBE", "VECTOR")
 
 #: The ``taskStatistics`` keys, in the order they are written (each also with ``_pct``).
@@ -92,12 +91,11 @@ _LOG_LABELS = {
 Interval = tuple[int, int]
 
 
-def engine_class(pipe: str) -> str:
-    """Engine class of a pipe: ``DMA`` for MTE1/MTE2/MTE3/FIXP, ``CUBE``, ``VECTOR``,
-    or the pipe's own name for a pipe a custom hardware model adds."""
-    if pipe in DMA_PIPES:
-        return "DMA"
-    return pipe
+def engine_class(pipe: str, dma_pipes: Collection[str]) -> str:
+    """Engine class of a pipe: ``DMA`` for a data-movement pipe of the hardware model
+    (:attr:`dansched.hardware.Hardware.dma_pipes`), else the pipe's own name (``CUBE``,
+    ``VECTOR``, or a pipe a custom hardware model adds)."""
+    return "DMA" if pipe in dma_pipes else pipe
 
 
 def union_intervals(intervals: Iterable[Interval]) -> list[Interval]:

@@ -80,10 +80,7 @@ class TimedTask:
     end: int
     bufs: tuple[int, ...]  # BufId values
     slack: int
-
-    @property
-    def cls(self) -> str:
-        return engine_class(self.pipe)
+    cls: str  # engine class (:func:`dansched.report.stats.engine_class`)
 
 
 @dataclass(frozen=True)
@@ -167,7 +164,8 @@ def timed_tasks(inst: Instance, plan: Plan, ev: Evaluation) -> list[TimedTask]:
     slack = node_slack(plan.order, g.preds, g.pipe, g.cycles, ev.start, ev.makespan or 0)
     pipes = inst.hw.pipes
     tasks = [
-        TimedTask(v, _node_op(inst, v), pipes[g.pipe[v]], ev.start[v], ev.end[v], _node_bufs(inst, ev, v), slack[v])
+        TimedTask(v, _node_op(inst, v), pipes[g.pipe[v]], ev.start[v], ev.end[v], _node_bufs(inst, ev, v), slack[v],
+                  engine_class(pipes[g.pipe[v]], inst.hw.dma_pipes))
         for v in plan.order
         if g.pipe[v] >= 0
     ]
