@@ -311,11 +311,9 @@ def evaluate(inst: Instance, plan: Plan) -> Evaluation:
     return _evaluate_layout(inst, plan)
 
 
-def _evaluate_layout(inst: Instance, plan: Plan) -> Evaluation:
-    hw = inst.hw
-    n = inst.n
-    errs = _Errors()
-    # ---- spill list and offsets --------------------------------------------------
+def _read_layout(inst: Instance, plan: Plan, errs: _Errors) -> tuple[list[int], list[int], list[int]]:
+    """The spill list as buffer indices (-1 for an unknown buffer) with its NewOffsets, and
+    every buffer's offset (0 where the memory file gives none); problems go to ``errs``."""
     spill_buf: list[int] = []
     spill_off: list[int] = []
     for k, (bid, off) in enumerate(plan.spills, start=1):
@@ -338,16 +336,15 @@ def _evaluate_layout(inst: Instance, plan: Plan) -> Evaluation:
     for b, off in enumerate(given):
         if off is None:
             errs.add("bad-offset", f"buffer {int(inst.buf_id[b])} has no offset in the memory file")
-    offset = [0 if off is None else off for off in given]
-    total = n + 2 * len(spill_buf)
-    pos = _check_permutation(inst, plan.order, total, errs, spill_buf)
-    if errs or pos is None:
-        return Evaluation(2, False, errs.shown, dict(errs.counts), None)
+    return spill_buf, spill_off, [0 if off is None else off for off in given]
 
+
+def _spill_tasks(inst: Instance, spill_buf: Sequence[int]) -> tuple[list[int], list[int], int]:
+    """Pipe and cycles of every node, the spill nodes appended (SPILL_OUT, SPILL_IN per
+    spill; paper Eq. 8), and the extra traffic of the spills (SPEC section 5)."""
+    hw = inst.hw
     L = inst.lists()
-    order = list(plan.order)
     sizes = inst.buf_size.tolist()
-    tiers = inst.buf_tier.tolist()
     pipe = L.pipe + [hw.pipe_index(hw.spill_out_pipe), hw.pipe_index(hw.spill_in_pipe)] * len(spill_buf)
     cycles = list(L.cycles)
     traffic = 0
@@ -356,126 +353,151 @@ def _evaluate_layout(inst: Instance, plan: Plan) -> Evaluation:
         backed = bool(inst.buf_backed[b])
         cycles += [0 if backed else c, c]
         traffic += spill_traffic(sizes[b], backed)
-    preds: list[list[int]] = [list(ps) for ps in L.pred] + [[] for _ in range(2 * len(spill_buf))]
+    return pipe, cycles, traffic
 
-    # ---- spill edges (SPEC section 5) ---------------------------------------------
+
+def _spill_edges(inst: Instance, spill_buf: Sequence[int], pos: Sequence[int]) -> list[tuple[int, int]]:
+    """The edges SPEC section 5 adds for each spill: ALLOC -> SPILL_OUT -> SPILL_IN -> FREE,
+    and each user (or earlier spill node) of the buffer before the SPILL_OUT or after the SPILL_IN."""
+    n = inst.n
+    users = inst.lists().users
     spill_edges: list[tuple[int, int]] = []
     earlier_spills: dict[int, list[int]] = {}
     for k0, b in enumerate(spill_buf):
         out_id, in_id = n + 2 * k0, n + 2 * k0 + 1
         spill_edges += [(int(inst.buf_alloc[b]), out_id), (out_id, in_id), (in_id, int(inst.buf_free[b]))]
-        for u in L.users[b] + earlier_spills.get(b, []):
+        for u in users[b] + earlier_spills.get(b, []):
             spill_edges.append((u, out_id) if pos[u] < pos[out_id] else (in_id, u))
         earlier_spills.setdefault(b, []).extend((out_id, in_id))
+    return spill_edges
 
-    # ---- residency walk: segments, capacity, overlap, reuse edges ---------------------
-    # Addresses are compressed to the cells between consecutive segment boundaries of each
-    # tier (every segment starts and ends on a boundary, so a cell is never split): the
-    # walk costs memory in the number of segments, not in the tier's capacity.
-    caps = [hw.capacity[t] for t in hw.tiers]
-    points: list[set[int]] = [{0, c} for c in caps]
-    for b, off in list(enumerate(offset)) + list(zip(spill_buf, spill_off)):
-        t = tiers[b]
-        if 0 <= off and off + sizes[b] <= caps[t]:
-            points[t].update((off, off + sizes[b]))
-    cell = [{x: j for j, x in enumerate(sorted(ps))} for ps in points]  # boundary -> cell index
-    owner = [np.full(len(c) - 1, -1, dtype=np.int64) for c in cell]
-    last_end = [np.full(len(c) - 1, -1, dtype=np.int64) for c in cell]
-    resident_at: list[int | None] = [None] * inst.num_buffers  # current offset, None when not resident
-    started = [False] * inst.num_buffers
-    peak_tiers = {hw.tier_index(t) for t in hw.peak_tiers}
-    reuse_edges: list[tuple[int, int]] = []
-    resident_units = 0
-    physical_peak = 0
 
-    def start_segment(b: int, off: int, event: int, i: int) -> None:
-        nonlocal resident_units, physical_peak
-        t, s = tiers[b], sizes[b]
-        if off < 0 or off + s > caps[t]:
-            errs.add(
+class _Residency:
+    """The residency walk of a layout plan: segments, capacity, overlap and the
+    address-reuse edges (SPEC sections 4-5), and the physical peak of the peak tiers.
+
+    Addresses are compressed to the cells between consecutive segment boundaries of each
+    tier (every segment starts and ends on a boundary, so a cell is never split): the
+    walk costs memory in the number of segments, not in the tier's capacity."""
+
+    def __init__(self, inst: Instance, offset: Sequence[int], spill_buf: Sequence[int], spill_off: Sequence[int],
+                 errs: _Errors) -> None:
+        hw = inst.hw
+        self.inst, self.errs, self.L = inst, errs, inst.lists()
+        self.offset, self.spill_buf, self.spill_off = offset, spill_buf, spill_off
+        self.sizes = inst.buf_size.tolist()
+        self.tiers = inst.buf_tier.tolist()
+        self.caps = caps = [hw.capacity[t] for t in hw.tiers]
+        points: list[set[int]] = [{0, c} for c in caps]
+        for b, off in list(enumerate(offset)) + list(zip(spill_buf, spill_off)):
+            t = self.tiers[b]
+            if 0 <= off and off + self.sizes[b] <= caps[t]:
+                points[t].update((off, off + self.sizes[b]))
+        self.cell = [{x: j for j, x in enumerate(sorted(ps))} for ps in points]  # boundary -> cell index
+        self.owner = [np.full(len(c) - 1, -1, dtype=np.int64) for c in self.cell]
+        self.last_end = [np.full(len(c) - 1, -1, dtype=np.int64) for c in self.cell]
+        self.resident_at: list[int | None] = [None] * inst.num_buffers  # current offset, None when not resident
+        self.started = [False] * inst.num_buffers
+        self.peak_tiers = {hw.tier_index(t) for t in hw.peak_tiers}
+        self.reuse_edges: list[tuple[int, int]] = []
+        self.resident_units = 0
+        self.physical_peak = 0
+
+    def start_segment(self, b: int, off: int, event: int, i: int) -> None:
+        t, s = self.tiers[b], self.sizes[b]
+        inst, cap = self.inst, self.caps[t]
+        if off < 0 or off + s > cap:
+            self.errs.add(
                 "capacity",
-                f"buffer {int(inst.buf_id[b])} at [{off}, {off + s}) lies outside {hw.tiers[t]} (capacity {caps[t]})",
+                f"buffer {int(inst.buf_id[b])} at [{off}, {off + s}) lies outside {inst.hw.tiers[t]} (capacity {cap})",
                 i,
             )
-            resident_at[b] = off
+            self.resident_at[b] = off
             return
-        lo, hi = cell[t][off], cell[t][off + s]
-        seg = owner[t][lo:hi]
+        lo, hi = self.cell[t][off], self.cell[t][off + s]
+        seg = self.owner[t][lo:hi]
         clash = np.unique(seg[seg >= 0])
         for c in clash.tolist():
-            errs.add(
+            self.errs.add(
                 "overlap",
-                f"buffer {int(inst.buf_id[b])} at [{off}, {off + s}) in {hw.tiers[t]} overlaps resident buffer "
-                f"{int(inst.buf_id[c])} at [{resident_at[c]}, {resident_at[c] + sizes[c]})",
+                f"buffer {int(inst.buf_id[b])} at [{off}, {off + s}) in {inst.hw.tiers[t]} overlaps resident buffer "
+                f"{int(inst.buf_id[c])} at [{self.resident_at[c]}, {self.resident_at[c] + self.sizes[c]})",
                 i,
             )
         seg[seg < 0] = b
-        prev = last_end[t][lo:hi]
+        prev = self.last_end[t][lo:hi]
         for e in np.unique(prev[prev >= 0]).tolist():
-            reuse_edges.append((e, event))
-        resident_at[b] = off
-        if t in peak_tiers:
-            resident_units += s
-            physical_peak = max(physical_peak, resident_units)
+            self.reuse_edges.append((e, event))
+        self.resident_at[b] = off
+        if t in self.peak_tiers:
+            self.resident_units += s
+            self.physical_peak = max(self.physical_peak, self.resident_units)
 
-    def end_segment(b: int, event: int) -> None:
-        nonlocal resident_units
-        off, t, s = resident_at[b], tiers[b], sizes[b]
-        resident_at[b] = None
+    def end_segment(self, b: int, event: int) -> None:
+        off, t, s = self.resident_at[b], self.tiers[b], self.sizes[b]
+        self.resident_at[b] = None
         assert off is not None
-        if off < 0 or off + s > caps[t]:
+        if off < 0 or off + s > self.caps[t]:
             return
-        lo, hi = cell[t][off], cell[t][off + s]
-        seg = owner[t][lo:hi]
+        lo, hi = self.cell[t][off], self.cell[t][off + s]
+        seg = self.owner[t][lo:hi]
         seg[seg == b] = -1
-        last_end[t][lo:hi] = event
-        if t in peak_tiers:
-            resident_units -= s
+        self.last_end[t][lo:hi] = event
+        if t in self.peak_tiers:
+            self.resident_units -= s
 
-    for i, v in enumerate(order):
-        if v < n:
-            k = L.kind[v]
-            if k == KIND_OP:
-                for b in L.bufs[v]:
+    def _cache_node(self, v: int, i: int) -> None:
+        """An ALLOC starts its buffer's first segment; a FREE ends the current one."""
+        b = self.L.node_buf[v]
+        if self.L.kind[v] == KIND_ALLOC:
+            self.started[b] = True
+            self.start_segment(b, self.offset[b], v, i)
+        elif self.resident_at[b] is None:
+            self.errs.add("lifetime", f"{_node_name(self.inst, v)} frees a buffer that is not resident", i)
+        else:
+            self.end_segment(b, v)
+
+    def _spill_node(self, v: int, i: int) -> None:
+        inst, n, spill_buf = self.inst, self.inst.n, self.spill_buf
+        k0 = (v - n) // 2
+        b = spill_buf[k0]
+        if (v - n) % 2 == 0:
+            if self.resident_at[b] is None:
+                self.errs.add("bad-spill", f"{_node_name(inst, v, spill_buf)} spills out a buffer that is not resident", i)
+            else:
+                self.end_segment(b, v)
+        elif self.resident_at[b] is not None or not self.started[b]:
+            self.errs.add(
+                "bad-spill",
+                f"{_node_name(inst, v, spill_buf)} spills in a buffer that is "
+                + ("already resident" if self.resident_at[b] is not None else "not yet allocated"),
+                i,
+            )
+        else:
+            self.start_segment(b, self.spill_off[k0], v, i)
+
+    def walk(self, order: Sequence[int]) -> None:
+        """Run every event of ``order`` (a permutation of the original and spill nodes); an
+        operation needs all its buffers resident."""
+        inst, n, kind, bufs, resident_at = self.inst, self.inst.n, self.L.kind, self.L.bufs, self.resident_at
+        for i, v in enumerate(order):
+            if v >= n:
+                self._spill_node(v, i)
+            elif kind[v] == KIND_OP:
+                for b in bufs[v]:
                     if resident_at[b] is None:
-                        errs.add(
+                        self.errs.add(
                             "not-resident",
                             f"{_node_name(inst, v)} uses buffer {int(inst.buf_id[b])}, which is not resident",
                             i,
                         )
-                continue
-            b = L.node_buf[v]
-            if k == KIND_ALLOC:
-                started[b] = True
-                start_segment(b, offset[b], v, i)
             else:
-                if resident_at[b] is None:
-                    errs.add("lifetime", f"{_node_name(inst, v)} frees a buffer that is not resident", i)
-                else:
-                    end_segment(b, v)
-        else:
-            k0 = (v - n) // 2
-            b = spill_buf[k0]
-            if (v - n) % 2 == 0:
-                if resident_at[b] is None:
-                    errs.add("bad-spill", f"{_node_name(inst, v, spill_buf)} spills out a buffer that is not resident", i)
-                else:
-                    end_segment(b, v)
-            else:
-                if resident_at[b] is not None or not started[b]:
-                    errs.add(
-                        "bad-spill",
-                        f"{_node_name(inst, v, spill_buf)} spills in a buffer that is "
-                        + ("already resident" if resident_at[b] is not None else "not yet allocated"),
-                        i,
-                    )
-                else:
-                    start_segment(b, spill_off[k0], v, i)
+                self._cache_node(v, i)
 
-    # ---- augmented graph and its topological order ----------------------------------
-    for u, w in spill_edges + reuse_edges:
-        preds[w].append(u)
-    preds = [sorted(set(ps)) if len(ps) > 1 else ps for ps in preds]
+
+def _check_topological(inst: Instance, order: Sequence[int], pos: Sequence[int], preds: Sequence[Sequence[int]],
+                       spill_buf: Sequence[int], errs: _Errors) -> None:
+    """Every augmented edge must point forward in ``order``."""
     for w in order:
         pw = pos[w]
         for u in preds[w]:
@@ -486,8 +508,30 @@ def _evaluate_layout(inst: Instance, plan: Plan) -> Evaluation:
                     pw,
                 )
 
+
+def _evaluate_layout(inst: Instance, plan: Plan) -> Evaluation:
+    """A full plan: files well formed, residency legal, the augmented DAG (spill and reuse
+    edges) respected by the order; then the cycle simulator's timing."""
+    n = inst.n
+    errs = _Errors()
+    spill_buf, spill_off, offset = _read_layout(inst, plan, errs)
+    total = n + 2 * len(spill_buf)
+    pos = _check_permutation(inst, plan.order, total, errs, spill_buf)
+    if errs or pos is None:
+        return Evaluation(2, False, errs.shown, dict(errs.counts), None)
+    L = inst.lists()
+    order = list(plan.order)
+    pipe, cycles, traffic = _spill_tasks(inst, spill_buf)
+    spill_edges = _spill_edges(inst, spill_buf, pos)
+    walk = _Residency(inst, offset, spill_buf, spill_off, errs)
+    walk.walk(order)
+    preds: list[list[int]] = [list(ps) for ps in L.pred] + [[] for _ in range(2 * len(spill_buf))]
+    for u, w in spill_edges + walk.reuse_edges:
+        preds[w].append(u)
+    preds = [sorted(set(ps)) if len(ps) > 1 else ps for ps in preds]
+    _check_topological(inst, order, pos, preds, spill_buf, errs)
     memory_events = frozenset([v for v in range(n) if L.kind[v] != KIND_OP] + list(range(n, total)))
-    graph = AugmentedGraph(n, pipe, cycles, preds, spill_edges, reuse_edges, spill_buf, memory_events)
+    graph = AugmentedGraph(n, pipe, cycles, preds, spill_edges, walk.reuse_edges, spill_buf, memory_events)
     start, end, makespan = simulate_timing(order, preds, pipe, cycles)
     return Evaluation(
         problem=2,
@@ -495,7 +539,7 @@ def _evaluate_layout(inst: Instance, plan: Plan) -> Evaluation:
         errors=errs.shown,
         error_counts=dict(errs.counts),
         max_v_stay=max_v_stay(inst, order),
-        physical_peak=physical_peak,
+        physical_peak=walk.physical_peak,
         extra_traffic=traffic,
         spill_count=len(spill_buf),
         makespan=makespan,
