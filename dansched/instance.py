@@ -237,154 +237,200 @@ def _find_cycle_node(n: int, succ: list[list[int]], indeg: list[int]) -> int:
     return min(v for v in range(n) if deg[v] > 0)
 
 
-def instance_from_records(
-    name: str,
-    nodes: Sequence[Any],
-    edges: Iterable[Any],
-    hw: Hardware | None = None,
-) -> Instance:
-    """Check contest node records and edge pairs (SPEC section 1) and build an :class:`Instance`."""
-    hw = hw or default_hardware()
+@dataclass
+class _NodeRecords:
+    """What the node records say, checked one record at a time (SPEC section 1)."""
+
+    n: int
+    op: list[str]
+    kind: np.ndarray
+    pipe: np.ndarray
+    cycles: np.ndarray
+    node_bufid: list[int | None]  # BufId of a cache node (BufIds may be negative)
+    op_bufs: list[list[int]]
+    allocs: dict[int, tuple[int, int, str]] = field(default_factory=dict)  # BufId -> (node, Size, Type)
+    frees: dict[int, tuple[int, int, str]] = field(default_factory=dict)
+    costed_one: Counter[str] = field(default_factory=Counter)  # Op -> operations costed 1 cycle
+    total_cycles: int = 0
+
+    @classmethod
+    def empty(cls, n: int) -> "_NodeRecords":
+        return cls(n, [""] * n, np.zeros(n, dtype=np.int8), np.full(n, -1, dtype=np.int16), np.zeros(n, dtype=np.int64),
+                   [None] * n, [[] for _ in range(n)])
+
+
+def _node_id(rec: Any, pos: int, n: int, seen_id: list[bool]) -> int:
+    if not isinstance(rec, dict):
+        raise InstanceError(f"node record #{pos}: must be an object with fields {', '.join(NODE_FIELDS)}")
+    if "Id" not in rec:
+        raise InstanceError(f"node record #{pos}: missing field 'Id'")
+    v = _require_int(rec["Id"], f"node record #{pos}: 'Id'")
+    if not 0 <= v < n:
+        raise InstanceError(f"node {v}: ids must be exactly 0..{n - 1}")
+    if seen_id[v]:
+        raise InstanceError(f"node {v}: id appears twice")
+    seen_id[v] = True
+    return v
+
+
+def _read_cache_node(t: _NodeRecords, v: int, rec: dict, name_op: str, hw: Hardware) -> None:
+    """An ALLOC or FREE record: BufId, a positive Size and a tier of the hardware model."""
+    t.kind[v] = KIND_ALLOC if name_op == "ALLOC" else KIND_FREE
+    for key in ("BufId", "Size", "Type"):
+        if key not in rec or rec[key] is None:
+            raise InstanceError(f"node {v} ({name_op}): missing field '{key}'")
+    b = _require_int(rec["BufId"], f"node {v} ({name_op}): 'BufId'")
+    size = _require_int(rec["Size"], f"node {v} ({name_op}) of buffer {b}: 'Size'")
+    if size <= 0:
+        raise InstanceError(f"node {v} ({name_op}) of buffer {b}: Size must be > 0, got {size}")
+    tier = rec["Type"]
+    if not isinstance(tier, str) or tier not in hw.capacity:
+        raise InstanceError(
+            f"node {v} ({name_op}) of buffer {b}: Type {_shown(tier)} is not a tier of the hardware model {list(hw.tiers)}"
+        )
+    table = t.allocs if name_op == "ALLOC" else t.frees
+    if b in table:
+        raise InstanceError(f"buffer {b}: more than one {name_op} (nodes {table[b][0]} and {v})")
+    table[b] = (v, size, tier)
+    t.node_bufid[v] = b
+
+
+def _read_op_node(t: _NodeRecords, v: int, rec: dict, name_op: str, hw: Hardware) -> None:
+    """An operation record: a pipe of the hardware model, Cycles (1 when missing or not a
+    non-negative integer) and the distinct buffer ids of Bufs."""
+    p = rec.get("Pipe")
+    if p not in hw.pipes:
+        raise InstanceError(f"node {v} ({name_op}): Pipe {_shown(p)} is not a pipe of the hardware model {list(hw.pipes)}")
+    t.pipe[v] = hw.pipe_index(p)
+    c = rec.get("Cycles")
+    if _is_int(c) and c >= 0:
+        if c >= INT_LIMIT:
+            raise InstanceError(
+                f"node {v} ({name_op}): Cycles is {_shown(int(c))}, too large: values must fit in 63 bits (< 2**63)"
+            )
+        t.cycles[v] = int(c)
+        t.total_cycles += int(c)
+    else:
+        t.cycles[v] = 1
+        t.costed_one[name_op] += 1
+    bl = rec.get("Bufs", [])
+    if bl is None:
+        bl = []
+    if not isinstance(bl, list):
+        raise InstanceError(f"node {v} ({name_op}): 'Bufs' must be a list of buffer ids, got {_shown(bl)}")
+    uniq: list[int] = []
+    for x in bl:
+        b = _require_int(x, f"node {v} ({name_op}): each id in 'Bufs'")
+        if b not in uniq:
+            uniq.append(b)
+    t.op_bufs[v] = uniq
+
+
+def _read_nodes(nodes: Sequence[Any], hw: Hardware) -> _NodeRecords:
     if not isinstance(nodes, Sequence) or isinstance(nodes, (str, bytes)):
         raise InstanceError("instance: 'Nodes' must be a list of node records")
     n = len(nodes)
     if n == 0:
         raise InstanceError("instance: it has no nodes")
-    op: list[str] = [""] * n
-    kind = np.zeros(n, dtype=np.int8)
-    pipe = np.full(n, -1, dtype=np.int16)
-    cycles = np.zeros(n, dtype=np.int64)
-    node_bufid: list[int | None] = [None] * n  # BufId of a cache node (BufIds may be negative)
-    op_bufs: list[list[int]] = [[] for _ in range(n)]
+    t = _NodeRecords.empty(n)
     seen_id = [False] * n
-    costed_one: Counter[str] = Counter()
-    allocs: dict[int, tuple[int, int, str]] = {}
-    frees: dict[int, tuple[int, int, str]] = {}
-    total_cycles = 0
-
     for pos, rec in enumerate(nodes):
-        if not isinstance(rec, dict):
-            raise InstanceError(f"node record #{pos}: must be an object with fields {', '.join(NODE_FIELDS)}")
-        if "Id" not in rec:
-            raise InstanceError(f"node record #{pos}: missing field 'Id'")
-        v = _require_int(rec["Id"], f"node record #{pos}: 'Id'")
-        if not 0 <= v < n:
-            raise InstanceError(f"node {v}: ids must be exactly 0..{n - 1}")
-        if seen_id[v]:
-            raise InstanceError(f"node {v}: id appears twice")
-        seen_id[v] = True
+        v = _node_id(rec, pos, n, seen_id)
         name_op = rec.get("Op")
         if not isinstance(name_op, str) or not name_op:
             raise InstanceError(f"node {v}: 'Op' must be a non-empty string, got {_shown(name_op)}")
-        op[v] = name_op
+        t.op[v] = name_op
         if name_op in ("ALLOC", "FREE"):
-            kind[v] = KIND_ALLOC if name_op == "ALLOC" else KIND_FREE
-            for key in ("BufId", "Size", "Type"):
-                if key not in rec or rec[key] is None:
-                    raise InstanceError(f"node {v} ({name_op}): missing field '{key}'")
-            b = _require_int(rec["BufId"], f"node {v} ({name_op}): 'BufId'")
-            size = _require_int(rec["Size"], f"node {v} ({name_op}) of buffer {b}: 'Size'")
-            if size <= 0:
-                raise InstanceError(f"node {v} ({name_op}) of buffer {b}: Size must be > 0, got {size}")
-            tier = rec["Type"]
-            if not isinstance(tier, str) or tier not in hw.capacity:
-                raise InstanceError(
-                    f"node {v} ({name_op}) of buffer {b}: Type {_shown(tier)} is not a tier of the hardware model {list(hw.tiers)}"
-                )
-            table = allocs if name_op == "ALLOC" else frees
-            if b in table:
-                raise InstanceError(f"buffer {b}: more than one {name_op} (nodes {table[b][0]} and {v})")
-            table[b] = (v, size, tier)
-            node_bufid[v] = b
+            _read_cache_node(t, v, rec, name_op, hw)
         else:
-            p = rec.get("Pipe")
-            if p not in hw.pipes:
-                raise InstanceError(f"node {v} ({name_op}): Pipe {_shown(p)} is not a pipe of the hardware model {list(hw.pipes)}")
-            pipe[v] = hw.pipe_index(p)
-            c = rec.get("Cycles")
-            if _is_int(c) and c >= 0:
-                if c >= INT_LIMIT:
-                    raise InstanceError(
-                        f"node {v} ({name_op}): Cycles is {_shown(int(c))}, too large: values must fit in 63 bits (< 2**63)"
-                    )
-                cycles[v] = int(c)
-                total_cycles += int(c)
-            else:
-                cycles[v] = 1
-                costed_one[name_op] += 1
-            bl = rec.get("Bufs", [])
-            if bl is None:
-                bl = []
-            if not isinstance(bl, list):
-                raise InstanceError(f"node {v} ({name_op}): 'Bufs' must be a list of buffer ids, got {_shown(bl)}")
-            uniq: list[int] = []
-            for x in bl:
-                b = _require_int(x, f"node {v} ({name_op}): each id in 'Bufs'")
-                if b not in uniq:
-                    uniq.append(b)
-            op_bufs[v] = uniq
+            _read_op_node(t, v, rec, name_op, hw)
+    return t
 
-    for b, (v, size, tier) in allocs.items():
-        if b not in frees:
+
+def _check_buffers(t: _NodeRecords) -> None:
+    """One ALLOC and one FREE per buffer, agreeing on Size and Type; totals within 63 bits."""
+    for b, (v, size, tier) in t.allocs.items():
+        if b not in t.frees:
             raise InstanceError(f"buffer {b}: has an ALLOC (node {v}) but no FREE")
-        fv, fsize, ftier = frees[b]
+        fv, fsize, ftier = t.frees[b]
         if (fsize, ftier) != (size, tier):
             raise InstanceError(
                 f"buffer {b}: ALLOC (node {v}) says {size} in {tier}, FREE (node {fv}) says {fsize} in {ftier}"
             )
-    for b, (fv, _, _) in frees.items():
-        if b not in allocs:
+    for b, (fv, _, _) in t.frees.items():
+        if b not in t.allocs:
             raise InstanceError(f"buffer {b}: has a FREE (node {fv}) but no ALLOC")
-    total_size = sum(size for _, size, _ in allocs.values())
+    total_size = sum(size for _, size, _ in t.allocs.values())
     if total_size >= INT_LIMIT:
         raise InstanceError(f"instance: the Sizes of all buffers add up to {total_size}, more than 63 bits hold (< 2**63)")
-    if total_cycles >= INT_LIMIT:
-        raise InstanceError(f"instance: the Cycles of all operations add up to {total_cycles}, more than 63 bits hold (< 2**63)")
+    if t.total_cycles >= INT_LIMIT:
+        raise InstanceError(f"instance: the Cycles of all operations add up to {t.total_cycles}, more than 63 bits hold (< 2**63)")
 
-    buf_ids = np.array(sorted(allocs), dtype=np.int64)
-    index_of = {int(b): i for i, b in enumerate(buf_ids.tolist())}
-    nb = len(buf_ids)
-    buf_size = np.array([allocs[b][1] for b in buf_ids.tolist()], dtype=np.int64)
-    buf_tier = np.array([hw.tier_index(allocs[b][2]) for b in buf_ids.tolist()], dtype=np.int16)
-    buf_alloc = np.array([allocs[b][0] for b in buf_ids.tolist()], dtype=np.int64)
-    buf_free = np.array([frees[b][0] for b in buf_ids.tolist()], dtype=np.int64)
 
-    for i, b in enumerate(buf_ids.tolist()):
-        cap = hw.capacity[hw.tiers[buf_tier[i]]]
-        if buf_size[i] > cap:
+@dataclass
+class _BufferTable:
+    """Buffers in BufId order: id, Size, tier index, ALLOC and FREE node."""
+
+    ids: np.ndarray
+    size: np.ndarray
+    tier: np.ndarray
+    alloc: np.ndarray
+    free: np.ndarray
+    index_of: dict[int, int]
+
+
+def _buffer_table(t: _NodeRecords, hw: Hardware) -> _BufferTable:
+    """The buffer table; a buffer larger than its tier is an error."""
+    ids = sorted(t.allocs)
+    bt = _BufferTable(
+        ids=np.array(ids, dtype=np.int64),
+        size=np.array([t.allocs[b][1] for b in ids], dtype=np.int64),
+        tier=np.array([hw.tier_index(t.allocs[b][2]) for b in ids], dtype=np.int16),
+        alloc=np.array([t.allocs[b][0] for b in ids], dtype=np.int64),
+        free=np.array([t.frees[b][0] for b in ids], dtype=np.int64),
+        index_of={int(b): i for i, b in enumerate(ids)},
+    )
+    for i, b in enumerate(ids):
+        cap = hw.capacity[hw.tiers[bt.tier[i]]]
+        if bt.size[i] > cap:
             raise InstanceError(
-                f"buffer {b} (ALLOC node {int(buf_alloc[i])}): Size {int(buf_size[i])} is larger than "
-                f"tier {hw.tiers[buf_tier[i]]} ({cap})"
+                f"buffer {b} (ALLOC node {int(bt.alloc[i])}): Size {int(bt.size[i])} is larger than "
+                f"tier {hw.tiers[bt.tier[i]]} ({cap})"
             )
+    return bt
 
-    node_buf = np.array([-1 if b is None else index_of[b] for b in node_bufid], dtype=np.int64)
+
+def _buffer_uses(t: _NodeRecords, bt: _BufferTable, hw: Hardware) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """``(node, buffer index)`` pairs of every operation's Bufs, and which buffers a COPY_IN
+    fills (backed); the buffers one operation needs in a tier must fit in it together."""
     bsrc: list[int] = []
     bdst: list[int] = []
-    backed = np.zeros(nb, dtype=bool)
-    for v in range(n):
-        if kind[v] != KIND_OP:
+    backed = np.zeros(len(bt.ids), dtype=bool)
+    for v in range(t.n):
+        if t.kind[v] != KIND_OP:
             continue
         per_tier: Counter[int] = Counter()
-        for b in op_bufs[v]:
-            if b not in index_of:
-                raise InstanceError(f"node {v} ({op[v]}): uses buffer {b}, which has no ALLOC")
-            i = index_of[b]
+        for b in t.op_bufs[v]:
+            if b not in bt.index_of:
+                raise InstanceError(f"node {v} ({t.op[v]}): uses buffer {b}, which has no ALLOC")
+            i = bt.index_of[b]
             bsrc.append(v)
             bdst.append(i)
-            per_tier[int(buf_tier[i])] += int(buf_size[i])
-            if op[v] == "COPY_IN":
+            per_tier[int(bt.tier[i])] += int(bt.size[i])
+            if t.op[v] == "COPY_IN":
                 backed[i] = True
-        for t, total in per_tier.items():
-            cap = hw.capacity[hw.tiers[t]]
+        for tier, total in per_tier.items():
+            cap = hw.capacity[hw.tiers[tier]]
             if total > cap:
                 raise InstanceError(
-                    f"node {v} ({op[v]}): its buffers in {hw.tiers[t]} need {total}, the tier holds {cap}"
+                    f"node {v} ({t.op[v]}): its buffers in {hw.tiers[tier]} need {total}, the tier holds {cap}"
                 )
-    bsrc_a = np.array(bsrc, dtype=np.int64)
-    bdst_a = np.array(bdst, dtype=np.int64)
-    bufs_ptr, bufs_idx = _csr(n, bsrc_a, bdst_a)
-    users_ptr, users_idx = _csr(nb, bdst_a, bsrc_a)
+    return np.array(bsrc, dtype=np.int64), np.array(bdst, dtype=np.int64), backed
 
+
+def _read_edges(edges: Iterable[Any], n: int) -> np.ndarray:
+    """The distinct edges as an ``(E, 2)`` array, sorted; every node must exist, the graph
+    must be acyclic."""
     edge_list: list[tuple[int, int]] = []
     if not isinstance(edges, Iterable) or isinstance(edges, (str, bytes, dict)):
         raise InstanceError("instance: 'Edges' must be a list of [src, dst] pairs")
@@ -399,28 +445,46 @@ def instance_from_records(
         if u == w:
             raise InstanceError(f"edge #{k} [{u}, {w}]: node {u} depends on itself (the graph must be acyclic)")
         edge_list.append((u, w))
-    earr = np.array(sorted(set(edge_list)), dtype=np.int64).reshape(-1, 2)
+    return np.array(sorted(set(edge_list)), dtype=np.int64).reshape(-1, 2)
+
+
+def _cycles_warnings(costed_one: Counter[str]) -> list[str]:
+    if not costed_one:
+        return []
+    total = sum(costed_one.values())
+    detail = ", ".join(f"{k}: {c}" for k, c in sorted(costed_one.items()))
+    return [f"{total} operation node(s) have missing or invalid Cycles and cost 1 cycle ({detail})"]
+
+
+def instance_from_records(
+    name: str,
+    nodes: Sequence[Any],
+    edges: Iterable[Any],
+    hw: Hardware | None = None,
+) -> Instance:
+    """Check contest node records and edge pairs (SPEC section 1) and build an :class:`Instance`."""
+    hw = hw or default_hardware()
+    t = _read_nodes(nodes, hw)
+    _check_buffers(t)
+    bt = _buffer_table(t, hw)
+    n = t.n
+    node_buf = np.array([-1 if b is None else bt.index_of[b] for b in t.node_bufid], dtype=np.int64)
+    bsrc, bdst, backed = _buffer_uses(t, bt, hw)
+    bufs_ptr, bufs_idx = _csr(n, bsrc, bdst)
+    users_ptr, users_idx = _csr(len(bt.ids), bdst, bsrc)
+    earr = _read_edges(edges, n)
     succ_ptr, succ_idx = _csr(n, earr[:, 0], earr[:, 1])
     pred_ptr, pred_idx = _csr(n, earr[:, 1], earr[:, 0])
-    succ_l = AdjacencyLists._split(succ_ptr, succ_idx)
-    indeg = np.diff(pred_ptr).tolist()
-    bad = _find_cycle_node(n, succ_l, indeg)
+    bad = _find_cycle_node(n, AdjacencyLists._split(succ_ptr, succ_idx), np.diff(pred_ptr).tolist())
     if bad >= 0:
         raise InstanceError(f"node {bad}: lies on or behind a cycle (the graph must be acyclic)")
-
-    warnings: list[str] = []
-    if costed_one:
-        total = sum(costed_one.values())
-        detail = ", ".join(f"{k}: {c}" for k, c in sorted(costed_one.items()))
-        warnings.append(f"{total} operation node(s) have missing or invalid Cycles and cost 1 cycle ({detail})")
-
     return Instance(
-        name=name, hw=hw, op=tuple(op), kind=kind, pipe=pipe, cycles=cycles, node_buf=node_buf,
+        name=name, hw=hw, op=tuple(t.op), kind=t.kind, pipe=t.pipe, cycles=t.cycles, node_buf=node_buf,
         bufs_ptr=bufs_ptr, bufs_idx=bufs_idx, edges=earr,
         succ_ptr=succ_ptr, succ_idx=succ_idx, pred_ptr=pred_ptr, pred_idx=pred_idx,
-        buf_id=buf_ids, buf_size=buf_size, buf_tier=buf_tier, buf_alloc=buf_alloc,
-        buf_free=buf_free, buf_backed=backed, users_ptr=users_ptr, users_idx=users_idx,
-        warnings=tuple(warnings),
+        buf_id=bt.ids, buf_size=bt.size, buf_tier=bt.tier, buf_alloc=bt.alloc,
+        buf_free=bt.free, buf_backed=backed, users_ptr=users_ptr, users_idx=users_idx,
+        warnings=tuple(_cycles_warnings(t.costed_one)),
     )
 
 
