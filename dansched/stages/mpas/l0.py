@@ -48,6 +48,161 @@ def _closure(g: MpasGraph, roots: list[int], done, mark: dict[int, int], out: li
                 stack.append(u)
 
 
+class _Completion:
+    """The simulated completion of :func:`l0_completion_exists`: ``sim`` holds the nodes it
+    scheduled, ``live`` the L0 buffer live in each tier, ``members`` the nodes closing the
+    live L0 buffers requires, ``mark`` each member's count of unscheduled non-ALLOC
+    predecessors (-1: not counted yet)."""
+
+    def __init__(self, g: MpasGraph, rank: list[int], done, live: dict[int, int], sim: set[int]) -> None:
+        self.g, self.rank, self.done, self.live, self.sim = g, rank, done, live, sim
+        self.mark: dict[int, int] = {x: 0 for x in sim}
+        self.members: list[int] = []
+        self.opened: list[int] = []
+        self.ready: list[int] = []  # non-opening nodes that can run
+        self.waiting: list[tuple[int, int]] = []  # heap (rank, node): operations that would open L0 buffers
+        self.queued: set[int] = set()
+        self.counted = 0
+        _closure(g, [g.buf_free[b] for b in live.values()], done, self.mark, self.members)
+
+    def is_done(self, x: int) -> bool:
+        return self.done[x] or x in self.sim
+
+    def count_new(self) -> None:
+        """Count the unscheduled predecessors of the members added since the last call."""
+        g, members, is_done = self.g, self.members, self.is_done
+        while self.counted < len(members):
+            x = members[self.counted]
+            self.counted += 1
+            if is_done(x):
+                continue
+            c = 0
+            for u in g.preds[x]:
+                if not is_done(u) and not (g.kind[u] == KIND_ALLOC and g.kind[x] == KIND_OP):
+                    c += 1
+            self.mark[x] = c
+            if c == 0:
+                self.classify(x)
+
+    def alloc_preds_open(self, x: int) -> list[int] | None:
+        """The L0 buffers operation ``x`` would open, or None when an ALLOC pred is not ready."""
+        g, is_done = self.g, self.is_done
+        bufs = []
+        for u in g.preds[x]:
+            if g.kind[u] == KIND_ALLOC and not is_done(u):
+                if any(not is_done(p) for p in g.preds[u]):
+                    return None
+                if g.l0_tier[u] >= 0:
+                    bufs.append(g.node_buf[u])
+        return bufs
+
+    def opens_of(self, x: int) -> list[int] | None:
+        """The L0 buffers running waiting node ``x`` opens (None: not ready yet)."""
+        return [self.g.node_buf[x]] if self.g.kind[x] == KIND_ALLOC else self.alloc_preds_open(x)
+
+    def classify(self, x: int) -> None:
+        """A node whose predecessors are done: ready, or waiting when it opens an L0 buffer."""
+        g = self.g
+        if g.kind[x] == KIND_OP:
+            opens = self.alloc_preds_open(x)
+            if opens is None:
+                return
+            if opens:
+                self.wait(x)
+            else:
+                self.ready.append(x)
+        elif g.kind[x] == KIND_ALLOC and g.l0_tier[x] >= 0:
+            self.wait(x)
+        else:
+            self.ready.append(x)
+
+    def wait(self, x: int) -> None:
+        if x not in self.queued:
+            self.queued.add(x)
+            heapq.heappush(self.waiting, (self.rank[x], x))
+
+    def run(self, x: int) -> None:
+        """Schedule ``x`` in the simulation (with the non-L0 ALLOCs an operation pulls)."""
+        g, is_done, mark = self.g, self.is_done, self.mark
+        pulled = [x]
+        if g.kind[x] == KIND_OP:
+            pulled = [u for u in g.preds[x] if g.kind[u] == KIND_ALLOC and not is_done(u)] + [x]
+        for y in pulled:
+            self.sim.add(y)
+            t = g.l0_tier[y]
+            if t >= 0:
+                if g.kind[y] == KIND_ALLOC:
+                    self.opened.append(y)
+                    self.live[t] = g.node_buf[y]
+                    _closure(g, [g.buf_free[g.node_buf[y]]], self.done, mark, self.members)
+                elif self.live.get(t) == g.node_buf[y]:
+                    del self.live[t]
+        for y in pulled:  # successors counted before this step
+            for w in g.succs[y]:
+                c = mark.get(w)
+                if c is None or c < 0 or is_done(w):
+                    continue
+                if g.kind[y] == KIND_ALLOC and g.kind[w] == KIND_OP:
+                    # an op does not wait for its ALLOCs; but a not-yet-ready op may now be
+                    if c == 0 and w not in self.queued and w not in self.ready:
+                        self.classify(w)
+                    continue
+                mark[w] = c - 1
+                if c - 1 == 0:
+                    self.classify(w)
+        self.count_new()  # members added by this step, counted against the new state
+
+    def next_opening(self) -> int:
+        """The waiting node of lowest rank whose L0 tiers are all free (-1: none); the
+        others keep waiting."""
+        stalled: list[tuple[int, int]] = []
+        pick = -1
+        while self.waiting:
+            item = heapq.heappop(self.waiting)
+            x = item[1]
+            if self.is_done(x):
+                self.queued.discard(x)
+                continue
+            opens = self.opens_of(x)
+            tiers = [self.g.l0_tier[self.g.buf_alloc[b]] for b in opens or ()]
+            if opens is None or len(set(tiers)) < len(tiers) or any(t in self.live for t in tiers):
+                stalled.append(item)
+                continue
+            pick = x
+            break
+        for item in stalled:  # lowest rank first among the eligible, the rest wait on
+            heapq.heappush(self.waiting, item)
+        return pick
+
+    def complete(self) -> bool:
+        """Run ready nodes, then the next eligible opening, until stuck; True when every
+        member ran (every live L0 buffer closed)."""
+        self.count_new()
+        while True:
+            while self.ready:
+                x = self.ready.pop()
+                if not self.is_done(x):
+                    self.run(x)
+            pick = self.next_opening()
+            if pick < 0:
+                break
+            self.queued.discard(pick)
+            self.run(pick)
+        return all(self.is_done(x) for x in self.members)
+
+    def blocker(self, original: set[int]) -> int:
+        """A buffer of ``original`` (the live L0 buffers before the step) holding a tier
+        that a waiting node needs, or -1."""
+        for _r, x in sorted(self.waiting):
+            if self.is_done(x):
+                continue
+            for b in self.opens_of(x) or ():
+                owner = self.live.get(self.g.l0_tier[self.g.buf_alloc[b]])
+                if owner is not None and owner in original:
+                    return owner
+        return -1
+
+
 def l0_completion_exists(
     g: MpasGraph,
     rank: list[int],
@@ -74,136 +229,10 @@ def l0_completion_exists(
         live[t] = b
     sim: set[int] = {g.buf_alloc[b] for b in new_bufs}
     sim.update(extra_done)
-
-    def is_done(x: int) -> bool:
-        return done[x] or x in sim
-
-    mark: dict[int, int] = {}  # node -> unscheduled non-ALLOC preds (-1: not counted yet)
-    members: list[int] = []
-    for x in sim:
-        mark[x] = 0
-    _closure(g, [g.buf_free[b] for b in live.values()], done, mark, members)
-
-    opened: list[int] = []
-    ready: list[int] = []  # non-opening nodes that can run
-    waiting: list[tuple[int, int]] = []  # heap (rank, node): operations that would open L0 buffers
-    queued: set[int] = set()
-    counted = 0
-
-    def count_new() -> None:
-        nonlocal counted
-        while counted < len(members):
-            x = members[counted]
-            counted += 1
-            if is_done(x):
-                continue
-            c = 0
-            for u in g.preds[x]:
-                if not is_done(u) and not (g.kind[u] == KIND_ALLOC and g.kind[x] == KIND_OP):
-                    c += 1
-            mark[x] = c
-            if c == 0:
-                _classify(x)
-
-    def alloc_preds_open(x: int) -> list[int] | None:
-        """The L0 buffers operation ``x`` would open, or None when an ALLOC pred is not ready."""
-        bufs = []
-        for u in g.preds[x]:
-            if g.kind[u] == KIND_ALLOC and not is_done(u):
-                if any(not is_done(p) for p in g.preds[u]):
-                    return None
-                if g.l0_tier[u] >= 0:
-                    bufs.append(g.node_buf[u])
-        return bufs
-
-    def _classify(x: int) -> None:
-        if g.kind[x] == KIND_OP:
-            opens = alloc_preds_open(x)
-            if opens is None:
-                return
-            if opens:
-                wait(x)
-            else:
-                ready.append(x)
-        elif g.kind[x] == KIND_ALLOC and g.l0_tier[x] >= 0:
-            wait(x)
-        else:
-            ready.append(x)
-
-    def wait(x: int) -> None:
-        if x not in queued:
-            queued.add(x)
-            heapq.heappush(waiting, (rank[x], x))
-
-    def run(x: int) -> None:
-        """Schedule ``x`` in the simulation (with the non-L0 ALLOCs an operation pulls)."""
-        pulled = [x]
-        if g.kind[x] == KIND_OP:
-            pulled = [u for u in g.preds[x] if g.kind[u] == KIND_ALLOC and not is_done(u)] + [x]
-        for y in pulled:
-            sim.add(y)
-            t = g.l0_tier[y]
-            if t >= 0:
-                if g.kind[y] == KIND_ALLOC:
-                    opened.append(y)
-                    live[t] = g.node_buf[y]
-                    _closure(g, [g.buf_free[g.node_buf[y]]], done, mark, members)
-                elif live.get(t) == g.node_buf[y]:
-                    del live[t]
-        for y in pulled:  # successors counted before this step
-            for w in g.succs[y]:
-                c = mark.get(w)
-                if c is None or c < 0 or is_done(w):
-                    continue
-                if g.kind[y] == KIND_ALLOC and g.kind[w] == KIND_OP:
-                    # an op does not wait for its ALLOCs; but a not-yet-ready op may now be
-                    if c == 0 and w not in queued and w not in ready:
-                        _classify(w)
-                    continue
-                mark[w] = c - 1
-                if c - 1 == 0:
-                    _classify(w)
-        count_new()  # members added by this step, counted against the new state
-
-    count_new()
-    while True:
-        while ready:
-            x = ready.pop()
-            if not is_done(x):
-                run(x)
-        stalled: list[tuple[int, int]] = []
-        pick = -1
-        while waiting:
-            item = heapq.heappop(waiting)
-            x = item[1]
-            if is_done(x):
-                queued.discard(x)
-                continue
-            opens = [g.node_buf[x]] if g.kind[x] == KIND_ALLOC else alloc_preds_open(x)
-            tiers = [g.l0_tier[g.buf_alloc[b]] for b in opens or ()]
-            if opens is None or len(set(tiers)) < len(tiers) or any(t in live for t in tiers):
-                stalled.append(item)
-                continue
-            pick = x
-            break
-        for item in stalled:  # lowest rank first among the eligible, the rest wait on
-            heapq.heappush(waiting, item)
-        if pick < 0:
-            break
-        queued.discard(pick)
-        run(pick)
-    if all(is_done(x) for x in members):
-        return True, -1, opened
-    original = set(held.values())
-    for _r, x in sorted(waiting):
-        if is_done(x):
-            continue
-        opens = [g.node_buf[x]] if g.kind[x] == KIND_ALLOC else alloc_preds_open(x)
-        for b in opens or ():
-            owner = live.get(g.l0_tier[g.buf_alloc[b]])
-            if owner is not None and owner in original:
-                return False, owner, []
-    return False, -1, []
+    c = _Completion(g, rank, done, live, sim)
+    if c.complete():
+        return True, -1, c.opened
+    return False, c.blocker(set(held.values())), []
 
 
 def need_tiers(g: MpasGraph, done, h: int) -> dict[int, list[int]]:
