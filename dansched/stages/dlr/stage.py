@@ -207,6 +207,77 @@ def _plan_of(inst: Instance, res: ScanResult) -> Plan:
     return plan_from_indices(inst, res.sequence, res.offsets, res.spills())
 
 
+def _probe_orders(
+    inst: Instance, order: list[int], search: bool, probe: str, rule: str, params: DlrParams
+) -> tuple[dict[str, list[int]], list[Variant], bool]:
+    """Step 1: every candidate order scanned with the probe placement and rule. The
+    reuse-aware orders (the costly part) only when the cheap ones spill, in full within
+    ``params.reuse_search_max_nodes``, budgeted beyond. Returns the orders, their probe
+    variants and whether the cheap orders spill."""
+    variants: list[Variant] = []
+    orders = candidate_orders(inst, order, search, reuse=False, params=params)
+    for name, o in orders.items():
+        res = scan_variant(inst, o, probe, rule, params)
+        if res is not None:
+            variants.append(Variant(name, probe, rule, res))
+    spills = not variants or min(v.scan.traffic for v in variants) > 0
+    if search and spills:
+        large = inst.n > params.reuse_search_max_nodes
+        for name, o in candidate_orders(inst, order, search, reuse=True, large=large, params=params).items():
+            if name in orders:
+                continue
+            orders[name] = o
+            res = scan_variant(inst, o, probe, rule, params)
+            if res is not None:
+                variants.append(Variant(name, probe, rule, res))
+    return orders, variants, spills
+
+
+def _ranked_orders(variants: list[Variant], within: float) -> list[str]:
+    """The order names by their best probe variant; after the first, only those whose
+    probe traffic is within ``within`` times the best."""
+    ranked: list[str] = []
+    best_probe = min((v.scan.traffic for v in variants), default=0)
+    for v in sorted(variants, key=lambda v: (v.key, v.name)):
+        if v.order_name not in ranked and (not ranked or v.scan.traffic <= within * best_probe):
+            ranked.append(v.order_name)
+    return ranked
+
+
+def _alternatives(
+    inst: Instance, variants: list[Variant], winner: Variant, ev: Evaluation, slack: float, limit_count: int
+) -> list[tuple[Plan, Evaluation, str]]:
+    """The other valid variants within ``slack`` percent of the winner's traffic (at most
+    ``limit_count``), least traffic first."""
+    alternatives: list[tuple[Plan, Evaluation, str]] = []
+    limit = ev.extra_traffic * (1 + slack / 100)
+    seen = {winner.name}
+    for v in sorted(variants, key=lambda v: (v.key, v.name)):
+        if len(alternatives) >= limit_count or v.scan.traffic > limit:
+            break
+        if v.name in seen:
+            continue
+        seen.add(v.name)
+        alt = _plan_of(inst, v.scan)
+        alt_ev = evaluate(inst, alt)
+        if alt_ev.valid:
+            alternatives.append((alt, alt_ev, v.name))
+    return alternatives
+
+
+def _report_info(variants: list[Variant], winner: Variant) -> dict[str, Any]:
+    by_order: dict[str, int] = {}
+    for v in variants:
+        by_order[v.order_name] = min(by_order.get(v.order_name, v.scan.traffic), v.scan.traffic)
+    return {
+        "order": winner.order_name,
+        "placement": winner.placement,
+        "victim_rule": winner.rule,
+        "order_traffic": by_order,
+        "variants": len(variants),
+    }
+
+
 def dlr_plan(
     inst: Instance,
     order: Sequence[int],
@@ -238,36 +309,12 @@ def dlr_plan(
     if uniform_tiers(inst):  # best fit cannot fragment, the cost rules are Belady: one variant says it all
         placements, rules = ("bestfit-greedy",), rules[:1]
     # 1. rank the orders with the paper's placement and rule, 2. try every placement
-    # and rule on the best two (the second only when within params.second_order_within of
-    # the first). The reuse-aware order search (the costly part) only runs when the cheap
-    # orders spill, in full within params.reuse_search_max_nodes, budgeted beyond.
+    # and rule on the best two (the second only when within params.second_order_within).
     probe = "bestfit-greedy" if "bestfit-greedy" in placements else placements[0]
-    variants: list[Variant] = []
-    orders = candidate_orders(inst, order, search, reuse=False, params=params)
-    for name, o in orders.items():
-        res = scan_variant(inst, o, probe, rules[0], params)
-        if res is not None:
-            variants.append(Variant(name, probe, rules[0], res))
-    spills = not variants or min(v.scan.traffic for v in variants) > 0
-    if search and spills:
-        large = inst.n > params.reuse_search_max_nodes
-        for name, o in candidate_orders(inst, order, search, reuse=True, large=large, params=params).items():
-            if name in orders:
-                continue
-            orders[name] = o
-            res = scan_variant(inst, o, probe, rules[0], params)
-            if res is not None:
-                variants.append(Variant(name, probe, rules[0], res))
+    orders, variants, spills = _probe_orders(inst, order, search, probe, rules[0], params)
     if not spills:  # no traffic at all: nothing left to gain from other placements
         placements = (probe,)
-    ranked_orders: list[str] = []
-    best_probe = min((v.scan.traffic for v in variants), default=0)
-    for v in sorted(variants, key=lambda v: (v.key, v.name)):
-        if v.order_name not in ranked_orders and (
-            not ranked_orders or v.scan.traffic <= params.second_order_within * best_probe
-        ):
-            ranked_orders.append(v.order_name)
-    for name in ranked_orders[:2]:
+    for name in _ranked_orders(variants, params.second_order_within)[:2]:
         for placement in placements:
             for rule in rules[:1] if placement == "spill-plan" else rules:
                 if placement == probe and rule == rules[0]:
@@ -278,34 +325,9 @@ def dlr_plan(
                     variants.append(Variant(name, placement, rule, res))
     if not variants:
         raise PlacementFailed(f"{inst.name}: no placement variant could place every buffer")
-    best = _pick(inst, variants, params.max_tie_evaluations)
-    plan, ev = best[0], best[1]
-    winner: Variant = best[2]
-    by_order: dict[str, int] = {}
-    for v in variants:
-        by_order[v.order_name] = min(by_order.get(v.order_name, v.scan.traffic), v.scan.traffic)
-    info = {
-        "order": winner.order_name,
-        "placement": winner.placement,
-        "victim_rule": winner.rule,
-        "order_traffic": by_order,
-        "variants": len(variants),
-    }
-    alternatives: list[tuple[Plan, Evaluation, str]] = []
-    if slack > 0:
-        limit = ev.extra_traffic * (1 + slack / 100)
-        seen = {winner.name}
-        for v in sorted(variants, key=lambda v: (v.key, v.name)):
-            if len(alternatives) >= params.max_alternatives or v.scan.traffic > limit:
-                break
-            if v.name in seen:
-                continue
-            seen.add(v.name)
-            alt = _plan_of(inst, v.scan)
-            alt_ev = evaluate(inst, alt)
-            if alt_ev.valid:
-                alternatives.append((alt, alt_ev, v.name))
-    return DlrResult(plan, ev, info, alternatives)
+    plan, ev, winner = _pick(inst, variants, params.max_tie_evaluations)
+    alternatives = _alternatives(inst, variants, winner, ev, slack, params.max_alternatives) if slack > 0 else []
+    return DlrResult(plan, ev, _report_info(variants, winner), alternatives)
 
 
 def _pick(inst: Instance, variants: list[Variant], max_tie_evaluations: int) -> tuple[Plan, Evaluation, Variant]:
