@@ -249,43 +249,57 @@ def _pressured_tiers(inst: Instance) -> set[int]:
     return {t for t, s in total.items() if s > inst.hw.capacity[inst.hw.tiers[t]]}
 
 
-def _build(
-    inst: Instance, dominance: bool, tie_break_spills: bool, max_spills: int | None = None
-) -> tuple[cp_model.CpModel, _Vars, int]:
-    n = inst.n
-    L = inst.lists()
-    hw = inst.hw
-    succ = _precedence(inst)
-    n_anc, n_desc = _closure_counts(n, succ)
-    lo = n_anc
-    hi = [n - 1 - d for d in n_desc]
-    m = cp_model.CpModel()
+class _JointBuilder:
+    """Builds the joint model one constraint family at a time (the variables of
+    :class:`_Vars` are created in the same order as the families are added)."""
 
-    # ---- the order: x[v, i] ---------------------------------------------------------
-    x: dict[tuple[int, int], Any] = {}
-    for v in range(n):
-        for i in range(lo[v], hi[v] + 1):
-            x[v, i] = m.new_bool_var(f"x{v}_{i}")
-    at: list[list[int]] = [[] for _ in range(n)]  # nodes that may sit at position i
-    for v in range(n):
-        m.add_exactly_one(x[v, i] for i in range(lo[v], hi[v] + 1))
-        for i in range(lo[v], hi[v] + 1):
-            at[i].append(v)
-    for i in range(n):
-        m.add_exactly_one(x[v, i] for v in at[i])
-    pos = [m.new_int_var(lo[v], hi[v], f"pos{v}") for v in range(n)]
-    for v in range(n):
-        m.add(pos[v] == sum(i * x[v, i] for i in range(lo[v], hi[v] + 1)))
-    m.add_all_different(pos)
-    for v in range(n):
-        for w in succ[v]:
-            m.add(pos[v] + 1 <= pos[w])
+    def __init__(self, inst: Instance) -> None:
+        self.inst = inst
+        self.n = n = inst.n
+        self.succ = _precedence(inst)
+        n_anc, n_desc = _closure_counts(n, self.succ)
+        self.lo = n_anc
+        self.hi = [n - 1 - d for d in n_desc]
+        self.m = cp_model.CpModel()
+        self.x: dict[tuple[int, int], Any] = {}
+        self.r: dict[tuple[int, int], Any] = {}
+        self.o: dict[tuple[int, int], Any] = {}
+        self.y: dict[tuple[int, int], Any] = {}
+        self.pos: list[Any] = []
+        self.rect: dict[int, tuple[list[Any], list[Any]]] = {}  # tier -> (x intervals, y intervals)
+        self.load: dict[tuple[int, int], list[Any]] = {}  # (tier, position) -> resident sizes
+        self.cost_terms: list[Any] = []
+        self.spill_terms: list[Any] = []
 
-    def X(v: int, i: int):
-        return x.get((v, i), 0)
+    def X(self, v: int, i: int):
+        return self.x.get((v, i), 0)
 
-    if dominance:
-        after, before = _allowed_neighbours(inst, succ)
+    def add_order(self) -> None:
+        """The order: ``x[v, i]`` (node v at position i) an assignment, ``pos[v]`` its
+        position, every precedence edge forward."""
+        m, x, lo, hi, n = self.m, self.x, self.lo, self.hi, self.n
+        for v in range(n):
+            for i in range(lo[v], hi[v] + 1):
+                x[v, i] = m.new_bool_var(f"x{v}_{i}")
+        at: list[list[int]] = [[] for _ in range(n)]  # nodes that may sit at position i
+        for v in range(n):
+            m.add_exactly_one(x[v, i] for i in range(lo[v], hi[v] + 1))
+            for i in range(lo[v], hi[v] + 1):
+                at[i].append(v)
+        for i in range(n):
+            m.add_exactly_one(x[v, i] for v in at[i])
+        self.pos = pos = [m.new_int_var(lo[v], hi[v], f"pos{v}") for v in range(n)]
+        for v in range(n):
+            m.add(pos[v] == sum(i * x[v, i] for i in range(lo[v], hi[v] + 1)))
+        m.add_all_different(pos)
+        for v in range(n):
+            for w in self.succ[v]:
+                m.add(pos[v] + 1 <= pos[w])
+
+    def add_dominance(self) -> None:
+        """Order dominance: the allowed neighbours after an ALLOC and before a FREE."""
+        m, x, lo, hi, n = self.m, self.x, self.lo, self.hi, self.n
+        after, before = _allowed_neighbours(self.inst, self.succ)
         for a, ok in after.items():
             for i in range(lo[a], hi[a] + 1):
                 if i + 1 >= n:
@@ -299,73 +313,98 @@ def _build(
                     continue
                 m.add(x[f, i] <= sum(x[w, i - 1] for w in ok if (w, i - 1) in x))
 
-    # ---- residency, spills, offsets for buffers of pressured tiers ---------------------
-    pressured = _pressured_tiers(inst)
-    active = [b for b in range(inst.num_buffers) if int(inst.buf_tier[b]) in pressured]
-    r: dict[tuple[int, int], Any] = {}
-    o: dict[tuple[int, int], Any] = {}
-    y: dict[tuple[int, int], Any] = {}
-    rect: dict[int, tuple[list[Any], list[Any]]] = {}
-    load: dict[tuple[int, int], list[Any]] = {}
-    cost_terms: list[Any] = []
-    spill_terms: list[Any] = []
-    for b in active:
+    def _need(self, nodes: list[int], i: int):
+        return sum(self.X(v, i) for v in nodes)
+
+    def add_residency(self, b: int, need_nodes: list[int]) -> None:
+        """Buffer ``b`` resident ``r[b, i]`` only while alive (ALLOC at or before i, FREE not
+        before i) and at every point that needs it; its offset ``y[b, i]`` and rectangle."""
+        inst, m, X = self.inst, self.m, self.X
         a, f = int(inst.buf_alloc[b]), int(inst.buf_free[b])
         t, s = int(inst.buf_tier[b]), int(inst.buf_size[b])
-        cap = hw.capacity[hw.tiers[t]]
-        need_nodes = [a, f] + list(L.users[b])
-        first, last = lo[a], hi[f]
-
-        def need(i: int, _nodes=need_nodes):
-            return sum(X(v, i) for v in _nodes)
-
-        # alive(i) = [ALLOC at or before i] - [FREE before i], as running sums
+        cap = inst.hw.capacity[inst.hw.tiers[t]]
         started = 0
         ended_before = 0
-        for i in range(first, last + 1):
+        for i in range(self.lo[a], self.hi[f] + 1):
             started = started + X(a, i)
             rb = m.new_bool_var(f"r{b}_{i}")
-            r[b, i] = rb
+            self.r[b, i] = rb
             m.add(rb <= started - ended_before)
-            m.add(rb >= need(i))
+            m.add(rb >= self._need(need_nodes, i))
             ended_before = ended_before + X(f, i)
             yb = m.new_int_var(0, cap - s, f"y{b}_{i}")
-            y[b, i] = yb
+            self.y[b, i] = yb
             m.add(yb == 0).only_enforce_if(rb.negated())
-            xs, ys = rect.setdefault(t, ([], []))
+            xs, ys = self.rect.setdefault(t, ([], []))
             xs.append(m.new_optional_fixed_size_interval_var(i, 1, rb, f"xi{b}_{i}"))
             ys.append(m.new_optional_fixed_size_interval_var(yb, s, rb, f"yi{b}_{i}"))
-            load.setdefault((t, i), []).append(s * rb)
-        for i in range(first, last):
+            self.load.setdefault((t, i), []).append(s * rb)
+
+    def add_spills(self, b: int, need_nodes: list[int]) -> None:
+        """Spill ``o[b, i]`` right after point i: out for the whole gap, back (at any
+        offset) by the next point that needs it; its traffic (SPEC section 5) is the cost."""
+        inst, m, X, r = self.inst, self.m, self.X, self.r
+        a, f = int(inst.buf_alloc[b]), int(inst.buf_free[b])
+        for i in range(self.lo[a], self.hi[f]):
             ob = m.new_bool_var(f"o{b}_{i}")
-            o[b, i] = ob
+            self.o[b, i] = ob
             ri, rn = r[b, i], r[b, i + 1]
             m.add(ob <= ri)
             m.add(ob <= 1 - X(f, i))  # no spill at the FREE
             m.add(ob >= ri - rn - X(f, i))  # leaving residency while alive is a spill
-            m.add(ob <= need(i))  # spill right after a point ...
-            m.add(rn + ob <= 1 + need(i + 1))  # ... out for the whole gap
-            m.add(rn <= ri + need(i + 1))  # spilled stays out until the next point
-            m.add(ri <= rn + need(i))  # resident stays resident until the next point
-            m.add(y[b, i + 1] == y[b, i]).only_enforce_if([ri, rn, ob.negated()])
-            cost_terms.append(spill_cost(inst, b) * ob)
-            spill_terms.append(ob)
-    if max_spills is not None and spill_terms:
-        m.add(sum(spill_terms) <= max_spills)
-    for t, (xs, ys) in rect.items():
-        m.add_no_overlap_2d(xs, ys)
-    for (t, i), terms in load.items():
-        cap = hw.capacity[hw.tiers[t]]
-        if len(terms) > 1:
-            m.add(sum(terms) <= cap)
-    weight = 1
-    if cost_terms:
+            m.add(ob <= self._need(need_nodes, i))  # spill right after a point ...
+            m.add(rn + ob <= 1 + self._need(need_nodes, i + 1))  # ... out for the whole gap
+            m.add(rn <= ri + self._need(need_nodes, i + 1))  # spilled stays out until the next point
+            m.add(ri <= rn + self._need(need_nodes, i))  # resident stays resident until the next point
+            m.add(self.y[b, i + 1] == self.y[b, i]).only_enforce_if([ri, rn, ob.negated()])
+            self.cost_terms.append(spill_cost(inst, b) * ob)
+            self.spill_terms.append(ob)
+
+    def add_tier_capacity(self) -> None:
+        """Per tier, resident rectangles (position x address) never overlap, and the
+        resident sizes at each position fit (the redundant cumulative of each no-overlap-2D)."""
+        hw = self.inst.hw
+        for _t, (xs, ys) in self.rect.items():
+            self.m.add_no_overlap_2d(xs, ys)
+        for (t, _i), terms in self.load.items():
+            if len(terms) > 1:
+                self.m.add(sum(terms) <= hw.capacity[hw.tiers[t]])
+
+    def set_objective(self, tie_break_spills: bool) -> int:
+        """Least traffic (then, with ``tie_break_spills``, fewest spills); returns the weight
+        of the traffic term."""
+        if not self.cost_terms:
+            return 1
         if tie_break_spills:
-            weight = len(spill_terms) + 1
-            m.minimize(weight * sum(cost_terms) + sum(spill_terms))
-        else:
-            m.minimize(sum(cost_terms))
-    return m, _Vars(x, r, o, y, pos, active, lo, hi), weight
+            weight = len(self.spill_terms) + 1
+            self.m.minimize(weight * sum(self.cost_terms) + sum(self.spill_terms))
+            return weight
+        self.m.minimize(sum(self.cost_terms))
+        return 1
+
+
+def _build(
+    inst: Instance, dominance: bool, tie_break_spills: bool, max_spills: int | None = None
+) -> tuple[cp_model.CpModel, _Vars, int]:
+    """The joint model (module docstring), built per constraint family: the order, the
+    optional dominance, residency and spills of each buffer of a pressured tier, the tier
+    capacities, then the objective."""
+    jb = _JointBuilder(inst)
+    jb.add_order()
+    if dominance:
+        jb.add_dominance()
+    pressured = _pressured_tiers(inst)
+    active = [b for b in range(inst.num_buffers) if int(inst.buf_tier[b]) in pressured]
+    users = inst.lists().users
+    for b in active:
+        need_nodes = [int(inst.buf_alloc[b]), int(inst.buf_free[b])] + list(users[b])
+        jb.add_residency(b, need_nodes)
+        jb.add_spills(b, need_nodes)
+    if max_spills is not None and jb.spill_terms:
+        jb.m.add(sum(jb.spill_terms) <= max_spills)
+    jb.add_tier_capacity()
+    weight = jb.set_objective(tie_break_spills)
+    return jb.m, _Vars(jb.x, jb.r, jb.o, jb.y, jb.pos, active, jb.lo, jb.hi), weight
 
 
 def _hint(m: cp_model.CpModel, inst: Instance, v: _Vars, plan: Plan, dominance: bool) -> bool:
