@@ -331,21 +331,12 @@ def not_best_cells(rows: Sequence[dict[str, Any]], subject: str = "dan") -> list
     return out
 
 
-def bench_markdown(rows: Sequence[dict[str, Any]], anchors: dict[str, dict[str, Any]] | None = None, title: str = "dansched bench") -> str:
-    """The Markdown report described in the module docstring."""
-    anchors = anchors or {}
-    instances, methods, by = _index(rows)
-    lines: list[str] = [f"# {title}", ""]
-    lines += [
-        "Every plan below was judged by the shared evaluator (`dansched.simulate.evaluate`);",
-        "smaller is better everywhere. Peak is `maxV_stay` over L1+UB (the paper's M_max,",
-        "logical: ALLOC to FREE); physical peak counts resident units (spilled buffers excluded).",
-        "",
-    ]
+def _md_main_comparison(instances, methods, by) -> list[str]:
+    """Paper Table 2's layout: every method's figures as ratios to ``base``, and ``dan``'s
+    change against the best external method."""
     ext = [m for m in EXTERNAL if m in methods]
-    # -- Table 2 ---------------------------------------------------------------------
     ratio_methods = [m for m in methods if m != "base" and (m in EXTERNAL or m == "dan")]
-    lines += ["## Main comparison (layout of the paper's Table 2): ratios to `base`", ""]
+    lines = ["## Main comparison (layout of the paper's Table 2): ratios to `base`", ""]
     body = []
     for inst in instances:
         base = by.get((inst, "base"))
@@ -360,14 +351,17 @@ def bench_markdown(rows: Sequence[dict[str, Any]], anchors: dict[str, dict[str, 
                 cells.append(f"{d} vs {'/'.join(who) if len(who) <= 2 else f'{len(who)} methods'}" if who else d)
             body.append(["", "Δ vs best external"] + cells)
     lines += _table(["Workload", "Method"] + [f"{METRIC_TITLES[k]}/Base" for k in METRICS], body, 2)
-    lines += [
+    return lines + [
         "",
         f"External methods for the Δ row: {', '.join(ext) or 'none'} (`base` included). "
         "`-`: base and method both 0; `inf`: base 0, method not.",
         "",
     ]
-    # -- absolute figures + anchors --------------------------------------------------------
-    lines += ["## Absolute figures (best public figures from `anchors.json` in their own column)", ""]
+
+
+def _md_absolute(instances, methods, by, anchors: dict[str, dict[str, Any]]) -> list[str]:
+    """Absolute figures of every method, the best in bold, the best public figure beside."""
+    lines = ["## Absolute figures (best public figures from `anchors.json` in their own column)", ""]
     body = []
     any_anchor = any(inst in anchors for inst in instances)
     for inst in instances:
@@ -386,62 +380,102 @@ def bench_markdown(rows: Sequence[dict[str, Any]], anchors: dict[str, dict[str, 
                 row.append(shown)
             body.append(row)
     lines += _table(["Workload", "Metric"] + methods + (["best public"] if any_anchor else []), body, 2)
-    lines += ["", "Bold: the best of the methods run here. Best public: p1 (maxV_stay under the problem-1 rules, L0 rule included), p2 (traffic), p3 (makespan, with the traffic it carried)." if any_anchor else "Bold: the best of the methods run here.", ""]
-    # -- Table 4 ---------------------------------------------------------------------
-    if "dan" in methods and "lru" in methods:
-        lines += ["## Stage-2 victim rule (paper Table 4): cost-aware (`dan`) vs LRU (`lru`)", "",
-                  "Negative values: reductions relative to the LRU variant.", ""]
-        body = []
-        for inst in instances:
-            d, l = by.get((inst, "dan")), by.get((inst, "lru"))
-            body.append([inst] + [_change(_value(d, k), _value(l, k)) for k in ("extra_traffic", "spill_count", "makespan")])
-        lines += _table(["Workload", "DDR change", "Spill-count change", "Makespan change"], body) + [""]
-    # -- Table 5 ---------------------------------------------------------------------
-    if "dan" in methods and "dan-no-cpe" in methods:
-        lines += ["## Stage 3 (paper Table 5): makespan without and with CPE", ""]
-        body = []
-        for inst in instances:
-            a, b = _value(by.get((inst, "dan-no-cpe")), "makespan"), _value(by.get((inst, "dan")), "makespan")
-            cut = "n/a" if a is None or b is None or a == 0 else f"{100.0 * (a - b) / a:.1f}%"
-            body.append([inst, _int(a), _int(b), cut])
-        lines += _table(["Workload", "DAN w/o CPE", "DAN (full)", "Makespan ↓"], body) + [""]
-    # -- Figure 11 ---------------------------------------------------------------------
-    if "dan" in methods:
-        seen_stages = {s for inst in instances for s in (by.get((inst, "dan")) or {}).get("stage_seconds", {})}
-        stage_names = [s for s in STAGE_ORDER if s in seen_stages] + sorted(seen_stages - set(STAGE_ORDER))
-        lines += ["## Compile time per stage of `dan` (paper Figure 11), seconds", ""]
-        body = []
-        for inst in instances:
-            ss = (by.get((inst, "dan")) or {}).get("stage_seconds", {})
-            vals = [ss.get(s) for s in stage_names]
-            total = sum(v for v in vals if v is not None)
-            body.append([inst] + ["-" if v is None else f"{v:.2f}" for v in vals] + [f"{total:.2f}"])
-        lines += _table(["Workload"] + stage_names + ["total"], body) + [""]
-    lines += ["## Seconds per method (wall clock of the method, evaluation excluded)", ""]
+    return lines + ["", "Bold: the best of the methods run here. Best public: p1 (maxV_stay under the problem-1 rules, L0 rule included), p2 (traffic), p3 (makespan, with the traffic it carried)." if any_anchor else "Bold: the best of the methods run here.", ""]
+
+
+def _md_victim_rule(instances, by) -> list[str]:
+    """Paper Table 4: the cost-aware victim rule against LRU."""
+    lines = ["## Stage-2 victim rule (paper Table 4): cost-aware (`dan`) vs LRU (`lru`)", "",
+             "Negative values: reductions relative to the LRU variant.", ""]
+    body = []
+    for inst in instances:
+        d, l = by.get((inst, "dan")), by.get((inst, "lru"))
+        body.append([inst] + [_change(_value(d, k), _value(l, k)) for k in ("extra_traffic", "spill_count", "makespan")])
+    return lines + _table(["Workload", "DDR change", "Spill-count change", "Makespan change"], body) + [""]
+
+
+def _md_cpe(instances, by) -> list[str]:
+    """Paper Table 5: the makespan without and with Stage 3."""
+    lines = ["## Stage 3 (paper Table 5): makespan without and with CPE", ""]
+    body = []
+    for inst in instances:
+        a, b = _value(by.get((inst, "dan-no-cpe")), "makespan"), _value(by.get((inst, "dan")), "makespan")
+        cut = "n/a" if a is None or b is None or a == 0 else f"{100.0 * (a - b) / a:.1f}%"
+        body.append([inst, _int(a), _int(b), cut])
+    return lines + _table(["Workload", "DAN w/o CPE", "DAN (full)", "Makespan ↓"], body) + [""]
+
+
+def _md_stage_seconds(instances, by) -> list[str]:
+    """Paper Figure 11: compile time per stage of ``dan``."""
+    seen_stages = {s for inst in instances for s in (by.get((inst, "dan")) or {}).get("stage_seconds", {})}
+    stage_names = [s for s in STAGE_ORDER if s in seen_stages] + sorted(seen_stages - set(STAGE_ORDER))
+    lines = ["## Compile time per stage of `dan` (paper Figure 11), seconds", ""]
+    body = []
+    for inst in instances:
+        ss = (by.get((inst, "dan")) or {}).get("stage_seconds", {})
+        vals = [ss.get(s) for s in stage_names]
+        total = sum(v for v in vals if v is not None)
+        body.append([inst] + ["-" if v is None else f"{v:.2f}" for v in vals] + [f"{total:.2f}"])
+    return lines + _table(["Workload"] + stage_names + ["total"], body) + [""]
+
+
+def _md_method_seconds(instances, methods, by) -> list[str]:
+    lines = ["## Seconds per method (wall clock of the method, evaluation excluded)", ""]
     body = [[inst] + [("-" if (r := by.get((inst, m))) is None or r.get("seconds") is None else f"{r['seconds']:.1f}") for m in methods] for inst in instances]
-    lines += _table(["Workload"] + methods, body) + [""]
-    # -- notes --------------------------------------------------------------------------
-    if "dan" in methods:
-        cells = not_best_cells(rows)
-        lines += ["## Cells where `dan` is not the best", ""]
-        if not cells:
-            lines += ["None: `dan` is best or tied-best on every instance x metric cell.", ""]
-        for c in cells:
-            v = "invalid" if c["value"] is None else f"{c['value']:,}"
-            extra = "" if c["value"] is None or c["best"] == 0 else f" ({100.0 * (c['value'] - c['best']) / c['best']:+.1f}%)"
-            if c["metric"] == "max_v_stay":
-                s1 = (((by.get((c["instance"], "dan")) or {}).get("info") or {}).get("stages") or {}).get("mpas", {}).get("max_v_stay")
-                if s1 is not None:
-                    extra += f"; dan's Stage-1 order: {s1:,}"
-            lines.append(f"- {c['instance']}, {METRIC_TITLES[c['metric']]}: dan {v}, best {c['best']:,} by {', '.join(c['by'])}{extra}")
-        lines.append("")
+    return lines + _table(["Workload"] + methods, body) + [""]
+
+
+def _md_not_best(rows: Sequence[dict[str, Any]], by) -> list[str]:
+    """Every cell where ``dan`` is beaten, by whom and by how much."""
+    cells = not_best_cells(rows)
+    lines = ["## Cells where `dan` is not the best", ""]
+    if not cells:
+        lines += ["None: `dan` is best or tied-best on every instance x metric cell.", ""]
+    for c in cells:
+        v = "invalid" if c["value"] is None else f"{c['value']:,}"
+        extra = "" if c["value"] is None or c["best"] == 0 else f" ({100.0 * (c['value'] - c['best']) / c['best']:+.1f}%)"
+        if c["metric"] == "max_v_stay":
+            s1 = (((by.get((c["instance"], "dan")) or {}).get("info") or {}).get("stages") or {}).get("mpas", {}).get("max_v_stay")
+            if s1 is not None:
+                extra += f"; dan's Stage-1 order: {s1:,}"
+        lines.append(f"- {c['instance']}, {METRIC_TITLES[c['metric']]}: dan {v}, best {c['best']:,} by {', '.join(c['by'])}{extra}")
+    return lines + [""]
+
+
+def _md_failures(rows: Sequence[dict[str, Any]]) -> list[str]:
     bad = [r for r in rows if not r["valid"]]
     fallbacks = [r for r in rows if r["valid"] and r.get("info", {}).get("fallback")]
-    if bad or fallbacks:
-        lines += ["## Failures and fallbacks", ""]
-        lines += [f"- {r['instance']} / {r['method']}: {r['error']}" for r in bad]
-        lines += [f"- {r['instance']} / {r['method']}: fallback: {r['info']['fallback']}" for r in fallbacks]
-        lines.append("")
+    if not (bad or fallbacks):
+        return []
+    lines = ["## Failures and fallbacks", ""]
+    lines += [f"- {r['instance']} / {r['method']}: {r['error']}" for r in bad]
+    lines += [f"- {r['instance']} / {r['method']}: fallback: {r['info']['fallback']}" for r in fallbacks]
+    return lines + [""]
+
+
+def bench_markdown(rows: Sequence[dict[str, Any]], anchors: dict[str, dict[str, Any]] | None = None, title: str = "dansched bench") -> str:
+    """The Markdown report described in the module docstring, one section per table."""
+    anchors = anchors or {}
+    instances, methods, by = _index(rows)
+    lines: list[str] = [f"# {title}", ""]
+    lines += [
+        "Every plan below was judged by the shared evaluator (`dansched.simulate.evaluate`);",
+        "smaller is better everywhere. Peak is `maxV_stay` over L1+UB (the paper's M_max,",
+        "logical: ALLOC to FREE); physical peak counts resident units (spilled buffers excluded).",
+        "",
+    ]
+    lines += _md_main_comparison(instances, methods, by)
+    lines += _md_absolute(instances, methods, by, anchors)
+    if "dan" in methods and "lru" in methods:
+        lines += _md_victim_rule(instances, by)
+    if "dan" in methods and "dan-no-cpe" in methods:
+        lines += _md_cpe(instances, by)
+    if "dan" in methods:
+        lines += _md_stage_seconds(instances, by)
+    lines += _md_method_seconds(instances, methods, by)
+    if "dan" in methods:
+        lines += _md_not_best(rows, by)
+    lines += _md_failures(rows)
     return "\n".join(lines)
 
 

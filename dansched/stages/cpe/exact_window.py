@@ -80,6 +80,78 @@ def _expand_through_cache_nodes(
     return src
 
 
+def _order_ancestors(skel: Skeleton, window: Sequence[int], inside: set[int]) -> dict[int, set[int]]:
+    """For each window node, its pipe-node ancestors along order constraints inside the window."""
+    pipe = skel.timing.pipe
+    anc: dict[int, set[int]] = {}
+    for v in window:
+        a: set[int] = set()
+        for u in skel.order_preds[v]:
+            if u in inside:
+                a |= anc[u]
+                if pipe[u] >= 0:
+                    a.add(u)
+        anc[v] = a
+    return anc
+
+
+def _fixed_neighbours(
+    skel: Skeleton, order: Sequence[int], lo: int, hi: int, start: Sequence[int], end: Sequence[int],
+    inside: set[int], tsrc: dict[int, tuple[set[int], int]], horizon: int,
+) -> tuple[dict[int, int], dict[int, int], dict[int, int]]:
+    """What stays fixed around the window: per pipe, the end of its last task before the
+    window and the start of its first after; per window pipe node, the latest end its
+    successors outside the window allow."""
+    g = skel.timing
+    before_end: dict[int, int] = {}
+    after_start: dict[int, int] = {}
+    for v in order[:lo]:
+        if g.pipe[v] >= 0:
+            before_end[g.pipe[v]] = end[v]
+    for v in order[hi:]:
+        p = g.pipe[v]
+        if p >= 0 and p not in after_start:
+            after_start[p] = start[v]
+    deadline: dict[int, int] = {}
+    for w in order[hi:]:
+        for u in g.preds[w]:
+            if u in inside:
+                for x in ({u} if g.pipe[u] >= 0 else tsrc[u][0]):
+                    deadline[x] = min(deadline.get(x, horizon), start[w])
+    return before_end, after_start, deadline
+
+
+def _sequence_from_starts(
+    skel: Skeleton, window: Sequence[int], inside: set[int], ops: Sequence[int], key: dict[int, tuple]
+) -> list[int] | None:
+    """Kahn over the window's order constraints plus the pipe sequences CP-SAT chose (ties
+    by ``key``); None when they form a cycle."""
+    pipe = skel.timing.pipe
+    succ: dict[int, list[int]] = {v: [] for v in window}
+    indeg = {v: 0 for v in window}
+    for v in window:
+        for u in skel.order_preds[v]:
+            if u in inside:
+                succ[u].append(v)
+                indeg[v] += 1
+    for p in {pipe[v] for v in ops}:
+        seq_p = sorted((v for v in ops if pipe[v] == p), key=lambda v: key[v])
+        for u, v in zip(seq_p, seq_p[1:]):
+            succ[u].append(v)
+            indeg[v] += 1
+    heap = [(key[v], v) for v in window if indeg[v] == 0]
+    heapq.heapify(heap)
+    seq = []
+    while heap:
+        _, v = heapq.heappop(heap)
+        seq.append(v)
+        for w in succ[v]:
+            indeg[w] -= 1
+            if indeg[w] == 0:
+                heapq.heappush(heap, (key[w], w))
+    return seq if len(seq) == len(window) else None
+
+
 def solve_window(
     skel: Skeleton,
     order: Sequence[int],
@@ -107,30 +179,8 @@ def solve_window(
     pos = {v: i for i, v in enumerate(order)}
     horizon = max(end) if end else 0
     tsrc = _expand_through_cache_nodes(window, inside, g.pipe, g.preds, end)
-    anc: dict[int, set[int]] = {}  # pipe-node ancestors along order constraints inside the window
-    for v in window:
-        a: set[int] = set()
-        for u in skel.order_preds[v]:
-            if u in inside:
-                a |= anc[u]
-                if g.pipe[u] >= 0:
-                    a.add(u)
-        anc[v] = a
-    before_end: dict[int, int] = {}
-    after_start: dict[int, int] = {}
-    for v in order[:lo]:
-        if g.pipe[v] >= 0:
-            before_end[g.pipe[v]] = end[v]
-    for v in order[hi:]:
-        p = g.pipe[v]
-        if p >= 0 and p not in after_start:
-            after_start[p] = start[v]
-    deadline: dict[int, int] = {}  # pipe node -> latest end allowed by fixed successors outside
-    for w in order[hi:]:
-        for u in g.preds[w]:
-            if u in inside:
-                for x in ({u} if g.pipe[u] >= 0 else tsrc[u][0]):
-                    deadline[x] = min(deadline.get(x, horizon), start[w])
+    anc = _order_ancestors(skel, window, inside)
+    before_end, after_start, deadline = _fixed_neighbours(skel, order, lo, hi, start, end, inside, tsrc, horizon)
     m = cp_model.CpModel()
     s: dict[int, Any] = {}
     per_pipe: dict[int, list[Any]] = {}
@@ -163,33 +213,10 @@ def solve_window(
         return None, stats
     stats["objective"] = int(solver.objective_value)
     stats["best_bound"] = int(solver.best_objective_bound)
-    # Kahn over the window's order constraints plus the pipe sequences CP-SAT chose
     key = {v: ((0, solver.value(s[v]), pos[v]) if v in s else (-1, 0, pos[v])) for v in window}
-    succ: dict[int, list[int]] = {v: [] for v in window}
-    indeg = {v: 0 for v in window}
-    for v in window:
-        for u in skel.order_preds[v]:
-            if u in inside:
-                succ[u].append(v)
-                indeg[v] += 1
-    for p in {g.pipe[v] for v in ops}:
-        seq_p = sorted((v for v in ops if g.pipe[v] == p), key=lambda v: key[v])
-        for u, v in zip(seq_p, seq_p[1:]):
-            succ[u].append(v)
-            indeg[v] += 1
-    heap = [(key[v], v) for v in window if indeg[v] == 0]
-    heapq.heapify(heap)
-    seq = []
-    while heap:
-        _, v = heapq.heappop(heap)
-        seq.append(v)
-        for w in succ[v]:
-            indeg[w] -= 1
-            if indeg[w] == 0:
-                heapq.heappush(heap, (key[w], w))
-    if len(seq) < len(window):
+    seq = _sequence_from_starts(skel, window, inside, ops, key)
+    if seq is None:
         stats["status"] = "CYCLIC_ORDER"
-        return None, stats
     return seq, stats
 
 
