@@ -1,4 +1,5 @@
-"""Timing-aware relayout: the last step of Stage 2 when the makespan matters (problem 3).
+"""Timing-aware relayout, a round of the Stage-3 loop (:mod:`.stage`) when the makespan matters (problem 3):
+it changes only what Stage 2 decides (offsets), never traffic or spills.
 
 Address reuse is what ties memory to time: a segment that starts on addresses an
 earlier segment held waits for the event that ended it (SPEC section 5). Best-fit

@@ -1,5 +1,6 @@
-"""Timing-aware resequencing: the last order change of Stage 2 when the makespan
-matters (problem 3).
+"""Timing-aware resequencing, a round of the Stage-3 loop (:mod:`.stage`) when the
+makespan matters (problem 3): an order change of the kind Stage 2 makes, with the same
+segments, offsets and spills.
 
 Stage 3 keeps the subsequence of memory events of the Stage-2 order (paper
 Eq. 14), so that order decides much of the makespan. Yet the memory behaviour of a
