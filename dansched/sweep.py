@@ -395,7 +395,7 @@ def run_sweep(cells: Sequence[Cell], out: str | Path, executor: ExecutorOptions 
         writer.close()
         if bar is not None:
             bar.stop()
-    rows = [done[c.key] for c in cells if c.key in done]
+    rows = [dict(done[c.key], instance=c.instance) for c in cells if c.key in done]  # same bytes, own name
     return SweepResult(list(cells), rows, len(todo) - len(lost), skipped, failed, lost,
                        round(time.perf_counter() - t0, 3))
 
