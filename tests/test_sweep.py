@@ -204,3 +204,23 @@ def test_killed_dask_worker_loses_no_cell(inline, instances, tmp_path):
     assert not res.lost and res.ran == 12
     assert _stable(res.rows) == _stable(inline[0].rows)
     assert len(_jsonl(tmp_path)) == 12
+
+
+def test_interrupt_keeps_finished_cells(inline, instances, tmp_path):
+    def stop(_row):
+        raise KeyboardInterrupt
+
+    with pytest.raises(KeyboardInterrupt):
+        S.sweep(instances, SETS, out=tmp_path, executor=E.ExecutorOptions(jobs=2), quiet=True, on_row=stop)
+    assert len(_jsonl(tmp_path)) == 1  # the row written before the interrupt
+    rest = S.sweep(instances, SETS, out=tmp_path, executor=E.ExecutorOptions(jobs=2), quiet=True)
+    assert (rest.skipped, rest.ran) == (1, 11) and _stable(rest.rows) == _stable(inline[0].rows)
+
+
+def test_cli_interrupt_exits_130_with_one_line(monkeypatch, capsys, tmp_path):
+    def interrupted(*_a, **_k):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(S, "sweep", interrupted)
+    code, err = _cli(monkeypatch, capsys, SHIPPED / "Exp.json", "--out", tmp_path)
+    assert code == 130 and "interrupted" in err and len(err.strip().splitlines()) == 1, err
