@@ -187,7 +187,7 @@ def _dask_client(opts: ExecutorOptions, stack: ExitStack):
             raise ExecutorError(f"cannot reach the Dask scheduler at {opts.scheduler}: {exc}") from None
     cluster = stack.enter_context(LocalCluster(
         n_workers=opts.dask_workers, threads_per_worker=1, processes=True, host="127.0.0.1",
-        dashboard_address=None, silence_logs=logging.ERROR,
+        dashboard_address="127.0.0.1:0", silence_logs=logging.ERROR,  # its HTTP server: any free loopback port
     ))
     return stack.enter_context(Client(cluster))
 

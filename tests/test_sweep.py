@@ -186,7 +186,7 @@ def test_killed_dask_worker_loses_no_cell(inline, instances, tmp_path):
 
     killed: list[str] = []
     with LocalCluster(n_workers=2, threads_per_worker=1, processes=True, host="127.0.0.1",
-                      dashboard_address=None, silence_logs=logging.CRITICAL) as cluster, Client(cluster) as client:
+                      dashboard_address="127.0.0.1:0", silence_logs=logging.CRITICAL) as cluster, Client(cluster) as client:
         pids = client.run(os.getpid)
 
         def kill_a_busy_worker(_row):
