@@ -11,20 +11,21 @@ Issue 18 targets on the 2-core project machine:
    (``--jobs 1``) and on the local pool (``--jobs 2``, pool start-up included).
    Overhead per cell = (sweep wall - the cells' own work / workers) / cells.
    The reports (CSV, Markdown, PNGs) are written once per sweep and timed apart.
-2. **Official grid**: the five official cases x L1 in {2048, 3072, 4096} x UB in
-   {512, 768, 1024} (45 cells, problem 3) with ``--jobs 2`` and with
-   ``--dask-workers 2``: wall time of each ``dansched sweep`` command and Dask's
-   overhead relative to the local pool (target under 10 %). ``official --run``
-   runs both commands (long: tens of minutes on a shared machine); without
-   ``--run`` it tabulates two finished sweeps whose command wall times are given
-   with ``--walls LOCAL DASK``. Both ways it checks that the two sweeps recorded
-   the same rows (apart from ``seconds``).
+2. **Grid, local pool vs Dask**: the instances of a folder (default: the five
+   official cases) x L1 in {2048, 3072, 4096} x UB in {512, 768, 1024}
+   (problem 3; 45 cells for five instances), ``dansched sweep`` with ``--jobs 2``
+   and with ``--dask-workers 2``, run one after another in ``--order`` (e.g.
+   ``local,dask,local`` to bracket a change of load on a shared machine): the
+   wall time of each command, the cells' own seconds, Dask's overhead relative to
+   the local pool (target under 10 %), and a check that every run recorded the
+   same rows (apart from ``seconds``). On the official cases this is long (each
+   Matmul_Case1 cell takes minutes); the L1 PNG of the first run is copied to
+   ``benchmarks/results/sweep_L1.png``.
 
 Usage::
 
     python benchmarks/bench_sweep.py overhead [--instances 10] [--points 20]
-    python benchmarks/bench_sweep.py official --run [--local-dir D1 --dask-dir D2]
-    python benchmarks/bench_sweep.py official --walls 1234.5 1250.0 [--local-dir D1 --dask-dir D2]
+    python benchmarks/bench_sweep.py grid [--instances DIR] [--order local,dask,local] [--out-root DIR]
 
 Each mode prints a Markdown table and writes it to
 ``benchmarks/results/bench_sweep.md`` (the other mode's section is kept).
@@ -116,47 +117,63 @@ def _strip(rows):
     return [{k: v for k, v in r.items() if k != "seconds"} for r in rows]
 
 
-def run_official(local_dir: Path, dask_dir: Path) -> tuple[float, float]:
-    walls = []
-    for d, ex in ((local_dir, ["--jobs", "2"]), (dask_dir, ["--dask-workers", "2"])):
+EXECUTORS = {"local": ["--jobs", "2"], "dask": ["--dask-workers", "2"]}
+
+
+def run_grid(instances: Path, order: list[str], out_root: Path) -> list[tuple[str, Path, float]]:
+    """Run ``dansched sweep`` on the grid once per executor in ``order`` (fresh folders),
+    one after another; returns (executor, folder, wall seconds of the command)."""
+    runs = []
+    for k, name in enumerate(order):
+        d = out_root / f"sweep_{name}_{k}"
         shutil.rmtree(d, ignore_errors=True)
-        cmd = [sys.executable, "-m", "dansched.cli", "sweep", str(OFFICIAL), *sum((["--set", s] for s in OFFICIAL_SETS), []),
-               "--problem", "3", "--out", str(d), "--quiet", *ex]
+        cmd = [sys.executable, "-m", "dansched.cli", "sweep", str(instances), *sum((["--set", s] for s in OFFICIAL_SETS), []),
+               "--problem", "3", "--out", str(d), "--quiet", *EXECUTORS[name]]
         t0 = time.perf_counter()
         subprocess.run(cmd, check=True, env=dict(os.environ, PYTHONPATH=str(REPO)))
-        walls.append(time.perf_counter() - t0)
-    return walls[0], walls[1]
+        runs.append((name, d, time.perf_counter() - t0))
+        print(f"{name}: {runs[-1][2]:.1f} s", file=sys.stderr)
+    return runs
 
 
-def official_table(local_dir: Path, dask_dir: Path, walls: tuple[float, float]) -> list[str]:
-    runs = []
-    for d in (local_dir, dask_dir):
-        rows = sorted(read_done(d / "sweep.jsonl").values(), key=lambda r: (r["instance"], r["capacity"]["L1"], r["capacity"]["UB"]))
-        runs.append(rows)
-    same = _strip(runs[0]) == _strip(runs[1])
-    lw, dw = walls
+def grid_table(instances: Path, runs: list[tuple[str, Path, float]], png_to: Path | None) -> list[str]:
+    rows_of = []
+    for _, d, _ in runs:
+        rows_of.append(sorted(read_done(d / "sweep.jsonl").values(),
+                              key=lambda r: (r["instance"], r["capacity"]["L1"], r["capacity"]["UB"])))
+    same = all(_strip(r) == _strip(rows_of[0]) for r in rows_of)
+    n_cells = len(rows_of[0])
     lines = [
-        "## Official grid: 5 cases x L1 {2048, 3072, 4096} x UB {512, 768, 1024} (45 cells, problem 3)",
+        f"## Grid {instances.name}/: L1 {{2048, 3072, 4096}} x UB {{512, 768, 1024}} ({n_cells} cells, problem 3), local pool vs Dask",
         "",
-        "| Executor | Cells | Failed | Wall of the command (s) | Sum of cell seconds (s) |",
-        "|---|---:|---:|---:|---:|",
+        "Runs one after another in the order listed (local, Dask, local again brackets a change of machine load). "
+        "Cell seconds: the sum of the cells' own `seconds`; efficiency: (cell seconds / 2 workers) / wall.",
+        "",
+        "| Run | Executor | Cells | Failed | Wall of the command (s) | Cell seconds (s) | Efficiency |",
+        "|---:|---|---:|---:|---:|---:|---:|",
     ]
-    for name, rows, w in (("local pool, --jobs 2", runs[0], lw), ("local Dask cluster, --dask-workers 2", runs[1], dw)):
-        lines.append(f"| {name} | {len(rows)} | {sum(not r['valid'] for r in rows)} | {w:.1f} | {sum(r['seconds'] or 0 for r in rows):.1f} |")
-    lines += [
-        "",
-        f"Dask's overhead: {100 * (dw - lw) / lw:+.1f} % of the local pool's wall time (target under 10 %). "
-        f"Rows identical apart from `seconds`: {'yes' if same else 'NO'}.",
-        "",
-        "### Figures per cell (from the local pool's sweep.jsonl)",
-        "",
-        "| Instance | L1 | UB | maxV_stay | Extra traffic | Spills | Makespan | Seconds |",
-        "|---|---:|---:|---:|---:|---:|---:|---:|",
-    ]
-    for r in runs[0]:
+    for k, ((name, _, wall), rows) in enumerate(zip(runs, rows_of)):
+        cs = sum(r["seconds"] or 0 for r in rows)
+        label = "local pool, --jobs 2" if name == "local" else "local Dask cluster, --dask-workers 2"
+        lines.append(f"| {k + 1} | {label} | {len(rows)} | {sum(not r['valid'] for r in rows)} | {wall:.1f} | {cs:.1f} | {cs / 2 / wall:.2f} |")
+    local = [w for n, _, w in runs if n == "local"]
+    dask = [w for n, _, w in runs if n == "dask"]
+    if local and dask:
+        ref = sum(local) / len(local)
+        lines += ["", f"Dask's overhead: {100 * (sum(dask) / len(dask) - ref) / ref:+.1f} % of the local pool's mean wall time "
+                  "(target under 10 %)."]
+    lines += [f"Rows identical across runs apart from `seconds`: {'yes' if same else 'NO'}.", "",
+              "### Figures per cell (first run)", "",
+              "| Instance | L1 | UB | maxV_stay | Extra traffic | Spills | Makespan | Seconds |",
+              "|---|---:|---:|---:|---:|---:|---:|---:|"]
+    for r in rows_of[0]:
         f = lambda k: "-" if r.get(k) is None else f"{r[k]:,}"  # noqa: E731
         lines.append(f"| {r['instance']} | {r['capacity']['L1']} | {r['capacity']['UB']} | {f('max_v_stay')} | "
                      f"{f('extra_traffic')} | {f('spill_count')} | {f('makespan') if r['valid'] else 'failed: ' + str(r['error'])} | {r['seconds']:.1f} |")
+    png = runs[0][1] / "sweep_L1.png"
+    if png_to is not None and png.exists():
+        shutil.copyfile(png, png_to)
+        lines += ["", f"Makespan and traffic against L1 (UB = 1024): `{png_to.name}`."]
     return lines + [""]
 
 
@@ -185,24 +202,19 @@ def main() -> None:
     o = sub.add_parser("overhead")
     o.add_argument("--instances", type=int, default=10)
     o.add_argument("--points", type=int, default=20)
-    f = sub.add_parser("official")
-    f.add_argument("--run", action="store_true")
-    f.add_argument("--walls", type=float, nargs=2, metavar=("LOCAL", "DASK"))
-    f.add_argument("--local-dir", type=Path, default=Path("/tmp/sweep_local"))
-    f.add_argument("--dask-dir", type=Path, default=Path("/tmp/sweep_dask"))
+    g = sub.add_parser("grid")
+    g.add_argument("--instances", type=Path, default=OFFICIAL)
+    g.add_argument("--order", default="local,dask", help="executors in run order, e.g. local,dask,local")
+    g.add_argument("--out-root", type=Path, default=Path(tempfile.gettempdir()))
     a = ap.parse_args()
     if a.mode == "overhead":
         lines = measure_overhead(a.instances, a.points)
     else:
-        if a.run:
-            if not dask_available():
-                sys.exit("official --run needs Dask: pip install -e '.[dist]'")
-            walls = run_official(a.local_dir, a.dask_dir)
-        elif a.walls:
-            walls = tuple(a.walls)
-        else:
-            sys.exit("official: give --run, or --walls LOCAL DASK for sweeps run outside this script")
-        lines = official_table(a.local_dir, a.dask_dir, walls)
+        order = [x.strip() for x in a.order.split(",") if x.strip()]
+        if "dask" in order and not dask_available():
+            sys.exit("grid with dask needs Dask: pip install -e '.[dist]'")
+        png = RESULTS.parent / ("sweep_L1.png" if a.instances == OFFICIAL else f"sweep_L1_{a.instances.name}.png")
+        lines = grid_table(a.instances, run_grid(a.instances, order, a.out_root), png)
     print("\n".join(lines))
     write_section(lines[0], lines)
 
