@@ -307,21 +307,31 @@ def read_done(path: Path) -> dict[str, dict[str, Any]]:
 
 
 class _JsonlAppender:
-    """Appends rows to ``sweep.jsonl``, one line each, flushed at once."""
+    """Appends rows to ``sweep.jsonl``, one line each, flushed at once; the file (and its
+    folder) is opened at the first row, so a sweep that runs nothing writes nothing."""
 
     def __init__(self, path: Path) -> None:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        torn = path.exists() and path.stat().st_size > 0 and not path.read_bytes().endswith(b"\n")
-        self._fh = path.open("a", encoding="utf-8")
+        self._path = path
+        self._fh = None
+
+    def _open(self):
+        self._path.parent.mkdir(parents=True, exist_ok=True)
+        p = self._path
+        torn = p.exists() and p.stat().st_size > 0 and not p.read_bytes().endswith(b"\n")
+        fh = p.open("a", encoding="utf-8")
         if torn:  # a line cut short by a crash: end it so the next row starts on its own line
-            self._fh.write("\n")
+            fh.write("\n")
+        return fh
 
     def write(self, row: Mapping[str, Any]) -> None:
-        self._fh.write(json.dumps(row, sort_keys=False, separators=(",", ":")) + "\n")
+        if self._fh is None:
+            self._fh = self._open()
+        self._fh.write(json.dumps(row, separators=(",", ":")) + "\n")
         self._fh.flush()
 
     def close(self) -> None:
-        self._fh.close()
+        if self._fh is not None:
+            self._fh.close()
 
 
 # ---- running ------------------------------------------------------------------------------
