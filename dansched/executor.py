@@ -40,6 +40,7 @@ __all__ = [
     "ExecutorError",
     "DaskMissingError",
     "DASK_INSTALL_HINT",
+    "LOCAL_DASK_CONFIG",
     "dask_available",
     "default_jobs",
     "run_tasks",
@@ -48,6 +49,18 @@ __all__ = [
 DASK_INSTALL_HINT = "pip install -e '.[dist]'"
 
 Outcome = tuple[int, Any, BaseException | None]
+
+# Dask settings applied while a --dask-workers cluster runs (its nannies hand them to the
+# workers): no statistical profiler sampling the running job every 10 ms, and slower
+# event-loop ticks and monitors. Each wakes a thread that must take the GIL from the job,
+# which costs far more than its own work when the cores are oversubscribed.
+LOCAL_DASK_CONFIG: tuple[tuple[str, Any], ...] = (
+    ("distributed.worker.profile.enabled", False),
+    ("distributed.admin.tick.interval", "1s"),
+    ("distributed.admin.system-monitor.interval", "2s"),
+    ("distributed.admin.system-monitor.gil.enabled", False),
+    ("distributed.worker.memory.monitor-interval", "1s"),
+)
 
 
 class ExecutorError(ValueError):
@@ -86,6 +99,7 @@ class ExecutorOptions:
     jobs: int | None = None
     scheduler: str | None = None
     dask_workers: int | None = None
+    dask_config: tuple[tuple[str, Any], ...] | None = None  # --dask-workers cluster settings (None: LOCAL_DASK_CONFIG)
 
     def __post_init__(self) -> None:
         if self.jobs is not None and self.jobs < 1:
@@ -185,6 +199,9 @@ def _dask_client(opts: ExecutorOptions, stack: ExitStack):
             return stack.enter_context(Client(opts.scheduler, timeout="10s"))
         except (OSError, TimeoutError) as exc:
             raise ExecutorError(f"cannot reach the Dask scheduler at {opts.scheduler}: {exc}") from None
+    import dask
+
+    stack.enter_context(dask.config.set(dict(LOCAL_DASK_CONFIG if opts.dask_config is None else opts.dask_config)))
     cluster = stack.enter_context(LocalCluster(
         n_workers=opts.dask_workers, threads_per_worker=1, processes=True, host="127.0.0.1",
         dashboard_address="127.0.0.1:0", silence_logs=logging.ERROR,  # its HTTP server: any free loopback port
