@@ -147,6 +147,12 @@ def other_results() -> list[str]:
         family = scale.stem.removeprefix("bench_scale").lstrip("_") or "random"
         out += [f"## Scaling (full pipeline on generated `{family}` graphs)", "",
                 f"From `benchmarks/results/{scale.name}`:", ""] + body + [""]
+    sweep = RESULTS.parent / "bench_sweep.md"
+    if sweep.is_file():  # issue 18: dansched sweep, local pool vs Dask
+        body = [line.replace("## ", "### ", 1) if line.startswith("## ") else line for line in sweep.read_text().splitlines()[2:]]
+        out += ["## Hardware sweeps (`dansched sweep`)", "", "From `benchmarks/results/bench_sweep.md`:", ""] + body + [""]
+        for png in sorted(RESULTS.parent.glob("sweep_L1*.png")):
+            out += [f"![{png.stem}](benchmarks/results/{png.name})", ""]
     return out
 
 

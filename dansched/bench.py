@@ -31,7 +31,7 @@ import json
 import os
 import sys
 import time
-from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
+from contextlib import closing
 from pathlib import Path
 from typing import Any, Callable, Iterable, Sequence
 
@@ -43,6 +43,7 @@ from .hardware import load_hardware
 from .instance import instance_name, load_instance
 from .plan import atomic_write_files
 from .simulate import evaluate
+from .executor import ExecutorOptions, run_tasks
 
 __all__ = [
     "METRICS",
@@ -209,24 +210,17 @@ def run_bench(
             bar.update(bar.task_ids[0], advance=1, description=f"{row['instance']} {row['method']}")
 
     try:
-        if jobs <= 1:
+        if jobs <= 1 and bar is not None:  # in this process: name the job before it starts
             for p, m in todo:
-                if bar is not None:
-                    bar.update(bar.task_ids[0], description=f"{_instance_name(p)} {m} ...")
+                bar.update(bar.task_ids[0], description=f"{_instance_name(p)} {m} ...")
                 done(run_job(p, m, time_limit, hw))
         else:
-            with ProcessPoolExecutor(max_workers=jobs) as pool:
-                futures: dict[Future, tuple[str, str]] = {pool.submit(run_job, p, m, time_limit, hw): (p, m) for p, m in todo}
-                pending = set(futures)
-                while pending:
-                    finished, pending = wait(pending, return_when=FIRST_COMPLETED)
-                    for f in sorted(finished, key=lambda f: todo.index(futures[f])):
-                        p, m = futures[f]
-                        try:
-                            row = f.result()
-                        except Exception as exc:  # the worker process died
-                            row = run_job_error(p, m, f"worker process failed: {type(exc).__name__}: {exc}")
-                        done(row)
+            tasks = [(p, m, time_limit, hw) for p, m in todo]
+            with closing(run_tasks(run_job, tasks, ExecutorOptions(jobs=max(1, jobs)))) as results:
+                for i, row, exc in results:
+                    if exc is not None:  # the worker process died
+                        row = run_job_error(*todo[i], f"worker process failed: {type(exc).__name__}: {exc}")
+                    done(row)
     finally:
         if bar is not None:
             bar.stop()

@@ -368,6 +368,34 @@ def bench(
     raise typer.Exit(1 if bad else 0)
 
 
+@app.command()
+def sweep(
+    instances: Annotated[list[str], typer.Argument(help="Instances: contest .json or <case>_Nodes.csv files, folders, or glob patterns.")],
+    sets: Annotated[Optional[list[str]], typer.Option("--set", help="TIER=V1,V2,...: capacities to sweep (repeat for a grid).")] = None,
+    hw: Annotated[Optional[Path], typer.Option("--hw", help="Base hardware: TOML file whose keys replace the default model's.")] = None,
+    problem: Annotated[int, typer.Option("--problem", min=1, max=3, help="Problem each cell solves.")] = 3,
+    traffic_slack: Annotated[float, typer.Option("--traffic-slack", min=0.0, help="Percent more traffic Stage 3 may trade for makespan.")] = 0.0,
+    out: Annotated[Path, typer.Option("--out", help="Folder for sweep.jsonl, sweep.csv, sweep.md and the PNGs.")] = Path("sweep"),
+    jobs: Annotated[Optional[int], typer.Option("--jobs", min=1, help="Local worker processes (default: the core count).")] = None,
+    scheduler: Annotated[Optional[str], typer.Option("--scheduler", help="Submit the cells to a running Dask scheduler (tcp://host:port).")] = None,
+    dask_workers: Annotated[Optional[int], typer.Option("--dask-workers", min=1, help="Start a local Dask cluster of N workers for the run.")] = None,
+    quiet: Annotated[bool, typer.Option("--quiet", help="No progress bar or summary.")] = False,
+) -> None:
+    """Solve every instance on every point of a grid of tier capacities; resumable (DIR/sweep.jsonl)."""
+    from .executor import ExecutorError, ExecutorOptions
+    from .sweep import SweepInputError, sweep as run_sweep
+
+    try:
+        result = run_sweep(instances, sets or [], hw, problem, traffic_slack, out,
+                           ExecutorOptions(jobs=jobs, scheduler=scheduler, dask_workers=dask_workers), quiet)
+    except (SweepInputError, ExecutorError) as exc:
+        raise InputError(str(exc)) from None
+    except KeyboardInterrupt:
+        typer.echo(f"dansched: sweep interrupted; finished cells are kept in {out / 'sweep.jsonl'} (rerun to finish)", err=True)
+        raise typer.Exit(130)
+    raise typer.Exit(1 if result.lost else 0)
+
+
 def main() -> None:
     """Console entry point: typer app with input errors mapped to exit status 2."""
     try:

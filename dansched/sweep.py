@@ -1,0 +1,628 @@
+"""``dansched sweep``: hardware design-space sweeps over many instances (issue 18).
+
+How much L1 (or UB) does a set of kernels need before spills stop costing latency?
+A sweep answers it by solving every instance on every point of a grid of tier
+capacities and tabulating the plans' figures.
+
+- The **grid** is the product of the ``--set TIER=V1,V2,...`` lists over the base
+  hardware (``--hw`` else the default model); no ``--set`` gives one point.
+- One **cell** is one instance on one hardware point; its **key** is (the
+  instance file's content hash, every tier's capacity, the rest of the hardware
+  model, the problem, the options), so renaming a file or changing a tier the
+  grid does not sweep is seen correctly.
+- Cells run on the executor layer (:mod:`dansched.executor`: this process, a
+  local process pool or Dask) through :func:`run_cell`, which never raises: a
+  cell that fails (no valid plan, an instance that does not fit the hardware, a
+  hardware point that is not a usable core) is a row with ``valid=false`` and a
+  one-line ``error``.
+- Every finished cell is appended as one JSON line to ``DIR/sweep.jsonl`` and
+  flushed at once, so Ctrl-C or a crash keeps every finished cell; rerunning the
+  same command skips the cells already there (:func:`read_done`) and runs the
+  rest. A job lost to the executor (a dead pool worker, a cell Dask gave up on)
+  is not recorded, so a rerun retries it.
+- Then ``DIR/sweep.csv`` (one line per cell of the grid, in instance then grid
+  order), ``DIR/sweep.md`` (per instance and swept tier the smallest capacity from
+  which traffic stays 0; the makespan at each point) and ``DIR/sweep_<TIER>.png``
+  per swept tier (makespan and traffic against capacity, one line per instance,
+  the other swept tiers at their largest value; needs matplotlib).
+
+Apart from ``seconds``, every row is a function of the cell, whatever the executor.
+"""
+
+from __future__ import annotations
+
+import csv
+import glob
+import hashlib
+import io
+import itertools
+import json
+import os
+import sys
+import time
+import uuid
+from contextlib import closing
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable, Iterable, Mapping, Sequence
+
+from .plan import atomic_write_files
+from .executor import ExecutorError, ExecutorOptions, run_tasks
+from .hardware import Hardware, HardwareError, hardware_from_table, load_hardware
+from .instance import InstanceError, instance_name, load_instance
+from .pipeline import PlanInvalidError, SolveOptions, solve
+
+__all__ = [
+    "SweepInputError",
+    "SweepOptions",
+    "Cell",
+    "parse_sets",
+    "grid_points",
+    "find_instances",
+    "content_hash",
+    "plan_cells",
+    "run_cell",
+    "read_done",
+    "run_sweep",
+    "SweepResult",
+    "sweep_csv",
+    "sweep_markdown",
+    "write_reports",
+    "sweep",
+    "RESULT_METRICS",
+]
+
+RESULT_METRICS = ("max_v_stay", "extra_traffic", "spill_count", "makespan")
+JSONL, CSV_FILE, MD_FILE = "sweep.jsonl", "sweep.csv", "sweep.md"
+
+
+class SweepInputError(ValueError):
+    """Bad input to a sweep (exit status 2, one line, nothing written)."""
+
+
+@dataclass(frozen=True)
+class SweepOptions:
+    """What each cell solves: the contest problem and the options of :class:`SolveOptions`
+    a sweep exposes (part of every cell's key)."""
+
+    problem: int = 3
+    traffic_slack: float = 0.0
+
+    def __post_init__(self) -> None:
+        if self.problem not in (1, 2, 3):
+            raise SweepInputError(f"--problem must be 1, 2 or 3, got {self.problem}")
+        if not self.traffic_slack >= 0:
+            raise SweepInputError(f"--traffic-slack must be a non-negative percentage, got {self.traffic_slack}")
+
+    def options(self) -> dict[str, Any]:
+        """The solve options recorded in every row (the problem has its own column)."""
+        return {"traffic_slack": float(self.traffic_slack)}
+
+
+@dataclass(frozen=True)
+class Cell:
+    """One instance on one hardware point."""
+
+    path: str
+    instance: str
+    instance_hash: str
+    capacity: Mapping[str, int]  # every tier of the hardware model, in its order
+    hw_model: str  # hash of the non-capacity part of the hardware model (roles, spill cost)
+    problem: int
+    options: Mapping[str, Any]
+    hw_table: Mapping[str, Any] = field(compare=False, repr=False)
+
+    @property
+    def key(self) -> str:
+        return cell_key(self.instance_hash, self.capacity, self.hw_model, self.problem, self.options)
+
+
+def cell_key(instance_hash: str, capacity: Mapping[str, int], hw_model: str, problem: int,
+             options: Mapping[str, Any]) -> str:
+    """The resume key of a cell (a canonical JSON text)."""
+    return json.dumps([instance_hash, dict(capacity), hw_model, int(problem), dict(options)],
+                      sort_keys=True, separators=(",", ":"))
+
+
+def row_key(row: Mapping[str, Any]) -> str | None:
+    """The key of a recorded row, ``None`` when the row lacks a field of it."""
+    try:
+        return cell_key(row["instance_hash"], row["capacity"], row["hw_model"], row["problem"], row["options"])
+    except (KeyError, TypeError, ValueError):
+        return None
+
+
+# ---- input ------------------------------------------------------------------------------
+
+def parse_sets(specs: Sequence[str], hw: Hardware) -> dict[str, tuple[int, ...]]:
+    """``["L1=2048,4096", "UB=512"]`` -> ``{"L1": (2048, 4096), "UB": (512,)}`` (order kept,
+    repeated values dropped). Unknown tiers, repeated tiers and non-integers are bad input."""
+    out: dict[str, tuple[int, ...]] = {}
+    for spec in specs:
+        tier, sep, values = spec.partition("=")
+        tier = tier.strip()
+        if not sep or not tier:
+            raise SweepInputError(f"--set {spec!r}: expected TIER=V1,V2,... (e.g. L1=2048,4096)")
+        if tier not in hw.capacity:
+            raise SweepInputError(f"--set {spec!r}: unknown tier {tier!r}; the hardware model has {', '.join(hw.tiers)}")
+        if tier in out:
+            raise SweepInputError(f"--set names tier {tier} twice; give all its values in one --set")
+        parsed: list[int] = []
+        for v in values.split(","):
+            v = v.strip()
+            try:
+                n = int(v, 10)
+            except ValueError:
+                raise SweepInputError(f"--set {spec!r}: {v!r} is not an integer capacity") from None
+            if n not in parsed:
+                parsed.append(n)
+        out[tier] = tuple(parsed)
+    return out
+
+
+def grid_points(base: Hardware, sets: Mapping[str, Sequence[int]]) -> list[dict[str, int]]:
+    """Every tier's capacity at each grid point: the product of the ``sets`` lists (first
+    ``--set`` varying slowest) over ``base``'s capacities."""
+    tiers = list(sets)
+    points = []
+    for values in itertools.product(*(sets[t] for t in tiers)):
+        cap = dict(base.capacity)
+        cap.update(zip(tiers, values))
+        points.append(cap)
+    return points
+
+
+def _is_instance_file(p: Path) -> bool:
+    return p.is_file() and (p.suffix.lower() == ".json" or p.name.endswith("_Nodes.csv"))
+
+
+def find_instances(patterns: Sequence[str | Path]) -> list[Path]:
+    """Instance files named by ``patterns``: files, folders (their ``*.json`` and
+    ``*_Nodes.csv``) or glob patterns; in the order given, each folder or glob sorted,
+    duplicates dropped. A name that matches nothing is bad input."""
+    found: dict[Path, None] = {}
+    for pat in patterns:
+        p = Path(pat)
+        if p.is_dir():
+            hits = sorted(q for q in p.iterdir() if _is_instance_file(q))
+        elif p.is_file():
+            hits = [p]
+        elif glob.has_magic(str(pat)):
+            hits = sorted(Path(q) for q in glob.glob(str(pat)) if _is_instance_file(Path(q)))
+        else:
+            raise SweepInputError(f"{pat}: no such instance file or folder")
+        if not hits:
+            raise SweepInputError(f"{pat}: no instances found (contest .json or <case>_Nodes.csv)")
+        for q in hits:
+            found.setdefault(q.resolve(), None)
+    names: dict[str, Path] = {}
+    for q in found:
+        other = names.setdefault(instance_name(q), q)
+        if other != q:
+            raise SweepInputError(f"two instances are both named {instance_name(q)!r}: {other} and {q}")
+    return list(found)
+
+
+def content_hash(path: str | Path) -> str:
+    """SHA-256 of the instance's bytes (both files of a CSV pair), hex."""
+    p = Path(path)
+    h = hashlib.sha256()
+    files = [p]
+    if p.name.endswith("_Nodes.csv"):
+        files.append(p.with_name(p.name[: -len("_Nodes.csv")] + "_Edges.csv"))
+    for f in files:
+        try:
+            data = f.read_bytes()
+        except OSError as exc:
+            raise SweepInputError(f"{f}: cannot read: {exc.strerror or exc}") from None
+        h.update(len(data).to_bytes(8, "little"))
+        h.update(data)
+    return h.hexdigest()
+
+
+def _hw_model_hash(table: Mapping[str, Any]) -> str:
+    rest = {k: v for k, v in table.items() if k != "tiers"}
+    return hashlib.sha256(json.dumps(rest, sort_keys=True).encode()).hexdigest()[:16]
+
+
+def plan_cells(instances: Sequence[Path], base: Hardware, points: Sequence[Mapping[str, int]],
+               opts: SweepOptions) -> list[Cell]:
+    """Every (instance, point) cell, instance-major, each instance hashed once."""
+    table = base.to_dict()
+    model = _hw_model_hash(table)
+    cells = []
+    for p in instances:
+        digest = content_hash(p)
+        for cap in points:
+            cells.append(Cell(
+                path=str(p), instance=instance_name(p), instance_hash=digest, capacity=dict(cap),
+                hw_model=model, problem=opts.problem, options=opts.options(),
+                hw_table={**table, "tiers": dict(cap)},
+            ))
+    return cells
+
+
+# ---- one cell ---------------------------------------------------------------------------
+
+def _one_line(exc: BaseException) -> str:
+    text = str(exc).strip().splitlines()
+    return text[0] if text else type(exc).__name__
+
+
+def run_cell(path: str, instance: str, instance_hash: str, hw_table: Mapping[str, Any], hw_model: str,
+             problem: int, options: Mapping[str, Any]) -> dict[str, Any]:
+    """Solve one cell and return its row; a failure is a row with its one-line reason.
+
+    Runs on a worker: everything it needs comes in as plain data."""
+    row: dict[str, Any] = {
+        "instance": instance, "instance_hash": instance_hash, "capacity": dict(hw_table["tiers"]),
+        "hw_model": hw_model, "problem": problem, "options": dict(options), "valid": False,
+    }
+    row.update({k: None for k in RESULT_METRICS})
+    row.update(seconds=None, error=None)
+    t0 = time.perf_counter()
+    try:
+        hw = hardware_from_table(hw_table)
+        inst = load_instance(path, hw)
+        result = solve(inst, SolveOptions(problem=problem, traffic_slack=float(options.get("traffic_slack", 0.0))))
+        ev = result.evaluation
+        for k in RESULT_METRICS:
+            v = getattr(ev, k, None)
+            row[k] = None if v is None else int(v)
+        row["valid"] = bool(ev.valid)
+        if not ev.valid:
+            row["error"] = f"invalid plan ({ev.error_count} violation(s))"
+    except (HardwareError, InstanceError, PlanInvalidError) as exc:
+        row["error"] = _one_line(exc)
+    except Exception as exc:  # a cell's crash is a row, never the sweep's crash
+        row["error"] = f"{type(exc).__name__}: {_one_line(exc)}"
+    row["seconds"] = round(time.perf_counter() - t0, 3)
+    return row
+
+
+def _cell_args(c: Cell) -> tuple:
+    return (c.path, c.instance, c.instance_hash, c.hw_table, c.hw_model, c.problem, c.options)
+
+
+# ---- results file -------------------------------------------------------------------------
+
+def read_done(path: Path) -> dict[str, dict[str, Any]]:
+    """The rows of ``sweep.jsonl`` by cell key (the last row of a key wins); a line that
+    does not parse (a write cut short) is ignored, so its cell runs again."""
+    done: dict[str, dict[str, Any]] = {}
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        return done
+    except OSError as exc:
+        raise SweepInputError(f"{path}: cannot read: {exc.strerror or exc}") from None
+    for line in text.splitlines():
+        try:
+            row = json.loads(line)
+        except ValueError:
+            continue
+        key = row_key(row) if isinstance(row, dict) else None
+        if key is not None:
+            done[key] = row
+    return done
+
+
+class _JsonlAppender:
+    """Appends rows to ``sweep.jsonl``, one line each, flushed at once; the file (and its
+    folder) is opened at the first row, so a sweep that runs nothing writes nothing."""
+
+    def __init__(self, path: Path) -> None:
+        self._path = path
+        self._fh = None
+
+    def _open(self):
+        self._path.parent.mkdir(parents=True, exist_ok=True)
+        p = self._path
+        torn = p.exists() and p.stat().st_size > 0 and not p.read_bytes().endswith(b"\n")
+        fh = p.open("a", encoding="utf-8")
+        if torn:  # a line cut short by a crash: end it so the next row starts on its own line
+            fh.write("\n")
+        return fh
+
+    def write(self, row: Mapping[str, Any]) -> None:
+        if self._fh is None:
+            self._fh = self._open()
+        self._fh.write(json.dumps(row, separators=(",", ":")) + "\n")
+        self._fh.flush()
+
+    def close(self) -> None:
+        if self._fh is not None:
+            self._fh.close()
+
+
+# ---- running ------------------------------------------------------------------------------
+
+@dataclass
+class SweepResult:
+    """What a sweep run did: ``rows`` are those of the requested cells that are recorded
+    (in cell order); ``lost`` the cells the executor could not run (not recorded)."""
+
+    cells: list[Cell]
+    rows: list[dict[str, Any]]
+    ran: int
+    skipped: int
+    failed: int
+    lost: list[tuple[Cell, str]]
+    seconds: float
+
+
+def _progress_bar(total: int, skipped: int, enabled: bool):
+    if not enabled or total == 0:
+        return None
+    from rich.console import Console
+    from rich.progress import (BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn,
+                               TimeRemainingColumn)
+
+    bar = Progress(
+        TextColumn("sweep"), BarColumn(), MofNCompleteColumn(), TextColumn("failed {task.fields[failed]}"),
+        TimeElapsedColumn(), TextColumn("left"), TimeRemainingColumn(), TextColumn("{task.description}"),
+        console=Console(stderr=True), transient=True,
+    )
+    bar.start()
+    bar.add_task(f"({skipped} done before)" if skipped else "", total=total, failed=0)
+    return bar
+
+
+def run_sweep(cells: Sequence[Cell], out: str | Path, executor: ExecutorOptions = ExecutorOptions(),
+              progress: bool = False, on_row: Callable[[dict[str, Any]], None] | None = None) -> SweepResult:
+    """Run the cells not yet in ``out/sweep.jsonl``, appending each finished row there.
+
+    Largest instance files go first (the long cells start early). ``on_row`` is called
+    with each new row after it is written. KeyboardInterrupt propagates once the
+    executor is shut down; every row written so far stays."""
+    t0 = time.perf_counter()
+    jsonl = Path(out) / JSONL
+    done = read_done(jsonl)
+    unique = list({c.key: c for c in cells}.values())
+    todo = [c for c in unique if c.key not in done]
+    skipped = len(unique) - len(todo)
+    size = {c.path: _instance_bytes(c.path) for c in todo}
+    todo.sort(key=lambda c: -size[c.path])  # stable: instance, then grid order among equals
+    failed = 0
+    lost: list[tuple[Cell, str]] = []
+    bar = _progress_bar(len(todo), skipped, progress)
+    writer = _JsonlAppender(jsonl)
+    token = uuid.uuid4().hex[:8]
+    keys = [f"dansched-sweep-{token}-{i}" for i in range(len(todo))]
+    try:
+        with closing(run_tasks(run_cell, [_cell_args(c) for c in todo], executor, keys)) as results:
+            for i, row, exc in results:
+                if exc is not None:
+                    lost.append((todo[i], f"{type(exc).__name__}: {_one_line(exc)}"))
+                else:
+                    writer.write(row)
+                    done[todo[i].key] = row
+                    failed += not row["valid"]
+                    if on_row is not None:
+                        on_row(row)
+                if bar is not None:
+                    bar.update(bar.task_ids[0], advance=1, failed=failed + len(lost))
+    finally:
+        writer.close()
+        if bar is not None:
+            bar.stop()
+    rows = [dict(done[c.key], instance=c.instance) for c in cells if c.key in done]  # same bytes, own name
+    return SweepResult(list(cells), rows, len(todo) - len(lost), skipped, failed, lost,
+                       round(time.perf_counter() - t0, 3))
+
+
+def _instance_bytes(path: str) -> int:
+    try:
+        return os.path.getsize(path)
+    except OSError:
+        return 0
+
+
+# ---- reports ------------------------------------------------------------------------------
+
+def _swept(rows: Sequence[Mapping[str, Any]]) -> list[str]:
+    """Tiers whose capacity takes more than one value among ``rows`` (in tier order)."""
+    if not rows:
+        return []
+    tiers = list(rows[0]["capacity"])
+    return [t for t in tiers if len({r["capacity"].get(t) for r in rows}) > 1]
+
+
+def sweep_csv(rows: Sequence[Mapping[str, Any]]) -> str:
+    """One line per row: instance, hash, every tier's capacity, problem, options, figures."""
+    tiers = list(rows[0]["capacity"]) if rows else []
+    opts = sorted({k for r in rows for k in r["options"]})
+    buf = io.StringIO()
+    w = csv.writer(buf, lineterminator="\n")
+    w.writerow(["instance", "instance_hash", *tiers, "problem", *opts, "valid", *RESULT_METRICS, "seconds", "error"])
+    for r in rows:
+        w.writerow([r["instance"], r["instance_hash"], *(r["capacity"].get(t, "") for t in tiers), r["problem"],
+                    *(r["options"].get(k, "") for k in opts), str(bool(r["valid"])).lower(),
+                    *("" if r.get(k) is None else r[k] for k in RESULT_METRICS),
+                    "" if r.get("seconds") is None else r["seconds"], r.get("error") or ""])
+    return buf.getvalue()
+
+
+def _instances(rows: Sequence[Mapping[str, Any]]) -> list[str]:
+    return list(dict.fromkeys(r["instance"] for r in rows))
+
+
+def _slice(rows: Sequence[Mapping[str, Any]], tier: str, swept: Sequence[str]) -> list[Mapping[str, Any]]:
+    """The rows where every swept tier other than ``tier`` is at its largest value."""
+    top = {t: max(r["capacity"][t] for r in rows) for t in swept if t != tier}
+    return [r for r in rows if all(r["capacity"][t] == v for t, v in top.items())]
+
+
+def zero_traffic_from(rows: Sequence[Mapping[str, Any]], tier: str) -> int | None:
+    """The smallest capacity of ``tier`` from which every valid row of ``rows`` (one
+    instance, one slice) has zero extra traffic and every larger point is valid too;
+    ``None`` when even the largest point spills."""
+    pts = sorted(rows, key=lambda r: r["capacity"][tier])
+    best = None
+    for r in reversed(pts):
+        if not (r["valid"] and r.get("extra_traffic") == 0):
+            break
+        best = r["capacity"][tier]
+    return best
+
+
+def _point_label(cap: Mapping[str, int], swept: Sequence[str]) -> str:
+    return ", ".join(f"{t}={cap[t]:,}" for t in swept) or "base hardware"
+
+
+def sweep_markdown(rows: Sequence[Mapping[str, Any]], png_note: str | None = None, lost: int = 0) -> str:
+    """The Markdown summary described in the module docstring."""
+    lines = ["# dansched sweep", ""]
+    if not rows:
+        return "\n".join(lines + ["No cell finished.", ""])
+    swept = _swept(rows)
+    insts = _instances(rows)
+    problem = rows[0]["problem"]
+    lines += [
+        f"{len(rows)} cells: {len(insts)} instance(s) x {len({json.dumps(r['capacity'], sort_keys=True) for r in rows})} "
+        f"hardware point(s), problem {problem}, options {json.dumps(rows[0]['options'], sort_keys=True)}. "
+        "Every plan was judged by the shared evaluator.",
+        "",
+    ]
+    base = {t: v for t, v in rows[0]["capacity"].items() if t not in swept}
+    lines += [f"Fixed tiers: {', '.join(f'{t}={v:,}' for t, v in base.items())}.", ""]
+    if swept and problem != 1:
+        lines += ["## Smallest capacity from which extra traffic is 0", "",
+                  "Per swept tier, the other swept tiers at their largest value; `none`: traffic is not 0 "
+                  "even at the largest value (or that point failed).", ""]
+        lines += _md_table(["Instance"] + swept,
+                           [[i] + [_fmt(zero_traffic_from(_slice([r for r in rows if r["instance"] == i], t, swept), t), "none")
+                                   for t in swept] for i in insts])
+    metric = "makespan" if problem != 1 else "max_v_stay"
+    title = "Makespan (extra traffic in parentheses when not 0)" if problem != 1 else "Peak maxV_stay"
+    lines += [f"## {title} at each point", ""]
+    by = {(r["instance"], json.dumps(r["capacity"], sort_keys=True)): r for r in rows}
+    points = list(dict.fromkeys(json.dumps(r["capacity"], sort_keys=True) for r in rows))
+    body = []
+    for pkey in points:
+        cells = []
+        for i in insts:
+            r = by.get((i, pkey))
+            if r is None:
+                cells.append("-")
+            elif not r["valid"]:
+                cells.append("failed")
+            else:
+                t = r.get("extra_traffic")
+                cells.append(f"{r[metric]:,}" + (f" ({t:,})" if problem != 1 and t else ""))
+        body.append([_point_label(json.loads(pkey), swept)] + cells)
+    lines += _md_table(["Point"] + insts, body)
+    bad = [r for r in rows if not r["valid"]]
+    if bad or lost:
+        lines += ["## Failed cells", ""]
+        lines += [f"- {r['instance']} at {_point_label(r['capacity'], swept)}: {r['error']}" for r in bad]
+        if lost:
+            lines.append(f"- {lost} cell(s) could not be run by the executor; rerun the same command to retry them")
+        lines.append("")
+    if png_note:
+        lines += [png_note, ""]
+    return "\n".join(lines)
+
+
+def _fmt(v: int | None, none: str) -> str:
+    return none if v is None else f"{v:,}"
+
+
+def _md_table(header: Sequence[str], body: Iterable[Sequence[str]]) -> list[str]:
+    out = ["| " + " | ".join(header) + " |", "|---|" + "---:|" * (len(header) - 1)]
+    out += ["| " + " | ".join(str(c) for c in row) + " |" for row in body]
+    return out + [""]
+
+
+def tier_png_bytes(rows: Sequence[Mapping[str, Any]], tier: str) -> bytes:
+    """Makespan and extra traffic (problem 1: peak) against ``tier``'s capacity, one line
+    per instance, the other swept tiers at their largest value (matplotlib, Agg)."""
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    from matplotlib.figure import Figure
+
+    swept = _swept(rows)
+    part = _slice(rows, tier, swept)
+    problem = rows[0]["problem"]
+    metrics = [("makespan", "makespan (cycles)"), ("extra_traffic", "extra DDR traffic")] if problem != 1 \
+        else [("max_v_stay", "peak maxV_stay")]
+    fig = Figure(figsize=(6.0 * len(metrics), 4.2), dpi=100)
+    FigureCanvasAgg(fig)
+    others = ", ".join(f"{t}={max(r['capacity'][t] for r in rows):,}" for t in swept if t != tier)
+    for k, (metric, label) in enumerate(metrics):
+        ax = fig.add_subplot(1, len(metrics), k + 1)
+        for inst in _instances(part):
+            pts = sorted((r["capacity"][tier], r[metric]) for r in part
+                         if r["instance"] == inst and r["valid"] and r.get(metric) is not None)
+            if pts:
+                ax.plot([x for x, _ in pts], [y for _, y in pts], marker="o", label=inst)
+        ax.set_xlabel(f"{tier} capacity")
+        ax.set_ylabel(label)
+        ax.grid(True, alpha=0.3)
+        if k == 0:
+            ax.legend(fontsize="small")
+    fig.suptitle(f"dansched sweep over {tier}" + (f" ({others})" if others else ""))
+    fig.tight_layout()
+    buf = io.BytesIO()
+    fig.savefig(buf, format="png")
+    return buf.getvalue()
+
+
+def write_reports(rows: Sequence[Mapping[str, Any]], out: str | Path, lost: int = 0) -> tuple[list[Path], str | None]:
+    """Write ``sweep.csv``, ``sweep.md`` and one PNG per swept tier (all or nothing);
+    returns the files and a note when the PNGs were skipped."""
+
+    d = Path(out)
+    files: list[tuple[Path, str | bytes]] = []
+    note = None
+    swept = _swept(rows)
+    if swept:
+        try:
+            import matplotlib  # noqa: F401
+        except ImportError:
+            note = "matplotlib is not installed: no PNGs (pip install -e '.[plot]')."
+        else:
+            files += [(d / f"sweep_{t}.png", tier_png_bytes(rows, t)) for t in swept]
+    files = [(d / CSV_FILE, sweep_csv(rows)), (d / MD_FILE, sweep_markdown(rows, note, lost))] + files
+    atomic_write_files(files)
+    return [p for p, _ in files], note
+
+
+# ---- the command ----------------------------------------------------------------------------
+
+def sweep(instances: Sequence[str | Path], sets: Sequence[str] = (), hw_path: str | Path | None = None,
+          problem: int = 3, traffic_slack: float = 0.0, out: str | Path = "sweep",
+          executor: ExecutorOptions = ExecutorOptions(), quiet: bool = False,
+          on_row: Callable[[dict[str, Any]], None] | None = None) -> SweepResult:
+    """Check every input (raising :class:`SweepInputError`, nothing written), then run the
+    sweep and write the reports. KeyboardInterrupt propagates with the finished cells kept."""
+    opts = SweepOptions(problem=problem, traffic_slack=traffic_slack)
+    try:
+        base = load_hardware(hw_path)
+    except HardwareError as exc:
+        raise SweepInputError(str(exc)) from None
+    grid = grid_points(base, parse_sets(sets, base))
+    if not instances:
+        raise SweepInputError("no instances given")
+    paths = find_instances(instances)
+    try:
+        executor.check()
+    except ExecutorError as exc:
+        raise SweepInputError(str(exc)) from None
+    if Path(out).exists() and not Path(out).is_dir():
+        raise SweepInputError(f"{out}: is a file, not a folder for the sweep's results")
+    cells = plan_cells(paths, base, grid, opts)
+    try:
+        result = run_sweep(cells, out, executor, progress=not quiet, on_row=on_row)
+    except ExecutorError as exc:  # e.g. a scheduler that cannot be reached
+        raise SweepInputError(str(exc)) from None
+    files, note = write_reports(result.rows, out, len(result.lost))
+    if not quiet:
+        say = lambda msg: print(msg, file=sys.stderr)  # noqa: E731
+        say(f"sweep: {len(cells)} cells ({result.skipped} already done, {result.ran} run, "
+            f"{sum(not r['valid'] for r in result.rows)} failed) on {executor.describe()} in {result.seconds:.1f} s "
+            f"-> {', '.join(str(f) for f in [Path(out) / JSONL] + files)}")
+        if note:
+            say(f"sweep: {note}")
+        for c, why in result.lost:
+            say(f"dansched: {c.instance} at {_point_label(c.capacity, list(c.capacity))}: not run ({why}); rerun to retry")
+    return result

@@ -1,0 +1,226 @@
+"""``dansched sweep`` (issue 18): grid, rows, resume, failing cells, bad input, and the
+same rows from every executor (local pool, local Dask cluster, a Dask worker killed
+mid-sweep)."""
+
+from __future__ import annotations
+
+import csv
+import json
+import os
+import signal
+import sys
+
+import pytest
+
+from dansched import executor as E
+from dansched import sweep as S
+from dansched.cli import main
+from dansched.generate import generate
+from dansched.hardware import load_hardware
+from dansched.instance import load_instance
+from dansched.pipeline import SolveOptions, solve
+
+from conftest import SHIPPED
+
+SETS = ["L1=100,300,4096", "UB=300,1024"]  # random scale 1 has an L1 buffer of 219: L1=100 cannot hold it
+
+
+@pytest.fixture(scope="module")
+def instances(tmp_path_factory):
+    """Exp (SPEC section 6) and a 44-node generated random graph."""
+    d = tmp_path_factory.mktemp("inst")
+    nodes, edges = generate("random", 1, 0)
+    (d / "rand1.json").write_text(json.dumps({"Nodes": nodes, "Edges": edges}))
+    (d / "Exp.json").write_bytes((SHIPPED / "Exp.json").read_bytes())
+    return [d / "rand1.json", d / "Exp.json"]
+
+
+@pytest.fixture(scope="module")
+def inline(instances, tmp_path_factory):
+    """The reference: every cell run in this process."""
+    out = tmp_path_factory.mktemp("inline")
+    return S.sweep(instances, SETS, out=out, executor=E.ExecutorOptions(jobs=1), quiet=True), out
+
+
+def _stable(rows):
+    return [{k: v for k, v in r.items() if k != "seconds"} for r in rows]
+
+
+def _jsonl(out):
+    return [json.loads(line) for line in (out / "sweep.jsonl").read_text().splitlines()]
+
+
+def test_rows_match_a_direct_solve_and_failures_are_recorded(inline, instances):
+    result, out = inline
+    assert len(result.rows) == 2 * 3 * 2 and result.ran == 12 and not result.lost
+    rows = {(r["instance"], r["capacity"]["L1"], r["capacity"]["UB"]): r for r in result.rows}
+    hw = load_hardware()
+    for (name, l1, ub), r in rows.items():
+        assert set(r["capacity"]) == set(hw.tiers) and r["problem"] == 3 and r["seconds"] is not None
+        assert r["instance_hash"] == S.content_hash(next(p for p in instances if p.stem == name))
+        if name == "rand1" and l1 == 100:  # the instance does not fit the hardware: a recorded failure
+            assert not r["valid"] and "larger than tier L1 (100)" in r["error"]
+            continue
+        assert r["valid"] and r["error"] is None
+    # one valid cell against a direct solve on the same hardware point
+    r = rows[("rand1", 300, 300)]
+    point = load_hardware()
+    table = point.to_dict()
+    table["tiers"].update(L1=300, UB=300)
+    from dansched.hardware import hardware_from_table
+
+    inst = load_instance(instances[0], hardware_from_table(table))
+    ev = solve(inst, SolveOptions(problem=3)).evaluation
+    assert ev.valid
+    assert (r["max_v_stay"], r["extra_traffic"], r["spill_count"], r["makespan"]) == (
+        ev.max_v_stay, ev.extra_traffic, ev.spill_count, ev.makespan)
+    # the files
+    assert len(_jsonl(out)) == 12
+    with open(out / "sweep.csv") as fh:
+        table_rows = list(csv.DictReader(fh))
+    assert [t["instance"] for t in table_rows] == ["rand1"] * 6 + ["Exp"] * 6
+    assert table_rows[0]["L1"] == "100" and table_rows[0]["valid"] == "false"
+    md = (out / "sweep.md").read_text()
+    assert "Smallest capacity from which extra traffic is 0" in md and "Failed cells" in md
+    pytest.importorskip("matplotlib")
+    assert (out / "sweep_L1.png").stat().st_size > 0 and (out / "sweep_UB.png").stat().st_size > 0
+
+
+def test_bad_hardware_point_is_a_failed_cell(instances, tmp_path):
+    res = S.sweep(instances[1:], ["UB=0,4,1024"], out=tmp_path, executor=E.ExecutorOptions(jobs=1), quiet=True)
+    by_ub = {r["capacity"]["UB"]: r for r in res.rows}
+    assert "capacity of tier UB must be a positive integer" in by_ub[0]["error"]
+    assert not by_ub[4]["valid"] and "larger than tier UB (4)" in by_ub[4]["error"]
+    assert by_ub[1024]["valid"] and by_ub[1024]["makespan"] == 60  # SPEC section 6
+
+
+def test_resume_skips_recorded_cells(instances, tmp_path):
+    ex = E.ExecutorOptions(jobs=1)
+    first = S.sweep(instances[1:], ["UB=10,1024"], out=tmp_path, executor=ex, quiet=True)
+    assert (first.ran, first.skipped) == (2, 0)
+    again = S.sweep(instances[1:], ["UB=10,1024"], out=tmp_path, executor=ex, quiet=True)
+    assert (again.ran, again.skipped) == (0, 2) and _stable(again.rows) == _stable(first.rows)
+    assert len(_jsonl(tmp_path)) == 2
+    # a line cut short by a crash is ignored (its cell runs again) and does not glue onto the next row
+    with open(tmp_path / "sweep.jsonl", "a") as fh:
+        fh.write('{"instance": "Exp", "instance_h')
+    more = S.sweep(instances[1:], ["UB=10,16,1024"], out=tmp_path, executor=ex, quiet=True)
+    assert (more.ran, more.skipped) == (1, 2)
+    assert [r["capacity"]["UB"] for r in more.rows] == [10, 16, 1024]
+    assert len(S.read_done(tmp_path / "sweep.jsonl")) == 3
+    # other options are other cells
+    slack = S.sweep(instances[1:], ["UB=10"], traffic_slack=5.0, out=tmp_path, executor=ex, quiet=True)
+    assert slack.ran == 1
+
+
+def test_local_pool_gives_the_inline_rows(inline, instances, tmp_path):
+    res = S.sweep(instances, SETS, out=tmp_path, executor=E.ExecutorOptions(jobs=2), quiet=True)
+    assert _stable(res.rows) == _stable(inline[0].rows)
+
+
+def _cli(monkeypatch, capsys, *args):
+    """``dansched sweep ARGS`` through the console entry point, in-process: (exit status, stderr)."""
+    monkeypatch.setattr(sys, "argv", ["dansched", "sweep", *map(str, args)])
+    with pytest.raises(SystemExit) as info:
+        main()
+    return info.value.code or 0, capsys.readouterr().err
+
+
+@pytest.mark.parametrize("args, says", [
+    (["--set", "L9=1,2"], "unknown tier 'L9'"),
+    (["--set", "L1=1024,big"], "'big' is not an integer"),
+    (["--set", "L1=1.5"], "is not an integer"),
+    (["--set", "L1"], "expected TIER=V1,V2"),
+    (["--set", "L1=1", "--set", "L1=2"], "twice"),
+    (["--scheduler", "tcp://127.0.0.1:1", "--dask-workers", "2"], "not both"),
+])
+def test_bad_input_exits_2_and_writes_nothing(args, says, tmp_path, monkeypatch, capsys):
+    out = tmp_path / "out"
+    code, err = _cli(monkeypatch, capsys, SHIPPED / "Exp.json", *args, "--out", out)
+    assert code == 2 and says in err and len(err.strip().splitlines()) == 1, err
+    assert not out.exists()
+
+
+def test_no_instances_found_exits_2(tmp_path, monkeypatch, capsys):
+    (tmp_path / "empty").mkdir()
+    for pattern in (tmp_path / "empty", tmp_path / "*.json", tmp_path / "missing.json"):
+        code, err = _cli(monkeypatch, capsys, pattern, "--out", tmp_path / "out")
+        assert code == 2 and len(err.strip().splitlines()) == 1 and "no" in err, err
+    assert not (tmp_path / "out").exists()
+
+
+def test_cli_runs_a_sweep_and_resumes(instances, tmp_path, monkeypatch, capsys):
+    args = (instances[1], "--set", "UB=10,1024", "--jobs", "1", "--out", tmp_path)
+    code, err = _cli(monkeypatch, capsys, *args)
+    assert code == 0 and "2 cells (0 already done, 2 run, 0 failed)" in err, err
+    code, err = _cli(monkeypatch, capsys, *args)
+    assert code == 0 and "2 cells (2 already done, 0 run" in err, err
+
+
+def test_dask_options_without_dask_say_how_to_install(monkeypatch, instances, tmp_path):
+    monkeypatch.setattr(E, "dask_available", lambda: False)
+    for ex in (E.ExecutorOptions(dask_workers=2), E.ExecutorOptions(scheduler="tcp://127.0.0.1:8786")):
+        with pytest.raises(S.SweepInputError, match=r"pip install -e '\.\[dist\]'"):
+            S.sweep(instances, SETS, out=tmp_path / "out", executor=ex, quiet=True)
+    assert not (tmp_path / "out").exists()
+
+
+# ---- Dask ---------------------------------------------------------------------------------
+
+def _need_dask():
+    if not E.dask_available():
+        pytest.skip("dask[distributed] is not installed (pip install -e '.[dist]')")
+
+
+def test_local_dask_cluster_gives_the_inline_rows(inline, instances, tmp_path):
+    _need_dask()
+    res = S.sweep(instances, SETS, out=tmp_path, executor=E.ExecutorOptions(dask_workers=2), quiet=True)
+    assert not res.lost and _stable(res.rows) == _stable(inline[0].rows)
+
+
+def test_killed_dask_worker_loses_no_cell(inline, instances, tmp_path):
+    _need_dask()
+    import logging
+
+    from distributed import Client, LocalCluster
+
+    killed: list[str] = []
+    with LocalCluster(n_workers=2, threads_per_worker=1, processes=True, host="127.0.0.1",
+                      dashboard_address="127.0.0.1:0", silence_logs=logging.CRITICAL) as cluster, Client(cluster) as client:
+        pids = client.run(os.getpid)
+
+        def kill_a_busy_worker(_row):
+            if killed:
+                return
+            busy = [(w, keys) for w, keys in client.processing().items() if keys]
+            if busy:  # a worker holding a cell right now: SIGKILL it (its nanny starts a new one)
+                w, keys = busy[0]
+                os.kill(pids[w], signal.SIGKILL)
+                killed.extend(str(k) for k in keys)
+
+        res = S.sweep(instances, SETS, out=tmp_path, executor=E.ExecutorOptions(scheduler=cluster.scheduler_address),
+                      quiet=True, on_row=kill_a_busy_worker)
+    assert killed, "no worker was busy when the first cell finished"
+    assert not res.lost and res.ran == 12
+    assert _stable(res.rows) == _stable(inline[0].rows)
+    assert len(_jsonl(tmp_path)) == 12
+
+
+def test_interrupt_keeps_finished_cells(inline, instances, tmp_path):
+    def stop(_row):
+        raise KeyboardInterrupt
+
+    with pytest.raises(KeyboardInterrupt):
+        S.sweep(instances, SETS, out=tmp_path, executor=E.ExecutorOptions(jobs=2), quiet=True, on_row=stop)
+    assert len(_jsonl(tmp_path)) == 1  # the row written before the interrupt
+    rest = S.sweep(instances, SETS, out=tmp_path, executor=E.ExecutorOptions(jobs=2), quiet=True)
+    assert (rest.skipped, rest.ran) == (1, 11) and _stable(rest.rows) == _stable(inline[0].rows)
+
+
+def test_cli_interrupt_exits_130_with_one_line(monkeypatch, capsys, tmp_path):
+    def interrupted(*_a, **_k):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(S, "sweep", interrupted)
+    code, err = _cli(monkeypatch, capsys, SHIPPED / "Exp.json", "--out", tmp_path)
+    assert code == 130 and "interrupted" in err and len(err.strip().splitlines()) == 1, err
