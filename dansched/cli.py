@@ -94,6 +94,7 @@ def solve(
     variant: str = typer.Option("mpas", "--variant", help="Stage-1 variant: mpas, mpas-greedy (no local search) or mpas-paper (literal Algorithm 1)."),
     victim: str = typer.Option("cost", "--victim", help="Stage-2 victim rule: cost (Eqs. 27-31) or lru."),
     trace: bool = typer.Option(False, "--trace", help="Also write <case>_trace.json (Perfetto) for problems 2 and 3."),
+    html: bool = typer.Option(False, "--html", help="Also write <case>_view.html (dansched view) for problems 2 and 3."),
     freq_ghz: float = typer.Option(1.0, "--freq-ghz", help="Clock for the estimated latency and the trace."),
     quiet: bool = typer.Option(False, "--quiet", help="No progress output."),
 ) -> None:
@@ -109,8 +110,8 @@ def solve(
         raise InputError(f"--variant must be one of {', '.join(VARIANTS)}, got {variant!r}")
     if victim not in ("cost", "lru"):
         raise InputError(f"--victim must be cost or lru, got {victim!r}")
-    if trace and problem == 1:
-        raise InputError("--trace needs timing: use --problem 2 or 3 (a problem-1 order has no layout)")
+    if (trace or html) and problem == 1:
+        raise InputError(f"--{'trace' if trace else 'html'} needs timing: use --problem 2 or 3 (a problem-1 order has no layout)")
     if not freq_ghz > 0:
         raise InputError(f"--freq-ghz must be positive, got {freq_ghz}")
     _, inst = load_inputs(instance, hw)
@@ -132,6 +133,10 @@ def solve(
         from .report.trace import write_trace
 
         write_trace(inst, result.plan, ev, contest_paths(out, inst.name)["report"].with_name(f"{inst.name}_trace.json"), freq_ghz)
+    if html:
+        from .report.view import view_path, write_view
+
+        write_view(inst, result.plan, ev, view_path(out, inst.name), report=report, freq_ghz=freq_ghz)
     if not quiet:
         summary = ", ".join(f"{k} {report[k]:,}" for k in ("max_v_stay", "extra_traffic", "spill_count", "makespan") if report.get(k) is not None)
         typer.echo(f"{inst.name}: {summary} -> {out}", err=True)
@@ -289,6 +294,34 @@ def trace(
     for line in format_statistics(plan_statistics(timed_tasks(inst, plan, ev), int(ev.makespan or 0)), freq_ghz):
         typer.echo(line)
     typer.echo(f"trace -> {target}" + (f", picture -> {png}" if png is not None else ""))
+
+
+@app.command()
+def view(
+    instance: Path = typer.Argument(..., help="Instance: <case>.json or <case>_Nodes.csv"),
+    plan_dir: Path = typer.Option(..., "--plan", help="Folder holding <case>_schedule.txt, _memory.txt, _spill.txt (and _report.json)."),
+    out: Optional[Path] = typer.Option(None, "--out", help="Page to write (default: <plan>/<case>_view.html)."),
+    freq_ghz: float = typer.Option(1.0, "--freq-ghz", help="Clock for the times in microseconds."),
+    hw: Optional[Path] = HwOption,
+) -> None:
+    """One self-contained HTML page to explore a plan: engine timeline, memory maps, summary."""
+    from .report.trace import TraceError, read_timed_plan
+    from .report.view import ViewError, read_report, view_path, write_view
+
+    if not freq_ghz > 0:
+        raise InputError(f"--freq-ghz must be positive, got {freq_ghz}")
+    _, inst = load_inputs(instance, hw)
+    try:
+        plan, ev = read_timed_plan(inst, plan_dir)
+        report = read_report(plan_dir, inst.name)
+    except (TraceError, ViewError) as exc:
+        raise InputError(str(exc)) from None
+    if not ev.valid:
+        first = ev.errors[0].message if ev.errors else ""
+        typer.echo(f"dansched: {inst.name}: the plan in {plan_dir} is invalid ({ev.error_count} violation(s); first: {first}); see dansched evaluate", err=True)
+        raise typer.Exit(1)
+    target = write_view(inst, plan, ev, out if out is not None else view_path(plan_dir, inst.name), report=report, freq_ghz=freq_ghz)
+    typer.echo(f"view -> {target}")
 
 
 @app.command()
