@@ -48,7 +48,7 @@ from typing import Any, Sequence
 from ..instance import Instance
 from ..plan import Plan, atomic_write_text, contest_paths
 from ..simulate import Evaluation
-from .trace import TraceError, buffer_segments, plan_statistics, timed_tasks
+from .trace import TimedTask, TraceError, buffer_segments, plan_statistics, timed_tasks
 
 __all__ = [
     "WAIT_KINDS",
@@ -125,10 +125,13 @@ def binding_predecessors(
     return Waits(node, kind, task)
 
 
-def segment_of_use(inst: Instance, plan: Plan, ev: Evaluation) -> dict[tuple[int, int], int]:
+def segment_of_use(
+    inst: Instance, plan: Plan, ev: Evaluation, tasks: Sequence[TimedTask] | None = None,
+) -> dict[tuple[int, int], int]:
     """For every (node id, BufId) of a pipe task, the index (0 from the ALLOC, k after the
     k-th SPILL_IN) of the residency segment of that buffer the task runs in: the last
-    segment that begins (ALLOC or SPILL_IN) at or before the task in the schedule."""
+    segment that begins (ALLOC or SPILL_IN) at or before the task in the schedule.
+    ``tasks`` is :func:`~dansched.report.trace.timed_tasks` when the caller has it."""
     n = inst.n
     pos = {v: i for i, v in enumerate(plan.order)}
     spills: dict[int, list[int]] = {}
@@ -139,7 +142,7 @@ def segment_of_use(inst: Instance, plan: Plan, ev: Evaluation) -> dict[tuple[int
         ks = sorted(spills.get(b, []), key=lambda k: pos[n + 2 * k])
         begins[int(inst.buf_id[b])] = [pos[int(inst.buf_alloc[b])]] + [pos[n + 2 * k + 1] for k in ks]
     out: dict[tuple[int, int], int] = {}
-    for t in timed_tasks(inst, plan, ev):
+    for t in tasks if tasks is not None else timed_tasks(inst, plan, ev):
         for bid in t.bufs:
             out[(t.node, bid)] = max(0, bisect_right(begins[bid], pos[t.node]) - 1)
     return out
@@ -161,7 +164,7 @@ def build_view_data(
     segments = buffer_segments(inst, plan, ev)
     g = ev.graph
     waits = binding_predecessors(plan.order, g.preds, g.pipe, ev.start, ev.end, g.spill_edges, g.reuse_edges)
-    used = segment_of_use(inst, plan, ev)
+    used = segment_of_use(inst, plan, ev, tasks)
     seg_index = {(s.buf_id, s.segment): i for i, s in enumerate(segments)}
     pipe_rank = {p: i for i, p in enumerate(inst.hw.pipes)}
     tier_rank = {t: i for i, t in enumerate(inst.hw.tiers)}
