@@ -268,3 +268,22 @@ def test_hover_and_click_a_spilled_in_segment_show_it_and_its_tasks(browser_page
     assert hl["tasks"] == expected
     assert [(s["buf"], s["segment"]) for s in hl["segments"]] == [(seg.buf_id, seg.segment)]
     assert errors == []
+
+
+def test_wheel_zooms_and_drag_pans_the_shared_time_axis(browser_page):
+    page, errors = browser_page
+    makespan = page.evaluate("window.dansched.data.makespan")
+    page.evaluate("m => window.dansched.setView(0, m)", makespan)
+    box = page.locator("#timeline").bounding_box()
+    x, y = box["x"] + box["width"] / 2, box["y"] + 30
+    page.mouse.move(x, y)
+    page.mouse.wheel(0, -400)  # wheel up: zoom in around the pointer
+    page.wait_for_timeout(100)
+    v = page.evaluate("window.dansched.view()")
+    assert v["t1"] - v["t0"] < 0.9 * makespan and v["t0"] > 0
+    page.mouse.down()
+    page.mouse.move(x - 200, y, steps=4)
+    page.mouse.up()
+    w = page.evaluate("window.dansched.view()")
+    assert w["t0"] > v["t0"] and w["t1"] - w["t0"] == pytest.approx(v["t1"] - v["t0"])
+    assert errors == []
