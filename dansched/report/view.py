@@ -43,12 +43,12 @@ from bisect import bisect_right
 from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any, Callable, Sequence
 
 from ..instance import Instance
 from ..plan import Plan, atomic_write_text, contest_paths
 from ..simulate import Evaluation
-from .trace import TimedTask, TraceError, buffer_segments, plan_statistics, timed_tasks
+from .trace import BufferSegment, TimedTask, TraceError, buffer_segments, plan_statistics, timed_tasks
 
 __all__ = [
     "WAIT_KINDS",
@@ -56,6 +56,8 @@ __all__ = [
     "Waits",
     "binding_predecessors",
     "segment_of_use",
+    "task_columns",
+    "segment_columns",
     "build_view_data",
     "view_html",
     "write_view",
@@ -153,6 +155,58 @@ def _metrics(ev: Evaluation) -> dict[str, Any]:
     return {k: getattr(ev, k) for k in keys}
 
 
+TASK_COLUMNS = (
+    "id", "op", "pipe", "startDelta", "dur", "slack", "wait", "waitOp", "waitKind", "waitTask", "bufPtr", "bufs", "segs",
+)
+
+
+def task_columns(
+    inst: Instance, tasks: Sequence[TimedTask], waits: Waits, segment_index: Callable[[int, int], int], ops: dict[str, int],
+) -> dict[str, list[int]]:
+    """Columns of the timeline, one entry per task, sorted by (pipe, start, id): node id,
+    Op (index into ``ops``, which grows), pipe index, start minus the previous start on
+    the same pipe (the first: its start), cycles, slack, the wait (:class:`Waits`, its
+    Op and kind), and the task's buffers in CSR form (``bufPtr``; ``bufs`` BufIds,
+    ``segs`` the index of the segment each is used in, from ``segment_index(node, BufId)``)."""
+    pipe_rank = {p: i for i, p in enumerate(inst.hw.pipes)}
+    cols: dict[str, list[int]] = {k: [] for k in TASK_COLUMNS}
+    cols["bufPtr"].append(0)
+    appenders = [cols[k].append for k in TASK_COLUMNS[:10]]
+    bufs, segs, ptr = cols["bufs"], cols["segs"], cols["bufPtr"]
+    last_pipe, last_start = -1, 0
+    for t in sorted(tasks, key=lambda t: (pipe_rank[t.pipe], t.start, t.node)):
+        p, v = pipe_rank[t.pipe], t.node
+        if p != last_pipe:
+            last_pipe, last_start = p, 0
+        w = waits.node[v]
+        w_op = ops.setdefault(_op_name(inst, w), len(ops)) if w >= 0 else -1
+        values = (v, ops.setdefault(t.op, len(ops)), p, t.start - last_start, t.end - t.start, t.slack,
+                  w, w_op, waits.kind[v], waits.task[v])
+        for append, value in zip(appenders, values):
+            append(value)
+        last_start = t.start
+        for bid in t.bufs:
+            bufs.append(bid)
+            segs.append(segment_index(v, bid))
+        ptr.append(len(bufs))
+    return cols
+
+
+def segment_columns(inst: Instance, segments: Sequence[BufferSegment]) -> dict[str, list[int]]:
+    """Columns of the memory maps, one entry per residency segment (in the order of
+    :func:`~dansched.report.trace.buffer_segments`): tier index, BufId, size, offset,
+    start, end, segment number, and ``last`` (1 when a FREE ends it, 0 a SPILL_OUT)."""
+    tier_rank = {t: i for i, t in enumerate(inst.hw.tiers)}
+    last = {s.buf_id: i for i, s in enumerate(segments)}
+    return {
+        "tier": [tier_rank[s.tier] for s in segments], "buf": [s.buf_id for s in segments],
+        "size": [s.size for s in segments], "off": [s.offset for s in segments],
+        "start": [s.start for s in segments], "end": [s.end for s in segments],
+        "seg": [s.segment for s in segments],
+        "last": [int(last[s.buf_id] == i) for i, s in enumerate(segments)],
+    }
+
+
 def build_view_data(
     inst: Instance, plan: Plan, ev: Evaluation, report: dict[str, Any] | None = None, freq_ghz: float = 1.0,
 ) -> dict[str, Any]:
@@ -166,41 +220,8 @@ def build_view_data(
     waits = binding_predecessors(plan.order, g.preds, g.pipe, ev.start, ev.end, g.spill_edges, g.reuse_edges)
     used = segment_of_use(inst, plan, ev, tasks)
     seg_index = {(s.buf_id, s.segment): i for i, s in enumerate(segments)}
-    pipe_rank = {p: i for i, p in enumerate(inst.hw.pipes)}
-    tier_rank = {t: i for i, t in enumerate(inst.hw.tiers)}
     ops: dict[str, int] = {}
-    by_lane = sorted(tasks, key=lambda t: (pipe_rank[t.pipe], t.start, t.node))
-    cols: dict[str, list[int]] = {k: [] for k in (
-        "id", "op", "pipe", "startDelta", "dur", "slack", "bufPtr", "bufs", "segs", "wait", "waitOp", "waitKind", "waitTask")}
-    last_pipe, last_start = -1, 0
-    cols["bufPtr"].append(0)
-    for t in by_lane:
-        p = pipe_rank[t.pipe]
-        if p != last_pipe:
-            last_pipe, last_start = p, 0
-        w = waits.node[t.node]
-        for key, value in (
-            ("id", t.node), ("op", ops.setdefault(t.op, len(ops))), ("pipe", p),
-            ("startDelta", t.start - last_start), ("dur", t.end - t.start), ("slack", t.slack),
-            ("wait", w), ("waitOp", ops.setdefault(_op_name(inst, w), len(ops)) if w >= 0 else -1),
-            ("waitKind", waits.kind[t.node]), ("waitTask", waits.task[t.node]),
-        ):
-            cols[key].append(value)
-        last_start = t.start
-        for bid in t.bufs:
-            cols["bufs"].append(bid)
-            cols["segs"].append(seg_index[(bid, used[(t.node, bid)])])
-        cols["bufPtr"].append(len(cols["bufs"]))
-    last = {}
-    for i, s in enumerate(segments):
-        last[s.buf_id] = i
-    seg_cols = {
-        "tier": [tier_rank[s.tier] for s in segments], "buf": [s.buf_id for s in segments],
-        "size": [s.size for s in segments], "off": [s.offset for s in segments],
-        "start": [s.start for s in segments], "end": [s.end for s in segments],
-        "seg": [s.segment for s in segments],
-        "last": [int(last[s.buf_id] == i) for i, s in enumerate(segments)],
-    }
+    cols = task_columns(inst, tasks, waits, lambda v, bid: seg_index[(bid, used[(v, bid)])], ops)
     makespan = int(ev.makespan or 0)
     return {
         "case": inst.name,
@@ -212,7 +233,7 @@ def build_view_data(
         "ops": list(ops),
         "waitKinds": list(WAIT_KINDS),
         "tasks": cols,
-        "segments": seg_cols,
+        "segments": segment_columns(inst, segments),
         "metrics": _metrics(ev),
         "stats": plan_statistics(tasks, makespan).to_dict(freq_ghz),
         "report": report,
