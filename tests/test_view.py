@@ -185,26 +185,39 @@ def _browser_missing() -> str | None:
 
 
 @pytest.fixture(scope="module")
-def browser_page(spilled, tmp_path_factory):
+def chromium():
+    """One headless Chromium for the module (Playwright's sync API allows one driver at a time)."""
     missing = _browser_missing()
     if missing:
         pytest.skip(f"browser tests need headless Chromium and playwright (pip install -e '.[view]', apt-get install chromium): {missing}")
     from playwright.sync_api import sync_playwright
 
-    inst, plan, ev, folder, _ = spilled
-    from dansched.report.view import write_view
-
-    path = write_view(inst, plan, ev, tmp_path_factory.mktemp("page") / "view.html", report=read_report(folder, inst.name))
-    errors: list[str] = []
     with sync_playwright() as pw:
         browser = pw.chromium.launch(executable_path=shutil.which("chromium"), args=["--no-sandbox"])
-        page = browser.new_page(viewport={"width": 1300, "height": 1000})
-        page.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
-        page.on("pageerror", lambda e: errors.append(str(e)))
-        page.goto(path.resolve().as_uri())
-        page.wait_for_selector("body[data-ready]", timeout=30000)
-        yield page, errors
+        yield browser
         browser.close()
+
+
+def open_page(browser, path: Path, width: int = 1300, height: int = 1000):
+    """(page, console errors) of ``path`` once its first draw has finished."""
+    errors: list[str] = []
+    page = browser.new_page(viewport={"width": width, "height": height})
+    page.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
+    page.on("pageerror", lambda e: errors.append(str(e)))
+    page.goto(path.resolve().as_uri())
+    page.wait_for_selector("body[data-ready]", timeout=30000)
+    return page, errors
+
+
+@pytest.fixture(scope="module")
+def browser_page(chromium, spilled, tmp_path_factory):
+    from dansched.report.view import write_view
+
+    inst, plan, ev, folder, _ = spilled
+    path = write_view(inst, plan, ev, tmp_path_factory.mktemp("page") / "view.html", report=read_report(folder, inst.name))
+    page, errors = open_page(chromium, path)
+    yield page, errors
+    page.close()
 
 
 def _zoom_to(page, start: int, end: int) -> None:
@@ -287,3 +300,43 @@ def test_wheel_zooms_and_drag_pans_the_shared_time_axis(browser_page):
     w = page.evaluate("window.dansched.view()")
     assert w["t0"] > v["t0"] and w["t1"] - w["t0"] == pytest.approx(v["t1"] - v["t0"])
     assert errors == []
+
+
+def test_find_box_selects_and_zooms_to_a_node(browser_page, spilled):
+    page, errors = browser_page
+    inst, plan, ev, *_ = spilled
+    task = timed_tasks(inst, plan, ev)[len(plan.order) // 4]
+    page.fill("#find", str(task.node))
+    page.press("#find", "Enter")
+    assert page.evaluate("window.dansched.highlighted()")["tasks"] == [task.node]
+    v = page.evaluate("window.dansched.view()")
+    assert v["t0"] <= task.start and task.end <= v["t1"]
+    assert f"node {task.node}" in page.inner_text("#sel")
+    assert errors == []
+
+
+def test_dense_lane_draws_merged_columns_and_says_so(chromium, tmp_path):
+    """2,000 one-cycle tasks on one pipe: far more than pixel columns, so the timeline
+    draws merged bars, and hovering one names how many tasks share its column."""
+    from dansched.instance import instance_from_records
+    from dansched.report.view import write_view
+
+    k = 2000
+    nodes = [{"Id": 0, "Op": "ALLOC", "BufId": 0, "Size": 8, "Type": "UB"}]
+    nodes += [{"Id": i, "Op": "ADD", "Pipe": "VECTOR", "Cycles": 1, "Bufs": [0]} for i in range(1, k + 1)]
+    nodes.append({"Id": k + 1, "Op": "FREE", "BufId": 0, "Size": 8, "Type": "UB"})
+    edges = [[i, i + 1] for i in range(k + 1)]
+    inst = instance_from_records("dense", nodes, edges)
+    plan = Plan(order=tuple(range(k + 2)), offsets=((0, 0),))
+    ev = evaluate(inst, plan)
+    assert ev.valid and ev.makespan == k
+    path = write_view(inst, plan, ev, tmp_path / "dense.html")
+    page, errors = open_page(chromium, path, width=900, height=700)
+    c = page.evaluate("id => window.dansched.taskCenter(id)", k // 2)
+    page.mouse.move(c["x"], c["y"])
+    info = page.evaluate("window.dansched.hoverInfo()")
+    tip = page.inner_text("#tip")
+    page.close()
+    assert errors == []
+    assert info["kind"] == "task" and abs(info["id"] - k // 2) <= 10 and info["pipe"] == "VECTOR"
+    assert re.search(r"\(\d+ tasks share this pixel column: zoom in\)", tip)
