@@ -156,6 +156,12 @@ def test_cli_view_of_a_problem1_plan_is_bad_input(exp_path, monkeypatch, capsys,
     assert rc == 2 and err.count("\n") == 1 and "problem-1" in err
 
 
+def test_cli_view_of_an_invalid_plan_exits_1(exp_path, monkeypatch, capsys, tmp_path):
+    write_plan(Plan(order=tuple(range(7)), offsets=((0, 0), (1, 0))), tmp_path, "Exp")  # both buffers at 0
+    rc, _, err = run_cli(monkeypatch, capsys, "view", exp_path, "--plan", tmp_path)
+    assert rc == 1 and "invalid" in err and not (tmp_path / "Exp_view.html").exists()
+
+
 def test_cli_solve_html_writes_the_view(exp_path, monkeypatch, capsys, tmp_path):
     rc, _, err = run_cli(monkeypatch, capsys, "solve", exp_path, "--problem", "3", "--out", tmp_path, "--html", "--quiet")
     assert rc == 0, err

@@ -27,7 +27,8 @@ prefix sums give each column's busy share and spill count in O(log n)).
 
 Data: one JSON object in a ``<script type="application/json">`` element, in
 columnar integer arrays (tasks sorted by pipe, then start; starts delta-coded per
-pipe). Cycle figures must stay below 2**53 to be exact in JavaScript.
+pipe). Cycle figures and capacities must stay below 2**53 to be exact in JavaScript
+(:func:`build_view_data` refuses a plan beyond it).
 
 For tests the page exposes ``window.dansched`` (``taskAt(x, y)``,
 ``segmentAt(x, y)``, ``hover(x, y)``, ``hoverInfo()``, ``click(x, y)``,
@@ -70,6 +71,7 @@ __all__ = [
 #: previous task on its ``pipe``.
 WAIT_KINDS = ("", "data", "spill", "reuse", "pipe")
 TEMPLATE = "view_template.html"
+JS_SAFE_INTEGER = 2**53 - 1  # JavaScript numbers hold integers exactly up to here
 DATA_TOKEN = "__DANSCHED_VIEW_DATA__"
 
 
@@ -215,6 +217,9 @@ def build_view_data(
     if not freq_ghz > 0:
         raise TraceError(f"--freq-ghz must be positive, got {freq_ghz}")
     tasks = timed_tasks(inst, plan, ev)
+    largest = max([int(ev.makespan or 0)] + [int(c) for c in inst.hw.capacity.values()])
+    if largest > JS_SAFE_INTEGER:
+        raise TraceError(f"a figure of {largest:,} is beyond 2**53: the page could not show it exactly")
     segments = buffer_segments(inst, plan, ev)
     g = ev.graph
     waits = binding_predecessors(plan.order, g.preds, g.pipe, ev.start, ev.end, g.spill_edges, g.reuse_edges)
