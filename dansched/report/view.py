@@ -32,7 +32,7 @@ pipe). Cycle figures and capacities must stay below 2**53 to be exact in JavaScr
 
 For tests the page exposes ``window.dansched`` (``taskAt(x, y)``,
 ``segmentAt(x, y)``, ``hover(x, y)``, ``hoverInfo()``, ``click(x, y)``,
-``highlighted()``, ``find(id)``, ``taskCenter(id)``, ``segmentCenter(buf, seg)``,
+``highlighted()``, ``find(id)``, ``drawTimes()``, ``taskCenter(id)``, ``segmentCenter(buf, seg)``,
 ``setView(t0, t1)``; coordinates are client pixels) and sets ``data-ready`` on
 ``<body>`` (milliseconds since navigation start) once the first draw has finished.
 """
