@@ -9,9 +9,10 @@ client waited for it (browser start excluded), the time of one full redraw at th
 whole-plan view and at a 1 % zoom, and the console errors (must be none).
 
 Plans. By default: Matmul_Case1 from ``../shared/instances/official`` (about 35k
-nodes with its spills) and the random family at ``--scale 6000`` (about 290k
-nodes), each solved with ``--problem 3`` into ``--work`` unless its plan files
-are already there. ``--plan INSTANCE DIR`` (repeatable) measures given plans
+nodes with its spills), the random family at ``--scale 6000`` (about 288k nodes,
+no spills) and the matmul family at ``--scale 17`` (about 286k nodes, with
+spills), seed 0, each solved with ``--problem 3`` into ``--work`` unless its plan
+files are already there. ``--plan INSTANCE DIR`` (repeatable) measures given plans
 instead.
 
 Targets: Matmul_Case1 opens and draws in under 3 s and its file is under 10 MB;
@@ -49,6 +50,7 @@ OFFICIAL = REPO.parent / "shared" / "instances" / "official"
 RESULTS = REPO / "benchmarks" / "results" / "bench_view.md"
 TARGET_S = {"Matmul_Case1": 3.0}
 BIG_TARGET_S, BIG_NODES, SIZE_TARGET_MB = 10.0, 250_000, 10.0
+GENERATED = (("random", 6000), ("matmul", 17))  # about 288k and 286k nodes; the matmul plan spills
 
 
 def ensure_plan(instance: Path, work: Path) -> Path:
@@ -70,12 +72,13 @@ def default_plans(work: Path) -> list[tuple[Path, Path]]:
         pairs.append((mm1, ensure_plan(mm1, work)))
     else:
         print(f"skipping Matmul_Case1: {mm1} not found", file=sys.stderr)
-    big = work / "random_6000.json"
-    if not big.is_file():
-        nodes, edges = generate("random", 6000, 0)
-        instance_from_records("random_6000", nodes, edges)  # must load
-        atomic_write_text(big, json.dumps({"Nodes": nodes, "Edges": edges}, separators=(",", ":")) + "\n")
-    pairs.append((big, ensure_plan(big, work)))
+    for family, scale in GENERATED:
+        path = work / f"{family}_{scale}.json"
+        if not path.is_file():
+            nodes, edges = generate(family, scale, 0)
+            instance_from_records(path.stem, nodes, edges)  # must load
+            atomic_write_text(path, json.dumps({"Nodes": nodes, "Edges": edges}, separators=(",", ":")) + "\n")
+        pairs.append((path, ensure_plan(path, work)))
     return pairs
 
 
