@@ -11,7 +11,8 @@ with no network) and shows:
   their own colours;
 - a memory map per tier: every residency segment a rectangle of offset x time;
   SPILL_IN segments coloured apart, a SPILL_OUT end marked by a red edge and the
-  spilled-out gap (the buffer in DDR) by a dashed line to where it comes back;
+  spilled-out gap (the buffer in DDR) by a dashed line to where it comes back
+  (drawn when at most 300 gaps are in view, so that they never hide the map);
 - clicking a task highlights every segment of its buffers, clicking a segment the
   tasks that use that segment;
 - a summary: the evaluator's metrics, the report's stages, bounds and gaps
