@@ -116,6 +116,7 @@ def solve(
     variant: Annotated[Variant, typer.Option("--variant", help="Stage-1 variant: mpas, mpas-greedy (no local search) or mpas-paper (literal Algorithm 1).")] = Variant.mpas,
     victim: Annotated[Victim, typer.Option("--victim", help="Stage-2 victim rule: cost (Eqs. 27-31) or lru.")] = Victim.cost,
     trace: Annotated[bool, typer.Option("--trace", help="Also write <case>_trace.json (Perfetto) for problems 2 and 3.")] = False,
+    html: Annotated[bool, typer.Option("--html", help="Also write <case>_view.html (dansched view) for problems 2 and 3.")] = False,
     freq_ghz: Annotated[float, typer.Option("--freq-ghz", help="Clock for the estimated latency and the trace.")] = 1.0,
     quiet: Annotated[bool, typer.Option("--quiet", help="No progress output.")] = False,
 ) -> None:
@@ -127,8 +128,8 @@ def solve(
     from .plan import contest_paths, write_plan
     from .report.progress import progress_reporter
 
-    if trace and problem == 1:
-        raise InputError("--trace needs timing: use --problem 2 or 3 (a problem-1 order has no layout)")
+    if (trace or html) and problem == 1:
+        raise InputError(f"--{'trace' if trace else 'html'} needs timing: use --problem 2 or 3 (a problem-1 order has no layout)")
     if not freq_ghz > 0:
         raise InputError(f"--freq-ghz must be positive, got {freq_ghz}")
     _, inst = load_inputs(instance, hw)
@@ -150,6 +151,10 @@ def solve(
         from .report.trace import write_trace
 
         write_trace(inst, result.plan, ev, contest_paths(out, inst.name)["report"].with_name(f"{inst.name}_trace.json"), freq_ghz)
+    if html:
+        from .report.view import view_path, write_view
+
+        write_view(inst, result.plan, ev, view_path(out, inst.name), report=report, freq_ghz=freq_ghz)
     if not quiet:
         summary = ", ".join(f"{k} {report[k]:,}" for k in ("max_v_stay", "extra_traffic", "spill_count", "makespan") if report.get(k) is not None)
         typer.echo(f"{inst.name}: {summary} -> {out}", err=True)
@@ -308,6 +313,33 @@ def trace(
     for line in format_statistics(plan_statistics(timed_tasks(inst, plan, ev), int(ev.makespan or 0)), freq_ghz):
         typer.echo(line)
     typer.echo(f"trace -> {target}" + (f", picture -> {png}" if png is not None else ""))
+
+
+@app.command()
+def view(
+    instance: Annotated[Path, typer.Argument(help="Instance: <case>.json or <case>_Nodes.csv")],
+    plan_dir: Annotated[Path, typer.Option("--plan", help="Folder holding <case>_schedule.txt, _memory.txt, _spill.txt (and _report.json).")],
+    out: Annotated[Optional[Path], typer.Option("--out", help="Page to write (default: <plan>/<case>_view.html).")] = None,
+    freq_ghz: Annotated[float, typer.Option("--freq-ghz", help="Clock for the times in microseconds.")] = 1.0,
+    hw: HwOption = None,
+) -> None:
+    """One self-contained HTML page to explore a plan: engine timeline, memory maps, summary."""
+    from .report.trace import TraceError, read_timed_plan
+    from .report.view import ViewError, read_report, view_path, write_view
+
+    if not freq_ghz > 0:
+        raise InputError(f"--freq-ghz must be positive, got {freq_ghz}")
+    _, inst = load_inputs(instance, hw)
+    try:
+        plan, ev = read_timed_plan(inst, plan_dir)
+        report = read_report(plan_dir, inst.name)
+    except (TraceError, ViewError) as exc:
+        raise InputError(str(exc)) from None
+    if not ev.valid:
+        typer.echo(f"dansched: {inst.name}: the plan in {plan_dir} is invalid ({ev.error_count} violation(s); first: {ev.first_violation('')}); see dansched evaluate", err=True)
+        raise typer.Exit(1)
+    target = write_view(inst, plan, ev, out if out is not None else view_path(plan_dir, inst.name), report=report, freq_ghz=freq_ghz)
+    typer.echo(f"view -> {target}")
 
 
 @app.command()

@@ -20,7 +20,7 @@ from dansched.hardware import load_hardware
 from dansched.instance import load_instance
 from dansched.pipeline import SolveOptions, solve
 
-from conftest import SHIPPED
+from helpers import SHIPPED
 
 SETS = ["L1=100,300,4096", "UB=300,1024"]  # random scale 1 has an L1 buffer of 219: L1=100 cannot hold it
 

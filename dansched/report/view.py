@@ -1,0 +1,295 @@
+"""One self-contained HTML page to explore a timed plan (``dansched view``, ``solve --html``).
+
+The page holds every script, style and datum inline (it opens from ``file://``
+with no network) and shows:
+
+- the engines' timeline, one lane per pipe of the hardware model; wheel zooms,
+  drag pans, and where many tasks fall in one pixel column a merged bar is drawn
+  (its opacity is the column's busy share); hovering a task shows its node id,
+  Op, cycles, start, end, buffers (with the residency segment each one is in)
+  and the edge it waited on (:func:`binding_predecessors`); spill tasks have
+  their own colours;
+- a memory map per tier: every residency segment a rectangle of offset x time;
+  SPILL_IN segments coloured apart, a SPILL_OUT end marked by a red edge and the
+  spilled-out gap (the buffer in DDR) by a dashed line to where it comes back
+  (drawn when at most 300 gaps are in view, so that they never hide the map);
+- clicking a task highlights every segment of its buffers, clicking a segment the
+  tasks that use that segment;
+- a summary: the evaluator's metrics, the report's stages, bounds and gaps
+  (``<case>_report.json`` when present), and ``taskStatistics``.
+
+Renderer: a small hand-written 2-D canvas renderer rather than a plotting library.
+The page must stay small and work offline, and a library bundle (plotly's offline
+bundle alone is about 3.5 MB) would weigh more than Matmul_Case1's data itself;
+general-purpose charts also keep one object per drawn shape, which does not scale
+to 300k tasks, whereas the timeline here only ever draws about one rectangle per
+pixel column per lane (binary search on the lane's sorted starts and ends plus
+prefix sums give each column's busy share and spill count in O(log n)).
+
+Data: one JSON object in a ``<script type="application/json">`` element, in
+columnar integer arrays (tasks sorted by pipe, then start; starts delta-coded per
+pipe). Cycle figures and capacities must stay below 2**53 to be exact in JavaScript
+(:func:`build_view_data` refuses a plan beyond it).
+
+For tests the page exposes ``window.dansched`` (``taskAt(x, y)``,
+``segmentAt(x, y)``, ``hover(x, y)``, ``hoverInfo()``, ``click(x, y)``,
+``highlighted()``, ``find(id)``, ``drawTimes()``, ``taskCenter(id)``, ``segmentCenter(buf, seg)``,
+``setView(t0, t1)``; coordinates are client pixels) and sets ``data-ready`` on
+``<body>`` (milliseconds since navigation start) once the first draw has finished.
+"""
+
+from __future__ import annotations
+
+import json
+from bisect import bisect_right
+from dataclasses import dataclass
+from importlib import resources
+from pathlib import Path
+from typing import Any, Callable, Sequence
+
+from ..instance import Instance
+from ..plan import Plan, atomic_write_text, contest_paths
+from ..simulate import Evaluation
+from .trace import BufferSegment, TimedTask, TraceError, buffer_segments, plan_statistics, timed_tasks
+
+__all__ = [
+    "WAIT_KINDS",
+    "ViewError",
+    "Waits",
+    "binding_predecessors",
+    "segment_of_use",
+    "task_columns",
+    "segment_columns",
+    "build_view_data",
+    "view_html",
+    "write_view",
+    "read_report",
+    "view_path",
+]
+
+#: What set a node's start: nothing (it starts at 0), an edge of the augmented DAG
+#: (an original ``data`` edge, a ``spill`` edge, an address-``reuse`` edge), or the
+#: previous task on its ``pipe``.
+WAIT_KINDS = ("", "data", "spill", "reuse", "pipe")
+TEMPLATE = "view_template.html"
+JS_SAFE_INTEGER = 2**53 - 1  # JavaScript numbers hold integers exactly up to here
+DATA_TOKEN = "__DANSCHED_VIEW_DATA__"
+
+
+class ViewError(ValueError):
+    """A plan folder whose report cannot be read (bad JSON)."""
+
+
+@dataclass(frozen=True)
+class Waits:
+    """Per node id: the node that set its start (``node``, -1 if none), the kind of that
+    dependency (an index into :data:`WAIT_KINDS`), and the first pipe task reached by
+    following binding predecessors through cache nodes (``task``, -1 if none)."""
+
+    node: list[int]
+    kind: list[int]
+    task: list[int]
+
+
+def binding_predecessors(
+    order: Sequence[int], preds: Sequence[Sequence[int]], pipe: Sequence[int],
+    start: Sequence[int], end: Sequence[int],
+    spill_edges: Sequence[tuple[int, int]] = (), reuse_edges: Sequence[tuple[int, int]] = (),
+) -> Waits:
+    """The edge each node waited on under the simulator (SPEC section 5; paper Eqs. 9-10:
+    ``start(v) = max(end of v's predecessors, end of the previous node on v's pipe)``).
+
+    A node starting at 0 waited on nothing. Otherwise the binding predecessor is the
+    predecessor whose end equals the start (several: the one latest in the schedule),
+    else the previous task on the pipe (whose end then equals the start). Cache nodes
+    (ALLOC, FREE) take no time, so ``task`` follows the binding chain through them to
+    the pipe task that really held the node back."""
+    n = len(pipe)
+    pos = [0] * n
+    for i, v in enumerate(order):
+        pos[v] = i
+    spill, reuse = set(spill_edges), set(reuse_edges)
+    node, kind, task = [-1] * n, [0] * n, [-1] * n
+    prev_on_pipe: dict[int, int] = {}
+    for v in order:
+        s, p = start[v], pipe[v]
+        if s > 0:
+            best = -1
+            for u in preds[v]:
+                if end[u] == s and (best < 0 or pos[u] > pos[best]):
+                    best = u
+            if best >= 0:
+                node[v] = best
+                kind[v] = 2 if (best, v) in spill else 3 if (best, v) in reuse else 1
+            elif p >= 0 and p in prev_on_pipe:
+                node[v], kind[v] = prev_on_pipe[p], 4
+            w = node[v]
+            task[v] = w if w < 0 or pipe[w] >= 0 else task[w]
+        if p >= 0:
+            prev_on_pipe[p] = v
+    return Waits(node, kind, task)
+
+
+def segment_of_use(
+    inst: Instance, plan: Plan, ev: Evaluation, tasks: Sequence[TimedTask] | None = None,
+) -> dict[tuple[int, int], int]:
+    """For every (node id, BufId) of a pipe task, the index (0 from the ALLOC, k after the
+    k-th SPILL_IN) of the residency segment of that buffer the task runs in: the last
+    segment that begins (ALLOC or SPILL_IN) at or before the task in the schedule.
+    ``tasks`` is :func:`~dansched.report.trace.timed_tasks` when the caller has it."""
+    n = inst.n
+    pos = {v: i for i, v in enumerate(plan.order)}
+    spills: dict[int, list[int]] = {}
+    for k0, b in enumerate(ev.graph.spill_buf):
+        spills.setdefault(b, []).append(k0)
+    begins: dict[int, list[int]] = {}
+    for b in range(inst.num_buffers):
+        ks = sorted(spills.get(b, []), key=lambda k: pos[n + 2 * k])
+        begins[int(inst.buf_id[b])] = [pos[int(inst.buf_alloc[b])]] + [pos[n + 2 * k + 1] for k in ks]
+    out: dict[tuple[int, int], int] = {}
+    for t in tasks if tasks is not None else timed_tasks(inst, plan, ev):
+        for bid in t.bufs:
+            out[(t.node, bid)] = max(0, bisect_right(begins[bid], pos[t.node]) - 1)
+    return out
+
+
+def _metrics(ev: Evaluation) -> dict[str, Any]:
+    keys = ("max_v_stay", "physical_peak", "extra_traffic", "spill_count", "makespan")
+    return {k: getattr(ev, k) for k in keys}
+
+
+TASK_COLUMNS = (
+    "id", "op", "pipe", "startDelta", "dur", "slack", "wait", "waitOp", "waitKind", "waitTask", "bufPtr", "bufs", "segs",
+)
+
+
+def task_columns(
+    inst: Instance, tasks: Sequence[TimedTask], waits: Waits, segment_index: Callable[[int, int], int], ops: dict[str, int],
+) -> dict[str, list[int]]:
+    """Columns of the timeline, one entry per task, sorted by (pipe, start, id): node id,
+    Op (index into ``ops``, which grows), pipe index, start minus the previous start on
+    the same pipe (the first: its start), cycles, slack, the wait (:class:`Waits`, its
+    Op and kind), and the task's buffers in CSR form (``bufPtr``; ``bufs`` BufIds,
+    ``segs`` the index of the segment each is used in, from ``segment_index(node, BufId)``)."""
+    pipe_rank = {p: i for i, p in enumerate(inst.hw.pipes)}
+    cols: dict[str, list[int]] = {k: [] for k in TASK_COLUMNS}
+    cols["bufPtr"].append(0)
+    appenders = [cols[k].append for k in TASK_COLUMNS[:10]]
+    bufs, segs, ptr = cols["bufs"], cols["segs"], cols["bufPtr"]
+    last_pipe, last_start = -1, 0
+    for t in sorted(tasks, key=lambda t: (pipe_rank[t.pipe], t.start, t.node)):
+        p, v = pipe_rank[t.pipe], t.node
+        if p != last_pipe:
+            last_pipe, last_start = p, 0
+        w = waits.node[v]
+        w_op = ops.setdefault(_op_name(inst, w), len(ops)) if w >= 0 else -1
+        values = (v, ops.setdefault(t.op, len(ops)), p, t.start - last_start, t.end - t.start, t.slack,
+                  w, w_op, waits.kind[v], waits.task[v])
+        for append, value in zip(appenders, values):
+            append(value)
+        last_start = t.start
+        for bid in t.bufs:
+            bufs.append(bid)
+            segs.append(segment_index(v, bid))
+        ptr.append(len(bufs))
+    return cols
+
+
+def segment_columns(inst: Instance, segments: Sequence[BufferSegment]) -> dict[str, list[int]]:
+    """Columns of the memory maps, one entry per residency segment (in the order of
+    :func:`~dansched.report.trace.buffer_segments`): tier index, BufId, size, offset,
+    start, end, segment number, and ``last`` (1 when a FREE ends it, 0 a SPILL_OUT)."""
+    tier_rank = {t: i for i, t in enumerate(inst.hw.tiers)}
+    last = {s.buf_id: i for i, s in enumerate(segments)}
+    return {
+        "tier": [tier_rank[s.tier] for s in segments], "buf": [s.buf_id for s in segments],
+        "size": [s.size for s in segments], "off": [s.offset for s in segments],
+        "start": [s.start for s in segments], "end": [s.end for s in segments],
+        "seg": [s.segment for s in segments],
+        "last": [int(last[s.buf_id] == i) for i, s in enumerate(segments)],
+    }
+
+
+def build_view_data(
+    inst: Instance, plan: Plan, ev: Evaluation, report: dict[str, Any] | None = None, freq_ghz: float = 1.0,
+) -> dict[str, Any]:
+    """The page's data object (columnar; see the module docstring). Raises
+    :class:`~dansched.report.trace.TraceError` for a plan without timing."""
+    if not freq_ghz > 0:
+        raise TraceError(f"--freq-ghz must be positive, got {freq_ghz}")
+    tasks = timed_tasks(inst, plan, ev)
+    largest = max([int(ev.makespan or 0)] + [int(c) for c in inst.hw.capacity.values()])
+    if largest > JS_SAFE_INTEGER:
+        raise TraceError(f"a figure of {largest:,} is beyond 2**53: the page could not show it exactly")
+    segments = buffer_segments(inst, plan, ev)
+    g = ev.graph
+    waits = binding_predecessors(plan.order, g.preds, g.pipe, ev.start, ev.end, g.spill_edges, g.reuse_edges)
+    used = segment_of_use(inst, plan, ev, tasks)
+    seg_index = {(s.buf_id, s.segment): i for i, s in enumerate(segments)}
+    ops: dict[str, int] = {}
+    cols = task_columns(inst, tasks, waits, lambda v, bid: seg_index[(bid, used[(v, bid)])], ops)
+    makespan = int(ev.makespan or 0)
+    return {
+        "case": inst.name,
+        "makespan": makespan,
+        "freqGhz": freq_ghz,
+        "pipes": list(inst.hw.pipes),
+        "tiers": list(inst.hw.tiers),
+        "caps": [int(inst.hw.capacity[t]) for t in inst.hw.tiers],
+        "ops": list(ops),
+        "waitKinds": list(WAIT_KINDS),
+        "tasks": cols,
+        "segments": segment_columns(inst, segments),
+        "metrics": _metrics(ev),
+        "stats": plan_statistics(tasks, makespan).to_dict(freq_ghz),
+        "report": report,
+    }
+
+
+def _op_name(inst: Instance, v: int) -> str:
+    if v < inst.n:
+        return inst.op[v]
+    return "SPILL_OUT" if (v - inst.n) % 2 == 0 else "SPILL_IN"
+
+
+def _template() -> str:
+    return resources.files("dansched.report").joinpath(TEMPLATE).read_text(encoding="utf-8")
+
+
+def view_html(data: dict[str, Any]) -> str:
+    """The page: the template with ``data`` inlined as JSON (``<`` escaped, so no text
+    in the data can close the script element)."""
+    text = json.dumps(data, separators=(",", ":"), allow_nan=False).replace("<", "\\u003c")
+    page = _template()
+    if page.count(DATA_TOKEN) != 1:
+        raise RuntimeError(f"{TEMPLATE}: expected exactly one {DATA_TOKEN} placeholder")
+    return page.replace(DATA_TOKEN, text)
+
+
+def view_path(directory: str | Path, case: str) -> Path:
+    """Default page of a plan folder: ``DIR/<case>_view.html``."""
+    return contest_paths(directory, case)["report"].with_name(f"{case}_view.html")
+
+
+def read_report(directory: str | Path, case: str) -> dict[str, Any] | None:
+    """``<case>_report.json`` of a plan folder, or None when there is none; raises
+    :class:`ViewError` when it is not a JSON object."""
+    path = contest_paths(directory, case)["report"]
+    if not path.is_file():
+        return None
+    try:
+        report = json.loads(path.read_text(encoding="utf-8"))
+    except (ValueError, UnicodeDecodeError) as exc:
+        raise ViewError(f"{path}: not valid JSON ({exc})") from None
+    if not isinstance(report, dict):
+        raise ViewError(f"{path}: expected a JSON object")
+    return report
+
+
+def write_view(
+    inst: Instance, plan: Plan, ev: Evaluation, path: str | Path,
+    report: dict[str, Any] | None = None, freq_ghz: float = 1.0,
+) -> Path:
+    """Build the page of ``plan`` and write it atomically to ``path``; returns the path."""
+    atomic_write_text(path, view_html(build_view_data(inst, plan, ev, report, freq_ghz)))
+    return Path(path)

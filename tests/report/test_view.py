@@ -1,0 +1,348 @@
+"""``dansched view``: the self-contained HTML page of a plan (issue 19).
+
+The data tests run everywhere; the browser tests drive headless Chromium through
+Playwright and skip, with one reason, when either is missing."""
+
+from __future__ import annotations
+
+import json
+import re
+import shutil
+import sys
+from pathlib import Path
+
+import pytest
+
+from helpers import SHIPPED
+from dansched.hardware import load_hardware
+from dansched.instance import load_instance
+from dansched.pipeline import SolveOptions, solve
+from dansched.plan import Plan, write_plan
+from dansched.report.trace import TraceError, buffer_segments, timed_tasks
+from dansched.report.view import (
+    DATA_TOKEN,
+    WAIT_KINDS,
+    binding_predecessors,
+    build_view_data,
+    read_report,
+    view_html,
+)
+from dansched.simulate import evaluate, simulate_timing
+
+EXP_PLAN = Plan(order=tuple(range(7)), offsets=((0, 0), (1, 5)))
+TIGHT_HW = "[tiers]\nL1 = 2048\nUB = 256\n"  # random_s5 spills under it
+
+
+def run_cli(monkeypatch, capsys, *args: str) -> tuple[int, str, str]:
+    from dansched.cli import main
+
+    monkeypatch.setattr(sys, "argv", ["dansched", *map(str, args)])
+    with pytest.raises(SystemExit) as exc:
+        main()
+    out = capsys.readouterr()
+    return exc.value.code, out.out, out.err
+
+
+def page_data(html: str) -> dict:
+    m = re.search(r'<script type="application/json" id="dansched-data">(.*?)</script>', html, re.S)
+    assert m, "no inline data element"
+    return json.loads(m.group(1))
+
+
+@pytest.fixture(scope="module")
+def spilled(tmp_path_factory):
+    """random_s5 under a tight hardware model, problem 2: a small timed plan with spills."""
+    folder = tmp_path_factory.mktemp("view")
+    hw_file = folder / "tight.toml"
+    hw_file.write_text(TIGHT_HW)
+    inst = load_instance(SHIPPED / "random_s5.json", load_hardware(hw_file))
+    result = solve(inst, SolveOptions(problem=2))
+    assert result.evaluation.valid and result.evaluation.spill_count > 0
+    write_plan(result.plan, folder, inst.name, report=json.dumps(result.report) + "\n")
+    return inst, result.plan, result.evaluation, folder, hw_file
+
+
+# ---- the edge each node waited on -------------------------------------------------------
+
+
+def test_binding_predecessor_on_exp_is_the_data_edge(exp_path):
+    inst = load_instance(exp_path)
+    ev = evaluate(inst, EXP_PLAN)
+    g = ev.graph
+    w = binding_predecessors(EXP_PLAN.order, g.preds, g.pipe, ev.start, ev.end)
+    assert (w.node[1], WAIT_KINDS[w.kind[1]]) == (-1, "")  # COPY_IN starts at 0
+    assert (w.node[3], WAIT_KINDS[w.kind[3]], w.task[3]) == (1, "data", 1)  # EXP waits for COPY_IN
+    assert (w.node[5], WAIT_KINDS[w.kind[5]]) == (3, "data")
+
+
+def test_binding_predecessor_pipe_reuse_and_cache_chain():
+    # 0: task on pipe 0 (10 cycles); 1: task on pipe 0, no edge -> waits on the pipe;
+    # 2: cache node after 1 (reuse edge); 3: task on pipe 1 after the cache node.
+    preds = [[], [], [1], [2]]
+    pipe, cycles = [0, 0, -1, 1], [10, 5, 0, 7]
+    order = [0, 1, 2, 3]
+    start, end, _ = simulate_timing(order, preds, pipe, cycles)
+    w = binding_predecessors(order, preds, pipe, start, end, reuse_edges=[(1, 2)])
+    assert (w.node[1], WAIT_KINDS[w.kind[1]]) == (0, "pipe")
+    assert (w.node[2], WAIT_KINDS[w.kind[2]]) == (1, "reuse")
+    assert (w.node[3], WAIT_KINDS[w.kind[3]], w.task[3]) == (2, "data", 1)
+
+
+def test_every_wait_explains_the_start(spilled):
+    inst, plan, ev, *_ = spilled
+    g = ev.graph
+    w = binding_predecessors(plan.order, g.preds, g.pipe, ev.start, ev.end, g.spill_edges, g.reuse_edges)
+    prev: dict[int, int] = {}
+    kinds = set()
+    for v in plan.order:
+        if ev.start[v] == 0:
+            assert w.node[v] == -1
+        else:
+            u = w.node[v]
+            assert u >= 0 and ev.end[u] == ev.start[v]
+            assert u in g.preds[v] or (WAIT_KINDS[w.kind[v]] == "pipe" and prev.get(g.pipe[v]) == u)
+            kinds.add(WAIT_KINDS[w.kind[v]])
+        if g.pipe[v] >= 0:
+            prev[g.pipe[v]] = v
+    assert "data" in kinds
+
+
+# ---- page data and file ------------------------------------------------------------------
+
+
+def test_view_data_matches_the_trace_tasks_and_segments(spilled):
+    inst, plan, ev, *_ = spilled
+    data = build_view_data(inst, plan, ev)
+    tasks = timed_tasks(inst, plan, ev)
+    segs = buffer_segments(inst, plan, ev)
+    t, s = data["tasks"], data["segments"]
+    assert len(t["id"]) == len(tasks) and len(s["buf"]) == len(segs)
+    starts, acc, last = {}, 0, -1
+    for i, node in enumerate(t["id"]):
+        if t["pipe"][i] != last:
+            acc, last = 0, t["pipe"][i]
+        acc += t["startDelta"][i]
+        starts[node] = (acc, acc + t["dur"][i])
+    assert starts == {x.node: (x.start, x.end) for x in tasks}
+    # every buffer use points at a segment of that buffer that covers the task in time
+    for i in range(len(t["id"])):
+        a, e = starts[t["id"][i]]
+        for j in range(t["bufPtr"][i], t["bufPtr"][i + 1]):
+            k = t["segs"][j]
+            assert s["buf"][k] == t["bufs"][j] and s["start"][k] <= a and e <= s["end"][k]
+    assert sum(1 for x in s["seg"] if x > 0) == ev.spill_count
+
+
+def test_view_html_is_self_contained_and_escapes_data():
+    html = view_html({"case": "</script><b>", "x": [1, 2]})
+    assert DATA_TOKEN not in html
+    assert page_data(html)["case"] == "</script><b>"
+    assert not re.search(r'<(script|link|img)[^>]+(src|href)=', html)
+
+
+def test_cli_view_writes_the_page_with_the_report(spilled, monkeypatch, capsys, tmp_path):
+    inst, plan, ev, folder, hw_file = spilled
+    out = tmp_path / "page.html"
+    rc, stdout, err = run_cli(monkeypatch, capsys, "view", SHIPPED / "random_s5.json", "--plan", folder, "--hw", hw_file, "--out", out)
+    assert rc == 0, err
+    data = page_data(out.read_text())
+    assert data["metrics"]["makespan"] == ev.makespan and data["report"] == read_report(folder, inst.name)
+    assert data["stats"]["total_duration"] == pytest.approx(ev.makespan / 1000)
+
+
+def test_cli_view_of_a_problem1_plan_is_bad_input(exp_path, monkeypatch, capsys, tmp_path):
+    write_plan(Plan(order=tuple(range(7))), tmp_path, "Exp")
+    rc, _, err = run_cli(monkeypatch, capsys, "view", exp_path, "--plan", tmp_path)
+    assert rc == 2 and err.count("\n") == 1 and "problem-1" in err
+
+
+def test_cli_view_of_an_invalid_plan_exits_1(exp_path, monkeypatch, capsys, tmp_path):
+    write_plan(Plan(order=tuple(range(7)), offsets=((0, 0), (1, 0))), tmp_path, "Exp")  # both buffers at 0
+    rc, _, err = run_cli(monkeypatch, capsys, "view", exp_path, "--plan", tmp_path)
+    assert rc == 1 and "invalid" in err and not (tmp_path / "Exp_view.html").exists()
+
+
+def test_cli_solve_html_writes_the_view(exp_path, monkeypatch, capsys, tmp_path):
+    rc, _, err = run_cli(monkeypatch, capsys, "solve", exp_path, "--problem", "3", "--out", tmp_path, "--html", "--quiet")
+    assert rc == 0, err
+    data = page_data((tmp_path / "Exp_view.html").read_text())
+    assert data["metrics"]["makespan"] == 60 and data["report"]["makespan"] == 60
+    rc, _, err = run_cli(monkeypatch, capsys, "solve", exp_path, "--problem", "1", "--out", tmp_path, "--html")
+    assert rc == 2 and "--html needs timing" in err
+
+
+def test_build_view_data_needs_timing(exp_path):
+    inst = load_instance(exp_path)
+    with pytest.raises(TraceError):
+        build_view_data(inst, Plan(order=tuple(range(7))), evaluate(inst, Plan(order=tuple(range(7)))))
+
+
+# ---- in a real browser -------------------------------------------------------------------
+
+
+def _browser_missing() -> str | None:
+    try:
+        import playwright.sync_api  # noqa: F401
+    except ImportError:
+        return "playwright is not installed"
+    if shutil.which("chromium") is None:
+        return "no chromium executable on PATH"
+    return None
+
+
+@pytest.fixture(scope="module")
+def chromium():
+    """One headless Chromium for the module (Playwright's sync API allows one driver at a time)."""
+    missing = _browser_missing()
+    if missing:
+        pytest.skip(f"browser tests need headless Chromium and playwright (pip install -e '.[view]', apt-get install chromium): {missing}")
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as pw:
+        browser = pw.chromium.launch(executable_path=shutil.which("chromium"), args=["--no-sandbox"])
+        yield browser
+        browser.close()
+
+
+def open_page(browser, path: Path, width: int = 1300, height: int = 1000):
+    """(page, console errors) of ``path`` once its first draw has finished."""
+    errors: list[str] = []
+    page = browser.new_page(viewport={"width": width, "height": height})
+    page.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
+    page.on("pageerror", lambda e: errors.append(str(e)))
+    page.goto(path.resolve().as_uri())
+    page.wait_for_selector("body[data-ready]", timeout=30000)
+    return page, errors
+
+
+@pytest.fixture(scope="module")
+def browser_page(chromium, spilled, tmp_path_factory):
+    from dansched.report.view import write_view
+
+    inst, plan, ev, folder, _ = spilled
+    path = write_view(inst, plan, ev, tmp_path_factory.mktemp("page") / "view.html", report=read_report(folder, inst.name))
+    page, errors = open_page(chromium, path)
+    yield page, errors
+    page.close()
+
+
+def _zoom_to(page, start: int, end: int) -> None:
+    pad = max(20, (end - start) * 2)
+    page.evaluate("([a, b]) => window.dansched.setView(a, b)", [start - pad, end + pad])
+
+
+def test_page_renders_without_console_errors(browser_page, tmp_path):
+    page, errors = browser_page
+    shot = tmp_path / "view.png"
+    page.screenshot(path=str(shot), full_page=True)
+    assert errors == []
+    assert shot.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and shot.stat().st_size > 10_000
+    assert float(page.get_attribute("body", "data-ready")) > 0
+
+
+def test_hover_and_click_a_task_show_it_and_its_buffers(browser_page, spilled):
+    page, errors = browser_page
+    inst, plan, ev, *_ = spilled
+    g = ev.graph
+    waits = binding_predecessors(plan.order, g.preds, g.pipe, ev.start, ev.end, g.spill_edges, g.reuse_edges)
+    task = next(t for t in timed_tasks(inst, plan, ev) if len(t.bufs) >= 2 and waits.node[t.node] >= 0 and t.end > t.start)
+    _zoom_to(page, task.start, task.end)
+    c = page.evaluate("id => window.dansched.taskCenter(id)", task.node)
+    page.mouse.move(c["x"], c["y"])
+    info = page.evaluate("window.dansched.hoverInfo()")
+    assert (info["kind"], info["id"], info["op"], info["pipe"]) == ("task", task.node, task.op, task.pipe)
+    assert (info["start"], info["end"], info["cycles"]) == (task.start, task.end, task.end - task.start)
+    assert [b["buf"] for b in info["bufs"]] == list(task.bufs)
+    assert info["waited"]["node"] == waits.node[task.node] and info["waited"]["kind"] == WAIT_KINDS[waits.kind[task.node]]
+    assert str(task.node) in page.inner_text("#tip")
+    page.mouse.click(c["x"], c["y"])
+    hl = page.evaluate("window.dansched.highlighted()")
+    expected = sorted((s.buf_id, s.segment) for s in buffer_segments(inst, plan, ev) if s.buf_id in task.bufs)
+    assert sorted((s["buf"], s["segment"]) for s in hl["segments"]) == expected
+    assert hl["tasks"] == [task.node]
+    assert errors == []
+
+
+def test_hover_and_click_a_spilled_in_segment_show_it_and_its_tasks(browser_page, spilled):
+    page, errors = browser_page
+    inst, plan, ev, *_ = spilled
+    seg = next(s for s in buffer_segments(inst, plan, ev) if s.segment > 0)
+    _zoom_to(page, seg.start, seg.end)
+    c = page.evaluate("([b, k]) => window.dansched.segmentCenter(b, k)", [seg.buf_id, seg.segment])
+    page.mouse.move(c["x"], c["y"])
+    info = page.evaluate("window.dansched.hoverInfo()")
+    assert info["kind"] == "segment" and (info["buf"], info["segment"]) == (seg.buf_id, seg.segment)
+    assert (info["tier"], info["offset"], info["size"], info["start"], info["end"]) == (seg.tier, seg.offset, seg.size, seg.start, seg.end)
+    assert info["spilledIn"] is True
+    # tasks that use this segment: between its SPILL_IN and its SPILL_OUT / FREE in the schedule
+    b = inst.buffer_index(seg.buf_id)
+    pos = {v: i for i, v in enumerate(plan.order)}
+    ks = sorted((k for k, x in enumerate(ev.graph.spill_buf) if x == b), key=lambda k: pos[inst.n + 2 * k])
+    lo = pos[inst.n + 2 * ks[seg.segment - 1] + 1]
+    hi = pos[inst.n + 2 * ks[seg.segment]] if seg.segment < len(ks) else pos[int(inst.buf_free[b])]
+    expected = sorted(t.node for t in timed_tasks(inst, plan, ev) if seg.buf_id in t.bufs and lo <= pos[t.node] <= hi)
+    assert inst.n + 2 * ks[seg.segment - 1] + 1 in expected  # its SPILL_IN
+    page.mouse.click(c["x"], c["y"])
+    hl = page.evaluate("window.dansched.highlighted()")
+    assert hl["tasks"] == expected
+    assert [(s["buf"], s["segment"]) for s in hl["segments"]] == [(seg.buf_id, seg.segment)]
+    assert errors == []
+
+
+def test_wheel_zooms_and_drag_pans_the_shared_time_axis(browser_page):
+    page, errors = browser_page
+    makespan = page.evaluate("window.dansched.data.makespan")
+    page.evaluate("m => window.dansched.setView(0, m)", makespan)
+    box = page.locator("#timeline").bounding_box()
+    x, y = box["x"] + box["width"] / 2, box["y"] + 30
+    page.mouse.move(x, y)
+    page.mouse.wheel(0, -400)  # wheel up: zoom in around the pointer
+    page.wait_for_timeout(100)
+    v = page.evaluate("window.dansched.view()")
+    assert v["t1"] - v["t0"] < 0.9 * makespan and v["t0"] > 0
+    page.mouse.down()
+    page.mouse.move(x - 200, y, steps=4)
+    page.mouse.up()
+    w = page.evaluate("window.dansched.view()")
+    assert w["t0"] > v["t0"] and w["t1"] - w["t0"] == pytest.approx(v["t1"] - v["t0"])
+    assert errors == []
+
+
+def test_find_box_selects_and_zooms_to_a_node(browser_page, spilled):
+    page, errors = browser_page
+    inst, plan, ev, *_ = spilled
+    task = timed_tasks(inst, plan, ev)[len(plan.order) // 4]
+    page.fill("#find", str(task.node))
+    page.press("#find", "Enter")
+    assert page.evaluate("window.dansched.highlighted()")["tasks"] == [task.node]
+    v = page.evaluate("window.dansched.view()")
+    assert v["t0"] <= task.start and task.end <= v["t1"]
+    assert f"node {task.node}" in page.inner_text("#sel")
+    assert errors == []
+
+
+def test_dense_lane_draws_merged_columns_and_says_so(chromium, tmp_path):
+    """2,000 one-cycle tasks on one pipe: far more than pixel columns, so the timeline
+    draws merged bars, and hovering one names how many tasks share its column."""
+    from dansched.instance import instance_from_records
+    from dansched.report.view import write_view
+
+    k = 2000
+    nodes = [{"Id": 0, "Op": "ALLOC", "BufId": 0, "Size": 8, "Type": "UB"}]
+    nodes += [{"Id": i, "Op": "ADD", "Pipe": "VECTOR", "Cycles": 1, "Bufs": [0]} for i in range(1, k + 1)]
+    nodes.append({"Id": k + 1, "Op": "FREE", "BufId": 0, "Size": 8, "Type": "UB"})
+    edges = [[i, i + 1] for i in range(k + 1)]
+    inst = instance_from_records("dense", nodes, edges)
+    plan = Plan(order=tuple(range(k + 2)), offsets=((0, 0),))
+    ev = evaluate(inst, plan)
+    assert ev.valid and ev.makespan == k
+    path = write_view(inst, plan, ev, tmp_path / "dense.html")
+    page, errors = open_page(chromium, path, width=900, height=700)
+    c = page.evaluate("id => window.dansched.taskCenter(id)", k // 2)
+    page.mouse.move(c["x"], c["y"])
+    info = page.evaluate("window.dansched.hoverInfo()")
+    tip = page.inner_text("#tip")
+    page.close()
+    assert errors == []
+    assert info["kind"] == "task" and abs(info["id"] - k // 2) <= 10 and info["pipe"] == "VECTOR"
+    assert re.search(r"\(\d+ tasks share this pixel column: zoom in\)", tip)
