@@ -15,6 +15,17 @@ Every figure dansched prints comes with how far it can be from the best possible
   plan's augmented DAG (:mod:`dansched.models.makespan`).
 
 ``optimal`` is true only when a plan of that value is known and the bound meets it.
+
+Each row also says how strong its bound is (:func:`bound_strength`):
+
+- ``exact``: the bound is a proven optimum (an exact solver finished) or meets the
+  plan's value, so the gap is real or zero;
+- ``strong``: the bound is at least :data:`STRONG_RATIO` (half) of the plan's value,
+  so the plan is provably within a factor 2 and the gap is worth attributing;
+- ``weak``: anything below (including a bound of 0): the gap may be slack in the
+  bound, not in the plan.
+
+:func:`worst_stage` names a stage only from rows whose bound is not weak.
 """
 
 from __future__ import annotations
@@ -25,16 +36,29 @@ from typing import Any
 from .instance import Instance
 from .models.bound import Bound, gap
 from .models.makespan import makespan_lower_bound
-from .models.peak import peak_lower_bound
+from .models.peak_bounds import PeakBoundParams, best_peak_bound
+from .models.traffic_global import global_traffic_bound
 from .plan import Plan
 from .simulate import Evaluation
 
 __all__ = [
     "AuditRow", "peak_bound", "traffic_bounds", "makespan_bounds", "audit_plan", "rows_report", "worst_stage",
-    "EXACT_PEAK_MAX_NODES",
+    "EXACT_PEAK_MAX_NODES", "STRONG_RATIO", "bound_strength",
 ]
 
 EXACT_PEAK_MAX_NODES = 80
+STRONG_RATIO = 0.5  # a bound of at least this share of the plan's value is "strong"
+
+
+def bound_strength(bound: Bound, value: int | None) -> str:
+    """``exact`` | ``strong`` | ``weak`` by the rule in the module docstring."""
+    if value is not None and bound.value >= value:
+        return "exact"
+    if bound.optimal:
+        return "exact"
+    if value is None or value <= 0:
+        return "weak"
+    return "strong" if bound.value >= STRONG_RATIO * value else "weak"
 
 
 @dataclass
@@ -56,26 +80,23 @@ class AuditRow:
     def optimal(self) -> bool:
         return self.value is not None and self.value == self.bound.value
 
+    @property
+    def strength(self) -> str:
+        return bound_strength(self.bound, self.value)
+
     def to_dict(self) -> dict[str, Any]:
         d = {"value": int(self.bound.value), "method": self.bound.method, "optimal": self.optimal,
-             "scope": self.scope, "plan_value": self.value, "gap": self.gap, "stage": self.stage}
+             "scope": self.scope, "plan_value": self.value, "gap": self.gap, "stage": self.stage,
+             "strength": self.strength}
         d.update(self.extra)
         return d
 
 
 def peak_bound(inst: Instance) -> tuple[Bound, int | None]:
-    """Best maxV_stay bound; on small graphs the exact optimum (returned second, else None)."""
-    b = peak_lower_bound(inst)
-    if inst.n <= EXACT_PEAK_MAX_NODES:
-        from .models.order import ExactModelTooLarge, exact_min_peak
-        from .stages.mpas_graph import NoLegalOrderError
-
-        try:
-            ex = exact_min_peak(inst, max_states=200_000)
-        except (ExactModelTooLarge, NoLegalOrderError, ValueError):
-            return b, None
-        return Bound(ex.peak, f"exact minimum-peak order (DP over {ex.states:,} down-sets)", optimal=True), ex.peak
-    return b, None
+    """Best maxV_stay bound over all orders (:mod:`dansched.models.peak_bounds`); on small
+    graphs the exact optimum (returned second, else None)."""
+    b, _ = best_peak_bound(inst, PeakBoundParams(exact_max_nodes=EXACT_PEAK_MAX_NODES))
+    return b, (b.value if b.optimal else None)
 
 
 def traffic_bounds(
@@ -122,6 +143,7 @@ def audit_plan(
     else:
         tb, extra = traffic_bounds(inst, plan, time_limit, seed, cpsat)
     rows.append(AuditRow("extra_traffic", "DLR", ev.extra_traffic, tb, "fixed order", extra))
+    rows.append(AuditRow("extra_traffic", "DLR", ev.extra_traffic, global_traffic_bound(inst), "global"))
     glob, own = makespan_bounds(inst, ev, plan.order)
     rows.append(AuditRow("makespan", "CPE", ev.makespan, glob, "global"))
     if own is not None and own.value > glob.value:
@@ -130,20 +152,28 @@ def audit_plan(
 
 
 def rows_report(rows: list[AuditRow]) -> dict[str, Any]:
-    """``{metric: {value, method, optimal, scope, plan_value, gap, stage, ...}}``, keeping for
-    each metric its tightest bound (the first row on ties)."""
+    """``{metric: {value, method, optimal, scope, plan_value, gap, stage, strength, ...}}``,
+    keeping for each metric its tightest bound (the first row on ties), plus
+    ``extra_traffic_all_orders`` when a fixed-order traffic bound is the tightest."""
     out: dict[str, Any] = {}
     for r in rows:
         if r.metric not in out or r.bound.value > out[r.metric]["value"]:
             out[r.metric] = r.to_dict()
+    # the all-orders traffic bound also when a fixed-order one is tighter (it says what any order needs)
+    for r in rows:
+        if r.metric == "extra_traffic" and r.scope == "global" and out.get("extra_traffic", {}).get("scope") != "global":
+            out["extra_traffic_all_orders"] = r.to_dict()
     return out
 
 
 def worst_stage(rows: list[AuditRow]) -> str | None:
-    """The stage whose metric is relatively furthest from its bound."""
+    """The stage whose metric is relatively furthest from an informative (not weak) bound;
+    None when no bound is informative."""
     worst = None
     for r in rows:
         g = r.gap
+        if r.strength == "weak":
+            continue
         if g is not None and (worst is None or g > worst[0]):
             worst = (g, r.stage)
     return worst[1] if worst else None
