@@ -12,8 +12,8 @@ else ``2 * Size``. Hence, per tier, the traffic is at least::
 
     max over operations v of  min { sum T(b) : S subset of F_t(v) - Bufs(v), s(S) >= excess_t(v) }
 
-(the fractional knapsack, taking backed buffers first, bounds that minimum from below
-and is rounded up). Different tiers spill different buffers, so the per-tier bounds
+(solved exactly as a knapsack when small, else bounded from below by its fractional
+relaxation, backed buffers first, rounded up). Different tiers spill different buffers, so the per-tier bounds
 add up. The bound is 0 -- and the report says so -- when every tier's largest forced
 set fits its capacity: then the DAG alone forces no spill, and whether some order
 needs one is not decided here.
@@ -150,16 +150,33 @@ def _forced_sets(inst: Instance, params: TrafficParams):
             yield v, bits & after_op.pop(v), bufs
 
 
+EXACT_COVER_WORK = 200_000  # items x bytes of the knapsack DP before the fractional bound is used
+
+
 def _cheapest_cover(cands: list[tuple[int, int]], excess: int) -> float:
-    """Least fractional cost of ``(size, cost)`` items adding up to ``excess`` bytes."""
+    """Least cost of whole ``(size, cost)`` items adding up to at least ``excess`` bytes:
+    exactly (complement knapsack: keep the costliest items that fit in ``total - excess``)
+    when small enough, else the fractional relaxation (cheapest cost per byte first),
+    which is below it. Infinity when even all items fall short."""
+    total = sum(sz for sz, _ in cands)
+    if total < excess:
+        return math.inf
+    room = total - excess
+    if len(cands) * (room + 1) <= EXACT_COVER_WORK:
+        keep = [0] * (room + 1)  # keep[r]: largest cost of items left unspilled in r bytes
+        for sz, c in cands:
+            for r in range(room, sz - 1, -1):
+                if keep[r - sz] + c > keep[r]:
+                    keep[r] = keep[r - sz] + c
+        return float(sum(c for _, c in cands) - keep[room])
     need = excess
-    total = 0.0
+    out = 0.0
     for size, cost in sorted(cands, key=lambda sc: (sc[1] / sc[0], sc[0])):
         take = min(size, need)
-        total += cost * take / size
+        out += cost * take / size
         need -= take
         if need <= 0:
-            return total
+            return out
     return math.inf
 
 
