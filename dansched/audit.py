@@ -168,12 +168,12 @@ def rows_report(rows: list[AuditRow]) -> dict[str, Any]:
 
 def worst_stage(rows: list[AuditRow]) -> str | None:
     """The stage whose metric is relatively furthest from an informative (not weak) bound;
-    None when no bound is informative."""
+    None when no informative bound leaves a gap (all met, or all bounds weak)."""
     worst = None
     for r in rows:
         g = r.gap
         if r.strength == "weak":
             continue
-        if g is not None and (worst is None or g > worst[0]):
+        if g is not None and g > 0 and (worst is None or g > worst[0]):
             worst = (g, r.stage)
     return worst[1] if worst else None

@@ -197,7 +197,7 @@ def audit(
         typer.echo(json.dumps(report, indent=2))
         return
     _print_rows(f"{inst.name}: audit of {plan_dir}", {f"{r['metric']} ({r['scope']})": r for r in report["bounds"]})
-    typer.echo(f"stage furthest from its bound: {report['worst_stage'] or 'none (every bound is weak)'}")
+    typer.echo(f"stage furthest from its bound: {report['worst_stage'] or 'none (no informative bound leaves a gap)'}")
 
 
 def _print_rows(title: str, rows: dict) -> None:

@@ -285,6 +285,8 @@ def test_worst_stage_ignores_weak_bounds():
     ]
     assert worst_stage(rows) == "DLR"
     assert worst_stage(rows[:1]) is None
+    met = [AuditRow("max_v_stay", "MPAS", 100, Bound(100, "meets the plan"), "global")]
+    assert worst_stage(met) is None
 
 
 def test_best_peak_bound_is_exact_on_small_graphs():
