@@ -37,8 +37,9 @@ buffer per single-residency tier is live at ``beta_u``, so the exception costs a
 ``E = sum over carrier tiers of the largest weight that feeds through one carrier``;
 ``E = 0`` when (*exact carriers*) each cell has a unique first user (the only user of
 the cell without a DAG predecessor among its users), that user holds a carrier of every
-carrier tier, and each carrier serves a single cell -- then the live carriers at
-``beta_u`` serve cell ``u`` only.
+carrier tier, and no buffer of a carrier tier shares an operation with two different
+cells -- then the live carriers at ``beta_u`` are those of cell ``u``'s first user and
+serve cell ``u`` only.
 
 So ``maxV_stay >= val(u) - E`` for every ``u``, where ``val(u)`` is the weight of the
 lines with a grid cell before ``u`` and one after ``u``.
@@ -212,7 +213,6 @@ def feeds(inst: Instance, tier: int, params: ProductParams = ProductParams()):
 
     sig: dict[int, set[int]] = {}
     through: dict[int, set[int]] = {}  # carrier -> peak buffers feeding through it
-    carrier_cells: dict[int, set[int]] = {}
     work = 0
     for w in range(inst.n):
         if L.kind[w] != KIND_OP:
@@ -232,7 +232,6 @@ def feeds(inst: Instance, tier: int, params: ProductParams = ProductParams()):
                 for c in L.bufs[y]:
                     if tiers[c] == tier:
                         got.add(c)
-                        carrier_cells.setdefault(x, set()).add(c)
                         through.setdefault(x, set()).update(ps)
         if work > params.max_feeds:
             raise _TooMuchWork
@@ -243,9 +242,23 @@ def feeds(inst: Instance, tier: int, params: ProductParams = ProductParams()):
     for x, pset in through.items():
         t = tiers[x]
         carrier_weight[t] = max(carrier_weight.get(t, 0), sum(sizes[p] for p in pset))
-    exact = all(len(cs) == 1 for cs in carrier_cells.values()) and _first_users_hold_carriers(
-        inst, tier, {tiers[x] for x in through})
+    carrier_tiers = {tiers[x] for x in through}
+    exact = _one_cell_per_carrier(inst, tier, carrier_tiers) and _first_users_hold_carriers(inst, tier, carrier_tiers)
     return {p: frozenset(s) for p, s in sig.items()}, carrier_weight, exact
+
+
+def _one_cell_per_carrier(inst: Instance, tier: int, carrier_tiers: set[int]) -> bool:
+    """No buffer of a carrier tier shares operations with two different cells (so the
+    carrier a cell's first user holds serves that cell only)."""
+    L = inst.lists()
+    tiers = inst.buf_tier.tolist()
+    for x in range(inst.num_buffers):
+        if tiers[x] not in carrier_tiers:
+            continue
+        cells = {c for y in L.users[x] for c in L.bufs[y] if tiers[c] == tier}
+        if len(cells) > 1:
+            return False
+    return True
 
 
 def _first_users_hold_carriers(inst: Instance, tier: int, carrier_tiers: set[int]) -> bool:
