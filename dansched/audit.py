@@ -15,6 +15,17 @@ Every figure dansched prints comes with how far it can be from the best possible
   plan's augmented DAG (:mod:`dansched.models.makespan`).
 
 ``optimal`` is true only when a plan of that value is known and the bound meets it.
+
+Each row also says how strong its bound is (:func:`bound_strength`):
+
+- ``exact``: the bound is a proven optimum (an exact solver finished) or meets the
+  plan's value, so the gap is real or zero;
+- ``strong``: the bound is at least :data:`STRONG_RATIO` (half) of the plan's value,
+  so the plan is provably within a factor 2 and the gap is worth attributing;
+- ``weak``: anything below (including a bound of 0): the gap may be slack in the
+  bound, not in the plan.
+
+:func:`worst_stage` names a stage only from rows whose bound is not weak.
 """
 
 from __future__ import annotations
@@ -22,22 +33,34 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from .errors import ExactModelTooLarge, NoLegalOrderError
 from .instance import Instance
 from .models.bound import Bound, gap
 from .models.makespan import makespan_lower_bound
-from .models.order import exact_min_peak
-from .models.peak import peak_lower_bound
+from .models.peak_bounds import PeakBoundParams, best_peak_bound
 from .models.placement import fixed_order_placement
 from .models.traffic import traffic_lower_bound
+from .models.traffic_global import global_traffic_bound
 from .params import BoundParams
 from .plan import Plan
 from .simulate import Evaluation
 
 __all__ = [
     "AuditRow", "peak_bound", "traffic_bounds", "makespan_bounds", "audit_plan", "rows_report", "worst_stage",
+    "STRONG_RATIO", "bound_strength",
 ]
 
+STRONG_RATIO = 0.5  # a bound of at least this share of the plan's value is "strong"
+
+
+def bound_strength(bound: Bound, value: int | None) -> str:
+    """``exact`` | ``strong`` | ``weak`` by the rule in the module docstring."""
+    if value is not None and bound.value >= value:
+        return "exact"
+    if bound.optimal:
+        return "exact"
+    if value is None or value <= 0:
+        return "weak"
+    return "strong" if bound.value >= STRONG_RATIO * value else "weak"
 
 
 @dataclass
@@ -59,23 +82,23 @@ class AuditRow:
     def optimal(self) -> bool:
         return self.value is not None and self.value == self.bound.value
 
+    @property
+    def strength(self) -> str:
+        return bound_strength(self.bound, self.value)
+
     def to_dict(self) -> dict[str, Any]:
         d = {"value": int(self.bound.value), "method": self.bound.method, "optimal": self.optimal,
-             "scope": self.scope, "plan_value": self.value, "gap": self.gap, "stage": self.stage}
+             "scope": self.scope, "plan_value": self.value, "gap": self.gap, "stage": self.stage,
+             "strength": self.strength}
         d.update(self.extra)
         return d
 
 
 def peak_bound(inst: Instance, params: BoundParams = BoundParams()) -> tuple[Bound, int | None]:
-    """Best maxV_stay bound; on small graphs the exact optimum (returned second, else None)."""
-    b = peak_lower_bound(inst, params=params)
-    if inst.n <= params.exact_peak_max_nodes:
-        try:
-            ex = exact_min_peak(inst, max_states=200_000)
-        except (ExactModelTooLarge, NoLegalOrderError, ValueError):
-            return b, None
-        return Bound(ex.peak, f"exact minimum-peak order (DP over {ex.states:,} down-sets)", optimal=True), ex.peak
-    return b, None
+    """Best maxV_stay bound over all orders (:mod:`dansched.models.peak_bounds`); on small
+    graphs the exact optimum (returned second, else None)."""
+    b, _ = best_peak_bound(inst, PeakBoundParams(exact_max_nodes=params.exact_peak_max_nodes), params)
+    return b, (b.value if b.optimal else None)
 
 
 def traffic_bounds(
@@ -121,6 +144,7 @@ def audit_plan(
     else:
         tb, extra = traffic_bounds(inst, plan, time_limit, seed, cpsat, params)
     rows.append(AuditRow("extra_traffic", "DLR", ev.extra_traffic, tb, "fixed order", extra))
+    rows.append(AuditRow("extra_traffic", "DLR", ev.extra_traffic, global_traffic_bound(inst), "global"))
     glob, own = makespan_bounds(inst, ev, plan.order)
     rows.append(AuditRow("makespan", "CPE", ev.makespan, glob, "global"))
     if own is not None and own.value > glob.value:
@@ -129,20 +153,28 @@ def audit_plan(
 
 
 def rows_report(rows: list[AuditRow]) -> dict[str, Any]:
-    """``{metric: {value, method, optimal, scope, plan_value, gap, stage, ...}}``, keeping for
-    each metric its tightest bound (the first row on ties)."""
+    """``{metric: {value, method, optimal, scope, plan_value, gap, stage, strength, ...}}``,
+    keeping for each metric its tightest bound (the first row on ties), plus
+    ``extra_traffic_all_orders`` when a fixed-order traffic bound is the tightest."""
     out: dict[str, Any] = {}
     for r in rows:
         if r.metric not in out or r.bound.value > out[r.metric]["value"]:
             out[r.metric] = r.to_dict()
+    # the all-orders traffic bound also when a fixed-order one is tighter (it says what any order needs)
+    for r in rows:
+        if r.metric == "extra_traffic" and r.scope == "global" and out.get("extra_traffic", {}).get("scope") != "global":
+            out["extra_traffic_all_orders"] = r.to_dict()
     return out
 
 
 def worst_stage(rows: list[AuditRow]) -> str | None:
-    """The stage whose metric is relatively furthest from its bound."""
+    """The stage whose metric is relatively furthest from an informative (not weak) bound;
+    None when no informative bound leaves a gap (all met, or all bounds weak)."""
     worst = None
     for r in rows:
         g = r.gap
-        if g is not None and (worst is None or g > worst[0]):
+        if r.strength == "weak":
+            continue
+        if g is not None and g > 0 and (worst is None or g > worst[0]):
             worst = (g, r.stage)
     return worst[1] if worst else None

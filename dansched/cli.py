@@ -222,7 +222,7 @@ def audit(
         typer.echo(json.dumps(report, indent=2))
         return
     _print_rows(f"{inst.name}: audit of {plan_dir}", {f"{r['metric']} ({r['scope']})": r for r in report["bounds"]})
-    typer.echo(f"stage furthest from its bound: {report['worst_stage']}")
+    typer.echo(f"stage furthest from its bound: {report['worst_stage'] or 'none (no informative bound leaves a gap)'}")
 
 
 def _print_rows(title: str, rows: dict) -> None:
@@ -230,14 +230,15 @@ def _print_rows(title: str, rows: dict) -> None:
     from rich.table import Table
 
     table = Table(title=title, title_justify="left")
-    for col in ("metric", "plan", "bound", "gap", "method", "optimal"):
+    for col in ("metric", "plan", "bound", "gap", "strength", "method", "optimal"):
         table.add_column(col, justify="right" if col in ("plan", "bound", "gap") else "left")
     for k, b in rows.items():
         plan_value = b.get("plan_value")
         g = b.get("gap")
         table.add_row(
             k, "-" if plan_value is None else f"{plan_value:,}", f"{b['value']:,}",
-            "-" if g is None else f"{100 * g:.1f}%", b["method"], "yes" if b["optimal"] else "not proven",
+            "-" if g is None else f"{100 * g:.1f}%", b.get("strength", "-"), b["method"],
+            "yes" if b["optimal"] else "not proven",
         )
     Console().print(table)
 

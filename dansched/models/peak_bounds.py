@@ -1,0 +1,72 @@
+"""Every maxV_stay lower bound over all orders, each with its method, and the best one.
+
+- forced liveness (:func:`dansched.models.peak.peak_lower_bound`: first-free peeling over
+  the buffers the DAG keeps live, falling back to working sets past a work budget);
+- the product pattern (:func:`dansched.models.peak_product.product_peak_bound`: rows and
+  columns of L1/UB buffers feeding a grid of single-residency cells, with its exact
+  relaxation on small sub-grids);
+- the exact minimum (:func:`dansched.models.order.exact_min_peak`) on graphs of at most
+  ``exact_max_nodes`` nodes and ``exact_max_states`` down-sets.
+
+All are true lower bounds on the optimum of Eq. 6 under the L0 rule; the best is their
+maximum (the exact optimum when the DP finishes).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from ..instance import Instance
+from ..errors import ExactModelTooLarge, NoLegalOrderError
+from ..params import BoundParams
+from .bound import Bound
+from .order import exact_min_peak
+from .peak import peak_lower_bound
+from .peak_product import ProductParams, product_peak_bound
+
+__all__ = ["PeakBoundParams", "peak_bounds", "best_peak_bound"]
+
+
+@dataclass(frozen=True)
+class PeakBoundParams:
+    """``exact_max_nodes`` / ``exact_max_states``: when the exact DP runs and its state cap;
+    ``product``: the product-pattern search caps."""
+
+    exact_max_nodes: int = 80
+    exact_max_states: int = 200_000
+    product: ProductParams = ProductParams()
+
+    def __post_init__(self) -> None:
+        if self.exact_max_nodes < 0 or self.exact_max_states < 1:
+            raise ValueError("PeakBoundParams: exact_max_nodes >= 0 and exact_max_states >= 1 required")
+
+
+def peak_bounds(
+    inst: Instance, params: PeakBoundParams = PeakBoundParams(), bound_params: BoundParams = BoundParams()
+) -> list[Bound]:
+    """Each bound that applies, in a fixed order (forced liveness, product, exact);
+    ``bound_params`` carries the forced-liveness work budget."""
+    out = [peak_lower_bound(inst, params=bound_params)]
+    prod = product_peak_bound(inst, params.product)
+    if prod.value > 0:
+        out.append(prod)
+    if inst.n <= params.exact_max_nodes:
+        try:
+            ex = exact_min_peak(inst, max_states=params.exact_max_states)
+        except (ExactModelTooLarge, NoLegalOrderError, ValueError):
+            pass
+        else:
+            out.append(Bound(ex.peak, f"exact minimum-peak order (DP over {ex.states:,} down-sets)", optimal=True))
+    return out
+
+
+def best_peak_bound(
+    inst: Instance, params: PeakBoundParams = PeakBoundParams(), bound_params: BoundParams = BoundParams()
+) -> tuple[Bound, list[Bound]]:
+    """The largest bound (the exact optimum when known; first on ties) and all of them."""
+    bounds = peak_bounds(inst, params, bound_params)
+    best = bounds[0]
+    for b in bounds[1:]:
+        if b.value > best.value or (b.optimal and b.value >= best.value):
+            best = b
+    return best, bounds
