@@ -219,7 +219,7 @@ def _print_rows(title: str, rows: dict) -> None:
 
 @app.command()
 def generate(
-    family: str = typer.Argument(..., help="matmul, fa, conv or random"),
+    family: str = typer.Argument(..., help="matmul, fa, conv, random, chain or ladder"),
     out: Path = typer.Option(..., "--out", help="Instance file to write (.json, or <case>_Nodes.csv for the CSV pair)."),
     scale: int = typer.Option(1, "--scale", min=1, help="Size knob of the family (>= 1)."),
     seed: int = typer.Option(0, "--seed", help="Random seed."),
