@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..depth import DEFAULT_DEPTH, DepthParams
 from ..instance import KIND_ALLOC, KIND_FREE, KIND_OP, Instance
 from .bound import Bound
 
@@ -104,12 +105,12 @@ WORK_BITS = 2_000_000_000  # bits of ancestor sets handled before a bound is ski
 
 
 def _indices(low: int, bits: int) -> list[int]:
-    out = []
-    while bits:
-        lsb = bits & -bits
-        out.append(low + lsb.bit_length() - 1)
-        bits ^= lsb
-    return out
+    """``low + j`` for each set bit ``j`` of ``bits``, ascending (linear in the bit length:
+    the int's bytes are unpacked by numpy, not peeled one bit at a time)."""
+    if not bits:
+        return []
+    raw = np.frombuffer(bits.to_bytes((bits.bit_length() + 7) // 8, "little"), dtype=np.uint8)
+    return (np.flatnonzero(np.unpackbits(raw, bitorder="little")) + low).tolist()
 
 
 def _topo_index(g, bufs: list[int]) -> dict[int, int]:
@@ -164,8 +165,10 @@ def necessarily_live_bound(inst: Instance, g=None) -> Bound:
     return Bound(best, "buffers every order keeps live around one operation (DAG ancestors/descendants)")
 
 
-def first_free_bound(inst: Instance, g=None) -> Bound:
-    """``max_X min_{b in X} s(X & A(b))`` by peeling (see the module docstring)."""
+def first_free_bound(inst: Instance, g=None, depth: DepthParams = DEFAULT_DEPTH) -> Bound:
+    """``max_X min_{b in X} s(X & A(b))`` by peeling (see the module docstring). Raises
+    :class:`_TooLarge` once the sets ``A(b)`` hold more members than
+    ``depth.first_free_members(V)`` (deep graphs, where they grow as V^2)."""
     import heapq
 
     if g is None:
@@ -182,7 +185,11 @@ def first_free_bound(inst: Instance, g=None) -> Bound:
     holders: list[list[int]] = [[] for _ in range(k)]  # x -> the b with x in A(b)
     value = [0] * k
     free_of = {g.buf_free[b]: index[b] for b in bufs}
+    budget = depth.first_free_members(g.n)
     for v, low, bits in _allocated_before(g, index, keep=free_of):
+        budget -= bits.bit_count()
+        if budget < 0:
+            raise _TooLarge
         i = free_of[v]
         idx = members[i] = _indices(low, bits)
         value[i] = sum(w[j] for j in idx)
@@ -205,13 +212,13 @@ def first_free_bound(inst: Instance, g=None) -> Bound:
     return Bound(best, "first-free peeling: max over buffer sets X of min over b in X of what X keeps live at FREE(b)")
 
 
-def peak_lower_bound(inst: Instance, g=None) -> Bound:
+def peak_lower_bound(inst: Instance, g=None, depth: DepthParams = DEFAULT_DEPTH) -> Bound:
     """The best bound of this module. :func:`first_free_bound` is never below the
     other two (their sets are among the ``X`` it considers), so it is the one
     computed; the working set names the method when they tie."""
     ws = working_set_bound(inst)
     try:
-        ff = first_free_bound(inst, g)
+        ff = first_free_bound(inst, g, depth)
     except _TooLarge:
         return Bound(ws.value, ws.method + " (first-free bound skipped: ancestor sets too large)")
     return ff if ff.value > ws.value else ws
