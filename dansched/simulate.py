@@ -285,6 +285,21 @@ def evaluate(inst: Instance, plan: Plan) -> Evaluation:
     return _evaluate_layout(inst, plan)
 
 
+def _distinct_set(cells: np.ndarray) -> list[int]:
+    """The distinct non-negative values of ``cells``, ascending (``np.unique`` of them),
+    with the common cases -- none, or one value repeated -- answered by a max/min scan
+    instead of a sort."""
+    if not cells.size:
+        return []
+    hi = int(cells.max())
+    if hi < 0:
+        return []
+    kept = cells[cells >= 0]
+    if int(kept.min()) == hi:
+        return [hi]
+    return np.unique(kept).tolist()
+
+
 def _evaluate_layout(inst: Instance, plan: Plan) -> Evaluation:
     hw = inst.hw
     n = inst.n
@@ -375,8 +390,8 @@ def _evaluate_layout(inst: Instance, plan: Plan) -> Evaluation:
             return
         lo, hi = cell[t][off], cell[t][off + s]
         seg = owner[t][lo:hi]
-        clash = np.unique(seg[seg >= 0])
-        for c in clash.tolist():
+        clash = _distinct_set(seg)
+        for c in clash:
             errs.add(
                 "overlap",
                 f"buffer {int(inst.buf_id[b])} at [{off}, {off + s}) in {hw.tiers[t]} overlaps resident buffer "
@@ -385,7 +400,7 @@ def _evaluate_layout(inst: Instance, plan: Plan) -> Evaluation:
             )
         seg[seg < 0] = b
         prev = last_end[t][lo:hi]
-        for e in np.unique(prev[prev >= 0]).tolist():
+        for e in _distinct_set(prev):
             reuse_edges.append((e, event))
         resident_at[b] = off
         if t in peak_tiers:

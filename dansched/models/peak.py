@@ -186,10 +186,11 @@ def first_free_bound(inst: Instance, g=None, depth: DepthParams = DEFAULT_DEPTH)
     value = [0] * k
     free_of = {g.buf_free[b]: index[b] for b in bufs}
     budget = depth.first_free_members(g.n)
-    for v, low, bits in _allocated_before(g, index, keep=free_of):
+    for _v, _low, bits in _allocated_before(g, index, keep=free_of):  # a cheap counting pass first
         budget -= bits.bit_count()
         if budget < 0:
             raise _TooLarge
+    for v, low, bits in _allocated_before(g, index, keep=free_of):
         i = free_of[v]
         idx = members[i] = _indices(low, bits)
         value[i] = sum(w[j] for j in idx)
