@@ -71,8 +71,8 @@ def _judged(inst: Instance, plan: Plan, stage: str, ev: Evaluation | None = None
 
 def solve(inst: Instance, opts: SolveOptions = SolveOptions(), progress: Progress | None = None) -> SolveResult:
     """Run the stages that ``opts.problem`` needs and return the final plan and report."""
-    from .instance import topological_order
     from .simulate import max_v_stay
+    from .stages.lifetime import lifetime_order
     from .stages.mpas import mpas_order
     from .stages.mpas_graph import NoLegalOrderError
 
@@ -87,8 +87,9 @@ def solve(inst: Instance, opts: SolveOptions = SolveOptions(), progress: Progres
     except NoLegalOrderError as exc:
         if opts.problem == 1:
             raise
-        # problems 2 and 3 have no single-residency rule: any topological order will do
-        order1, variant1 = topological_order(inst), f"topological order (no L0-legal order: {exc})"
+        # problems 2 and 3 have no single-residency rule: any order that keeps the buffer
+        # lifetimes will do (a lifetime cycle raises NoLegalOrderError here: no plan exists)
+        order1, variant1 = lifetime_order(inst), f"topological order (no L0-legal order: {exc})"
     plan1 = Plan(order=tuple(order1))
     if opts.problem == 1:
         ev1 = _judged(inst, plan1, "Stage 1 (MPAS)")

@@ -129,7 +129,7 @@ def necessarily_live_bound(inst: Instance, g=None) -> Bound:
     if g is None:
         from ..stages.mpas_graph import build_mpas_graph
 
-        g = build_mpas_graph(inst)
+        g = build_mpas_graph(inst, check_l0=False)  # the bound holds without the L0 rule
     peak = inst.is_peak_buffer().tolist()
     sizes = inst.buf_size.tolist()
     index: dict[int, int] = {}
@@ -174,7 +174,7 @@ def first_free_bound(inst: Instance, g=None, depth: DepthParams = DEFAULT_DEPTH)
     if g is None:
         from ..stages.mpas_graph import build_mpas_graph
 
-        g = build_mpas_graph(inst)
+        g = build_mpas_graph(inst, check_l0=False)  # the bound holds without the L0 rule
     peak = inst.is_peak_buffer().tolist()
     sizes = inst.buf_size.tolist()
     index = _topo_index(g, [b for b in range(inst.num_buffers) if peak[b]])
