@@ -13,7 +13,7 @@ The group of a case in a folder is ``<case>_schedule.txt``, ``_memory.txt``,
 3. write every new file to a temporary name beside its target (``.<name>.<tag>``),
    flushed to disk; a failure here (no room, a folder in the way) removes them and
    leaves the folder as it was;
-4. with SIGTERM and SIGINT held back (so a polite kill never lands in the middle),
+4. with SIGTERM and SIGINT deferred (so a polite kill never lands in the middle),
    create the marker, remove the group's files this run does not produce (the old
    memory and spill after a problem-1 run, an old trace), rename the new files in
    the fixed order schedule, memory, spill, trace, report, and remove the marker.
@@ -120,13 +120,23 @@ def remove_leftovers(directory: Path, case: str) -> None:
 
 @contextlib.contextmanager
 def _signals_held() -> Iterator[None]:
-    """SIGTERM and SIGINT delivered only after the block (main thread only)."""
-    held = {signal.SIGTERM, signal.SIGINT}
-    old = signal.pthread_sigmask(signal.SIG_BLOCK, held)
+    """SIGTERM and SIGINT acted on only after the block: their handlers are swapped for
+    one that records the signal (a signal already pending when the block starts lands
+    there too), then restored and the recorded signal raised again."""
+    held = (signal.SIGTERM, signal.SIGINT)
+    got: list[int] = []
+    try:
+        old = {s: signal.signal(s, lambda signum, _f: got.append(signum)) for s in held}
+    except ValueError:  # not the main thread: signals cannot reach this block's thread anyway
+        yield
+        return
     try:
         yield
     finally:
-        signal.pthread_sigmask(signal.SIG_SETMASK, old)
+        for s, h in old.items():
+            signal.signal(s, h)
+        for s in dict.fromkeys(got):
+            signal.raise_signal(s)
 
 
 def _umask() -> int:

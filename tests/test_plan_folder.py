@@ -51,6 +51,8 @@ def group_files(gen: int, full: bool) -> dict[str, str]:
 
 
 def temporaries(folder: Path) -> list[str]:
+    if not folder.exists():
+        return []
     return sorted(p.name for p in folder.iterdir() if TMP_TAG in p.name or p.name.endswith(".incomplete"))
 
 
@@ -155,9 +157,11 @@ from test_plan_folder import group_files
 from dansched.plan_folder import write_group
 signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
 gen = {start}
+write_group({folder!r}, "c", group_files(gen, gen % 2 == 0))
+print("ready", flush=True)
 while True:
-    write_group({folder!r}, "c", group_files(gen, gen % 2 == 0))
     gen += 1
+    write_group({folder!r}, "c", group_files(gen, gen % 2 == 0))
 """
 
 
@@ -170,15 +174,17 @@ def _env() -> dict:
 def _kill_loop_writer(tmp_path: Path, kills: int, seed: int) -> dict[str, int]:
     rng = random.Random(seed)
     folder = tmp_path / "plans"
-    stats = {"kills": 0, "flagged": 0, "term": 0}
+    stats = {"kills": 0, "flagged": 0, "term": 0, "leftovers": 0}
     for k in range(kills):
         sig = rng.choice([signal.SIGTERM, signal.SIGKILL])
         code = LOOP_WRITER.format(root=str(ROOT), here=str(HERE), folder=str(folder), start=1000 * k)
-        proc = subprocess.Popen([sys.executable, "-c", code], env=_env())
-        time.sleep(0.3 + rng.random() * 0.5)  # past the imports, into the write loop
+        proc = subprocess.Popen([sys.executable, "-c", code], env=_env(), stdout=subprocess.PIPE, text=True)
+        assert proc.stdout.readline().strip() == "ready"  # past the imports, in the write loop
+        time.sleep(rng.random() * 0.2)
         proc.send_signal(sig)
         proc.wait(timeout=60)
         stats["kills"] += 1
+        stats["leftovers"] += bool(temporaries(folder))
         if not assert_one_plan_or_flagged(folder, "c"):
             stats["flagged"] += 1
         if sig == signal.SIGTERM:  # a polite kill never lands between renames, and cleans up
@@ -240,7 +246,7 @@ def _kill_solves(tmp_path: Path, kills: int, seed: int) -> int:
         assert "Traceback" not in err, err
         done += 1
         if sig == signal.SIGTERM:
-            assert temporaries(out) == [] if out.exists() else True
+            assert temporaries(out) == []
         _check_real_folder(inst, out)
         nxt = _solve(inst, out, 4 - problem if problem == 3 else 3)  # the next run, the other shape
         _, err = nxt.communicate(timeout=300)
