@@ -286,18 +286,17 @@ def evaluate(inst: Instance, plan: Plan) -> Evaluation:
 
 
 def _distinct_set(cells: np.ndarray) -> list[int]:
-    """The distinct non-negative values of ``cells``, ascending (``np.unique`` of them),
-    with the common cases -- none, or one value repeated -- answered by a max/min scan
-    instead of a sort."""
+    """The distinct non-negative values of ``cells``, ascending (``np.unique`` of them).
+    Cells hold segment owners and ends, which come in runs of equal values, so the value
+    at each run start is read instead of sorting every cell."""
     if not cells.size:
         return []
-    hi = int(cells.max())
-    if hi < 0:
-        return []
-    kept = cells[cells >= 0]
-    if int(kept.min()) == hi:
-        return [hi]
-    return np.unique(kept).tolist()
+    change = np.flatnonzero(cells[1:] != cells[:-1])
+    if not change.size:
+        v = int(cells[0])
+        return [v] if v >= 0 else []
+    firsts = cells[np.concatenate(([0], change + 1))].tolist()
+    return sorted({v for v in firsts if v >= 0})
 
 
 def _evaluate_layout(inst: Instance, plan: Plan) -> Evaluation:

@@ -34,7 +34,7 @@ from dansched.plan_folder import (
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
 SEED = 17
-LOOP_KILLS, LOOP_KILLS_SLOW = 12, 200
+LOOP_KILLS, LOOP_KILLS_SLOW = 4, 200
 SOLVE_KILLS, SOLVE_KILLS_SLOW = 2, 24
 
 
