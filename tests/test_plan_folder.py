@@ -34,8 +34,8 @@ from dansched.plan_folder import (
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
 SEED = 17
-LOOP_KILLS, LOOP_KILLS_SLOW = 4, 200
-SOLVE_KILLS, SOLVE_KILLS_SLOW = 2, 24
+LOOP_KILLS, LOOP_KILLS_SLOW = 4, 60
+SOLVE_KILLS, SOLVE_KILLS_SLOW = 2, 10
 
 
 def group_files(gen: int, full: bool) -> dict[str, str]:
