@@ -25,7 +25,8 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 # nodes ~ c * scale**p per family (measured on scales 1-8), to pick the scale for a size
-NODES_OF_SCALE = {"random": (47.5, 1), "matmul": (60.5, 3), "fa": (131.0, 2), "conv": (69.0, 2)}
+NODES_OF_SCALE = {"random": (47.5, 1), "matmul": (60.5, 3), "fa": (131.0, 2), "conv": (69.0, 2),
+                 "chain": (192.0, 1), "ladder": (192.0, 1)}
 
 
 def scale_for(family: str, target_nodes: int) -> int:

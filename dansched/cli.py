@@ -33,12 +33,19 @@ def _root() -> None:
     """Schedule operator-level DAGs onto one NPU core: MPAS -> DLR -> CPE, with a shared evaluator."""
 
 
+class Failure(Exception):
+    """No valid plan, or an invalid one: one line on stderr (``dansched: <message>``), exit 1."""
+
+
+_pending_warnings: list[str] = []  # printed when the command ends, or folded into its error line
+
+
 def load_inputs(instance: Path, hw_path: Optional[Path]) -> tuple[Hardware, Instance]:
-    """Hardware model and instance; warnings (e.g. Cycles costed at 1) go to stderr."""
+    """Hardware model and instance; warnings (e.g. Cycles costed at 1) are printed when the
+    command ends, or folded into its one error line."""
     hw = load_hardware(hw_path)
     inst = load_instance(instance, hw)
-    for w in inst.warnings:
-        typer.echo(f"dansched: warning: {inst.name}: {w}", err=True)
+    _pending_warnings.extend(f"{inst.name}: {w}" for w in inst.warnings)
     return hw, inst
 
 
@@ -64,9 +71,34 @@ class Family(str, Enum):
     fa = "fa"
     conv = "conv"
     random = "random"
+    chain = "chain"
+    ladder = "ladder"
 
 
 HwOption = Annotated[Optional[Path], typer.Option("--hw", help="TOML file whose keys replace the default hardware model's.")]
+
+
+def _with_warnings(line: str) -> str:
+    """``line`` with the pending warnings folded in (so an error stays one line)."""
+    if not _pending_warnings:
+        return line
+    folded = "; ".join(_pending_warnings)
+    _pending_warnings.clear()
+    return f"{line} (warning: {folded})"
+
+
+def _flush_warnings() -> None:
+    for w in _pending_warnings:
+        typer.echo(f"dansched: warning: {w}", err=True)
+    _pending_warnings.clear()
+
+
+def _check_plan_folder(folder: Path, case: str) -> dict | None:
+    """:func:`dansched.plan_folder.check_folder`: a folder mixing two plans is bad input (exit 2)."""
+    from .plan_folder import check_folder
+
+    return check_folder(folder, case)
+
 
 
 @app.command()
@@ -85,6 +117,8 @@ def evaluate(
     if spill is not None and memory is None:
         raise InputError("--spill needs --memory (a spill list only makes sense with a layout)")
     _, inst = load_inputs(instance, hw)
+    if schedule.name == f"{inst.name}_schedule.txt":
+        _check_plan_folder(schedule.parent, inst.name)
     order = read_schedule(schedule)
     plan = Plan(order=order)
     if memory is not None:
@@ -125,7 +159,8 @@ def solve(
     from .errors import PlanInvalidError
     from .pipeline import SolveOptions
     from .pipeline import solve as run_solve
-    from .plan import contest_paths, write_plan
+    from .plan import plan_texts
+    from .plan_folder import plan_fingerprint, write_group
     from .report.progress import progress_reporter
 
     if (trace or html) and problem == 1:
@@ -141,20 +176,25 @@ def solve(
         try:
             result = run_solve(inst, opts, progress=say)
         except PlanInvalidError as exc:
-            typer.echo(f"dansched: {inst.name}: {exc}", err=True)
-            raise typer.Exit(1)
+            raise Failure(f"{inst.name}: {exc}") from None
     ev = result.evaluation
     report = dict(result.report)
     report["bounds"] = rows_report(audit_plan(inst, result.plan, ev, time_limit=min(10.0, time_limit), cpsat=False))
-    write_plan(result.plan, out, inst.name, report=json.dumps(report, indent=2) + "\n")
+    files: dict[str, str] = dict(plan_texts(result.plan))
+    fingerprint = plan_fingerprint({k: t.encode() for k, t in files.items()})
+    report["fingerprint"] = fingerprint
     if trace:
-        from .report.trace import write_trace
+        from .report.trace import build_trace, trace_json_text
 
-        write_trace(inst, result.plan, ev, contest_paths(out, inst.name)["report"].with_name(f"{inst.name}_trace.json"), freq_ghz)
+        trace_obj = build_trace(inst, result.plan, ev, freq_ghz)
+        trace_obj.setdefault("otherData", {})["plan_fingerprint"] = fingerprint["sha256"]
+        files["trace"] = trace_json_text(trace_obj)
     if html:
-        from .report.view import view_path, write_view
+        from .report.view import build_view_data, view_html
 
-        write_view(inst, result.plan, ev, view_path(out, inst.name), report=report, freq_ghz=freq_ghz)
+        files["view"] = view_html(build_view_data(inst, result.plan, ev, report, freq_ghz))
+    files["report"] = json.dumps(report, indent=2) + "\n"
+    write_group(out, inst.name, files)
     if not quiet:
         summary = ", ".join(f"{k} {report[k]:,}" for k in ("max_v_stay", "extra_traffic", "spill_count", "makespan") if report.get(k) is not None)
         typer.echo(f"{inst.name}: {summary} -> {out}", err=True)
@@ -184,8 +224,7 @@ def bound(
         p1 = run_solve(inst, SolveOptions(problem=1))
         p3 = run_solve(inst, SolveOptions(problem=3))
     except PlanInvalidError as exc:
-        typer.echo(f"dansched: {inst.name}: {exc}", err=True)
-        raise typer.Exit(1)
+        raise Failure(f"{inst.name}: {exc}") from None
     rows = audit_plan(inst, p1.plan, p1.evaluation, time_limit, seed)
     rows += [r for r in audit_plan(inst, p3.plan, p3.evaluation, time_limit, seed) if r.metric != "max_v_stay"]
     report = rows_report(rows)
@@ -210,12 +249,12 @@ def audit(
     from .simulate import evaluate as run_evaluate
 
     _, inst = load_inputs(instance, hw)
+    _check_plan_folder(plan_dir, inst.name)
     plan = read_plan_dir(plan_dir, inst.name)
     ev = run_evaluate(inst, plan)
     if not ev.valid:
         first = ev.first_violation("")
-        typer.echo(f"dansched: {inst.name}: the plan in {plan_dir} is invalid ({ev.error_count} violation(s); first: {first})", err=True)
-        raise typer.Exit(1)
+        raise Failure(f"{inst.name}: the plan in {plan_dir} is invalid ({ev.error_count} violation(s); first: {first})")
     rows = audit_plan(inst, plan, ev, time_limit, seed)
     report = {"bounds": [dict(metric=r.metric, **r.to_dict()) for r in rows], "worst_stage": worst_stage(rows)}
     if as_json:
@@ -245,7 +284,7 @@ def _print_rows(title: str, rows: dict) -> None:
 
 @app.command()
 def generate(
-    family: Annotated[Family, typer.Argument(help="matmul, fa, conv or random")],
+    family: Annotated[Family, typer.Argument(help="matmul, fa, conv, random, chain or ladder")],
     out: Annotated[Path, typer.Option("--out", help="Instance file to write (.json, or <case>_Nodes.csv for the CSV pair).")],
     scale: Annotated[int, typer.Option("--scale", min=1, help="Size knob of the family (>= 1).")] = 1,
     seed: Annotated[int, typer.Option("--seed", help="Random seed.")] = 0,
@@ -283,33 +322,44 @@ def trace(
         raise InputError("--compare is drawn beside --plan in the picture: give --png FILE too")
     if not freq_ghz > 0:
         raise InputError(f"--freq-ghz must be positive, got {freq_ghz}")
+    from .plan import plan_texts
+    from .plan_folder import group_paths, plan_fingerprint, write_group
+
+    from .instance import instance_name
+
+    target = out if out is not None else plan_dir / f"{instance_name(instance)}_trace.json"
+    for p in (target, png):  # checked before anything is read or written
+        if p is not None and p.is_dir():
+            raise InputError(f"{p}: is a folder, not a file name")
     _, inst = load_inputs(instance, hw)
     plans = []
     for folder in ([compare] if compare is not None else []) + [plan_dir]:
+        _check_plan_folder(folder, inst.name)
         try:
             plan, ev = read_timed_plan(inst, folder)
         except TraceError as exc:
             raise InputError(str(exc)) from None
         if not ev.valid:
             first = ev.first_violation("")
-            typer.echo(f"dansched: {inst.name}: the plan in {folder} is invalid ({ev.error_count} violation(s); first: {first}); see dansched evaluate", err=True)
-            raise typer.Exit(1)
+            raise Failure(f"{inst.name}: the plan in {folder} is invalid ({ev.error_count} violation(s); first: {first}); see dansched evaluate")
         plans.append((folder, plan, ev))
     _, plan, ev = plans[-1]
-    text = trace_json_text(build_trace(inst, plan, ev, freq_ghz))
+    trace_obj = build_trace(inst, plan, ev, freq_ghz)
+    fingerprint = plan_fingerprint({k: t.encode() for k, t in plan_texts(plan).items()})["sha256"]
+    trace_obj.setdefault("otherData", {})["plan_fingerprint"] = fingerprint
+    text = trace_json_text(trace_obj)
     picture = None
     if png is not None:
         from .report.plots import plan_picture, plan_png_bytes
 
         picture = plan_png_bytes([plan_picture(inst, p, e, f"{inst.name} ({folder.resolve().name})") for folder, p, e in plans])
-    from .plan import atomic_write_text
+    extra = {png: picture} if picture is not None else {}
+    if target.resolve() == group_paths(plan_dir, inst.name)["trace"].resolve():
+        write_group(plan_dir, inst.name, {"trace": text}, extra=extra, replace_group=False)
+    else:
+        from .plan import atomic_write_files
 
-    target = out if out is not None else plan_dir / f"{inst.name}_trace.json"
-    atomic_write_text(target, text)
-    if picture is not None:
-        from .report.plots import write_bytes_atomic
-
-        write_bytes_atomic(png, picture)
+        atomic_write_files([(target, text), *extra.items()])
     typer.echo(estimated_latency_line(int(ev.makespan or 0), freq_ghz))
     for line in format_statistics(plan_statistics(timed_tasks(inst, plan, ev), int(ev.makespan or 0)), freq_ghz):
         typer.echo(line)
@@ -429,27 +479,43 @@ def sweep(
     raise typer.Exit(1 if result.lost else 0)
 
 
+def _terminated(signum, _frame) -> None:
+    """SIGTERM unwinds like an exception, so temporary files are removed on the way out."""
+    raise SystemExit(128 + signum)
+
+
 def main() -> None:
-    """Console entry point: typer app with input errors mapped to exit status 2."""
+    """Console entry point: typer app with input errors mapped to exit status 2. Every
+    error is one line on stderr, with any warning folded into it."""
+    import signal
+
+    _pending_warnings.clear()
+    if signal.getsignal(signal.SIGTERM) == signal.SIG_DFL:
+        signal.signal(signal.SIGTERM, _terminated)
     try:
         rc = app(standalone_mode=False)
     except (InstanceError, HardwareError, PlanFormatError, InputError) as exc:
-        typer.echo(f"dansched: error: {exc}", err=True)
+        typer.echo(_with_warnings(f"dansched: error: {exc}"), err=True)
         sys.exit(2)
+    except Failure as exc:
+        typer.echo(_with_warnings(f"dansched: {exc}"), err=True)
+        sys.exit(1)
     except typer.Exit as exc:
+        _flush_warnings()
         sys.exit(exc.exit_code)
     except OSError as exc:  # an output that cannot be written, outside the atomic writers
         where = f"{exc.filename}: " if getattr(exc, "filename", None) else ""
-        typer.echo(f"dansched: error: {where}{exc.strerror or exc}", err=True)
+        typer.echo(_with_warnings(f"dansched: error: {where}{exc.strerror or exc}"), err=True)
         sys.exit(2)
     except typer.Abort:
-        typer.echo("dansched: aborted", err=True)
+        typer.echo(_with_warnings("dansched: aborted"), err=True)
         sys.exit(130)
     except Exception as exc:
         if hasattr(exc, "format_message"):  # click / typer usage errors
-            typer.echo(f"dansched: error: {exc.format_message()}", err=True)
+            typer.echo(_with_warnings(f"dansched: error: {exc.format_message()}"), err=True)
             sys.exit(2)
         raise
+    _flush_warnings()
     sys.exit(rc if isinstance(rc, int) else 0)
 
 

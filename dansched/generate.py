@@ -12,6 +12,11 @@ shape of the official family it imitates:
 - ``conv``: a chain of convolution layers over feature-map tiles; each tile of
   layer l reads neighbouring tiles of layer l-1 and a kernel block in L1.
 - ``random``: layered DAGs with random pipes, cycles and buffers.
+- ``chain``: ``64*scale`` ALLOC -> op -> FREE triples, each node linked to the next
+  (``i -> i+1``), buffer sizes 1, 2, 3, ... (modulo the L1 capacity): as deep as a
+  graph of its size can be (issue 17).
+- ``ladder``: two such chains interleaved, with a rung from the i-th operation of
+  the first to the i-th operation of the second.
 
 Everything is a function of ``(family, scale, seed)``: same arguments, same file.
 
@@ -255,11 +260,51 @@ def _random(scale: int, rng: random.Random) -> GraphBuilder:
     return g
 
 
+CHAIN_TRIPLES_PER_SCALE = 64
+L1_SIZES = 4096  # sizes cycle 1..4096, the default L1 capacity
+
+
+def _chain_triple(g: GraphBuilder, size: int, tier: str, pipe: str, name: str, cycles: int,
+                  after: int | None) -> tuple[int, int, int]:
+    """One ALLOC -> op -> FREE triple (node ids consecutive); ``after`` -> its ALLOC."""
+    b = g.alloc(size, tier)
+    a = len(g.nodes) - 1
+    if after is not None:
+        g.edges.append([after, a])
+    v = g.op(name, pipe, cycles, [b])
+    f = g.free(b)
+    return a, v, f
+
+
+def _chain(scale: int, rng: random.Random) -> GraphBuilder:
+    """``64*scale`` triples; every node id ``i`` has the edge ``i -> i+1``."""
+    g = GraphBuilder()
+    last = None
+    for i in range(CHAIN_TRIPLES_PER_SCALE * max(1, scale)):
+        _a, _v, last = _chain_triple(g, 1 + i % L1_SIZES, "L1", "MTE2", "COPY_IN", rng.randint(1, 200), last)
+    return g
+
+
+def _ladder(scale: int, rng: random.Random) -> GraphBuilder:
+    """Two chains of ``32*scale`` triples each, interleaved by id (A_i, B_i, A_i+1, ...);
+    a rung op(A_i) -> op(B_i). Sizes cycle 1..2048 so both live buffers fit L1."""
+    g = GraphBuilder()
+    last_a = last_b = None
+    for i in range(CHAIN_TRIPLES_PER_SCALE // 2 * max(1, scale)):
+        size = 1 + i % (L1_SIZES // 2)
+        _a, va, last_a = _chain_triple(g, size, "L1", "MTE2", "COPY_IN", rng.randint(1, 200), last_a)
+        _b, vb, last_b = _chain_triple(g, size, "L1", "VECTOR", "ADD", rng.randint(1, 200), last_b)
+        g.edges.append([va, vb])
+    return g
+
+
 FAMILIES: dict[str, Callable[[int, random.Random], GraphBuilder]] = {
     "matmul": _matmul,
     "fa": _fa,
     "conv": _conv,
     "random": _random,
+    "chain": _chain,
+    "ladder": _ladder,
 }
 
 

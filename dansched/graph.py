@@ -187,12 +187,15 @@ def _check_l0_usage(inst: Instance, l0_tiers: set[int]) -> None:
                 seen[t] = b
 
 
-def build_mpas_graph(inst: Instance) -> MpasGraph:
-    """The Stage-1 graph of ``inst`` (see the module docstring); O(V + E + sum |Bufs|)."""
+def build_mpas_graph(inst: Instance, check_l0: bool = True) -> MpasGraph:
+    """The Stage-1 graph of ``inst`` (see the module docstring); O(V + E + sum |Bufs|).
+    ``check_l0=False`` skips the single-residency check (problems 2 and 3, and bounds,
+    which hold without that rule); a lifetime cycle always raises."""
     L = inst.lists()
     n = inst.n
     l0 = {inst.hw.tier_index(t) for t in inst.hw.single_residency_tiers}
-    _check_l0_usage(inst, l0)
+    if check_l0:
+        _check_l0_usage(inst, l0)
     pairs = set(map(tuple, inst.edges.tolist())) | set(_lifetime_edges(inst))
     preds: list[list[int]] = [[] for _ in range(n)]
     succs: list[list[int]] = [[] for _ in range(n)]

@@ -596,9 +596,10 @@ def load_instance(path: str | Path, hw: Hardware | None = None) -> Instance:
         raise InstanceError(f"{p}: not a contest instance (JSON nested too deeply)") from None
     except ValueError as exc:  # e.g. an integer literal with more digits than Python converts
         raise InstanceError(f"{p}: not valid JSON ({str(exc).split(';')[0]})") from None
-    if not isinstance(data, dict) or "Nodes" not in data:
-        raise InstanceError(f"{p}: expected an object with 'Nodes' and 'Edges'")
-    return instance_from_records(p.stem, data["Nodes"], data.get("Edges", []), hw)
+    if not isinstance(data, dict) or "Nodes" not in data or "Edges" not in data:
+        missing = " and ".join(k for k in ("Nodes", "Edges") if not isinstance(data, dict) or k not in data)
+        raise InstanceError(f"{p}: expected an object with 'Nodes' and 'Edges' (no {missing!s} key)")
+    return instance_from_records(p.stem, data["Nodes"], data["Edges"], hw)
 
 
 def write_json(inst: Instance, path: str | Path) -> None:

@@ -105,6 +105,15 @@ class BoundParams:
     exact_peak_max_nodes: int = 80  # the exact min-peak DP (``bound``/``audit``) up to this many nodes
     joint_max_nodes: int = 80  # the joint order + layout + spill model: O(N^2 + B*N) variables
     max_rectangles: int = 400_000  # the fixed-order placement model gives up beyond this many rectangles
+    # members of the first-free sets A(b) handled before that bound falls back to the working
+    # set: ff_members_base + ff_members_per_node * V (the official graphs need at most 12 per
+    # node; a chain needs V / 6 per node, so deep graphs stop here instead of growing as V^2)
+    ff_members_base: int = 100_000
+    ff_members_per_node: int = 64
 
     def __post_init__(self) -> None:
         _check_all_ints(self)
+
+    def first_free_members(self, n: int) -> int:
+        """The first-free bound's member budget on a graph of ``n`` nodes."""
+        return self.ff_members_base + self.ff_members_per_node * n

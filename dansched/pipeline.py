@@ -16,13 +16,13 @@ from dataclasses import dataclass, field
 from typing import Any, Callable
 
 from .errors import NoLegalOrderError, PlanInvalidError
-from .graph import topological_order
 from .instance import Instance
 from .params import BoundParams, CpeParams, DlrParams, MpasParams
 from .plan import Plan
 from .simulate import Evaluation, judged, max_v_stay
 from .stages.cpe.stage import Stage3Result, stage3
 from .stages.dlr.stage import VICTIMS, DlrResult, dlr_plan
+from .stages.mpas.lifetime import lifetime_order
 from .stages.mpas.stage import VARIANTS, mpas_order
 
 __all__ = ["SolveOptions", "SolveResult", "solve", "stage_figures", "PROBLEMS"]
@@ -103,7 +103,9 @@ def _stage1(inst: Instance, opts: SolveOptions) -> tuple[list[int], str]:
     except NoLegalOrderError as exc:
         if opts.problem == 1:
             raise
-        return topological_order(inst), f"topological order (no L0-legal order: {exc})"
+        # any order that keeps the buffer lifetimes will do; a lifetime cycle (an edge
+        # FREE -> user or user -> ALLOC) raises NoLegalOrderError here: no plan exists
+        return lifetime_order(inst), f"topological order (no L0-legal order: {exc})"
 
 
 def _stage2(inst: Instance, order1: list[int], opts: SolveOptions) -> DlrResult:

@@ -30,6 +30,7 @@ __all__ = [
     "read_spill",
     "read_plan_dir",
     "write_plan",
+    "plan_texts",
     "atomic_write_text",
     "atomic_write_files",
     "contest_paths",
@@ -180,15 +181,21 @@ def atomic_write_files(items: Sequence[tuple[str | Path, str | bytes]]) -> None:
                 os.unlink(tmp)
 
 
+def plan_texts(plan: Plan) -> dict[str, str]:
+    """The contest files' texts: ``schedule``, and ``memory`` + ``spill`` for a layout."""
+    out = {"schedule": "".join(f"{v}\n" for v in plan.order)}
+    if plan.offsets is not None:
+        out["memory"] = "".join(f"{b}:{o}\n" for b, o in sorted(plan.offsets))
+        out["spill"] = "".join(f"{b}:{o}\n" for b, o in plan.spills)
+    return out
+
+
 def write_plan(plan: Plan, directory: str | Path, case: str, report: str | None = None) -> list[Path]:
     """Write the contest files of ``plan``: the schedule, and memory + spill for a layout,
     and ``<case>_report.json`` when ``report`` is given (all through
     :func:`atomic_write_files`: none is replaced unless all could be written)."""
     paths = contest_paths(directory, case)
-    items: list[tuple[Path, str]] = [(paths["schedule"], "".join(f"{v}\n" for v in plan.order))]
-    if plan.offsets is not None:
-        items.append((paths["memory"], "".join(f"{b}:{o}\n" for b, o in sorted(plan.offsets))))
-        items.append((paths["spill"], "".join(f"{b}:{o}\n" for b, o in plan.spills)))
+    items: list[tuple[Path, str]] = [(paths[k], text) for k, text in plan_texts(plan).items()]
     if report is not None:
         items.append((paths["report"], report))
     atomic_write_files(items)

@@ -311,6 +311,20 @@ def evaluate(inst: Instance, plan: Plan) -> Evaluation:
     return _evaluate_layout(inst, plan)
 
 
+def _distinct_set(cells: np.ndarray) -> list[int]:
+    """The distinct non-negative values of ``cells``, ascending (``np.unique`` of them).
+    Cells hold segment owners and ends, which come in runs of equal values, so the value
+    at each run start is read instead of sorting every cell."""
+    if not cells.size:
+        return []
+    change = np.flatnonzero(cells[1:] != cells[:-1])
+    if not change.size:
+        v = int(cells[0])
+        return [v] if v >= 0 else []
+    firsts = cells[np.concatenate(([0], change + 1))].tolist()
+    return sorted({v for v in firsts if v >= 0})
+
+
 def _read_layout(inst: Instance, plan: Plan, errs: _Errors) -> tuple[list[int], list[int], list[int]]:
     """The spill list as buffer indices (-1 for an unknown buffer) with its NewOffsets, and
     every buffer's offset (0 where the memory file gives none); problems go to ``errs``."""
@@ -416,8 +430,8 @@ class _Residency:
             return
         lo, hi = self.cell[t][off], self.cell[t][off + s]
         seg = self.owner[t][lo:hi]
-        clash = np.unique(seg[seg >= 0])
-        for c in clash.tolist():
+        clash = _distinct_set(seg)
+        for c in clash:
             self.errs.add(
                 "overlap",
                 f"buffer {int(inst.buf_id[b])} at [{off}, {off + s}) in {inst.hw.tiers[t]} overlaps resident buffer "
@@ -426,7 +440,7 @@ class _Residency:
             )
         seg[seg < 0] = b
         prev = self.last_end[t][lo:hi]
-        for e in np.unique(prev[prev >= 0]).tolist():
+        for e in _distinct_set(prev):
             self.reuse_edges.append((e, event))
         self.resident_at[b] = off
         if t in self.peak_tiers:

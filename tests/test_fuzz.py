@@ -359,8 +359,11 @@ def test_single_node_and_no_buffer_instances(run, tmp_path):
     # a lone cache node is not well formed (an ALLOC without its FREE)
     lone = write_json_text(tmp_path / "lone.json", [{"Id": 0, "Op": "ALLOC", "BufId": 0, "Size": 1, "Type": "UB"}], [])
     run("info", lone, expect=2)
-    # Edges may be left out
+    # a JSON instance needs both keys (issue 17): a missing Edges key is bad input, not "no edges"
     (tmp_path / "noedges.json").write_text(json.dumps({"Nodes": [{"Id": 0, "Op": "NOP", "Pipe": "CUBE", "Cycles": 1}]}))
+    _, _, err = run("info", tmp_path / "noedges.json", "--json", expect=2)
+    assert "no Edges key" in err
+    (tmp_path / "noedges.json").write_text(json.dumps({"Nodes": [{"Id": 0, "Op": "NOP", "Pipe": "CUBE", "Cycles": 1}], "Edges": []}))
     run("info", tmp_path / "noedges.json", "--json", expect=0)
 
 
@@ -745,3 +748,150 @@ def test_hostile_inputs_in_real_processes(tmp_path, exp_path):
         check_contract(proc.returncode, proc.stdout, proc.stderr, args)
         assert proc.returncode == 2, (args, proc.stderr)
     assert list((tmp_path / "out").iterdir()) == []
+
+
+# ---------------------------------------------------------------------------------
+# legal-but-odd graphs through solve (issue 17): a valid plan or one line, exit 1
+# ---------------------------------------------------------------------------------
+
+
+def _lifetimes(nodes: list[dict]) -> tuple[dict[int, int], dict[int, int], dict[int, list[int]], dict[int, str]]:
+    alloc = {r["BufId"]: r["Id"] for r in nodes if r["Op"] == "ALLOC"}
+    free = {r["BufId"]: r["Id"] for r in nodes if r["Op"] == "FREE"}
+    tier = {r["BufId"]: r["Type"] for r in nodes if r["Op"] == "ALLOC"}
+    users: dict[int, list[int]] = {b: [] for b in alloc}
+    for r in nodes:
+        for b in r.get("Bufs", []):
+            users[b].append(r["Id"])
+    return alloc, free, users, tier
+
+
+def odd_graph(rng: random.Random, nodes: list[dict], edges: list[list[int]]) -> tuple[str, list[dict], list[list[int]], Any]:
+    """One legal-but-odd mutation: edges against a buffer's lifetime (the loader accepts them,
+    no order can keep them: certain exit 1), or an operation using two buffers of one L0
+    tier (no problem-1 order: exit 1 there; problems 2 and 3 must plan it). When the
+    instance already has the opposite edge the new one closes a cycle of edges: the
+    loader rejects it (exit 2), so lifetime mutations expect {1, 2}."""
+    nodes, edges = copy.deepcopy(nodes), copy.deepcopy(edges)
+    alloc, free, users, tier = _lifetimes(nodes)
+    used = [b for b in sorted(users) if users[b]]
+    kind = rng.choice(["free->user", "user->alloc", "two-l0", "two-l0", "free->other-alloc"])
+    b = rng.choice(used)
+    u = rng.choice(users[b])
+    if kind == "free->user":
+        edges.append([free[b], u])
+        return kind, nodes, edges, {1, 2}
+    if kind == "user->alloc":
+        edges.append([u, alloc[b]])
+        return kind, nodes, edges, {1, 2}
+    if kind == "free->other-alloc":  # a relative that is legal: a later buffer waits for b's FREE
+        later = [c for c in used if alloc[c] > free[b]]
+        if later:
+            edges.append([free[b], alloc[rng.choice(later)]])
+        return kind, nodes, edges, None
+    l0 = [c for c in used if tier[c].startswith("L0")]
+    ops = [r for r in nodes if r["Op"] not in ("ALLOC", "FREE")]
+    op = rng.choice(ops)
+    same = [c for c in l0 if c not in op["Bufs"] and any(tier[x] == tier[c] for x in op["Bufs"])]
+    if not same:  # no op with an L0 buffer here: give it two new buffers of one L0 tier
+        t = rng.choice(["L0A", "L0B", "L0C"])
+        nid = max(r["Id"] for r in nodes) + 1
+        bid = max(alloc) + 1
+        for k in range(2):
+            nodes.append({"Id": nid + 2 * k, "Op": "ALLOC", "BufId": bid + k, "Size": 8, "Type": t})
+            nodes.append({"Id": nid + 2 * k + 1, "Op": "FREE", "BufId": bid + k, "Size": 8, "Type": t})
+            edges += [[nid + 2 * k, op["Id"]], [op["Id"], nid + 2 * k + 1]]
+            op["Bufs"].append(bid + k)
+    else:
+        op["Bufs"].append(rng.choice(same))
+    return kind, nodes, edges, None
+
+
+def _check_solve(run, tmp_path: Path, path: Path, problem: int, expect: Any, kind: str) -> None:
+    out = tmp_path / f"out{problem}"
+    code, stdout, err = run("solve", path, "--problem", problem, "--out", out, "--quiet", "--time-limit", 2,
+                            expect=expect if expect is not None else {0, 1})
+    assert "Traceback" not in err
+    if code == 2:  # bad input (checked by the runner: one line)
+        return
+    if code == 1:
+        assert len(err.splitlines()) == 1 and err.startswith("dansched: "), (kind, problem, err)
+        return
+    assert code == 0, (kind, problem, err)
+    case = path.stem
+    args = ["evaluate", path, "--schedule", out / f"{case}_schedule.txt", "--json"]
+    if problem > 1:
+        args += ["--memory", out / f"{case}_memory.txt", "--spill", out / f"{case}_spill.txt"]
+    run(*args, expect=0)
+
+
+ODD_CASES_DEFAULT = 4  # instances x problems 1-3 in the default run; more under -m slow
+ODD_CASES_SLOW = 40
+
+
+def _odd_graph_cases(count: int, seed: int) -> list[tuple[str, list[dict], list[list[int]], int | None]]:
+    rng = random.Random(seed)
+    bases = list(base_cases().values())
+    return [odd_graph(rng, *bases[i % len(bases)]) for i in range(count)]
+
+
+def _run_odd(run, tmp_path: Path, cases) -> int:
+    runs = 0
+    for i, (kind, nodes, edges, certain) in enumerate(cases):
+        path = write_json_text(tmp_path / f"odd{i}.json", nodes, edges)
+        for problem in (1, 2, 3):
+            expect = certain if certain is not None else (1 if kind == "two-l0" and problem == 1 else None)
+            _check_solve(run, tmp_path, path, problem, expect, kind)
+            runs += 1
+    return runs
+
+
+def test_solve_on_the_two_odd_graphs_of_issue_17(run, tmp_path):
+    """The two graphs of the issue: FREE -> user (and user -> ALLOC) is one line, exit 1 for
+    every problem and for bound; an op with two L0A buffers gets a valid plan in problems 2
+    and 3 (its report's peak bound does not raise) and one line, exit 1, in problem 1."""
+    a = lambda i, b, t="UB": {"Id": i, "Op": "ALLOC", "BufId": b, "Size": 8, "Type": t}  # noqa: E731
+    f = lambda i, b, t="UB": {"Id": i, "Op": "FREE", "BufId": b, "Size": 8, "Type": t}  # noqa: E731
+    op = lambda i, bufs: {"Id": i, "Op": "ADD", "Pipe": "VECTOR", "Cycles": 5, "Bufs": bufs}  # noqa: E731
+    cases = {
+        "free_user": ([a(0, 0), op(1, [0]), f(2, 0)], [[0, 1], [0, 2], [2, 1]]),
+        "user_alloc": ([a(0, 0), op(1, [0]), f(2, 0)], [[1, 0], [0, 2]]),
+    }
+    for name, (nodes, edges) in cases.items():
+        path = write_json_text(tmp_path / f"{name}.json", nodes, edges)
+        for problem in (1, 2, 3):
+            _check_solve(run, tmp_path, path, problem, 1, name)
+        _, _, err = run("bound", path, "--time-limit", 1, expect=1)
+        assert len(err.splitlines()) == 1 and "no legal order" in err
+    two = write_json_text(tmp_path / "two_l0a.json",
+                          [a(0, 0, "L0A"), a(1, 1, "L0A"), op(2, [0, 1]), f(3, 0, "L0A"), f(4, 1, "L0A")],
+                          [[0, 2], [1, 2], [2, 3], [2, 4]])
+    _check_solve(run, tmp_path, two, 1, 1, "two-l0")
+    for problem in (2, 3):
+        _check_solve(run, tmp_path, two, problem, 0, "two-l0")
+        report = json.loads((tmp_path / f"out{problem}" / "two_l0a_report.json").read_text())
+        assert report["bounds"]["max_v_stay"]["value"] == 0  # L0 buffers do not count towards maxV_stay
+
+
+def test_fuzz_odd_graphs_through_solve(run, tmp_path):
+    assert _run_odd(run, tmp_path, _odd_graph_cases(ODD_CASES_DEFAULT, SEED + 17)) == 3 * ODD_CASES_DEFAULT
+
+
+@pytest.mark.slow
+def test_fuzz_odd_graphs_through_solve_many(run, tmp_path):
+    assert _run_odd(run, tmp_path, _odd_graph_cases(ODD_CASES_SLOW, SEED + 170)) == 3 * ODD_CASES_SLOW
+
+
+def test_warning_is_folded_into_the_one_error_line(run, tmp_path):
+    """An instance that triggers the Cycles warning and then fails: one line on stderr."""
+    nodes, edges = exp_records()
+    for r in nodes:
+        if r["Op"] not in ("ALLOC", "FREE"):
+            r["Cycles"] = -3
+            break
+    path = write_json_text(tmp_path / "warn.json", nodes, edges)
+    (tmp_path / "bad.txt").write_text("x\n")
+    _, _, err = run("evaluate", path, "--schedule", tmp_path / "bad.txt", expect=2)
+    assert len(err.splitlines()) == 1 and err.startswith("dansched: error: ") and "(warning: warn: " in err
+    _, _, err = run("info", path, "--json", expect=0)  # on success the warning is its own line
+    assert err.startswith("dansched: warning: warn: ")

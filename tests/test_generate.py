@@ -43,8 +43,8 @@ def tier_of(nodes) -> dict[int, str]:
 # ---------------------------------------------------------------------------------
 
 
-def test_families_are_the_four_of_issue_9():
-    assert list(FAMILIES) == ["matmul", "fa", "conv", "random"]
+def test_families_are_the_four_of_issue_9_and_the_deep_two_of_issue_17():
+    assert list(FAMILIES) == ["matmul", "fa", "conv", "random", "chain", "ladder"]
 
 
 @pytest.mark.parametrize("family,scale", CASES)
@@ -155,7 +155,7 @@ def test_cli_defaults_are_scale_1_seed_0(monkeypatch, capsys, tmp_path):
 @pytest.mark.parametrize(
     "args,pattern",
     [
-        (("nope",), r"family.*'nope' is not one of 'matmul', 'fa', 'conv', 'random'"),
+        (("nope",), r"family.*'nope' is not one of 'matmul', 'fa', 'conv', 'random', 'chain', 'ladder'"),
         (("matmul", "--scale", "0"), r"--scale"),
         (("matmul", "--scale", "-2"), r"--scale"),
         (("matmul", "--scale", "two"), r"--scale"),

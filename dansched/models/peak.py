@@ -102,12 +102,12 @@ def _allocated_before(g, index: dict[int, int], keep=None, work_bits: int = Boun
 
 
 def _indices(low: int, bits: int) -> list[int]:
-    out = []
-    while bits:
-        lsb = bits & -bits
-        out.append(low + lsb.bit_length() - 1)
-        bits ^= lsb
-    return out
+    """``low + j`` for each set bit ``j`` of ``bits``, ascending (linear in the bit length:
+    the int's bytes are unpacked by numpy, not peeled one bit at a time)."""
+    if not bits:
+        return []
+    raw = np.frombuffer(bits.to_bytes((bits.bit_length() + 7) // 8, "little"), dtype=np.uint8)
+    return (np.flatnonzero(np.unpackbits(raw, bitorder="little")) + low).tolist()
 
 
 def _topo_index(g, bufs: list[int]) -> dict[int, int]:
@@ -124,7 +124,7 @@ def necessarily_live_bound(inst: Instance, g=None) -> Bound:
     contain ``v`` in every order (see the module docstring); ``g`` is the instance's
     :class:`~dansched.graph.MpasGraph` when the caller has it."""
     if g is None:
-        g = build_mpas_graph(inst)
+        g = build_mpas_graph(inst, check_l0=False)  # the bound holds without the L0 rule
     peak = inst.is_peak_buffer().tolist()
     sizes = inst.buf_size.tolist()
     index: dict[int, int] = {}
@@ -160,10 +160,13 @@ def necessarily_live_bound(inst: Instance, g=None) -> Bound:
     return Bound(best, "buffers every order keeps live around one operation (DAG ancestors/descendants)")
 
 
-def first_free_bound(inst: Instance, g=None, work_bits: int = BoundParams().peak_work_bits) -> Bound:
-    """``max_X min_{b in X} s(X & A(b))`` by peeling (see the module docstring)."""
+def first_free_bound(inst: Instance, g=None, params: BoundParams = BoundParams()) -> Bound:
+    """``max_X min_{b in X} s(X & A(b))`` by peeling (see the module docstring). Raises
+    :class:`PeakWorkExceeded` once the sets ``A(b)`` hold more members than
+    ``params.first_free_members(V)`` (deep graphs, where they grow as V^2) or their bits
+    exceed ``params.peak_work_bits``."""
     if g is None:
-        g = build_mpas_graph(inst)
+        g = build_mpas_graph(inst, check_l0=False)  # the bound holds without the L0 rule
     peak = inst.is_peak_buffer().tolist()
     sizes = inst.buf_size.tolist()
     index = _topo_index(g, [b for b in range(inst.num_buffers) if peak[b]])
@@ -174,7 +177,12 @@ def first_free_bound(inst: Instance, g=None, work_bits: int = BoundParams().peak
     holders: list[list[int]] = [[] for _ in range(k)]  # x -> the b with x in A(b)
     value = [0] * k
     free_of = {g.buf_free[b]: index[b] for b in bufs}
-    for v, low, bits in _allocated_before(g, index, keep=free_of, work_bits=work_bits):
+    budget = params.first_free_members(g.n)
+    for _v, _low, bits in _allocated_before(g, index, keep=free_of, work_bits=params.peak_work_bits):
+        budget -= bits.bit_count()  # a cheap counting pass first
+        if budget < 0:
+            raise PeakWorkExceeded(f"first-free sets exceed {params.first_free_members(g.n):,} members")
+    for v, low, bits in _allocated_before(g, index, keep=free_of, work_bits=params.peak_work_bits):
         i = free_of[v]
         idx = members[i] = _indices(low, bits)
         value[i] = sum(w[j] for j in idx)
@@ -204,7 +212,7 @@ def peak_lower_bound(inst: Instance, g=None, params: BoundParams = BoundParams()
     bounds the work of the first-free bound."""
     ws = working_set_bound(inst)
     try:
-        ff = first_free_bound(inst, g, params.peak_work_bits)
+        ff = first_free_bound(inst, g, params)
     except PeakWorkExceeded:
         return Bound(ws.value, ws.method + " (first-free bound skipped: ancestor sets too large)")
     return ff if ff.value > ws.value else ws

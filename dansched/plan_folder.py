@@ -1,0 +1,270 @@
+"""One consistent plan per folder (issue 17): the files of one run written as a group,
+a fingerprint that tells a folder holding one plan from one that mixes two, a lock
+so that two runs into one folder do not interleave, and no temporary file left for
+long.
+
+The group of a case in a folder is ``<case>_schedule.txt``, ``_memory.txt``,
+``_spill.txt``, ``_trace.json`` and ``_report.json``. :func:`write_group` writes it:
+
+1. take an exclusive ``fcntl`` lock on ``<folder>/.dansched.lock`` (a second run
+   into the folder waits for the first to finish its group);
+2. remove the temporary files and the ``.<case>.incomplete`` marker a killed run
+   left behind;
+3. write every new file to a temporary name beside its target (``.<name>.<tag>``),
+   flushed to disk; a failure here (no room, a folder in the way) removes them and
+   leaves the folder as it was;
+4. with SIGTERM and SIGINT deferred (so a polite kill never lands in the middle),
+   create the marker, remove the group's files this run does not produce (the old
+   memory and spill after a problem-1 run, an old trace), rename the new files in
+   the fixed order schedule, memory, spill, trace, report, and remove the marker.
+
+The report carries ``fingerprint``: the sha256 of each plan file
+(schedule, memory, spill) and one sha256 over them all; a trace carries the same
+digest in ``otherData.plan_fingerprint``. :func:`check_folder` (run by
+``evaluate``, ``audit`` and ``trace --plan``) says the folder mixes plans when the
+marker is there (a run was killed between its renames; the next run repairs it),
+or when the report's digests do not match the plan files present, or a trace names
+another plan. So whatever moment a run stops at, the folder holds either its
+previous complete group, the new complete group, or a state the checkers refuse.
+A folder without a report (plan files written by hand) is not checked.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import hashlib
+import json
+import os
+import secrets
+import signal
+from pathlib import Path
+from typing import Iterator, Mapping
+
+from .plan import OutputError, PlanFormatError
+
+__all__ = [
+    "GROUP_KINDS",
+    "PLAN_KINDS",
+    "LOCK_NAME",
+    "MixedPlanError",
+    "group_paths",
+    "plan_fingerprint",
+    "write_group",
+    "check_folder",
+    "folder_lock",
+    "remove_leftovers",
+]
+
+PLAN_KINDS = ("schedule", "memory", "spill")
+GROUP_KINDS = ("schedule", "memory", "spill", "trace", "view", "report")  # also the rename order: report last
+_SUFFIX = {"schedule": "_schedule.txt", "memory": "_memory.txt", "spill": "_spill.txt",
+           "trace": "_trace.json", "view": "_view.html", "report": "_report.json"}
+LOCK_NAME = ".dansched.lock"
+TMP_TAG = ".dansched-tmp-"
+
+
+class MixedPlanError(PlanFormatError):
+    """A folder whose files belong to more than one plan, or to an interrupted write
+    (one line, exit status 2)."""
+
+
+def group_paths(directory: str | Path, case: str) -> dict[str, Path]:
+    d = Path(directory)
+    return {k: d / f"{case}{s}" for k, s in _SUFFIX.items()}
+
+
+def _marker(directory: Path, case: str) -> Path:
+    return directory / f".{case}.incomplete"
+
+
+def _digest(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()
+
+
+def plan_fingerprint(files: Mapping[str, bytes]) -> dict[str, object]:
+    """``{"files": {kind: sha256}, "sha256": digest}`` of the plan files present
+    (``files``: kind -> content; kinds of :data:`PLAN_KINDS`, in that order)."""
+    per = {k: _digest(files[k]) for k in PLAN_KINDS if k in files}
+    whole = _digest("".join(f"{k}:{h}\n" for k, h in per.items()).encode())
+    return {"sha256": whole, "files": per}
+
+
+@contextlib.contextmanager
+def folder_lock(directory: Path) -> Iterator[None]:
+    """Exclusive lock on ``directory/.dansched.lock``, waiting for another holder."""
+    try:
+        directory.mkdir(parents=True, exist_ok=True)
+        fd = os.open(directory / LOCK_NAME, os.O_RDWR | os.O_CREAT, 0o666)
+    except OSError as exc:
+        raise OutputError(f"{directory}: cannot write: {exc.strerror or exc}") from None
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        yield
+    finally:
+        os.close(fd)  # releases the lock
+
+
+def remove_leftovers(directory: Path, case: str) -> None:
+    """Temporary files of ``case``'s group and its marker, left by a killed run (call
+    under :func:`folder_lock`: then no live run is writing them)."""
+    prefixes = tuple(f".{p.name}{TMP_TAG}" for p in group_paths(directory, case).values())
+    with contextlib.suppress(FileNotFoundError):
+        for name in os.listdir(directory):
+            if name.startswith(prefixes):
+                with contextlib.suppress(FileNotFoundError):
+                    os.unlink(directory / name)
+    with contextlib.suppress(FileNotFoundError):
+        os.unlink(_marker(directory, case))
+
+
+@contextlib.contextmanager
+def _signals_held() -> Iterator[None]:
+    """SIGTERM and SIGINT acted on only after the block: their handlers are swapped for
+    one that records the signal (a signal already pending when the block starts lands
+    there too), then restored and the recorded signal raised again."""
+    held = (signal.SIGTERM, signal.SIGINT)
+    got: list[int] = []
+    try:
+        old = {s: signal.signal(s, lambda signum, _f: got.append(signum)) for s in held}
+    except ValueError:  # not the main thread: signals cannot reach this block's thread anyway
+        yield
+        return
+    try:
+        yield
+    finally:
+        for s, h in old.items():
+            signal.signal(s, h)
+        for s in dict.fromkeys(got):
+            signal.raise_signal(s)
+
+
+def _umask() -> int:
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
+
+
+def write_group(directory: str | Path, case: str, files: Mapping[str, str | bytes],
+                extra: Mapping[Path, bytes] | None = None, replace_group: bool = True) -> list[Path]:
+    """Write ``files`` (kind -> text, kinds of :data:`GROUP_KINDS`) as ``case``'s group in
+    ``directory`` and (``replace_group``) remove the group's other files (see the module
+    docstring; ``dansched trace`` adds a trace to a group with ``replace_group=False``);
+    ``extra`` (path -> bytes, e.g. a PNG) is written with them, renamed before the
+    report. Raises :class:`~dansched.plan.OutputError` (one line) when a file cannot be
+    written; then no target has been touched. Returns the paths written."""
+    d = Path(directory)
+    paths = group_paths(d, case)
+    unknown = set(files) - set(GROUP_KINDS)
+    if unknown:
+        raise ValueError(f"unknown group file kind(s): {sorted(unknown)}")
+    targets: list[tuple[Path, bytes]] = []
+    for k in GROUP_KINDS[:-1]:
+        if k in files:
+            targets.append((paths[k], _bytes(files[k])))
+    targets += [(Path(p), b) for p, b in (extra or {}).items()]
+    if "report" in files:
+        targets.append((paths["report"], _bytes(files["report"])))
+    for p, _ in targets:
+        if p.is_dir():
+            raise OutputError(f"{p}: is a folder, not a file name")
+    with folder_lock(d):
+        remove_leftovers(d, case)
+        staged: list[tuple[Path, Path]] = []
+        try:
+            tag = TMP_TAG + secrets.token_hex(4)
+            for p, data in targets:
+                tmp = p.with_name(f".{p.name}{tag}")
+                try:
+                    p.parent.mkdir(parents=True, exist_ok=True)
+                    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666 & ~_umask())
+                except OSError as exc:
+                    raise OutputError(f"{p}: cannot write: {exc.strerror or exc}") from None
+                staged.append((tmp, p))
+                try:
+                    with os.fdopen(fd, "wb") as fh:
+                        fh.write(data)
+                        fh.flush()
+                        os.fsync(fh.fileno())
+                except OSError as exc:
+                    raise OutputError(f"{p}: cannot write: {exc.strerror or exc}") from None
+            with _signals_held():
+                marker = _marker(d, case)
+                marker.write_bytes(b"")
+                written = {p for _, p in staged}
+                for k in GROUP_KINDS if replace_group else ():
+                    if paths[k] not in written:
+                        with contextlib.suppress(FileNotFoundError):
+                            os.unlink(paths[k])
+                for tmp, p in staged:
+                    try:
+                        os.replace(tmp, p)
+                    except OSError as exc:  # the marker stays: the folder is flagged as mixed
+                        raise OutputError(f"{p}: cannot write: {exc.strerror or exc}") from None
+                os.unlink(marker)
+        finally:
+            for tmp, _ in staged:
+                with contextlib.suppress(FileNotFoundError):
+                    os.unlink(tmp)
+    return [p for _, p in targets]
+
+
+def _bytes(x: str | bytes) -> bytes:
+    return x if isinstance(x, bytes) else x.encode()
+
+
+def check_folder(directory: str | Path, case: str) -> dict | None:
+    """Raise :class:`MixedPlanError` when ``directory`` holds an interrupted group of
+    ``case`` or plan files that are not those its report's fingerprint names; return the
+    fingerprint (None when the folder has no report, or a report without one)."""
+    d = Path(directory)
+    if _marker(d, case).exists():
+        raise MixedPlanError(f"{d}: a run writing {case}'s plan was interrupted (found .{case}.incomplete): "
+                             f"the folder may mix two plans; run dansched solve again")
+    paths = group_paths(d, case)
+    try:
+        report = json.loads(paths["report"].read_text())
+    except (OSError, ValueError):
+        return None
+    fp = report.get("fingerprint") if isinstance(report, dict) else None
+    if not isinstance(fp, dict) or not isinstance(fp.get("files"), dict):
+        return None
+    listed = fp["files"]
+    for k in PLAN_KINDS:
+        p = paths[k]
+        if k not in listed:
+            if p.exists():
+                raise MixedPlanError(f"{d}: {p.name} is not part of the plan in {paths['report'].name}: "
+                                     "the folder mixes two plans")
+            continue
+        try:
+            got = _digest(p.read_bytes())
+        except OSError:
+            raise MixedPlanError(f"{d}: {p.name} is missing from the plan in {paths['report'].name}: "
+                                 "the folder mixes two plans") from None
+        if got != listed[k]:
+            raise MixedPlanError(f"{d}: {p.name} does not match the fingerprint in {paths['report'].name}: "
+                                 "the folder mixes two plans")
+    trace_fp = _trace_fingerprint(paths["trace"])
+    if trace_fp is not None and trace_fp != fp.get("sha256"):
+        raise MixedPlanError(f"{d}: {paths['trace'].name} traces another plan than {paths['report'].name}: "
+                             "the folder mixes two plans")
+    return fp
+
+
+def _trace_fingerprint(path: Path) -> str | None:
+    """``otherData.plan_fingerprint`` of a trace file (None when absent or unreadable)."""
+    try:
+        with open(path, "rb") as fh:
+            fh.seek(0, os.SEEK_END)
+            size = fh.tell()
+            fh.seek(max(0, size - 65536))  # otherData is at the end of the file
+            tail = fh.read().decode(errors="replace")
+    except OSError:
+        return None
+    key = '"plan_fingerprint": "'
+    i = tail.rfind(key)
+    if i < 0:
+        return None
+    j = tail.find('"', i + len(key))
+    return tail[i + len(key):j] if j > 0 else None
