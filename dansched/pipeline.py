@@ -15,6 +15,7 @@ from typing import Any, Callable
 from .instance import Instance
 from .plan import Plan
 from .simulate import Evaluation, evaluate
+from .stages.order_search import OrderSearchParams, search_order
 
 __all__ = ["SolveOptions", "SolveResult", "PlanInvalidError", "solve", "stage_figures"]
 
@@ -36,6 +37,7 @@ class SolveOptions:
     seed: int = 0
     traffic_slack: float = 0.0  # percent of extra traffic Stage 3 may trade for makespan
     cpe: bool = True
+    order_search: OrderSearchParams | None = OrderSearchParams()  # Stage-2 order search (None: off)
 
 
 @dataclass
@@ -101,7 +103,10 @@ def solve(inst: Instance, opts: SolveOptions = SolveOptions(), progress: Progres
 
     say("Stage 2: DLR")
     t0 = time.perf_counter()
-    s2 = dlr_plan(inst, order1, victim=opts.victim, slack=opts.traffic_slack if opts.problem == 3 else 0.0)
+    slack = opts.traffic_slack if opts.problem == 3 else 0.0
+    s2 = dlr_plan(inst, order1, victim=opts.victim, slack=slack)
+    if opts.order_search is not None and opts.victim == "cost":  # the LRU ablation keeps DLR's own plan
+        s2 = search_order(inst, s2, opts.order_search, time_limit=opts.time_limit, seed=opts.seed, progress=say, slack=slack)
     ev2 = _judged(inst, s2.plan, "Stage 2 (DLR)", s2.evaluation)  # dlr_plan's evaluator verdict on s2.plan
     stages["dlr"] = stage_figures(ev2, time.perf_counter() - t0) | s2.info
     final_plan, final_ev = s2.plan, ev2
