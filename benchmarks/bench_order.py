@@ -27,7 +27,10 @@ from dansched.instance import load_instance
 from dansched.pipeline import SolveOptions, solve
 
 REPO = Path(__file__).resolve().parents[1]
-OFFICIAL = REPO.parent / "shared" / "instances" / "official"
+# ../shared next to the repository (as tests/conftest.py expects), or two levels up from a worktree
+OFFICIAL = next((p for p in (REPO.parent / "shared" / "instances" / "official",
+                             REPO.parent.parent / "shared" / "instances" / "official") if p.is_dir()),
+                REPO.parent / "shared" / "instances" / "official")
 RESULTS = REPO / "benchmarks" / "results" / "bench_order.md"
 CASES = ["Conv_Case0", "FlashAttention_Case0", "FlashAttention_Case1", "Matmul_Case0", "Matmul_Case1"]
 
