@@ -21,6 +21,7 @@ from .params import BoundParams, CpeParams, DlrParams, MpasParams
 from .plan import Plan
 from .simulate import Evaluation, judged, max_v_stay
 from .stages.cpe.stage import Stage3Result, stage3
+from .stages.dlr.order_search import OrderSearchParams, search_order
 from .stages.dlr.stage import VICTIMS, DlrResult, dlr_plan
 from .stages.mpas.lifetime import lifetime_order
 from .stages.mpas.stage import VARIANTS, mpas_order
@@ -52,6 +53,7 @@ class SolveOptions:
     dlr: DlrParams = field(default_factory=DlrParams)
     cpe: CpeParams = field(default_factory=CpeParams)
     bounds: BoundParams = field(default_factory=BoundParams)
+    order_search: OrderSearchParams | None = field(default_factory=OrderSearchParams)  # Stage-2 order search (None: off)
 
     def __post_init__(self) -> None:
         if isinstance(self.problem, bool) or self.problem not in PROBLEMS:
@@ -71,6 +73,8 @@ class SolveOptions:
         for name, kind in (("mpas", MpasParams), ("dlr", DlrParams), ("cpe", CpeParams), ("bounds", BoundParams)):
             if not isinstance(getattr(self, name), kind):
                 raise ValueError(f"SolveOptions.{name} must be a {kind.__name__}, got {getattr(self, name)!r}")
+        if self.order_search is not None and not isinstance(self.order_search, OrderSearchParams):
+            raise ValueError(f"SolveOptions.order_search must be an OrderSearchParams or None, got {self.order_search!r}")
 
 
 @dataclass
@@ -108,9 +112,14 @@ def _stage1(inst: Instance, opts: SolveOptions) -> tuple[list[int], str]:
         return lifetime_order(inst), f"topological order (no L0-legal order: {exc})"
 
 
-def _stage2(inst: Instance, order1: list[int], opts: SolveOptions) -> DlrResult:
+def _stage2(inst: Instance, order1: list[int], opts: SolveOptions, say: Progress) -> DlrResult:
+    """DLR on the Stage-1 order, then the order search (which keeps DLR's plan unless it
+    finds an evaluator-accepted one with less traffic); the LRU ablation keeps DLR's own plan."""
     slack = opts.traffic_slack if opts.problem == 3 else 0.0
-    return dlr_plan(inst, order1, victim=opts.victim, slack=slack, params=opts.dlr)
+    s2 = dlr_plan(inst, order1, victim=opts.victim, slack=slack, params=opts.dlr)
+    if opts.order_search is not None and opts.victim == "cost":
+        s2 = search_order(inst, s2, opts.order_search, time_limit=opts.time_limit, seed=opts.seed, progress=say, slack=slack)
+    return s2
 
 
 def _stage3(inst: Instance, plan2: Plan, ev2: Evaluation, opts: SolveOptions) -> Stage3Result:
@@ -172,7 +181,7 @@ def solve(inst: Instance, opts: SolveOptions = SolveOptions(), progress: Progres
                       "variant": variant1}
     say("Stage 2: DLR")
     t0 = time.perf_counter()
-    s2 = _stage2(inst, order1, opts)
+    s2 = _stage2(inst, order1, opts, say)
     ev2 = judged(inst, s2.plan, "Stage 2 (DLR)", s2.evaluation)  # dlr_plan's evaluator verdict on s2.plan
     stages["dlr"] = stage_figures(ev2, time.perf_counter() - t0) | s2.info
     final_plan, final_ev, pareto = s2.plan, ev2, None

@@ -1,0 +1,130 @@
+"""Stage 2's order search for traffic (issue 15): producers that may beat DLR's plan.
+
+Problem 2 is decided by the order: for the orders DLR tries, its traffic already
+meets the fixed-order optimum, so what is left is the choice of order. After
+:func:`~dansched.stages.dlr.dlr_plan`, :func:`search_order` runs, within a
+deterministic budget:
+
+- **exact** (graphs of at most :attr:`OrderSearchParams.exact_max_nodes` nodes): the
+  joint order + residency + offsets + spills CP-SAT model
+  (:func:`dansched.models.joint.joint_min_traffic`) hinted with DLR's plan. Its
+  optimum is the problem-2 optimum over every valid plan; ``proven_optimal`` says
+  whether CP-SAT proved it within the budget, ``bound`` is its proven lower bound.
+- **wave** (regular graphs, :mod:`dansched.stages.wave_search`): sweeps over the
+  output tiles of blocked reductions, each scored by an exact replay of the scan.
+
+A producer's plan replaces DLR's only when the shared evaluator accepts it and it
+has less traffic (then fewer spills). The report's ``stages.dlr`` gets
+``producer`` (``dlr``, ``exact`` or ``wave``), ``proven_optimal`` and, where a
+bound exists, ``bound`` and ``gap`` (traffic - bound).
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, replace
+from typing import Any, Callable
+
+from ...errors import JointModelError, JointModelTooLarge
+from ...instance import Instance
+from ...models.joint import joint_min_traffic
+from ...params import BoundParams
+from ...plan import Plan
+from ...simulate import Evaluation, evaluate
+from .stage import DlrResult
+from .wave_search import WaveParams, wave_search
+
+__all__ = ["OrderSearchParams", "search_order"]
+
+
+@dataclass(frozen=True)
+class OrderSearchParams:
+    """Tuning of the Stage-2 order search. ``exact_max_nodes``: largest graph the joint
+    model is solved on (at most the model's own limit); ``exact_deterministic_time``:
+    CP-SAT's deterministic budget for it; ``wave``: run the wave search."""
+
+    exact: bool = True
+    exact_max_nodes: int = BoundParams().joint_max_nodes
+    exact_deterministic_time: float = 20.0
+    wave: bool = True
+    wave_params: WaveParams = WaveParams()
+
+    def __post_init__(self) -> None:
+        if not 0 <= self.exact_max_nodes <= BoundParams().joint_max_nodes:
+            raise ValueError(f"exact_max_nodes must be in 0..{BoundParams().joint_max_nodes}, got {self.exact_max_nodes}")
+        if not self.exact_deterministic_time > 0:
+            raise ValueError(f"exact_deterministic_time must be positive, got {self.exact_deterministic_time}")
+
+
+def _key(ev: Evaluation) -> tuple[int, int]:
+    return (int(ev.extra_traffic), int(ev.spill_count))
+
+
+def _accepted(inst: Instance, plan: Plan | None) -> Evaluation | None:
+    """The evaluator's verdict on ``plan`` when it is a valid plan, else ``None``."""
+    if plan is None:
+        return None
+    ev = evaluate(inst, plan)
+    return ev if ev.valid else None
+
+
+def search_order(
+    inst: Instance,
+    s2: DlrResult,
+    params: OrderSearchParams = OrderSearchParams(),
+    time_limit: float = 60.0,
+    seed: int = 0,
+    progress: Callable[[str], None] | None = None,
+    slack: float = 0.0,
+) -> DlrResult:
+    """DLR's result ``s2``, or a better plan from the exact or the wave producer (module
+    docstring), with ``info`` extended by ``producer``, ``proven_optimal`` and, where
+    known, ``bound``/``gap``/``order_search``. ``time_limit`` (wall seconds) is only a
+    safety net; the budgets are deterministic. ``slack`` (percent, problem 3): DLR's
+    alternatives are kept only within ``slack``% of the winning plan's traffic."""
+    say = progress or (lambda _m: None)
+    best_plan, best_ev, producer = s2.plan, s2.evaluation, "dlr"
+    info: dict[str, Any] = {}
+    bound: int | None = 0 if best_ev.extra_traffic == 0 else None
+    proven = best_ev.extra_traffic == 0
+    deadline = time.perf_counter() + max(0.0, time_limit)
+    if best_ev.extra_traffic > 0 and params.wave:
+        say("Stage 2: wave search")
+        t0 = time.perf_counter()
+        got = wave_search(inst, params.wave_params, deadline=deadline)
+        if got is not None:
+            ev = _accepted(inst, got.plan)
+            info["wave"] = {"traffic": ev.extra_traffic if ev else None, "seconds": round(time.perf_counter() - t0, 3)} | got.info
+            if ev is not None and _key(ev) < _key(best_ev):
+                best_plan, best_ev, producer = got.plan, ev, "wave"
+    if best_ev.extra_traffic > 0 and params.exact and inst.n <= params.exact_max_nodes:
+        say("Stage 2: exact joint model")
+        t0 = time.perf_counter()
+        left = deadline - time.perf_counter()
+        if left > 0.5:
+            try:
+                res = joint_min_traffic(
+                    inst, hint=best_plan, deterministic_time=params.exact_deterministic_time,
+                    time_limit=left, seed=seed, max_nodes=params.exact_max_nodes,
+                )
+            except (JointModelError, JointModelTooLarge, ValueError) as exc:  # a model bug or a cyclic graph: keep DLR's plan
+                info["exact"] = {"error": str(exc)}
+            else:
+                info["exact"] = {"status": res.status, "traffic": res.traffic, "bound": res.bound,
+                                 "seconds": round(time.perf_counter() - t0, 3),
+                                 "deterministic_time": res.stats.get("deterministic_time")}
+                bound = max(bound or 0, res.bound)
+                ev = _accepted(inst, res.plan)
+                if ev is not None and _key(ev) < _key(best_ev):
+                    best_plan, best_ev, producer = res.plan, ev, "exact"
+                proven = res.optimal and res.traffic is not None and best_ev.extra_traffic <= res.traffic
+    out_info = dict(s2.info) | {"producer": producer, "proven_optimal": bool(proven or (bound is not None and bound >= best_ev.extra_traffic))}
+    if bound is not None:
+        out_info |= {"bound": int(bound), "gap": int(best_ev.extra_traffic) - int(bound)}
+    if info:
+        out_info["order_search"] = info
+    if producer == "dlr":
+        return replace(s2, info=out_info)
+    limit = best_ev.extra_traffic * (1 + slack / 100)
+    alternatives = [a for a in s2.alternatives if a[1].extra_traffic <= limit]
+    return DlrResult(best_plan, best_ev, out_info, alternatives)
