@@ -196,13 +196,27 @@ def audit(
     if as_json:
         typer.echo(json.dumps(report, indent=2))
         return
-    _print_rows(f"{inst.name}: audit of {plan_dir}", {f"{r['metric']} ({r['scope']})": r for r in report["bounds"]})
+    _print_rows(f"{inst.name}: audit of {plan_dir}", {_row_name(r): r for r in report["bounds"]})
     typer.echo(f"stage furthest from its bound: {report['worst_stage']}")
+
+
+def _row_name(r: dict) -> str:
+    """Table label of one audit row: metric, floor name (makespan floors) and scope."""
+    floor = f" {r['floor']}" if "floor" in r else ""
+    return f"{r['metric']}{floor} ({r['scope']})"
 
 
 def _print_rows(title: str, rows: dict) -> None:
     from rich.console import Console
     from rich.table import Table
+
+    floors = rows.get("makespan_floors")
+    if floors is not None:  # `bound`: the floors as rows of their own, beside the best per metric
+        rows = {k: v for k, v in rows.items() if k != "makespan_floors"}
+        plan_value = rows.get("makespan", {}).get("plan_value")
+        for name, f in floors.items():
+            if isinstance(f, dict):
+                rows[f"makespan floor {name} ({f['scope']})"] = dict(f, plan_value=plan_value, optimal=False)
 
     table = Table(title=title, title_justify="left")
     for col in ("metric", "plan", "bound", "gap", "method", "optimal"):
