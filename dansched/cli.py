@@ -88,6 +88,7 @@ def solve(
     out: Path = typer.Option(Path("."), "--out", help="Folder for <case>_schedule.txt, _memory.txt, _spill.txt and _report.json."),
     hw: Optional[Path] = HwOption,
     exact_window: int = typer.Option(0, "--exact-window", min=0, help="Width W of the CP-SAT timing windows in Stage 3 (0: off)."),
+    exact_window_mode: str = typer.Option("fixed", "--exact-window-mode", help="fixed: memory events keep their order; memory: they may move too (problem 3)."),
     time_limit: float = typer.Option(60.0, "--time-limit", min=0.0, help="Budget in seconds for the exact (CP-SAT) parts."),
     seed: int = typer.Option(0, "--seed", help="Seed for CP-SAT (results are deterministic for a given seed)."),
     traffic_slack: float = typer.Option(0.0, "--traffic-slack", min=0.0, help="Percent more traffic Stage 3 may trade for makespan."),
@@ -109,13 +110,15 @@ def solve(
         raise InputError(f"--variant must be one of {', '.join(VARIANTS)}, got {variant!r}")
     if victim not in ("cost", "lru"):
         raise InputError(f"--victim must be cost or lru, got {victim!r}")
+    if exact_window_mode not in ("fixed", "memory"):
+        raise InputError(f"--exact-window-mode must be fixed or memory, got {exact_window_mode!r}")
     if trace and problem == 1:
         raise InputError("--trace needs timing: use --problem 2 or 3 (a problem-1 order has no layout)")
     if not freq_ghz > 0:
         raise InputError(f"--freq-ghz must be positive, got {freq_ghz}")
     _, inst = load_inputs(instance, hw)
     opts = SolveOptions(
-        problem=problem, variant=variant, victim=victim, exact_window=exact_window,
+        problem=problem, variant=variant, victim=victim, exact_window=exact_window, exact_window_mode=exact_window_mode,
         time_limit=time_limit, seed=seed, traffic_slack=traffic_slack,
     )
     with progress_reporter(quiet) as say:

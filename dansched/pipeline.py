@@ -32,6 +32,7 @@ class SolveOptions:
     variant: str = "mpas"  # Stage-1 variant: "mpas" (production) or "mpas-paper" (literal Algorithm 1)
     victim: str = "cost"  # Stage-2 victim rule: "cost" (Eqs. 27-31) or "lru"
     exact_window: int = 0  # CP-SAT window width for Stage 3 (0: off)
+    exact_window_mode: str = "fixed"  # "fixed": memory events keep their order; "memory": they may move too
     time_limit: float = 60.0  # seconds of budget for the optional exact parts
     seed: int = 0
     traffic_slack: float = 0.0  # percent of extra traffic Stage 3 may trade for makespan
@@ -76,6 +77,8 @@ def solve(inst: Instance, opts: SolveOptions = SolveOptions(), progress: Progres
     from .stages.mpas import mpas_order
     from .stages.mpas_graph import NoLegalOrderError
 
+    if opts.exact_window_mode not in ("fixed", "memory"):
+        raise ValueError(f"exact_window_mode must be 'fixed' or 'memory', got {opts.exact_window_mode!r}")
     say = progress or (lambda _msg: None)
     stages: dict[str, Any] = {}
 
@@ -197,4 +200,9 @@ def _stage3(inst: Instance, plan2: Plan, ev2: Evaluation, opts: SolveOptions):
         if ev_p.makespan < ev3.makespan:
             polished.info["winner"] = "CPE then " + polished.info["winner"]
             s3, ev3 = polished, ev_p
+        if opts.exact_window_mode == "memory":  # memory events inside a window may move too
+            from .stages.cpe_memory import memory_window_polish
+
+            s3, ev3 = memory_window_polish(inst, s3, ev3, opts.exact_window, time_limit=opts.time_limit, seed=opts.seed)
+            ev3 = _judged(inst, s3.plan, "Stage 3 (memory-aware CP-SAT windows)", ev3)
     return layout, layout_ev, s3, ev3, info
