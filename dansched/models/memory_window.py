@@ -21,7 +21,7 @@ consecutive schedule positions ``[lo, hi)`` the model has:
   ends after it comes last. Offsets do not move, so capacity holds.
 
 The objective is the window's latest ``end(v) + rest(v)`` (dependency-only path
-still to run). The solution is turned back into an order by Kahn's algorithm
+still to run, without the reuse edges inside the window). The solution is turned back into an order by Kahn's algorithm
 over all the order constraints above plus the chosen pipe sequences (a cycle
 drops the window); the caller re-judges it with the evaluator.
 """
@@ -218,6 +218,7 @@ def solve_memory_window(
             per_pipe.setdefault(g.pipe[v], []).append(m.new_fixed_size_interval_var(s[v], g.cycles[v], f"i{v}"))
     for ivs in per_pipe.values():
         m.add_no_overlap(ivs)
+    rest = _window_rest(g, window, inside, reuse, succs, rest)
     current = max(end[v] + rest[v] for v in window)
     obj = m.new_int_var(0, big + current, "obj")
     for v in window:
@@ -247,6 +248,26 @@ def solve_memory_window(
     if seq is None:
         stats["status"] = "CYCLIC_ORDER"
     return seq, stats
+
+
+def _window_rest(
+    g: AugmentedGraph, window: Sequence[int], inside: set[int], reuse: set[tuple[int, int]],
+    succs: Sequence[Sequence[int]], rest: Sequence[int],
+) -> dict[int, int]:
+    """``rest`` (dependency-only path after each node, Eq. 20's criticality minus its own
+    cycles) recomputed for the window's nodes without the reuse edges between two window
+    nodes, which the window may drop; nodes outside keep the given values."""
+    out: dict[int, int] = {}
+    for v in reversed(window):
+        r = 0
+        for w in succs[v]:
+            if w in inside:
+                if (v, w) not in reuse:
+                    r = max(r, g.cycles[w] + out[w])
+            else:
+                r = max(r, g.cycles[w] + rest[w])
+        out[v] = r
+    return out
 
 
 def _kahn(window: Sequence[int], edges: Sequence[tuple[int, int]], key: dict[int, tuple[int, int]]) -> list[int] | None:
