@@ -407,6 +407,15 @@ def bench_markdown(rows: Sequence[dict[str, Any]], anchors: dict[str, dict[str, 
             cut = "n/a" if a is None or b is None or a == 0 else f"{100.0 * (a - b) / a:.1f}%"
             body.append([inst, _int(a), _int(b), cut])
         lines += _table(["Workload", "DAN w/o CPE", "DAN (full)", "Makespan ↓"], body) + [""]
+    # -- timing-aware memory planning (issue 14) ----------------------------------------
+    if "dan" in methods and "dan-memory-windows" in methods:
+        lines += ["## Memory-aware exact windows (ablation): makespan of `dan` and `dan-memory-windows`", ""]
+        body = []
+        for inst in instances:
+            a, b = _value(by.get((inst, "dan")), "makespan"), _value(by.get((inst, "dan-memory-windows")), "makespan")
+            cut = "n/a" if a is None or b is None or a == 0 else f"{100.0 * (a - b) / a:.1f}%"
+            body.append([inst, _int(a), _int(b), cut])
+        lines += _table(["Workload", "DAN", "DAN + memory windows", "Makespan ↓"], body) + [""]
     # -- Figure 11 ---------------------------------------------------------------------
     if "dan" in methods:
         seen_stages = {s for inst in instances for s in (by.get((inst, "dan")) or {}).get("stage_seconds", {})}

@@ -333,7 +333,7 @@ def info(
 @app.command()
 def bench(
     instances: Optional[list[Path]] = typer.Argument(None, help="Instances (default: the official cases in ../shared/instances/official when present, else instances/*.json)."),
-    methods: Optional[str] = typer.Option(None, "--methods", help="Comma-separated methods (default: all): base, hmcos, magis, cosma, gbs, lru, mpas-paper, dan-no-cpe, dan."),
+    methods: Optional[str] = typer.Option(None, "--methods", help="Comma-separated methods (default: all): base, hmcos, magis, cosma, gbs, lru, mpas-paper, dan-no-cpe, dan, dan-memory-windows."),
     out: Path = typer.Option(Path("bench"), "--out", help="Folder for bench.json, bench.csv and bench.md."),
     jobs: int = typer.Option(1, "--jobs", min=1, help="Parallel worker processes."),
     time_limit: float = typer.Option(60.0, "--time-limit", min=0.0, help="Budget in seconds for each method's optional search (CP-SAT, beam rounds)."),

@@ -16,7 +16,7 @@ from .instance import Instance
 from .plan import Plan
 from .simulate import Evaluation, evaluate
 
-__all__ = ["SolveOptions", "SolveResult", "PlanInvalidError", "solve", "stage_figures"]
+__all__ = ["SolveOptions", "SolveResult", "PlanInvalidError", "solve", "stage_figures", "pareto_entry"]
 
 Progress = Callable[[str], None]
 LARGE_GRAPH_NODES = 200_000  # Stage 3 runs one cheap Stage-2 round from here on (see _stage3)
@@ -58,6 +58,12 @@ def stage_figures(ev: Evaluation, seconds: float) -> dict[str, Any]:
         )
     out["seconds"] = round(seconds, 3)
     return out
+
+
+def pareto_entry(producer: str, traffic: int, makespan: int) -> dict[str, Any]:
+    """One row of the report's ``pareto``: a Stage-2 producer's plan after Stage 3, its
+    traffic and makespan, and whether it became the final plan (``kept``)."""
+    return {"producer": producer, "traffic": traffic, "makespan": makespan, "kept": False}
 
 
 def _judged(inst: Instance, plan: Plan, stage: str, ev: Evaluation | None = None) -> Evaluation:
@@ -114,14 +120,17 @@ def solve(inst: Instance, opts: SolveOptions = SolveOptions(), progress: Progres
         t0 = time.perf_counter()
         layout, layout_ev, s3, ev3, relayout_info = _stage3(inst, s2.plan, ev2, opts)
         name2 = "/".join(str(s2.info[k]) for k in ("order", "placement", "victim_rule") if k in s2.info) or "dlr"
-        pareto = [{"stage2": name2, "extra_traffic": ev2.extra_traffic, "makespan": ev3.makespan}]
+        pareto = [pareto_entry(name2, ev2.extra_traffic, ev3.makespan)]
+        kept = 0
         for alt_plan, alt_ev, name in s2.alternatives:  # --traffic-slack: trade traffic for makespan
             got = _stage3(inst, alt_plan, alt_ev, opts)
-            pareto.append({"stage2": name, "extra_traffic": alt_ev.extra_traffic, "makespan": got[3].makespan})
+            pareto.append(pareto_entry(name, alt_ev.extra_traffic, got[3].makespan))
             if got[3].makespan < ev3.makespan:
+                kept = len(pareto) - 1
                 ev2 = alt_ev
                 stages["dlr"] = stage_figures(alt_ev, stages["dlr"]["seconds"]) | {"variant": name, "within_slack_of": s2.evaluation.extra_traffic}
                 layout, layout_ev, s3, ev3, relayout_info = got
+        pareto[kept]["kept"] = True
         if relayout_info["rounds"]:
             stages["relayout"] = stage_figures(layout_ev, relayout_info.pop("seconds")) | relayout_info
         for key in ("extra_traffic", "spill_count"):
@@ -141,7 +150,7 @@ def solve(inst: Instance, opts: SolveOptions = SolveOptions(), progress: Progres
         "makespan": final_ev.makespan,
         "stages": stages,
     }
-    if pareto is not None:  # problem 3: the (traffic, makespan) pairs Stage 3 tried
+    if pareto is not None:  # problem 3: what each Stage-2 producer reached after Stage 3
         report["pareto"] = pareto
     return SolveResult(final_plan, final_ev, report)
 

@@ -37,10 +37,12 @@ EXACT_WINDOW_MODES = ("fixed", "memory")
 class MemoryWindowParams:
     """Budgets of the memory-aware windows: CP-SAT deterministic time per window, and
     windows per second of ``--time-limit`` (a count, so the result does not depend on
-    the machine's speed)."""
+    the machine's speed). A window costs about one wall second on official graphs
+    (CP-SAT plus one evaluator run), so half a window per second of limit keeps the
+    count, not the wall-clock safety net, in charge."""
 
     deterministic_time: float = 0.5
-    windows_per_second: float = 10.0
+    windows_per_second: float = 0.5
 
     def __post_init__(self) -> None:
         if not self.deterministic_time > 0:
@@ -55,6 +57,15 @@ def _acceptable(cand: Evaluation, ev: Evaluation) -> bool:
         cand.valid and cand.makespan < ev.makespan and cand.extra_traffic == ev.extra_traffic
         and cand.spill_count == ev.spill_count and cand.physical_peak == ev.physical_peak
     )
+
+
+def _rejection(cand: Evaluation, ev: Evaluation) -> str:
+    """Why the evaluator's verdict ``cand`` was not kept (a stats key)."""
+    if not cand.valid:
+        return "REJECTED_INVALID"
+    if cand.makespan >= ev.makespan:
+        return "REJECTED_NOT_FASTER"
+    return "REJECTED_PEAK"
 
 
 def memory_exact_windows(
@@ -109,7 +120,8 @@ def memory_exact_windows(
                 done_centers.clear()
                 progressed = True
                 break
-            statuses["REJECTED"] = statuses.get("REJECTED", 0) + 1
+            why = _rejection(cand, ev)
+            statuses[why] = statuses.get(why, 0) + 1
         if not progressed:
             break
     stats = {"mode": "memory", "width": width, "windows": solved, "evaluated": evaluated, "improved": improved,
