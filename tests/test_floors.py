@@ -125,3 +125,29 @@ def test_floors_below_makespan_of_solved_graphs(family, seed):
     for name in ("instance", "plan", "head_body_tail", "head_body_tail_instance"):
         assert floors[name]["value"] <= res.evaluation.makespan, name
     assert report["makespan"]["value"] == floors[floors["best"]]["value"]
+
+
+def test_solve_report_bound_and_audit_show_the_floors(exp_path, tmp_path):
+    """The floors reach `solve`'s report, `bound --json`, `audit --json` and the text tables."""
+    import json
+
+    from typer.testing import CliRunner
+
+    from dansched.cli import app
+
+    run = CliRunner()
+    out = tmp_path / "plan"
+    assert run.invoke(app, ["solve", str(exp_path), "--out", str(out), "--quiet"]).exit_code == 0
+    report = json.loads((out / "Exp_report.json").read_text())
+    floors = report["bounds"]["makespan_floors"]
+    # Exp: COPY_IN 15 -> EXP 30 -> COPY_OUT 15 in a chain: every floor is 60, the makespan
+    assert report["makespan"] == 60
+    assert {floors[k]["value"] for k in ("instance", "plan", "head_body_tail", "head_body_tail_instance")} == {60}
+    assert floors["gap_to_best"] == 0.0
+    b = run.invoke(app, ["bound", str(exp_path), "--json", "--time-limit", "1"])
+    assert b.exit_code == 0 and json.loads(b.stdout)["makespan_floors"]["plan"]["value"] == 60
+    a = run.invoke(app, ["audit", str(exp_path), "--plan", str(out), "--json", "--time-limit", "1"])
+    rows = [r for r in json.loads(a.stdout)["bounds"] if r["metric"] == "makespan"]
+    assert a.exit_code == 0 and {r["floor"] for r in rows} == {"instance", "plan", "head_body_tail", "head_body_tail_instance"}
+    t = run.invoke(app, ["bound", str(exp_path), "--time-limit", "1"])
+    assert t.exit_code == 0 and "head_body_tail" in t.stdout
