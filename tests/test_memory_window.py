@@ -78,5 +78,5 @@ def test_memory_windows_valid_and_deterministic(family, seed):
     assert p1 == p2
     again = evaluate(inst, p1)
     assert again.valid and again.makespan == e1.makespan <= ev.makespan
-    assert (again.extra_traffic, again.spill_count, again.physical_peak) == (ev.extra_traffic, ev.spill_count, ev.physical_peak)
+    assert (again.extra_traffic, again.spill_count) == (ev.extra_traffic, ev.spill_count)
     assert p1.offsets == res.plan.offsets and p1.spills == res.plan.spills
