@@ -127,7 +127,9 @@ def memory_exact_windows(
         if not progressed:
             break
     stats = {"mode": "memory", "width": width, "windows": solved, "evaluated": evaluated, "improved": improved,
-             "statuses": statuses, "makespan_before": first, "makespan_after": ev.makespan}
+             "statuses": statuses, "makespan_before": first, "makespan_after": ev.makespan,
+             # True when the wall-clock safety net, not the window count, ended the search
+             "stopped_by_clock": time.monotonic() - t0 >= time_limit}
     return plan, ev, stats
 
 
