@@ -11,8 +11,10 @@ Every figure dansched prints comes with how far it can be from the best possible
   per-position capacity cover (:mod:`dansched.models.traffic`) and the CP-SAT
   placement model's proven bound (:mod:`dansched.models.placement`), which also
   certifies the plan when it meets it;
-- ``makespan``: busiest pipe load and longest path, for the instance and for the
-  plan's augmented DAG (:mod:`dansched.models.makespan`).
+- ``makespan``: the floors of :mod:`dansched.models.floors`: busiest pipe load and
+  longest path, and the head-body-tail (one-machine) bound per pipe, each for the
+  instance and for the plan's augmented DAG; ``rows_report`` lists them all under
+  ``makespan_floors`` with the gap to the best.
 
 ``optimal`` is true only when a plan of that value is known and the bound meets it.
 
@@ -35,6 +37,7 @@ from typing import Any
 
 from .instance import Instance
 from .models.bound import Bound, gap
+from .models.floors import makespan_floors
 from .models.makespan import makespan_lower_bound
 from .models.peak_bounds import PeakBoundParams, best_peak_bound
 from .models.placement import fixed_order_placement
@@ -145,25 +148,35 @@ def audit_plan(
         tb, extra = traffic_bounds(inst, plan, time_limit, seed, cpsat, params)
     rows.append(AuditRow("extra_traffic", "DLR", ev.extra_traffic, tb, "fixed order", extra))
     rows.append(AuditRow("extra_traffic", "DLR", ev.extra_traffic, global_traffic_bound(inst), "global"))
-    glob, own = makespan_bounds(inst, ev, plan.order)
-    rows.append(AuditRow("makespan", "CPE", ev.makespan, glob, "global"))
-    if own is not None and own.value > glob.value:
-        rows.append(AuditRow("makespan", "CPE", ev.makespan, own, "fixed memory behaviour"))
+    floors = makespan_floors(inst, ev.graph, plan.order) if ev.graph is not None else makespan_floors(inst)
+    for name, (b, scope) in floors.named().items():
+        rows.append(AuditRow("makespan", "CPE", ev.makespan, b, scope, {"floor": name}))
     return rows
 
 
 def rows_report(rows: list[AuditRow]) -> dict[str, Any]:
     """``{metric: {value, method, optimal, scope, plan_value, gap, stage, strength, ...}}``,
     keeping for each metric its tightest bound (the first row on ties), plus
-    ``extra_traffic_all_orders`` when a fixed-order traffic bound is the tightest."""
+    ``extra_traffic_all_orders`` when a fixed-order traffic bound is the tightest; then
+    ``makespan_floors``: every makespan floor by name (value, method, scope, gap), ``best``
+    and ``gap_to_best``."""
     out: dict[str, Any] = {}
+    floors: dict[str, Any] = {}
     for r in rows:
         if r.metric not in out or r.bound.value > out[r.metric]["value"]:
             out[r.metric] = r.to_dict()
+        if "floor" in r.extra:
+            floors[r.extra["floor"]] = {"value": int(r.bound.value), "method": r.bound.method, "scope": r.scope,
+                                        "gap": r.gap}
     # the all-orders traffic bound also when a fixed-order one is tighter (it says what any order needs)
     for r in rows:
         if r.metric == "extra_traffic" and r.scope == "global" and out.get("extra_traffic", {}).get("scope") != "global":
             out["extra_traffic_all_orders"] = r.to_dict()
+    if floors:
+        best = max(floors, key=lambda k: floors[k]["value"])  # first on ties
+        floors["best"] = best
+        floors["gap_to_best"] = floors[best]["gap"]
+        out["makespan_floors"] = floors
     return out
 
 

@@ -399,6 +399,17 @@ def _md_cpe(instances, by) -> list[str]:
     return lines + _table(["Workload", "DAN w/o CPE", "DAN (full)", "Makespan ↓"], body) + [""]
 
 
+def _md_memory_windows(instances, by) -> list[str]:
+    """Issue 14's ablation: the makespan of ``dan`` and of ``dan-memory-windows``."""
+    lines = ["## Memory-aware exact windows (ablation): makespan of `dan` and `dan-memory-windows`", ""]
+    body = []
+    for inst in instances:
+        a, b = _value(by.get((inst, "dan")), "makespan"), _value(by.get((inst, "dan-memory-windows")), "makespan")
+        cut = "n/a" if a is None or b is None or a == 0 else f"{100.0 * (a - b) / a:.1f}%"
+        body.append([inst, _int(a), _int(b), cut])
+    return lines + _table(["Workload", "DAN", "DAN + memory windows", "Makespan ↓"], body) + [""]
+
+
 def _md_stage_seconds(instances, by) -> list[str]:
     """Paper Figure 11: compile time per stage of ``dan``."""
     seen_stages = {s for inst in instances for s in (by.get((inst, "dan")) or {}).get("stage_seconds", {})}
@@ -464,6 +475,8 @@ def bench_markdown(rows: Sequence[dict[str, Any]], anchors: dict[str, dict[str, 
         lines += _md_victim_rule(instances, by)
     if "dan" in methods and "dan-no-cpe" in methods:
         lines += _md_cpe(instances, by)
+    if "dan" in methods and "dan-memory-windows" in methods:
+        lines += _md_memory_windows(instances, by)
     if "dan" in methods:
         lines += _md_stage_seconds(instances, by)
     lines += _md_method_seconds(instances, methods, by)

@@ -64,6 +64,13 @@ class Victim(str, Enum):
     lru = "lru"
 
 
+class WindowMode(str, Enum):
+    """``--exact-window-mode`` (:data:`dansched.pipeline.WINDOW_MODES`)."""
+
+    fixed = "fixed"
+    memory = "memory"
+
+
 class Family(str, Enum):
     """Synthetic families (:data:`dansched.generate.FAMILIES`)."""
 
@@ -144,6 +151,7 @@ def solve(
     out: Annotated[Path, typer.Option("--out", help="Folder for <case>_schedule.txt, _memory.txt, _spill.txt and _report.json.")] = Path("."),
     hw: HwOption = None,
     exact_window: Annotated[int, typer.Option("--exact-window", min=0, help="Width W of the CP-SAT timing windows in Stage 3 (0: off).")] = 0,
+    exact_window_mode: Annotated[WindowMode, typer.Option("--exact-window-mode", help="fixed: memory events keep their order; memory: they may move too (problem 3).")] = WindowMode.fixed,
     time_limit: Annotated[float, typer.Option("--time-limit", min=0.0, help="Budget in seconds for the exact (CP-SAT) parts.")] = 60.0,
     seed: Annotated[int, typer.Option("--seed", help="Seed for CP-SAT (results are deterministic for a given seed).")] = 0,
     traffic_slack: Annotated[float, typer.Option("--traffic-slack", min=0.0, help="Percent more traffic Stage 3 may trade for makespan.")] = 0.0,
@@ -169,7 +177,7 @@ def solve(
         raise InputError(f"--freq-ghz must be positive, got {freq_ghz}")
     _, inst = load_inputs(instance, hw)
     opts = SolveOptions(
-        problem=problem, variant=variant.value, victim=victim.value, exact_window=exact_window,
+        problem=problem, variant=variant.value, victim=victim.value, exact_window=exact_window, exact_window_mode=exact_window_mode.value,
         time_limit=time_limit, seed=seed, traffic_slack=traffic_slack,
     )
     with progress_reporter(quiet) as say:
@@ -260,13 +268,27 @@ def audit(
     if as_json:
         typer.echo(json.dumps(report, indent=2))
         return
-    _print_rows(f"{inst.name}: audit of {plan_dir}", {f"{r['metric']} ({r['scope']})": r for r in report["bounds"]})
+    _print_rows(f"{inst.name}: audit of {plan_dir}", {_row_name(r): r for r in report["bounds"]})
     typer.echo(f"stage furthest from its bound: {report['worst_stage'] or 'none (no informative bound leaves a gap)'}")
+
+
+def _row_name(r: dict) -> str:
+    """Table label of one audit row: metric, floor name (makespan floors) and scope."""
+    floor = f" {r['floor']}" if "floor" in r else ""
+    return f"{r['metric']}{floor} ({r['scope']})"
 
 
 def _print_rows(title: str, rows: dict) -> None:
     from rich.console import Console
     from rich.table import Table
+
+    floors = rows.get("makespan_floors")
+    if floors is not None:  # `bound`: the floors as rows of their own, beside the best per metric
+        rows = {k: v for k, v in rows.items() if k != "makespan_floors"}
+        plan_value = rows.get("makespan", {}).get("plan_value")
+        for name, f in floors.items():
+            if isinstance(f, dict):
+                rows[f"makespan floor {name} ({f['scope']})"] = dict(f, plan_value=plan_value, optimal=False)
 
     table = Table(title=title, title_justify="left")
     for col in ("metric", "plan", "bound", "gap", "strength", "method", "optimal"):
@@ -418,7 +440,7 @@ def info(
 @app.command()
 def bench(
     instances: Annotated[Optional[list[Path]], typer.Argument(help="Instances (default: the official cases in ../shared/instances/official when present, else instances/*.json).")] = None,
-    methods: Annotated[Optional[str], typer.Option("--methods", help="Comma-separated methods (default: all): base, hmcos, magis, cosma, gbs, lru, mpas-paper, dan-no-cpe, dan.")] = None,
+    methods: Annotated[Optional[str], typer.Option("--methods", help="Comma-separated methods (default: all): base, hmcos, magis, cosma, gbs, lru, mpas-paper, dan-no-cpe, dan-memory-windows, dan.")] = None,
     out: Annotated[Path, typer.Option("--out", help="Folder for bench.json, bench.csv and bench.md.")] = Path("bench"),
     jobs: Annotated[int, typer.Option("--jobs", min=1, help="Parallel worker processes.")] = 1,
     time_limit: Annotated[float, typer.Option("--time-limit", min=0.0, help="Budget in seconds for each method's optional search (CP-SAT, beam rounds).")] = 60.0,

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import math
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Callable
 
 from .errors import NoLegalOrderError, PlanInvalidError
@@ -20,16 +20,18 @@ from .instance import Instance
 from .params import BoundParams, CpeParams, DlrParams, MpasParams
 from .plan import Plan
 from .simulate import Evaluation, judged, max_v_stay
+from .stages.cpe.memory_windows import memory_window_polish
 from .stages.cpe.stage import Stage3Result, stage3
 from .stages.dlr.order_search import OrderSearchParams, search_order
 from .stages.dlr.stage import VICTIMS, DlrResult, dlr_plan
 from .stages.mpas.lifetime import lifetime_order
 from .stages.mpas.stage import VARIANTS, mpas_order
 
-__all__ = ["SolveOptions", "SolveResult", "solve", "stage_figures", "PROBLEMS"]
+__all__ = ["SolveOptions", "SolveResult", "solve", "stage_figures", "pareto_entry", "PROBLEMS", "WINDOW_MODES"]
 
 Progress = Callable[[str], None]
 PROBLEMS = (1, 2, 3)
+WINDOW_MODES = ("fixed", "memory")  # --exact-window-mode
 
 
 @dataclass(frozen=True)
@@ -46,6 +48,7 @@ class SolveOptions:
     variant: str = "mpas"  # Stage-1 variant: "mpas" (production) or "mpas-paper" (literal Algorithm 1)
     victim: str = "cost"  # Stage-2 victim rule: "cost" (Eqs. 27-31) or "lru"
     exact_window: int = 0  # CP-SAT window width for Stage 3 (0: off)
+    exact_window_mode: str = "fixed"  # "fixed": memory events keep their order; "memory": they may move too
     time_limit: float = 60.0  # seconds of budget for the optional exact parts
     seed: int = 0
     traffic_slack: float = 0.0  # percent of extra traffic Stage 3 may trade for makespan
@@ -73,6 +76,8 @@ class SolveOptions:
         for name, kind in (("mpas", MpasParams), ("dlr", DlrParams), ("cpe", CpeParams), ("bounds", BoundParams)):
             if not isinstance(getattr(self, name), kind):
                 raise ValueError(f"SolveOptions.{name} must be a {kind.__name__}, got {getattr(self, name)!r}")
+        if self.exact_window_mode not in WINDOW_MODES:
+            raise ValueError(f"SolveOptions.exact_window_mode must be one of {', '.join(WINDOW_MODES)}, got {self.exact_window_mode!r}")
         if self.order_search is not None and not isinstance(self.order_search, OrderSearchParams):
             raise ValueError(f"SolveOptions.order_search must be an OrderSearchParams or None, got {self.order_search!r}")
 
@@ -123,17 +128,28 @@ def _stage2(inst: Instance, order1: list[int], opts: SolveOptions, say: Progress
 
 
 def _stage3(inst: Instance, plan2: Plan, ev2: Evaluation, opts: SolveOptions) -> Stage3Result:
-    return stage3(inst, plan2, ev2, exact_window=opts.exact_window, time_limit=opts.time_limit, seed=opts.seed,
-                  params=opts.cpe)
+    """The Stage-3 loop (:func:`~dansched.stages.cpe.stage.stage3`); with
+    ``exact_window_mode="memory"`` the memory-aware CP-SAT windows polish its result
+    (:mod:`dansched.stages.cpe.memory_windows`: memory events inside a window may move)."""
+    s3 = stage3(inst, plan2, ev2, exact_window=opts.exact_window, time_limit=opts.time_limit, seed=opts.seed,
+                params=opts.cpe)
+    if opts.exact_window > 0 and opts.exact_window_mode == "memory":
+        cpe, ev = memory_window_polish(inst, s3.cpe, s3.evaluation, opts.exact_window, time_limit=opts.time_limit,
+                                       seed=opts.seed)
+        ev = judged(inst, cpe.plan, "Stage 3 (memory-aware CP-SAT windows)", ev)
+        s3 = replace(s3, cpe=cpe, evaluation=ev)
+    return s3
 
 
-def _check_stage3(ev2: Evaluation, s3: Stage3Result) -> None:
-    """Stage 3 keeps Stage 2's traffic and spill count, and CPE keeps the layout it ran on."""
+def _check_stage3(ev2: Evaluation, s3: Stage3Result, opts: SolveOptions) -> None:
+    """Stage 3 keeps Stage 2's traffic and spill count, and CPE keeps the layout it ran on;
+    the physical peak too, except in the memory-window mode, whose windows may reorder
+    memory events (problem 3 bounds traffic, not peak)."""
     ev3 = s3.evaluation
     for key in ("extra_traffic", "spill_count"):
         if getattr(ev3, key) != getattr(ev2, key):
             raise PlanInvalidError(f"Stage 3 (CPE) changed {key} ({getattr(ev2, key)} -> {getattr(ev3, key)})")
-    if ev3.physical_peak != s3.layout_evaluation.physical_peak:
+    if ev3.physical_peak != s3.layout_evaluation.physical_peak and opts.exact_window_mode != "memory":
         raise PlanInvalidError("Stage 3 (CPE) changed the physical peak")
     if s3.cpe.plan.offsets != s3.layout.offsets or s3.cpe.plan.spills != s3.layout.spills:
         raise PlanInvalidError("Stage 3 (CPE) changed the layout or the spill plan")
@@ -148,21 +164,30 @@ def _problem3(
     t0 = time.perf_counter()
     s3 = _stage3(inst, s2.plan, ev2, opts)
     name2 = "/".join(str(s2.info[k]) for k in ("order", "placement", "victim_rule") if k in s2.info) or "dlr"
-    pareto = [{"stage2": name2, "extra_traffic": ev2.extra_traffic, "makespan": s3.makespan}]
+    pareto = [pareto_entry(name2, ev2.extra_traffic, s3.makespan)]
+    kept = 0
     for alt_plan, alt_ev, name in s2.alternatives:  # --traffic-slack: trade traffic for makespan
         got = _stage3(inst, alt_plan, alt_ev, opts)
-        pareto.append({"stage2": name, "extra_traffic": alt_ev.extra_traffic, "makespan": got.makespan})
+        pareto.append(pareto_entry(name, alt_ev.extra_traffic, got.makespan))
         if got.makespan < s3.makespan:
+            kept = len(pareto) - 1
             ev2 = alt_ev
             stages["dlr"] = stage_figures(alt_ev, stages["dlr"]["seconds"]) | {
                 "variant": name, "within_slack_of": s2.evaluation.extra_traffic}
             s3 = got
+    pareto[kept]["kept"] = True
     info = dict(s3.info)
     if info["rounds"]:
         stages["relayout"] = stage_figures(s3.layout_evaluation, info.pop("seconds")) | info
-    _check_stage3(ev2, s3)
+    _check_stage3(ev2, s3, opts)
     stages["cpe"] = stage_figures(s3.evaluation, time.perf_counter() - t0) | s3.cpe.info
     return s3.cpe.plan, s3.evaluation, pareto
+
+
+def pareto_entry(producer: str, traffic: int, makespan: int) -> dict[str, Any]:
+    """One row of the report's ``pareto``: a Stage-2 producer's plan after Stage 3, its
+    traffic and makespan, and whether it became the final plan (``kept``)."""
+    return {"producer": producer, "traffic": traffic, "makespan": makespan, "kept": False}
 
 
 def solve(inst: Instance, opts: SolveOptions = SolveOptions(), progress: Progress | None = None) -> SolveResult:
@@ -196,6 +221,6 @@ def solve(inst: Instance, opts: SolveOptions = SolveOptions(), progress: Progres
         "makespan": final_ev.makespan,
         "stages": stages,
     }
-    if pareto is not None:  # problem 3: the (traffic, makespan) pairs Stage 3 tried
+    if pareto is not None:  # problem 3: what each Stage-2 producer reached after Stage 3
         report["pareto"] = pareto
     return SolveResult(final_plan, final_ev, report)

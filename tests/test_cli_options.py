@@ -38,6 +38,6 @@ def test_choices_reach_the_pipeline(monkeypatch, capsys, tmp_path):
     code, _, err = run_cli(monkeypatch, capsys, "solve", SHIPPED / "Exp.json", "--problem", "2", "--victim", "lru",
                            "--variant", "mpas-paper", "--out", tmp_path, "--quiet")
     assert code == 0, err
-    assert sorted(p.name for p in tmp_path.iterdir()) == ["Exp_memory.txt", "Exp_report.json", "Exp_schedule.txt",
+    assert sorted(p.name for p in tmp_path.iterdir() if not p.name.startswith(".")) == ["Exp_memory.txt", "Exp_report.json", "Exp_schedule.txt",
                                                           "Exp_spill.txt"]
     assert '"variant": "mpas-paper"' in (tmp_path / "Exp_report.json").read_text()

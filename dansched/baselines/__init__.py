@@ -13,7 +13,8 @@ the method is about memory):
 - ``gbs``: greedy-by-size offsets over known lifetimes instead of DLR (:mod:`.gbs`).
 
 DAN-Scheduler and its ablations (:mod:`.dan`): ``lru`` (Table 4), ``mpas-paper``
-(literal Stage 1), ``dan-no-cpe`` (Table 5), ``dan`` (full pipeline).
+(literal Stage 1), ``dan-no-cpe`` (Table 5), ``dan`` (full pipeline),
+``dan-memory-windows`` (``dan`` plus the memory-aware exact windows of Stage 3).
 
 EDA (Pao et al., 2025), the paper's fourth external baseline, is left out: we found
 no public description precise enough to re-implement it.
@@ -35,10 +36,11 @@ METHODS: dict[str, Method] = {
     "lru": dan.lru,
     "mpas-paper": dan.mpas_paper,
     "dan-no-cpe": dan.dan_no_cpe,
+    "dan-memory-windows": dan.dan_memory_windows,
     "dan": dan.dan,
 }
 EXTERNAL = ("base", "hmcos", "magis", "cosma", "gbs")  # "delta vs best external" compares dan with these
-DAN_FAMILY = ("lru", "mpas-paper", "dan-no-cpe", "dan")
+DAN_FAMILY = ("lru", "mpas-paper", "dan-no-cpe", "dan-memory-windows", "dan")
 
 
 def run_method(name: str, inst, time_limit: float = 60.0) -> MethodResult:

@@ -4,7 +4,10 @@
 - ``dan``: the full pipeline, MPAS -> DLR -> CPE (problem 3);
 - ``dan-no-cpe``: without Stage 3 (the problem-2 plan; paper Table 5);
 - ``lru``: the full pipeline with the LRU victim rule in Stage 2 (paper Table 4);
-- ``mpas-paper``: the full pipeline with the literal Algorithm-1 Stage 1.
+- ``mpas-paper``: the full pipeline with the literal Algorithm-1 Stage 1;
+- ``dan-memory-windows``: the full pipeline plus Stage 3's memory-aware exact
+  windows (``--exact-window 64 --exact-window-mode memory``), the ablation row of
+  the timing-aware memory planning (issue 14).
 
 ``info["stage_seconds"]`` holds each stage's seconds from the pipeline report
 (Figure 11); ``info["stages"]`` its figures after each stage.
@@ -18,7 +21,9 @@ from ..instance import Instance
 from ..pipeline import SolveOptions, solve
 from .common import MethodResult
 
-__all__ = ["run_pipeline", "dan", "dan_no_cpe", "lru", "mpas_paper"]
+__all__ = ["run_pipeline", "dan", "dan_no_cpe", "lru", "mpas_paper", "dan_memory_windows", "MEMORY_WINDOW_WIDTH"]
+
+MEMORY_WINDOW_WIDTH = 64  # operation nodes per memory-aware window in the ablation row
 
 
 def run_pipeline(inst: Instance, time_limit: float = 60.0, **options) -> MethodResult:
@@ -34,3 +39,4 @@ dan = partial(run_pipeline, problem=3)
 dan_no_cpe = partial(run_pipeline, problem=2)
 lru = partial(run_pipeline, problem=3, victim="lru")
 mpas_paper = partial(run_pipeline, problem=3, variant="mpas-paper")
+dan_memory_windows = partial(run_pipeline, problem=3, exact_window=MEMORY_WINDOW_WIDTH, exact_window_mode="memory")

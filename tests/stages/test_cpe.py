@@ -112,13 +112,16 @@ def test_traffic_slack_trades_traffic_for_makespan(tmp_path):
     slack = solve(inst, SolveOptions(problem=3, traffic_slack=50.0))
     assert base.evaluation.extra_traffic > 0  # the tight tier makes Stage 2 spill
     pareto = slack.report["pareto"]
-    assert len(pareto) >= 2 and pareto[0]["extra_traffic"] == base.evaluation.extra_traffic
-    assert all(p["extra_traffic"] <= 1.5 * base.evaluation.extra_traffic for p in pareto)
+    assert len(pareto) >= 2 and pareto[0]["traffic"] == base.evaluation.extra_traffic
+    assert all(p["traffic"] <= 1.5 * base.evaluation.extra_traffic for p in pareto)
+    kept = [p for p in pareto if p["kept"]]
+    assert len(kept) == 1 and kept[0]["makespan"] == slack.evaluation.makespan
+    assert kept[0]["traffic"] == slack.evaluation.extra_traffic
     assert slack.evaluation.valid
     assert slack.evaluation.extra_traffic <= 1.5 * base.evaluation.extra_traffic
     assert slack.evaluation.makespan <= base.evaluation.makespan
     assert slack.evaluation.makespan == min(p["makespan"] for p in pareto)
-    assert len(base.report["pareto"]) == 1
+    assert len(base.report["pareto"]) == 1 and base.report["pareto"][0]["kept"]
 
 
 def test_overlap_sweep_returns_exactly_the_overlapping_segments():

@@ -1,0 +1,135 @@
+"""Benchmark: problem-3 makespan against its floors at three traffic allowances (issue 14).
+
+For each official case (``../shared/instances/official/*.json``, else
+``instances/*.json``; or the files given), runs the full pipeline for problem 3
+(``dansched.pipeline.solve(inst, SolveOptions(problem=3, traffic_slack=S))``) at
+``--traffic-slack`` 0, 20 and 100, judges the plan with the shared evaluator and
+writes, per (case, slack): makespan, traffic, the three floors of
+:mod:`dansched.models.floors` with the makespan's distance above each
+(``+x%`` = makespan / floor - 1):
+
+- *instance*: max(busiest pipe, longest path) on the instance DAG (every plan);
+- *plan*: the same on the plan's augmented DAG, spill tasks included;
+- *hbt*: the head-body-tail (one-machine, Jackson preemptive) floor on the plan's
+  augmented DAG; the per-pipe bound named in the method;
+
+then the best floor, the distance to it and the wall seconds of the solve
+(measured on a shared machine: contention inflates them).
+
+Usage::
+
+    python benchmarks/bench_timing.py [CASES...] [--slacks 0,20,100] [--exact-window W]
+                                      [--exact-window-mode fixed|memory] [--out FILE]
+
+Prints Markdown and writes it to ``benchmarks/results/bench_timing.md``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import platform
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+from dansched.instance import load_instance
+from dansched.models.floors import makespan_floors
+from dansched.pipeline import SolveOptions, solve
+from dansched.simulate import evaluate
+
+ROOT = Path(__file__).resolve().parent.parent
+OFFICIAL = ROOT.parent / "shared" / "instances" / "official"
+DEFAULT_OUT = ROOT / "benchmarks" / "results" / "bench_timing.md"
+
+
+def default_cases() -> list[Path]:
+    found = sorted(OFFICIAL.glob("*.json")) if OFFICIAL.is_dir() else []
+    return found or sorted((ROOT / "instances").glob("*.json"))
+
+
+def above(value: int, floor: int) -> str:
+    """``+x.x%``: how far ``value`` lies above ``floor``."""
+    return "n/a" if floor <= 0 else f"+{100.0 * (value - floor) / floor:.1f}%"
+
+
+def measure(path: Path, slack: float, exact_window: int, mode: str) -> dict[str, Any]:
+    """One (case, slack) row: solve, judge, floors."""
+    inst = load_instance(path)
+    t0 = time.perf_counter()
+    res = solve(inst, SolveOptions(problem=3, traffic_slack=slack, exact_window=exact_window, exact_window_mode=mode))
+    seconds = time.perf_counter() - t0
+    ev = evaluate(inst, res.plan)
+    if not ev.valid:
+        raise SystemExit(f"{inst.name}: the pipeline's plan is invalid: {ev.errors[:1]}")
+    f = makespan_floors(inst, ev.graph, res.plan.order)
+    best_name, best = f.best()
+    return {
+        "case": inst.name, "slack": slack, "makespan": ev.makespan, "traffic": ev.extra_traffic,
+        "p2_traffic": res.report["pareto"][0]["traffic"],  # the problem-2 plan of the same run
+        "instance": f.instance, "plan": f.plan, "hbt": f.head_body_tail, "best": best_name, "best_value": best.value,
+        "seconds": seconds,
+    }
+
+
+def cell(value: int, b) -> str:
+    return f"{b.value:,} ({above(value, b.value)})"
+
+
+def table(rows: list[dict[str, Any]]) -> list[str]:
+    head = ["case", "slack %", "makespan", "traffic", "p2 traffic", "instance floor", "plan floor", "hbt floor", "best floor",
+            "above best", "wall s"]
+    out = ["| " + " | ".join(head) + " |", "|" + "|".join(["---"] * 2 + ["---:"] * (len(head) - 2)) + "|"]
+    for r in rows:
+        m = r["makespan"]
+        out.append("| " + " | ".join([
+            r["case"], f"{r['slack']:g}", f"{m:,}", f"{r['traffic']:,}", f"{r['p2_traffic']:,}", cell(m, r["instance"]), cell(m, r["plan"]),
+            cell(m, r["hbt"]), r["best"], above(m, r["best_value"]), f"{r['seconds']:.1f}",
+        ]) + " |")
+    return out
+
+
+def floor_methods(rows: list[dict[str, Any]]) -> list[str]:
+    """Which pipe or path sets each floor, per case (slack 0 row)."""
+    out = []
+    for r in rows:
+        if r["slack"] == rows[0]["slack"]:
+            out.append(f"- {r['case']}: instance: {r['instance'].method}; plan: {r['plan'].method}; "
+                       f"hbt: {r['hbt'].method}")
+    return out
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("cases", nargs="*", type=Path)
+    ap.add_argument("--slacks", default="0,20,100")
+    ap.add_argument("--exact-window", type=int, default=0)
+    ap.add_argument("--exact-window-mode", default="fixed", choices=("fixed", "memory"))
+    ap.add_argument("--out", type=Path, default=DEFAULT_OUT)
+    args = ap.parse_args(argv)
+    slacks = [float(s) for s in args.slacks.split(",") if s.strip()]
+    cases = args.cases or default_cases()
+    rows = []
+    for path in cases:
+        for slack in slacks:
+            r = measure(path, slack, args.exact_window, args.exact_window_mode)
+            print(f"{r['case']} slack {slack:g}: makespan {r['makespan']:,} traffic {r['traffic']:,} "
+                  f"best floor {r['best_value']:,} ({r['best']}) {r['seconds']:.1f} s", file=sys.stderr)
+            rows.append(r)
+    opts = f"`--problem 3`, exact window {args.exact_window} ({args.exact_window_mode})" if args.exact_window else "`--problem 3`"
+    lines = [
+        "# Problem-3 makespan against its floors (issue 14)", "",
+        f"`python3 benchmarks/bench_timing.py {' '.join(p.name for p in args.cases)}` — {opts}, traffic slack "
+        f"{', '.join(f'{s:g}' for s in slacks)}%. Each floor is a proven lower bound "
+        "(`dansched.models.floors`); `(+x%)` is the makespan's distance above it. Wall seconds on a "
+        f"shared {platform.machine()} machine (Python {platform.python_version()}); contention inflates them.", "",
+    ] + table(rows) + ["", "Where each floor comes from (slack-0 plans):", ""] + floor_methods(rows) + [""]
+    text = "\n".join(lines)
+    print(text)
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    args.out.write_text(text)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,209 @@
+"""Makespan floors: what the busiest engine allows, for the instance and for a plan.
+
+Three floors, each a proven lower bound on the makespan (SPEC section 5's cycle
+simulator, paper Eqs. 9-10):
+
+- the **instance floor**: max(busiest pipe's total cycles, longest path) on the
+  instance DAG; holds for every plan of the instance;
+- the **plan floor**: the same on a plan's augmented DAG G2 (spill tasks
+  included: SPILL_OUT on MTE3, SPILL_IN on MTE2, each ``2*Size+150`` cycles, a
+  backed SPILL_OUT 0; plus the spill and address-reuse edges); holds for every
+  order with that plan's memory behaviour;
+- the **head-body-tail** floor per pipe, the one-machine relaxation: every task
+  ``v`` of a pipe has a head ``r_v`` (longest path to its start, Eq. 32's
+  dependency-only earliest start), a body ``p_v`` (its cycles) and a tail
+  ``q_v`` (longest path after its end). The pipe runs one task at a time, so the
+  makespan is at least ``min r + sum p + min q`` over the pipe's tasks, and at
+  least the optimum of the preemptive one-machine problem with heads and tails
+  (Jackson's preemptive schedule), which dominates it. On the instance DAG it
+  holds for every plan, on G2 for the plan's memory behaviour.
+
+:func:`makespan_floors` computes them all; :class:`Floors` reports the best and
+the gap of a makespan to it.
+"""
+
+from __future__ import annotations
+
+import heapq
+from dataclasses import dataclass
+from typing import Any, Sequence
+
+from ..graph import topological_order
+from ..instance import Instance
+from ..simulate import AugmentedGraph
+from .bound import Bound, gap
+from .makespan import longest_path_bound
+
+__all__ = [
+    "busiest_pipe",
+    "heads_and_tails",
+    "head_body_tail",
+    "jackson_preemptive_bound",
+    "one_machine_floor",
+    "dag_floor",
+    "Floors",
+    "makespan_floors",
+    "INSTANCE_SCOPE",
+    "PLAN_SCOPE",
+]
+
+INSTANCE_SCOPE = "global"
+PLAN_SCOPE = "fixed memory behaviour"
+
+
+def busiest_pipe(pipe: Sequence[int], cycles: Sequence[int]) -> tuple[int, int]:
+    """(pipe index, total cycles) of the pipe with the largest load; (-1, 0) when no node
+    takes a pipe. Ties go to the smaller pipe index."""
+    load: dict[int, int] = {}
+    for p, c in zip(pipe, cycles):
+        if p >= 0:
+            load[p] = load.get(p, 0) + int(c)
+    if not load:
+        return -1, 0
+    p = min(load, key=lambda k: (-load[k], k))
+    return p, load[p]
+
+
+def heads_and_tails(
+    preds: Sequence[Sequence[int]], cycles: Sequence[int], topo: Sequence[int]
+) -> tuple[list[int], list[int]]:
+    """Per node: head = longest path (summed cycles) ending just before it (the
+    dependency-only earliest start theta_v of Eq. 32), tail = longest path starting just
+    after it. ``topo`` is a topological order of the graph given by ``preds``."""
+    n = len(cycles)
+    head = [0] * n
+    for v in topo:
+        h = 0
+        for u in preds[v]:
+            e = head[u] + cycles[u]
+            if e > h:
+                h = e
+        head[v] = h
+    tail = [0] * n
+    for v in reversed(topo):
+        t = tail[v] + cycles[v]
+        for u in preds[v]:
+            if t > tail[u]:
+                tail[u] = t
+    return head, tail
+
+
+def head_body_tail(tasks: Sequence[tuple[int, int, int]]) -> int:
+    """``min r + sum p + min q`` over one machine's tasks ``(r, p, q)`` (0 for none)."""
+    if not tasks:
+        return 0
+    return min(t[0] for t in tasks) + sum(t[1] for t in tasks) + min(t[2] for t in tasks)
+
+
+def jackson_preemptive_bound(tasks: Sequence[tuple[int, int, int]]) -> int:
+    """Optimum of the preemptive one-machine problem with heads ``r``, bodies ``p`` and
+    tails ``q`` (minimise max completion + tail): Jackson's preemptive schedule runs, at
+    every moment, the released task with the largest tail. It is at least
+    :func:`head_body_tail` of every subset of the tasks, so a floor no worse."""
+    ready = sorted(tasks)
+    heap: list[tuple[int, int, int]] = []  # (-tail, index, remaining body)
+    i, t, best = 0, 0, 0
+    n = len(ready)
+    while i < n or heap:
+        if not heap and ready[i][0] > t:
+            t = ready[i][0]
+        while i < n and ready[i][0] <= t:
+            r, p, q = ready[i]
+            heapq.heappush(heap, (-q, i, p))
+            i += 1
+        negq, k, rem = heapq.heappop(heap)
+        nxt = ready[i][0] if i < n else None
+        run = rem if nxt is None else min(rem, nxt - t)
+        t += run
+        rem -= run
+        if rem == 0:
+            best = max(best, t - negq)
+        else:
+            heapq.heappush(heap, (negq, k, rem))
+    return best
+
+
+def one_machine_floor(
+    pipe: Sequence[int], cycles: Sequence[int], preds: Sequence[Sequence[int]], topo: Sequence[int],
+    pipe_names: Sequence[str], scope: str,
+) -> Bound:
+    """The best head-body-tail floor over the pipes (Jackson's preemptive schedule per
+    pipe, which dominates ``min r + sum p + min q``); the method names the pipe."""
+    head, tail = heads_and_tails(preds, cycles, topo)
+    per_pipe: dict[int, list[tuple[int, int, int]]] = {}
+    for v, p in enumerate(pipe):
+        if p >= 0:
+            per_pipe.setdefault(p, []).append((head[v], int(cycles[v]), tail[v]))
+    best, where = 0, -1
+    for p in sorted(per_pipe):
+        b = jackson_preemptive_bound(per_pipe[p])
+        if b > best:
+            best, where = b, p
+    name = pipe_names[where] if 0 <= where < len(pipe_names) else "no pipe"
+    return Bound(best, f"head-body-tail on {name}: one-machine relaxation, Jackson preemptive schedule ({scope})")
+
+
+def dag_floor(
+    pipe: Sequence[int], cycles: Sequence[int], preds: Sequence[Sequence[int]], topo: Sequence[int],
+    pipe_names: Sequence[str], scope: str,
+) -> Bound:
+    """max(busiest pipe's load, longest path (Eq. 34's critical chain)); the method says
+    which one and names the pipe."""
+    p, load = busiest_pipe(pipe, cycles)
+    path = longest_path_bound(preds, cycles, topo)
+    if load >= path:
+        name = pipe_names[p] if 0 <= p < len(pipe_names) else "no pipe"
+        return Bound(load, f"busiest pipe load, {name} ({scope})")
+    return Bound(path, f"longest path ({scope})")
+
+
+@dataclass(frozen=True)
+class Floors:
+    """The makespan floors of one instance and, when a plan is given, of that plan."""
+
+    instance: Bound
+    head_body_tail_instance: Bound
+    plan: Bound | None = None
+    head_body_tail: Bound | None = None
+
+    def named(self) -> dict[str, tuple[Bound, str]]:
+        """``{name: (bound, scope)}`` for the floors computed, in a fixed order."""
+        out = {"instance": (self.instance, INSTANCE_SCOPE),
+               "head_body_tail_instance": (self.head_body_tail_instance, INSTANCE_SCOPE)}
+        if self.plan is not None:
+            out["plan"] = (self.plan, PLAN_SCOPE)
+        if self.head_body_tail is not None:
+            out["head_body_tail"] = (self.head_body_tail, PLAN_SCOPE)
+        return out
+
+    def best(self) -> tuple[str, Bound]:
+        """The largest floor (the first in :meth:`named` order on ties)."""
+        items = list(self.named().items())
+        name, (b, _) = max(items, key=lambda kv: kv[1][0].value)
+        return name, b
+
+    def to_dict(self, makespan: int | None) -> dict[str, Any]:
+        """Each floor with method, scope and the gap of ``makespan`` to it, then the best."""
+        out: dict[str, Any] = {}
+        for name, (b, scope) in self.named().items():
+            out[name] = {"value": int(b.value), "method": b.method, "scope": scope, "gap": gap(makespan, b.value)}
+        name, b = self.best()
+        out["best"] = name
+        out["gap_to_best"] = gap(makespan, b.value)
+        return out
+
+
+def makespan_floors(inst: Instance, graph: AugmentedGraph | None = None, order: Sequence[int] | None = None) -> Floors:
+    """All floors of ``inst``; with a plan's augmented DAG ``graph`` and its schedule
+    ``order`` (a topological order of ``graph``), also the plan's."""
+    L = inst.lists()
+    names = inst.hw.pipes
+    topo = topological_order(inst)
+    glob = dag_floor(L.pipe, L.cycles, L.pred, topo, names, "instance")
+    hbt_glob = one_machine_floor(L.pipe, L.cycles, L.pred, topo, names, "instance DAG")
+    if graph is None:
+        return Floors(glob, hbt_glob)
+    assert order is not None
+    own = dag_floor(graph.pipe, graph.cycles, graph.preds, order, names, "this plan's spills and reuse edges")
+    hbt_own = one_machine_floor(graph.pipe, graph.cycles, graph.preds, order, names, "this plan's augmented DAG")
+    return Floors(glob, hbt_glob, own, hbt_own)
