@@ -20,6 +20,7 @@ __all__ = ["SolveOptions", "SolveResult", "PlanInvalidError", "solve", "stage_fi
 
 Progress = Callable[[str], None]
 LARGE_GRAPH_NODES = 200_000  # Stage 3 runs one cheap Stage-2 round from here on (see _stage3)
+TIMED_PROMISING = 1.10  # a time-driven Stage-2 plan goes through Stage 3 only if within 10% before CPE
 
 
 class PlanInvalidError(RuntimeError):
@@ -119,6 +120,18 @@ def solve(inst: Instance, opts: SolveOptions = SolveOptions(), progress: Progres
                 ev2 = alt_ev
                 stages["dlr"] = stage_figures(alt_ev, stages["dlr"]["seconds"]) | {"variant": name, "within_slack_of": s2.evaluation.extra_traffic}
                 layout, layout_ev, s3, ev3, relayout_info = got
+        timed = _timed_producer(inst, s2, opts)  # issue 14: time-driven list scheduling with memory
+        for alt_plan, alt_ev, name in timed["plans"]:
+            if alt_ev.makespan > TIMED_PROMISING * ev3.makespan:  # CPE rarely gains that much: save its time
+                continue
+            got = _stage3(inst, alt_plan, alt_ev, opts)
+            pareto.append({"stage2": name, "extra_traffic": alt_ev.extra_traffic, "makespan": got[3].makespan})
+            if got[3].makespan < ev3.makespan:
+                ev2 = alt_ev
+                stages["dlr"] = stage_figures(alt_ev, stages["dlr"]["seconds"]) | {"variant": name, "within_slack_of": s2.evaluation.extra_traffic}
+                layout, layout_ev, s3, ev3, relayout_info = got
+                timed["info"]["winner"] = name
+        stages["timed"] = timed["info"]
         if relayout_info["rounds"]:
             stages["relayout"] = stage_figures(layout_ev, relayout_info.pop("seconds")) | relayout_info
         for key in ("extra_traffic", "spill_count"):
@@ -141,6 +154,23 @@ def solve(inst: Instance, opts: SolveOptions = SolveOptions(), progress: Progres
     if pareto is not None:  # problem 3: the (traffic, makespan) pairs Stage 3 tried
         report["pareto"] = pareto
     return SolveResult(final_plan, final_ev, report)
+
+
+def _timed_producer(inst: Instance, s2, opts: SolveOptions) -> dict[str, Any]:
+    """The time-driven Stage-2 producer (:mod:`dansched.stages.timed_memory`) on the
+    Stage-2 order, within the traffic allowance: its fastest plan (before CPE) goes on
+    to Stage 3. ``info['tried']`` lists {producer, traffic, makespan} of every plan it
+    made (makespan before CPE; ``failed`` instead when a trial could not finish);
+    ``info['winner']`` is set by the caller when its plan ends faster after Stage 3."""
+    from .stages.timed_memory import timed_plans, traffic_allowance, trials_for
+
+    t0 = time.perf_counter()
+    limit = traffic_allowance(s2.evaluation.extra_traffic, opts.traffic_slack)
+    reference = [v for v in s2.plan.order if v < inst.n]
+    plans, tried = timed_plans(inst, reference, limit, trials_for(inst, opts.traffic_slack))
+    info: dict[str, Any] = {"allowance": limit, "tried": tried, "winner": None,
+                            "seconds": round(time.perf_counter() - t0, 3)}
+    return {"plans": plans[:1], "info": info}
 
 
 def _stage3(inst: Instance, plan2: Plan, ev2: Evaluation, opts: SolveOptions):

@@ -47,7 +47,10 @@ from ..instance import KIND_ALLOC, KIND_FREE, KIND_OP, Instance
 from ..plan import Plan, plan_from_indices
 from ..simulate import Evaluation, evaluate
 
-__all__ = ["TimedParams", "TimedFailed", "timed_schedule", "timed_plans", "DEFAULT_TRIALS", "bottom_levels"]
+__all__ = [
+    "TimedParams", "TimedFailed", "timed_schedule", "timed_plans", "trials_for", "traffic_allowance", "DEFAULT_TRIALS", "SLACK_TRIALS",
+    "bottom_levels",
+]
 
 MAX_TIER_CAPACITY = 1 << 22
 PRIORITIES = ("tail", "rank")  # per-address reuse times are kept in an array per tier
@@ -96,12 +99,22 @@ class TimedParams:
 
 
 DEFAULT_TRIALS: tuple[TimedParams, ...] = (
-    TimedParams(window=8),
-    TimedParams(window=32),
-    TimedParams(window=128),
-    TimedParams(window=32, fill=0.8),
-    TimedParams(window=32, victim_tolerance=0.5),
+    TimedParams(window=32, compute_window=8, reserve_ops=2, victim_tolerance=0.3, priority="rank"),
+    TimedParams(window=8, compute_window=2, reserve_ops=1, victim_tolerance=1.0),
+    TimedParams(window=32, compute_window=4, reserve_ops=1),
 )
+SLACK_TRIALS: tuple[TimedParams, ...] = (  # loads ahead of the frontier may evict too (more traffic)
+    TimedParams(window=64, compute_window=8, reserve_ops=2, victim_tolerance=0.3, priority="rank", lookahead_evict=True),
+)
+TIMED_MAX_NODES = 200_000  # above: the producer is skipped (Stage 3 runs its single cheap round)
+
+
+def trials_for(inst: Instance, slack: float) -> tuple[TimedParams, ...]:
+    """The parameter sets :func:`timed_plans` tries: the defaults, plus eviction ahead of
+    the frontier when ``slack`` (percent) allows more traffic; none for huge graphs."""
+    if inst.n > TIMED_MAX_NODES:
+        return ()
+    return DEFAULT_TRIALS + (SLACK_TRIALS if slack > 0 else ())
 
 
 def bottom_levels(inst: Instance) -> list[int]:
@@ -652,18 +665,29 @@ def timed_plans(
     reference: Sequence[int],
     traffic_limit: int,
     trials: Sequence[TimedParams] = DEFAULT_TRIALS,
-) -> list[tuple[Plan, Evaluation, str]]:
-    """Run :func:`timed_schedule` for each parameter set and return the plans the
-    evaluator accepts with traffic within ``traffic_limit``, fastest first (ties: trial
-    order). A trial that fails is skipped."""
+) -> tuple[list[tuple[Plan, Evaluation, str]], list[dict]]:
+    """Run :func:`timed_schedule` for each parameter set. Returns the plans the evaluator
+    accepts with traffic within ``traffic_limit``, fastest first (ties: trial order), and
+    one record per trial: ``{producer, traffic, makespan}`` or ``{producer, failed}``."""
     out = []
+    attempts: list[dict] = []
     for i, params in enumerate(trials):
         try:
             plan = timed_schedule(inst, reference, params, traffic_limit)
-        except TimedFailed:
+        except TimedFailed as exc:
+            attempts.append({"producer": params.name, "failed": str(exc)})
             continue
         ev = evaluate(inst, plan)
-        if ev.valid and ev.extra_traffic <= traffic_limit:
+        if not ev.valid:  # a bug, never a result: the tests catch it
+            attempts.append({"producer": params.name, "failed": f"invalid plan: {ev.errors[0].message}"})
+            continue
+        attempts.append({"producer": params.name, "traffic": ev.extra_traffic, "makespan": ev.makespan})
+        if ev.extra_traffic <= traffic_limit:
             out.append((ev.makespan, i, plan, ev, params.name))
     out.sort(key=lambda x: (x[0], x[1]))
-    return [(plan, ev, name) for _, _, plan, ev, name in out]
+    return [(plan, ev, name) for _, _, plan, ev, name in out], attempts
+
+
+def traffic_allowance(traffic: int, slack: float) -> int:
+    """Problem-2 traffic times (1 + slack/100), rounded down: what problem 3 may spend."""
+    return int(traffic * (100 + slack) // 100) if slack == int(slack) else int(traffic * (1 + slack / 100))
