@@ -72,11 +72,13 @@ class TimedParams:
 
     window: int = 64
     compute_window: int = 4
+    feed_window: int = 4
     fill: float = 1.0
     victim_tolerance: float = 0.0
     priority: str = "tail"
     reserve_ops: int = 2
     lookahead_evict: bool = False
+    victim_horizon: int = 0
 
     def __post_init__(self) -> None:
         if self.priority not in PRIORITIES:
@@ -87,6 +89,10 @@ class TimedParams:
             raise ValueError(f"TimedParams.fill must lie in (0, 1], got {self.fill!r}")
         if not isinstance(self.compute_window, int) or self.compute_window < 0:
             raise ValueError(f"TimedParams.compute_window must be a non-negative integer, got {self.compute_window!r}")
+        if not isinstance(self.victim_horizon, int) or self.victim_horizon < 0:
+            raise ValueError(f"TimedParams.victim_horizon must be a non-negative integer, got {self.victim_horizon!r}")
+        if not isinstance(self.feed_window, int) or self.feed_window < 0:
+            raise ValueError(f"TimedParams.feed_window must be a non-negative integer, got {self.feed_window!r}")
         if not isinstance(self.reserve_ops, int) or self.reserve_ops < 0:
             raise ValueError(f"TimedParams.reserve_ops must be a non-negative integer, got {self.reserve_ops!r}")
         if not self.victim_tolerance >= 0.0:
@@ -94,19 +100,25 @@ class TimedParams:
 
     @property
     def name(self) -> str:
-        return (f"timed(w={self.window},cw={self.compute_window},fill={self.fill:g},reserve={self.reserve_ops},"
-                f"tol={self.victim_tolerance:g},{self.priority})")
+        return (f"timed(w={self.window},cw={self.compute_window},fw={self.feed_window},fill={self.fill:g},reserve={self.reserve_ops},"
+                f"tol={self.victim_tolerance:g},{self.priority}"
+                + (f",horizon={self.victim_horizon}" if self.victim_horizon else "")
+                + (",evict-ahead" if self.lookahead_evict else "") + ")")
 
 
 DEFAULT_TRIALS: tuple[TimedParams, ...] = (
-    TimedParams(window=32, compute_window=8, reserve_ops=2, victim_tolerance=0.3, priority="rank"),
-    TimedParams(window=8, compute_window=2, reserve_ops=1, victim_tolerance=1.0),
-    TimedParams(window=32, compute_window=4, reserve_ops=1),
+    TimedParams(window=16, compute_window=8, feed_window=4, reserve_ops=2, victim_tolerance=0.3, priority="rank"),
+    TimedParams(window=32, compute_window=2, feed_window=8, reserve_ops=1),
+    TimedParams(window=8, compute_window=2, feed_window=2, reserve_ops=1, victim_tolerance=1.0),
 )
-SLACK_TRIALS: tuple[TimedParams, ...] = (  # loads ahead of the frontier may evict too (more traffic)
-    TimedParams(window=64, compute_window=8, reserve_ops=2, victim_tolerance=0.3, priority="rank", lookahead_evict=True),
+SLACK_TRIALS: tuple[TimedParams, ...] = (  # victims among all far-reused buffers, loads evicting ahead
+    TimedParams(window=16, compute_window=8, feed_window=4, reserve_ops=2, victim_tolerance=0.3, priority="rank",
+                victim_horizon=64),
+    TimedParams(window=32, compute_window=8, feed_window=8, reserve_ops=2, victim_tolerance=0.3, priority="rank",
+                lookahead_evict=True),
 )
 TIMED_MAX_NODES = 200_000  # above: the producer is skipped (Stage 3 runs its single cheap round)
+TIMED_FEW_TRIALS_NODES = 20_000  # from here on only the first two default trials and the first slack one
 
 
 def trials_for(inst: Instance, slack: float) -> tuple[TimedParams, ...]:
@@ -114,6 +126,8 @@ def trials_for(inst: Instance, slack: float) -> tuple[TimedParams, ...]:
     the frontier when ``slack`` (percent) allows more traffic; none for huge graphs."""
     if inst.n > TIMED_MAX_NODES:
         return ()
+    if inst.n > TIMED_FEW_TRIALS_NODES:
+        return DEFAULT_TRIALS[:2] + (SLACK_TRIALS[:1] if slack > 0 else ())
     return DEFAULT_TRIALS + (SLACK_TRIALS if slack > 0 else ())
 
 
@@ -286,12 +300,18 @@ class _TimedScheduler:
         self.pending_in: dict[int, int] = {}  # buffer -> spill index awaiting its SPILL_IN
         self.traffic = 0
         self.frontier = 0  # index into self.ops
-        # loads (operations on the spill-in pipe, DDR -> core) look ``window`` operations
-        # ahead, everything else ``compute_window``
+        # loads (operations on the spill-in pipe, DDR -> core) and reloads look ``window``
+        # operations ahead, the bottleneck pipe's operations ``compute_window``, the
+        # other engines' (which feed it) ``feed_window``
         load_pipe = self.in_pipe
-        self.op_class = [0 if L.pipe[v] == load_pipe else 1 for v in self.ops]
-        self.class_window = (params.window, params.compute_window)
-        self.ptr = [-1, -1]
+        busy = [0] * len(hw.pipes)
+        for v in self.ops:
+            busy[L.pipe[v]] += L.cycles[v]
+        bottleneck = max(range(len(busy)), key=lambda p: (busy[p], -p))
+        self.op_class = [0 if L.pipe[v] == load_pipe else 1 if L.pipe[v] == bottleneck else 2 for v in self.ops]
+        self.class_window = (params.window, params.compute_window, params.feed_window)
+        self.ptr = [-1, -1, -1]
+        self.reload_ptr = -1
         self.ready_time = [0] * n
         npipes = len(hw.pipes)
         self.waiting: list[list[tuple]] = [[] for _ in range(npipes)]
@@ -346,7 +366,7 @@ class _TimedScheduler:
         self.where[b] = None
         self.pending_in[b] = k
         # a released operation that needs b again may want it reloaded ahead of time
-        if self._in_window(self._next_use_index(b)):
+        if self._next_use_index(b) <= self.frontier + self.p.window:
             self._queue_reload(b)
 
     def _emit_spill_in(self, b: int, off: int) -> None:
@@ -398,9 +418,6 @@ class _TimedScheduler:
         p = self.L.pipe[v]
         self.in_heap.add(v)
         heapq.heappush(self.waiting[p], (t, -self.tail[v], self.rank[v], v))
-        for b in self.op_bufs[v]:
-            if b in self.pending_in:
-                self._queue_reload(b)
 
     def _queue_reload(self, b: int) -> None:
         if self.reload_queued[b]:
@@ -417,12 +434,20 @@ class _TimedScheduler:
         ops = self.ops
         while self.frontier < len(ops) and self.emitted[ops[self.frontier]]:
             self.frontier += 1
-        for c in (0, 1):
+        for c in (0, 1, 2):
             hi = min(len(ops) - 1, self.frontier + self.class_window[c])
             while self.ptr[c] < hi:
                 self.ptr[c] += 1
                 if self.op_class[self.ptr[c]] == c:
                     self._maybe_release(ops[self.ptr[c]])
+        hi = min(len(ops) - 1, self.frontier + self.p.window)
+        while self.reload_ptr < hi:  # spilled buffers needed within the load window: reload ahead
+            self.reload_ptr += 1
+            v = ops[self.reload_ptr]
+            if not self.emitted[v]:
+                for b in self.op_bufs[v]:
+                    if b in self.pending_in:
+                        self._queue_reload(b)
 
     def _in_window(self, i: int) -> bool:
         return i < len(self.ops) and i <= self.frontier + self.class_window[self.op_class[i]]
@@ -505,6 +530,7 @@ class _TimedScheduler:
             cost = 0.0
             ok = True
             ready = 0
+            near = len(self.ops)  # the soonest next use among the victims, in operations from the frontier
             for b in victims:
                 nxt = self._next_use_index(b)
                 if nxt >= len(self.ops) or (horizon is not None and nxt <= horizon):
@@ -513,15 +539,18 @@ class _TimedScheduler:
                 traffic = self.size[b] if self.backed[b] else 2 * self.size[b]
                 cost += traffic / (nxt - self.frontier + 1)
                 ready = max(ready, self.use_end[b])
+                near = min(near, nxt - self.frontier)
             if ok:
-                cands.append((cost, ready, a, victims))
+                cands.append((cost, ready, a, victims, near))
         if not cands:
             if horizon is not None:
                 return None
             raise TimedFailed(f"no room for {size} units in {self.inst.hw.tiers[t]} even after evicting")
         best_cost = min(c[0] for c in cands)
         bar = best_cost * (1 + self.p.victim_tolerance) + 1e-12
-        cost, ready, a, victims = min((c for c in cands if c[0] <= bar), key=lambda c: (c[1], c[0], c[2]))
+        h = self.p.victim_horizon
+        pool = [c for c in cands if c[0] <= bar or (h and c[4] >= h)]  # far-reused windows all qualify
+        cost, ready, a, victims, _ = min(pool, key=lambda c: (c[1], c[0], c[2]))
         for b in sorted(victims, key=lambda b: self.where[b]):
             self._emit_spill_out(b)
         return a
