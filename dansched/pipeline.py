@@ -20,7 +20,7 @@ __all__ = ["SolveOptions", "SolveResult", "PlanInvalidError", "solve", "stage_fi
 
 Progress = Callable[[str], None]
 LARGE_GRAPH_NODES = 200_000  # Stage 3 runs one cheap Stage-2 round from here on (see _stage3)
-TIMED_PROMISING = 1.10  # a time-driven Stage-2 plan goes through Stage 3 only if within 10% before CPE
+TIMED_PROMISING = 1.25  # a time-driven Stage-2 plan goes through Stage 3 only if within 25% before CPE
 
 
 class PlanInvalidError(RuntimeError):
@@ -122,7 +122,7 @@ def solve(inst: Instance, opts: SolveOptions = SolveOptions(), progress: Progres
                 layout, layout_ev, s3, ev3, relayout_info = got
         timed = _timed_producer(inst, s2, opts)  # issue 14: time-driven list scheduling with memory
         for alt_plan, alt_ev, name in timed["plans"]:
-            if alt_ev.makespan > TIMED_PROMISING * ev3.makespan:  # CPE rarely gains that much: save its time
+            if alt_ev.makespan > TIMED_PROMISING * ev3.makespan:  # CPE rarely gains more: save its time
                 continue
             got = _stage3(inst, alt_plan, alt_ev, opts)
             pareto.append({"stage2": name, "extra_traffic": alt_ev.extra_traffic, "makespan": got[3].makespan})
@@ -160,17 +160,25 @@ def _timed_producer(inst: Instance, s2, opts: SolveOptions) -> dict[str, Any]:
     """The time-driven Stage-2 producer (:mod:`dansched.stages.timed_memory`) on the
     Stage-2 order, within the traffic allowance: its fastest plan (before CPE) goes on
     to Stage 3. ``info['tried']`` lists {producer, traffic, makespan} of every plan it
-    made (makespan before CPE; ``failed`` instead when a trial could not finish);
+    made (makespan before CPE; ``failed`` instead when a trial could not finish),
+    then DLR's placement on the order of the fastest of them (``dlr-on-...``, always on
+    graphs up to ``TIMED_FEW_TRIALS_NODES`` nodes, beyond only when no direct plan fits);
     ``info['winner']`` is set by the caller when its plan ends faster after Stage 3."""
-    from .stages.timed_memory import timed_plans, traffic_allowance, trials_for
+    from .stages.timed_memory import TIMED_FEW_TRIALS_NODES, replaced_plan, timed_plans, traffic_allowance, trials_for
 
     t0 = time.perf_counter()
     limit = traffic_allowance(s2.evaluation.extra_traffic, opts.traffic_slack)
     reference = [v for v in s2.plan.order if v < inst.n]
-    plans, tried = timed_plans(inst, reference, limit, trials_for(inst, opts.traffic_slack))
+    plans, tried, fastest = timed_plans(inst, reference, limit, trials_for(inst, opts.traffic_slack))
+    out = plans[:1]
+    if fastest is not None and (not out or inst.n <= TIMED_FEW_TRIALS_NODES):
+        replaced = replaced_plan(inst, fastest[0], limit, fastest[2])  # the fastest order, DLR's spills
+        if replaced is not None:
+            tried.append({"producer": replaced[2], "traffic": replaced[1].extra_traffic, "makespan": replaced[1].makespan})
+            out.append(replaced)
     info: dict[str, Any] = {"allowance": limit, "tried": tried, "winner": None,
                             "seconds": round(time.perf_counter() - t0, 3)}
-    return {"plans": plans[:1], "info": info}
+    return {"plans": out, "info": info}
 
 
 def _stage3(inst: Instance, plan2: Plan, ev2: Evaluation, opts: SolveOptions):

@@ -46,9 +46,11 @@ import numpy as np
 from ..instance import KIND_ALLOC, KIND_FREE, KIND_OP, Instance
 from ..plan import Plan, plan_from_indices
 from ..simulate import Evaluation, evaluate
+from .dlr import dlr_plan
+from .scan import PlacementFailed
 
 __all__ = [
-    "TimedParams", "TimedFailed", "timed_schedule", "timed_plans", "trials_for", "traffic_allowance", "DEFAULT_TRIALS", "SLACK_TRIALS",
+    "TimedParams", "TimedFailed", "timed_schedule", "timed_plans", "trials_for", "traffic_allowance", "replaced_plan", "DEFAULT_TRIALS", "SLACK_TRIALS",
     "bottom_levels",
 ]
 
@@ -694,15 +696,19 @@ def timed_plans(
     reference: Sequence[int],
     traffic_limit: int,
     trials: Sequence[TimedParams] = DEFAULT_TRIALS,
-) -> tuple[list[tuple[Plan, Evaluation, str]], list[dict]]:
+) -> tuple[list[tuple[Plan, Evaluation, str]], list[dict], tuple[Plan, Evaluation, str] | None]:
     """Run :func:`timed_schedule` for each parameter set. Returns the plans the evaluator
-    accepts with traffic within ``traffic_limit``, fastest first (ties: trial order), and
-    one record per trial: ``{producer, traffic, makespan}`` or ``{producer, failed}``."""
+    accepts with traffic within ``traffic_limit``, fastest first (ties: trial order); one
+    record per trial, ``{producer, traffic, makespan}`` or ``{producer, failed}``; and the
+    fastest valid plan whatever its traffic (its order is worth DLR's placement, see
+    :func:`replaced_plan`), or ``None``. Trials run without the limit so that the
+    fastest order is known even when its own spills cost too much."""
     out = []
     attempts: list[dict] = []
+    fastest = None
     for i, params in enumerate(trials):
         try:
-            plan = timed_schedule(inst, reference, params, traffic_limit)
+            plan = timed_schedule(inst, reference, params)
         except TimedFailed as exc:
             attempts.append({"producer": params.name, "failed": str(exc)})
             continue
@@ -711,10 +717,30 @@ def timed_plans(
             attempts.append({"producer": params.name, "failed": f"invalid plan: {ev.errors[0].message}"})
             continue
         attempts.append({"producer": params.name, "traffic": ev.extra_traffic, "makespan": ev.makespan})
+        if fastest is None or ev.makespan < fastest[1].makespan:
+            fastest = (plan, ev, params.name)
         if ev.extra_traffic <= traffic_limit:
             out.append((ev.makespan, i, plan, ev, params.name))
+        else:
+            ev.drop_detail()
     out.sort(key=lambda x: (x[0], x[1]))
-    return [(plan, ev, name) for _, _, plan, ev, name in out], attempts
+    return [(plan, ev, name) for _, _, plan, ev, name in out], attempts, fastest
+
+
+def replaced_plan(inst: Instance, plan: Plan, traffic_limit: int, name: str) -> tuple[Plan, Evaluation, str] | None:
+    """Stage 2's placement and victim rules (DLR without order search) on the order of a
+    time-driven ``plan`` (spill nodes dropped): the order keeps the producer's engine
+    overlap, DLR's exact spill plan keeps the traffic low. ``None`` when it cannot place
+    or exceeds ``traffic_limit``."""
+    order = [v for v in plan.order if v < inst.n]
+    try:
+        got = dlr_plan(inst, order, search=False)
+    except (PlacementFailed, ValueError):
+        return None
+    ev = got.evaluation
+    if not ev.valid or ev.extra_traffic > traffic_limit:
+        return None
+    return got.plan, ev, f"dlr-on-{name}"
 
 
 def traffic_allowance(traffic: int, slack: float) -> int:
