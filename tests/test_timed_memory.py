@@ -147,3 +147,20 @@ def test_official_flash_attention_within_allowance():
         assert res.evaluation.valid
         assert res.evaluation.extra_traffic <= traffic_allowance(p2, slack)
         assert evaluate(inst, res.plan).makespan == res.evaluation.makespan
+
+
+def test_buffer_without_users_next_to_a_full_tier():
+    """A buffer no operation uses is allocated at its FREE; when its tier is full the
+    frontier makes room, and the plan stays valid."""
+    nodes = [
+        {"Id": 0, "Op": "ALLOC", "BufId": 0, "Size": 1024, "Type": "UB"},
+        {"Id": 1, "Op": "COPY_IN", "Pipe": "MTE2", "Cycles": 10, "Bufs": [0]},
+        {"Id": 2, "Op": "ALLOC", "BufId": 1, "Size": 512, "Type": "UB"},
+        {"Id": 3, "Op": "FREE", "BufId": 1, "Size": 512, "Type": "UB"},
+        {"Id": 4, "Op": "COPY_OUT", "Pipe": "MTE3", "Cycles": 10, "Bufs": [0]},
+        {"Id": 5, "Op": "FREE", "BufId": 0, "Size": 1024, "Type": "UB"},
+    ]
+    inst = instance_from_records("unused", nodes, [[0, 1], [1, 4], [4, 5], [2, 3], [1, 3]])
+    for ref in ([0, 1, 2, 3, 4, 5], [2, 3, 0, 1, 4, 5]):
+        ev = evaluate(inst, timed_schedule(inst, ref, TimedParams()))
+        assert ev.valid, [e.message for e in ev.errors]

@@ -386,7 +386,9 @@ class _TimedScheduler:
     def _emit_free(self, f: int) -> None:
         b = self.L.node_buf[f]
         if not self.allocated[b]:  # a buffer no operation uses
-            off = self._choose_offset(self.tier[b], self.size[b], 0, forced=True, pinned=set())
+            off = self._choose_offset(self.tier[b], self.size[b], 0, forced=True, pinned={b})
+            if off is None:
+                off = self._evict_for(self.tier[b], self.size[b], {b}, [])
             self._emit_alloc(b, off)
         e = self._emit(f, self.in_end[b], -1, 0)
         self.emitted[f] = True
