@@ -161,8 +161,8 @@ def _timed_producer(inst: Instance, s2, opts: SolveOptions) -> dict[str, Any]:
     Stage-2 order, within the traffic allowance: its fastest plan (before CPE) goes on
     to Stage 3. ``info['tried']`` lists {producer, traffic, makespan} of every plan it
     made (makespan before CPE; ``failed`` instead when a trial could not finish),
-    then DLR's placement on the order of the fastest of them (``dlr-on-...``, always on
-    graphs up to ``TIMED_FEW_TRIALS_NODES`` nodes, beyond only when no direct plan fits);
+    then DLR's placement on the order of the fastest of them (``dlr-on-...``; beyond
+    ``TIMED_FEW_TRIALS_NODES`` nodes it alone goes on to Stage 3 when it fits);
     ``info['winner']`` is set by the caller when its plan ends faster after Stage 3."""
     from .stages.timed_memory import TIMED_FEW_TRIALS_NODES, replaced_plan, timed_plans, traffic_allowance, trials_for
 
@@ -171,11 +171,12 @@ def _timed_producer(inst: Instance, s2, opts: SolveOptions) -> dict[str, Any]:
     reference = [v for v in s2.plan.order if v < inst.n]
     plans, tried, fastest = timed_plans(inst, reference, limit, trials_for(inst, opts.traffic_slack))
     out = plans[:1]
-    if fastest is not None and (not out or inst.n <= TIMED_FEW_TRIALS_NODES):
+    if fastest is not None:
         replaced = replaced_plan(inst, fastest[0], limit, fastest[2])  # the fastest order, DLR's spills
         if replaced is not None:
             tried.append({"producer": replaced[2], "traffic": replaced[1].extra_traffic, "makespan": replaced[1].makespan})
-            out.append(replaced)
+            # large graphs afford one more Stage 3: the re-placed plan, whose traffic fits any slack
+            out = (out if inst.n <= TIMED_FEW_TRIALS_NODES else []) + [replaced]
     info: dict[str, Any] = {"allowance": limit, "tried": tried, "winner": None,
                             "seconds": round(time.perf_counter() - t0, 3)}
     return {"plans": out, "info": info}
