@@ -85,7 +85,7 @@ def main() -> None:
         "| --- | ---: | ---: | ---: | ---: | --- | ---: | --- | ---: | ---: |",
     ]
     for case in args.cases:
-        if not (OFFICIAL / f"{case}.json").is_file():
+        if args.reports is None and not (OFFICIAL / f"{case}.json").is_file():
             continue
         for slack in args.slacks:
             if args.reports is not None:
