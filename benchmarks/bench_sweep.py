@@ -70,7 +70,7 @@ def trivial_instances(folder: Path, count: int) -> list[Path]:
 
 def measure_overhead(n_inst: int, n_points: int) -> list[str]:
     hw = load_hardware()
-    sets = [f"UB=" + ",".join(str(1024 + 16 * i) for i in range(n_points))]
+    sets = ["UB=" + ",".join(str(1024 + 16 * i) for i in range(n_points))]
     rows = []
     with tempfile.TemporaryDirectory() as tmp:
         t = Path(tmp)

@@ -27,6 +27,7 @@ so a lost worker costs time, not results. Dask is an optional extra
 
 from __future__ import annotations
 
+import importlib.util
 import logging
 import os
 import signal
@@ -76,11 +77,7 @@ class DaskMissingError(ExecutorError):
 
 def dask_available() -> bool:
     """True when ``distributed`` (Dask's cluster scheduler) can be imported."""
-    try:
-        import distributed  # noqa: F401
-    except ImportError:
-        return False
-    return True
+    return importlib.util.find_spec("distributed") is not None
 
 
 def default_jobs() -> int:

@@ -34,6 +34,7 @@ from __future__ import annotations
 import csv
 import glob
 import hashlib
+import importlib.util
 import io
 import itertools
 import json
@@ -576,9 +577,7 @@ def write_reports(rows: Sequence[Mapping[str, Any]], out: str | Path, lost: int 
     note = None
     swept = _swept(rows)
     if swept:
-        try:
-            import matplotlib  # noqa: F401
-        except ImportError:
+        if importlib.util.find_spec("matplotlib") is None:
             note = "matplotlib is not installed: no PNGs (pip install -e '.[plot]')."
         else:
             files += [(d / f"sweep_{t}.png", tier_png_bytes(rows, t)) for t in swept]
