@@ -388,26 +388,24 @@ def _md_victim_rule(instances, by) -> list[str]:
     return lines + _table(["Workload", "DDR change", "Spill-count change", "Makespan change"], body) + [""]
 
 
-def _md_cpe(instances, by) -> list[str]:
-    """Paper Table 5: the makespan without and with Stage 3."""
-    lines = ["## Stage 3 (paper Table 5): makespan without and with CPE", ""]
+def _md_makespan_pair(instances, by, title: str, before: str, after: str, headers: Sequence[str]) -> list[str]:
+    """One table of makespans: method ``before`` against method ``after``, and the cut."""
+    lines = [title, ""]
     body = []
     for inst in instances:
-        a, b = _value(by.get((inst, "dan-no-cpe")), "makespan"), _value(by.get((inst, "dan")), "makespan")
+        a, b = _value(by.get((inst, before)), "makespan"), _value(by.get((inst, after)), "makespan")
         cut = "n/a" if a is None or b is None or a == 0 else f"{100.0 * (a - b) / a:.1f}%"
         body.append([inst, _int(a), _int(b), cut])
-    return lines + _table(["Workload", "DAN w/o CPE", "DAN (full)", "Makespan ↓"], body) + [""]
+    return lines + _table(["Workload", *headers, "Makespan ↓"], body) + [""]
 
 
-def _md_memory_windows(instances, by) -> list[str]:
-    """Issue 14's ablation: the makespan of ``dan`` and of ``dan-memory-windows``."""
-    lines = ["## Memory-aware exact windows (ablation): makespan of `dan` and `dan-memory-windows`", ""]
-    body = []
-    for inst in instances:
-        a, b = _value(by.get((inst, "dan")), "makespan"), _value(by.get((inst, "dan-memory-windows")), "makespan")
-        cut = "n/a" if a is None or b is None or a == 0 else f"{100.0 * (a - b) / a:.1f}%"
-        body.append([inst, _int(a), _int(b), cut])
-    return lines + _table(["Workload", "DAN", "DAN + memory windows", "Makespan ↓"], body) + [""]
+MAKESPAN_PAIRS = (  # (title, method before, method after, column names): ablations shown when both ran
+    ("## Stage 3 (paper Table 5): makespan without and with CPE", "dan-no-cpe", "dan", ("DAN w/o CPE", "DAN (full)")),
+    ("## Time-driven Stage-2 producer (ablation): makespan without and with it", "dan-no-timed", "dan",
+     ("DAN w/o time-driven producer", "DAN (full)")),
+    ("## Memory-aware exact windows (ablation): makespan of `dan` and `dan-memory-windows`", "dan", "dan-memory-windows",
+     ("DAN", "DAN + memory windows")),
+)
 
 
 def _md_stage_seconds(instances, by) -> list[str]:
@@ -473,10 +471,9 @@ def bench_markdown(rows: Sequence[dict[str, Any]], anchors: dict[str, dict[str, 
     lines += _md_absolute(instances, methods, by, anchors)
     if "dan" in methods and "lru" in methods:
         lines += _md_victim_rule(instances, by)
-    if "dan" in methods and "dan-no-cpe" in methods:
-        lines += _md_cpe(instances, by)
-    if "dan" in methods and "dan-memory-windows" in methods:
-        lines += _md_memory_windows(instances, by)
+    for title, before, after, headers in MAKESPAN_PAIRS:
+        if before in methods and after in methods:
+            lines += _md_makespan_pair(instances, by, title, before, after, headers)
     if "dan" in methods:
         lines += _md_stage_seconds(instances, by)
     lines += _md_method_seconds(instances, methods, by)

@@ -170,28 +170,26 @@ def _problem3(
     name2 = "/".join(str(s2.info[k]) for k in ("order", "placement", "victim_rule") if k in s2.info) or "dlr"
     pareto = [pareto_entry(name2, ev2.extra_traffic, s3.makespan)]
     kept = 0
-    for alt_plan, alt_ev, name in s2.alternatives:  # --traffic-slack: trade traffic for makespan
+
+    def consider(alt_plan: Plan, alt_ev: Evaluation, name: str) -> bool:
+        """Stage 3 on another Stage-2 plan; it becomes the current one when it ends faster."""
+        nonlocal s3, ev2, kept
         got = _stage3(inst, alt_plan, alt_ev, opts)
         pareto.append(pareto_entry(name, alt_ev.extra_traffic, got.makespan))
-        if got.makespan < s3.makespan:
-            kept = len(pareto) - 1
-            ev2 = alt_ev
-            stages["dlr"] = stage_figures(alt_ev, stages["dlr"]["seconds"]) | {
-                "variant": name, "within_slack_of": s2.evaluation.extra_traffic}
-            s3 = got
+        if got.makespan >= s3.makespan:
+            return False
+        kept, ev2, s3 = len(pareto) - 1, alt_ev, got
+        stages["dlr"] = stage_figures(alt_ev, stages["dlr"]["seconds"]) | {
+            "variant": name, "within_slack_of": s2.evaluation.extra_traffic}
+        return True
+
+    for alt in s2.alternatives:  # --traffic-slack: trade traffic for makespan
+        consider(*alt)
     if opts.timed is not None:  # issue 14: time-driven list scheduling with memory
         candidates, timed = timed_candidates(inst, s2.plan, s2.evaluation.extra_traffic, opts.traffic_slack, opts.timed)
         for alt_plan, alt_ev, name in candidates:
-            if alt_ev.makespan > opts.timed.promising * s3.makespan:  # CPE rarely gains more: save its time
-                continue
-            got = _stage3(inst, alt_plan, alt_ev, opts)
-            pareto.append(pareto_entry(name, alt_ev.extra_traffic, got.makespan))
-            if got.makespan < s3.makespan:
-                kept = len(pareto) - 1
-                ev2 = alt_ev
-                stages["dlr"] = stage_figures(alt_ev, stages["dlr"]["seconds"]) | {
-                    "variant": name, "within_slack_of": s2.evaluation.extra_traffic}
-                s3 = got
+            # CPE rarely gains more than the promising factor: save its time
+            if alt_ev.makespan <= opts.timed.promising * s3.makespan and consider(alt_plan, alt_ev, name):
                 timed["winner"] = name
         stages["timed"] = timed
     pareto[kept]["kept"] = True

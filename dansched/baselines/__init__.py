@@ -14,7 +14,8 @@ the method is about memory):
 
 DAN-Scheduler and its ablations (:mod:`.dan`): ``lru`` (Table 4), ``mpas-paper``
 (literal Stage 1), ``dan-no-cpe`` (Table 5), ``dan`` (full pipeline),
-``dan-memory-windows`` (``dan`` plus the memory-aware exact windows of Stage 3).
+``dan-memory-windows`` (``dan`` plus the memory-aware exact windows of Stage 3),
+``dan-no-timed`` (``dan`` without problem 3's time-driven Stage-2 producer).
 
 EDA (Pao et al., 2025), the paper's fourth external baseline, is left out: we found
 no public description precise enough to re-implement it.
@@ -37,10 +38,11 @@ METHODS: dict[str, Method] = {
     "mpas-paper": dan.mpas_paper,
     "dan-no-cpe": dan.dan_no_cpe,
     "dan-memory-windows": dan.dan_memory_windows,
+    "dan-no-timed": dan.dan_no_timed,
     "dan": dan.dan,
 }
 EXTERNAL = ("base", "hmcos", "magis", "cosma", "gbs")  # "delta vs best external" compares dan with these
-DAN_FAMILY = ("lru", "mpas-paper", "dan-no-cpe", "dan-memory-windows", "dan")
+DAN_FAMILY = ("lru", "mpas-paper", "dan-no-cpe", "dan-memory-windows", "dan-no-timed", "dan")
 
 
 def run_method(name: str, inst, time_limit: float = 60.0) -> MethodResult:

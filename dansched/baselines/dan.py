@@ -7,7 +7,9 @@
 - ``mpas-paper``: the full pipeline with the literal Algorithm-1 Stage 1;
 - ``dan-memory-windows``: the full pipeline plus Stage 3's memory-aware exact
   windows (``--exact-window 64 --exact-window-mode memory``), the ablation row of
-  the timing-aware memory planning (issue 14).
+  the timing-aware memory planning (issue 14);
+- ``dan-no-timed``: the full pipeline without problem 3's time-driven Stage-2
+  producer (``SolveOptions(timed=None)``), so its effect is visible (issue 14).
 
 ``info["stage_seconds"]`` holds each stage's seconds from the pipeline report
 (Figure 11); ``info["stages"]`` its figures after each stage.
@@ -21,7 +23,7 @@ from ..instance import Instance
 from ..pipeline import SolveOptions, solve
 from .common import MethodResult
 
-__all__ = ["run_pipeline", "dan", "dan_no_cpe", "lru", "mpas_paper", "dan_memory_windows", "MEMORY_WINDOW_WIDTH"]
+__all__ = ["run_pipeline", "dan", "dan_no_cpe", "lru", "mpas_paper", "dan_memory_windows", "dan_no_timed", "MEMORY_WINDOW_WIDTH"]
 
 MEMORY_WINDOW_WIDTH = 64  # operation nodes per memory-aware window in the ablation row
 
@@ -40,3 +42,4 @@ dan_no_cpe = partial(run_pipeline, problem=2)
 lru = partial(run_pipeline, problem=3, victim="lru")
 mpas_paper = partial(run_pipeline, problem=3, variant="mpas-paper")
 dan_memory_windows = partial(run_pipeline, problem=3, exact_window=MEMORY_WINDOW_WIDTH, exact_window_mode="memory")
+dan_no_timed = partial(run_pipeline, problem=3, timed=None)
