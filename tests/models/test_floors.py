@@ -17,7 +17,7 @@ from dansched.pipeline import SolveOptions, solve
 from dansched.plan import Plan
 from dansched.simulate import evaluate
 
-from test_properties import SETTINGS, cases, hw  # noqa: F401  (hw is a fixture)
+from strategies import SETTINGS, cases, hw  # noqa: F401  (hw is a fixture)
 
 
 def _two_loads_two_vectors():
