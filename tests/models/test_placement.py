@@ -45,7 +45,9 @@ def test_infeasible_without_spill_feasible_with_exactly_one(tmp_path):
 def test_bounds_never_exceed_valid_plans(tmp_path):
     """On small random graphs with tight tiers, every audit bound is at most the figure of
     the pipeline's valid plan, and the fixed-order model never beats its own proven bound.
-    At least a few of the graphs must spill, or the traffic check would say nothing."""
+    Plans come from the full pipeline and from DLR alone (no order search, no time-driven
+    producer: it spills more); at least a few of the latter must spill, or the traffic
+    check would say nothing."""
     spilled = sum(_check_bounds(seed, tmp_path) for seed in range(10))
     assert spilled >= 3
 
@@ -64,10 +66,11 @@ def _check_bounds(seed: int, tmp_path) -> bool:
     toml = tmp_path / "tight.toml"
     toml.write_text("[tiers]\n" + "".join(f"{t} = {x}\n" for t, x in sorted(need.items())))
     inst = instance_from_records(f"r{seed}", nodes, edges, load_hardware(toml))
-    res = solve(inst, SolveOptions(problem=3))
-    assert res.evaluation.valid
-    for row in audit_plan(inst, res.plan, res.evaluation, time_limit=5):
-        assert row.bound.value <= row.value, (row.metric, row.bound, row.value)
+    for opts in (SolveOptions(problem=3), SolveOptions(problem=3, order_search=None, timed=None)):
+        res = solve(inst, opts)
+        assert res.evaluation.valid
+        for row in audit_plan(inst, res.plan, res.evaluation, time_limit=5):
+            assert row.bound.value <= row.value, (row.metric, row.bound, row.value)
     p1 = solve(inst, SolveOptions(problem=1))
     for row in audit_plan(inst, p1.plan, p1.evaluation, time_limit=5):
         assert row.bound.value <= row.value
