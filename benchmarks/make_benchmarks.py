@@ -89,7 +89,7 @@ def notes(rows: list[dict]) -> list[str]:
     return out + [""]
 
 
-def header(rows: list[dict], seconds: float | None, jobs: int, time_limit: float) -> list[str]:
+def header(rows: list[dict], seconds: float | None, jobs: int, time_limit: float, refreshed: str | None = None) -> list[str]:
     cases = sorted({r["instance"] for r in rows})
     lines = [
         "# Benchmarks",
@@ -102,9 +102,10 @@ def header(rows: list[dict], seconds: float | None, jobs: int, time_limit: float
         f"- Machine: {platform.machine()}, {os.cpu_count()} CPU(s) (shared), Python {platform.python_version()};"
         f" `--jobs {jobs}`, `--time-limit {time_limit:g}`"
         + (f"; whole bench {seconds / 60:.1f} min wall clock." if seconds is not None else "."),
+        *([f"- Partly refreshed: {refreshed}."] if refreshed else []),
         "- Methods: `base` (input order, best fit, LRU), `hmcos`, `magis`, `cosma`, `gbs` (external"
         " baselines, no timing stage; see `dansched/baselines/`), `lru` (DAN with the LRU victim rule),"
-        " `mpas-paper` (DAN with the literal Stage 1), `dan-no-cpe` (problem-2 plan), `dan` (full pipeline)."
+        " `mpas-paper` (DAN with the literal Stage 1), `dan-no-cpe` (problem-2 plan), `dan-memory-windows` and `dan-no-timed` (issue 14's ablations), `dan` (full pipeline)."
         " EDA (Pao et al., 2025), the paper's fourth baseline, is left out: no public description we could"
         " re-implement.",
         "- Peak is the logical `maxV_stay` over L1+UB of the plan's order (problems 2 and 3 do not"
@@ -163,13 +164,14 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--methods", default=",".join(METHODS))
     ap.add_argument("--from", dest="source", type=Path, help="redraw from an existing bench.json instead of running")
     args = ap.parse_args(argv)
-    seconds = None
+    seconds, refreshed = None, None
     if args.source:
         rows = json.loads(args.source.read_text())
         meta = args.source.with_name("meta.json")  # how the rows were produced, when known
         if meta.is_file():
             m = json.loads(meta.read_text())
             seconds, args.jobs, args.time_limit = m.get("seconds"), m.get("jobs", args.jobs), m.get("time_limit", args.time_limit)
+            refreshed = m.get("refreshed")  # rows of some methods re-run after the whole bench
     else:
         d = official_dir()
         if d is None:
@@ -185,7 +187,7 @@ def main(argv: list[str] | None = None) -> int:
         meta = {"seconds": round(seconds, 1), "jobs": args.jobs, "time_limit": args.time_limit}
         atomic_write_text(RESULTS / "meta.json", json.dumps(meta, indent=2) + "\n")
     body = bench_markdown(rows, load_anchors()).split("\n", 1)[1]  # drop the generic title
-    text = "\n".join(header(rows, seconds, args.jobs, args.time_limit)) + body.rstrip() + "\n\n" + "\n".join(notes(rows))
+    text = "\n".join(header(rows, seconds, args.jobs, args.time_limit, refreshed)) + body.rstrip() + "\n\n" + "\n".join(notes(rows))
     text += "\n" + "\n".join(other_results())
     atomic_write_text(TARGET, text.rstrip() + "\n")
     print(f"make_benchmarks: {len(rows)} rows -> {TARGET}" + (f" in {seconds / 60:.1f} min" if seconds else ""), file=sys.stderr)
