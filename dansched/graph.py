@@ -29,12 +29,13 @@ from __future__ import annotations
 
 import heapq
 from dataclasses import dataclass
-from typing import Sequence
+from typing import Any, Iterable, Mapping, Sequence
 
 from .errors import NoLegalOrderError
 from .instance import KIND_ALLOC, KIND_FREE, KIND_OP, Instance
 
 __all__ = [
+    "keyed_topological_order",
     "smallest_first_order",
     "topological_order",
     "bottom_level",
@@ -277,3 +278,24 @@ def lazy_eager_order(g: MpasGraph, seq: list[int]) -> list[int]:
         if not done[x]:
             pull(x)
     return out
+
+
+def keyed_topological_order(nodes: Sequence[int], edges: Iterable[tuple[int, int]], key: Mapping[int, Any]) -> list[int] | None:
+    """A topological order of ``nodes`` under ``edges`` (both ends in ``nodes``), the
+    smallest ``key`` first among the ready nodes; None when the edges form a cycle."""
+    succ: dict[int, list[int]] = {v: [] for v in nodes}
+    indeg = {v: 0 for v in nodes}
+    for u, v in edges:
+        succ[u].append(v)
+        indeg[v] += 1
+    heap = [(key[v], v) for v in nodes if indeg[v] == 0]
+    heapq.heapify(heap)
+    out: list[int] = []
+    while heap:
+        _, v = heapq.heappop(heap)
+        out.append(v)
+        for w in succ[v]:
+            indeg[w] -= 1
+            if indeg[w] == 0:
+                heapq.heappush(heap, (key[w], w))
+    return out if len(out) == len(nodes) else None

@@ -28,12 +28,12 @@ drops the window); the caller re-judges it with the evaluator.
 
 from __future__ import annotations
 
-import heapq
 from dataclasses import dataclass
 from typing import Any, Sequence
 
 from ortools.sat.python import cp_model
 
+from ..graph import keyed_topological_order
 from ..instance import KIND_OP, Instance
 from ..plan import Plan
 from ..simulate import AugmentedGraph
@@ -244,7 +244,7 @@ def solve_memory_window(
     for seq_p in ops_by_pipe.values():
         seq_p.sort(key=lambda v: key[v])
         order_edges += list(zip(seq_p, seq_p[1:]))
-    seq = _kahn(window, order_edges, key)
+    seq = keyed_topological_order(window, order_edges, key)
     if seq is None:
         stats["status"] = "CYCLIC_ORDER"
     return seq, stats
@@ -270,21 +270,3 @@ def _window_rest(
     return out
 
 
-def _kahn(window: Sequence[int], edges: Sequence[tuple[int, int]], key: dict[int, tuple[int, int]]) -> list[int] | None:
-    """A topological order of ``window`` under ``edges``, smallest ``key`` first; None on a cycle."""
-    succ: dict[int, list[int]] = {v: [] for v in window}
-    indeg = {v: 0 for v in window}
-    for u, v in edges:
-        succ[u].append(v)
-        indeg[v] += 1
-    heap = [(key[v], v) for v in window if indeg[v] == 0]
-    heapq.heapify(heap)
-    out = []
-    while heap:
-        _, v = heapq.heappop(heap)
-        out.append(v)
-        for w in succ[v]:
-            indeg[w] -= 1
-            if indeg[w] == 0:
-                heapq.heappush(heap, (key[w], w))
-    return out if len(out) == len(window) else None

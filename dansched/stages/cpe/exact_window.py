@@ -22,13 +22,12 @@ byte-identical whenever that net does not trigger.
 
 from __future__ import annotations
 
-import heapq
 import time
 from typing import Any, Sequence
 
 from ortools.sat.python import cp_model
 
-from ...graph import bottom_level
+from ...graph import bottom_level, keyed_topological_order
 from ...models.solver import deterministic_solver
 from ...simulate import simulate_timing
 from .skeleton import Skeleton, critical_chain
@@ -127,29 +126,11 @@ def _sequence_from_starts(
     """Kahn over the window's order constraints plus the pipe sequences CP-SAT chose (ties
     by ``key``); None when they form a cycle."""
     pipe = skel.timing.pipe
-    succ: dict[int, list[int]] = {v: [] for v in window}
-    indeg = {v: 0 for v in window}
-    for v in window:
-        for u in skel.order_preds[v]:
-            if u in inside:
-                succ[u].append(v)
-                indeg[v] += 1
+    edges = [(u, v) for v in window for u in skel.order_preds[v] if u in inside]
     for p in {pipe[v] for v in ops}:
         seq_p = sorted((v for v in ops if pipe[v] == p), key=lambda v: key[v])
-        for u, v in zip(seq_p, seq_p[1:]):
-            succ[u].append(v)
-            indeg[v] += 1
-    heap = [(key[v], v) for v in window if indeg[v] == 0]
-    heapq.heapify(heap)
-    seq = []
-    while heap:
-        _, v = heapq.heappop(heap)
-        seq.append(v)
-        for w in succ[v]:
-            indeg[w] -= 1
-            if indeg[w] == 0:
-                heapq.heappush(heap, (key[w], w))
-    return seq if len(seq) == len(window) else None
+        edges += zip(seq_p, seq_p[1:])
+    return keyed_topological_order(window, edges, key)
 
 
 def solve_window(
