@@ -29,6 +29,12 @@ __all__ = [
     "PeakWorkExceeded",
     "JointModelError",
     "JointModelTooLarge",
+    "MixedPlanError",
+    "ViewError",
+    "TimedFailed",
+    "SweepInputError",
+    "ExecutorError",
+    "DaskMissingError",
 ]
 
 
@@ -90,3 +96,28 @@ class JointModelError(RuntimeError):
 
 class JointModelTooLarge(ValueError):
     """More instance nodes than ``max_nodes``."""
+
+
+class TimedFailed(RuntimeError):
+    """The producer could not finish (no room even after evicting, or over the traffic allowance)."""
+
+
+class ViewError(ValueError):
+    """A plan folder whose report cannot be read (bad JSON)."""
+
+
+class MixedPlanError(PlanFormatError):
+    """A folder whose files belong to more than one plan, or to an interrupted write
+    (one line, exit status 2)."""
+
+
+class SweepInputError(ValueError):
+    """Bad input to a sweep (exit status 2, one line, nothing written)."""
+
+
+class ExecutorError(ValueError):
+    """Executor options that cannot be used together or make no sense (bad input)."""
+
+
+class DaskMissingError(ExecutorError):
+    """A Dask option was given but ``dask[distributed]`` is not installed."""

@@ -36,6 +36,8 @@ from contextlib import ExitStack
 from dataclasses import dataclass
 from typing import Any, Callable, Iterator, Sequence
 
+from .errors import DaskMissingError, ExecutorError
+
 __all__ = [
     "ExecutorOptions",
     "ExecutorError",
@@ -62,17 +64,6 @@ LOCAL_DASK_CONFIG: tuple[tuple[str, Any], ...] = (
     ("distributed.admin.system-monitor.gil.enabled", False),
     ("distributed.worker.memory.monitor-interval", "1s"),
 )
-
-
-class ExecutorError(ValueError):
-    """Executor options that cannot be used together or make no sense (bad input)."""
-
-
-class DaskMissingError(ExecutorError):
-    """A Dask option was given but ``dask[distributed]`` is not installed."""
-
-    def __init__(self) -> None:
-        super().__init__(f"--scheduler and --dask-workers need Dask: {DASK_INSTALL_HINT}")
 
 
 def dask_available() -> bool:
@@ -115,7 +106,7 @@ class ExecutorOptions:
     def check(self) -> None:
         """Raise :class:`DaskMissingError` when a Dask option is set and Dask is missing."""
         if self.uses_dask and not dask_available():
-            raise DaskMissingError()
+            raise DaskMissingError(f"--scheduler and --dask-workers need Dask: {DASK_INSTALL_HINT}")
 
     def describe(self) -> str:
         """One short phrase naming the executor, for messages and tables."""

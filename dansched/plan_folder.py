@@ -41,7 +41,8 @@ import signal
 from pathlib import Path
 from typing import Iterator, Mapping
 
-from .plan import OutputError, PlanFormatError
+from .errors import MixedPlanError
+from .plan import OutputError
 
 __all__ = [
     "GROUP_KINDS",
@@ -62,11 +63,6 @@ _SUFFIX = {"schedule": "_schedule.txt", "memory": "_memory.txt", "spill": "_spil
            "trace": "_trace.json", "view": "_view.html", "report": "_report.json"}
 LOCK_NAME = ".dansched.lock"
 TMP_TAG = ".dansched-tmp-"
-
-
-class MixedPlanError(PlanFormatError):
-    """A folder whose files belong to more than one plan, or to an interrupted write
-    (one line, exit status 2)."""
 
 
 def group_paths(directory: str | Path, case: str) -> dict[str, Path]:

@@ -47,6 +47,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Iterable, Mapping, Sequence
 
+from .errors import SweepInputError
 from .plan import atomic_write_files
 from .executor import ExecutorError, ExecutorOptions, run_tasks
 from .hardware import Hardware, HardwareError, hardware_from_table, load_hardware
@@ -75,10 +76,6 @@ __all__ = [
 
 RESULT_METRICS = ("max_v_stay", "extra_traffic", "spill_count", "makespan")
 JSONL, CSV_FILE, MD_FILE = "sweep.jsonl", "sweep.csv", "sweep.md"
-
-
-class SweepInputError(ValueError):
-    """Bad input to a sweep (exit status 2, one line, nothing written)."""
 
 
 @dataclass(frozen=True)

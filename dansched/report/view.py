@@ -47,6 +47,7 @@ from importlib import resources
 from pathlib import Path
 from typing import Any, Callable, Sequence
 
+from ..errors import ViewError
 from ..instance import Instance
 from ..plan import Plan, atomic_write_text, contest_paths
 from ..simulate import Evaluation
@@ -74,10 +75,6 @@ WAIT_KINDS = ("", "data", "spill", "reuse", "pipe")
 TEMPLATE = "view_template.html"
 JS_SAFE_INTEGER = 2**53 - 1  # JavaScript numbers hold integers exactly up to here
 DATA_TOKEN = "__DANSCHED_VIEW_DATA__"
-
-
-class ViewError(ValueError):
-    """A plan folder whose report cannot be read (bad JSON)."""
 
 
 @dataclass(frozen=True)

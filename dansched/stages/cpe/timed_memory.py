@@ -44,6 +44,7 @@ from typing import Sequence
 
 import numpy as np
 
+from ...errors import TimedFailed
 from ...errors import PlacementFailed
 from ...instance import KIND_ALLOC, KIND_FREE, KIND_OP, Instance
 from ...plan import Plan, plan_from_indices
@@ -57,10 +58,6 @@ __all__ = [
 
 MAX_TIER_CAPACITY = 1 << 22
 PRIORITIES = ("tail", "rank")  # per-address reuse times are kept in an array per tier
-
-
-class TimedFailed(RuntimeError):
-    """The producer could not finish (no room even after evicting, or over the traffic allowance)."""
 
 
 @dataclass(frozen=True)
