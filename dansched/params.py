@@ -110,9 +110,18 @@ class BoundParams:
     # node; a chain needs V / 6 per node, so deep graphs stop here instead of growing as V^2)
     ff_members_base: int = 100_000
     ff_members_per_node: int = 64
+    # the contracted block-order relaxation (models/peak_contracted.py): blocks per window,
+    # CP-SAT deterministic time per window and in all (milliseconds), its wall-clock safety
+    # net (seconds), and the bits of reachability sets handled before it is skipped
+    contracted_window: int = 32
+    contracted_window_ms: int = 1000
+    contracted_total_ms: int = 4000
+    contracted_time_limit: int = 30
+    contracted_work_bits: int = 500_000_000
 
     def __post_init__(self) -> None:
         _check_all_ints(self)
+        _check_int(self, "contracted_window", 1)
 
     def first_free_members(self, n: int) -> int:
         """The first-free bound's member budget on a graph of ``n`` nodes."""

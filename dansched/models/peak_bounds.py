@@ -5,6 +5,9 @@
 - the product pattern (:func:`dansched.models.peak_product.product_peak_bound`: rows and
   columns of L1/UB buffers feeding a grid of single-residency cells, with its exact
   relaxation on small sub-grids);
+- the contracted-graph relaxation (:func:`dansched.models.peak_contracted.contracted_peak_bound`:
+  single-residency blocks as super-nodes, the block order solved exactly by CP-SAT on
+  windows), run only on windows that can beat the bounds above;
 - the exact minimum (:func:`dansched.models.order.exact_min_peak`) on graphs of at most
   ``exact_max_nodes`` nodes and ``exact_max_states`` down-sets.
 
@@ -22,6 +25,7 @@ from ..params import BoundParams
 from .bound import Bound
 from .order import exact_min_peak
 from .peak import peak_lower_bound
+from .peak_contracted import contracted_peak_bound
 from .peak_product import ProductParams, product_peak_bound
 
 __all__ = ["PeakBoundParams", "peak_bounds", "best_peak_bound"]
@@ -44,12 +48,15 @@ class PeakBoundParams:
 def peak_bounds(
     inst: Instance, params: PeakBoundParams = PeakBoundParams(), bound_params: BoundParams = BoundParams()
 ) -> list[Bound]:
-    """Each bound that applies, in a fixed order (forced liveness, product, exact);
-    ``bound_params`` carries the forced-liveness work budget."""
+    """Each bound that applies, in a fixed order (forced liveness, product, contracted,
+    exact); ``bound_params`` carries the forced-liveness and contracted-relaxation budgets."""
     out = [peak_lower_bound(inst, params=bound_params)]
     prod = product_peak_bound(inst, params.product)
     if prod.value > 0:
         out.append(prod)
+    con = contracted_peak_bound(inst, floor=max(b.value for b in out), params=bound_params)
+    if con.value > 0:
+        out.append(con)
     if inst.n <= params.exact_max_nodes:
         try:
             ex = exact_min_peak(inst, max_states=params.exact_max_states)
