@@ -112,12 +112,14 @@ class BoundParams:
     ff_members_per_node: int = 64
     # the contracted block-order relaxation (models/peak_contracted.py): blocks per window,
     # CP-SAT deterministic time per window and in all (milliseconds), its wall-clock safety
-    # net (seconds), and the bits of reachability sets handled before it is skipped
+    # net (seconds), the bits of reachability sets handled before it is skipped, and the
+    # blocks of one tier it handles (a window is built and evaluated in Python per block)
     contracted_window: int = 32
     contracted_window_ms: int = 1000
     contracted_total_ms: int = 4000
     contracted_time_limit: int = 30
     contracted_work_bits: int = 500_000_000
+    contracted_max_blocks: int = 20_000  # blocks of one tier beyond which the relaxation is skipped
 
     def __post_init__(self) -> None:
         _check_all_ints(self)

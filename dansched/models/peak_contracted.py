@@ -56,7 +56,7 @@ operation (half-overlapping); a window is solved only when its value at the topo
 block order (an upper bound on its relaxation) exceeds ``floor``, the best bound already
 known, heaviest first, within a deterministic budget
 (:class:`~dansched.params.BoundParams`: ``contracted_window``, ``contracted_window_ms``,
-``contracted_total_ms``, ``contracted_work_bits``).
+``contracted_total_ms``, ``contracted_work_bits``, ``contracted_max_blocks``).
 """
 
 from __future__ import annotations
@@ -206,9 +206,15 @@ def _relevant(ks: list[int], blocks: list[list[int]], A: dict[int, int], F: dict
     return seen
 
 
-def block_windows(inst: Instance, g: MpasGraph, tier: str, size: int, work_bits: int) -> list[BlockWindow]:
+def block_windows(inst: Instance, g: MpasGraph, tier: str, size: int, work_bits: int, max_blocks: int | None = None) -> list[BlockWindow]:
     """Half-overlapping windows of ``size`` consecutive blocks of ``tier`` (all blocks when
-    there are at most ``size``), each restricted to the buffers its blocks can see."""
+    there are at most ``size``), each restricted to the buffers its blocks can see. Raises
+    :class:`PeakWorkExceeded` past ``max_blocks`` blocks or ``work_bits`` bits of reachability."""
+    if max_blocks is not None:
+        t = inst.hw.tier_index(tier)
+        count = sum(1 for b in inst.buf_tier.tolist() if b == t)
+        if count > max_blocks:
+            raise PeakWorkExceeded(f"contracted relaxation: {count:,} {tier} blocks > {max_blocks:,}")
     blocks, A, F, anc, peak = contracted_blocks(inst, g, tier, work_bits)
     nb = len(blocks)
     if nb == 0:
@@ -385,9 +391,10 @@ def contracted_peak_bound(inst: Instance, floor: int = 0, params: BoundParams = 
     cands = []
     for tier in inst.hw.single_residency_tiers:
         try:
-            wins = block_windows(inst, g, tier, params.contracted_window, params.contracted_work_bits)
-        except PeakWorkExceeded:
-            return Bound(0, "contracted block-order relaxation skipped: reachability sets too large")
+            wins = block_windows(inst, g, tier, params.contracted_window, params.contracted_work_bits,
+                                 params.contracted_max_blocks)
+        except PeakWorkExceeded as e:
+            return Bound(0, f"contracted block-order relaxation skipped: {e}")
         for i, w in enumerate(wins):
             hint = _topological_perm(w)
             ub = relaxed_peak(w, hint)
