@@ -126,7 +126,7 @@ def search_order(
                 if ev is not None and _key(ev) < _key(best_ev):
                     best_plan, best_ev, producer = res.plan, ev, "exact"
                 proven = res.optimal and res.traffic is not None and best_ev.extra_traffic <= res.traffic
-    if best_ev.extra_traffic > 0 and params.lns and not proven and inst.n <= params.lns_params.max_nodes:
+    if best_ev.extra_traffic > 0 and params.lns and not proven:  # skips past lns_params.max_nodes at once
         say("Stage 2: exact order windows")
         got_lns = window_lns(inst, best_plan, best_ev, params.lns_params, seed=seed, deadline=deadline)
         info["lns"] = got_lns.info
