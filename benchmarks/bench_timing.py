@@ -27,6 +27,7 @@ Prints Markdown and writes it to ``benchmarks/results/bench_timing.md``.
 from __future__ import annotations
 
 import argparse
+import json
 import platform
 import sys
 import time
@@ -36,6 +37,7 @@ from typing import Any
 from dansched.instance import load_instance
 from dansched.models.floors import makespan_floors
 from dansched.pipeline import SolveOptions, solve
+from dansched.report.waits import busiest_pipe, pipe_waits
 from dansched.simulate import evaluate
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -64,7 +66,9 @@ def measure(path: Path, slack: float, exact_window: int, mode: str) -> dict[str,
         raise SystemExit(f"{inst.name}: the pipeline's plan is invalid: {ev.errors[:1]}")
     f = makespan_floors(inst, ev.graph, res.plan.order)
     best_name, best = f.best()
+    waits = pipe_waits(inst, res.plan, ev, busiest_pipe(inst, ev))
     return {
+        "waits": waits,
         "case": inst.name, "slack": slack, "makespan": ev.makespan, "traffic": ev.extra_traffic,
         "p2_traffic": res.report["pareto"][0]["traffic"],  # the problem-2 plan of the same run
         "instance": f.instance, "plan": f.plan, "hbt": f.head_body_tail, "best": best_name, "best_value": best.value,
@@ -99,6 +103,42 @@ def floor_methods(rows: list[dict[str, Any]]) -> list[str]:
     return out
 
 
+def what_holds(rows: list[dict[str, Any]]) -> list[str]:
+    """Per case (slack-0 row): the busiest pipe's idle cycles and the two largest waits
+    behind them (:mod:`dansched.report.waits`; ``dansched trace`` prints the same)."""
+    out = []
+    for r in rows:
+        if r["slack"] != rows[0]["slack"]:
+            continue
+        w = r["waits"]
+        top = "; ".join(f"{x.cycles:,} cycles in {x.gaps:,} gap(s) on `{x.describe()}`" for x in w.waits[:2])
+        out.append(f"- {r['case']}: {w.pipe} carries {w.load:,} cycles and idles {w.idle:,} before its last task "
+                   f"(tail {w.tail:,}); largest waits: {top or 'none'}")
+    return out
+
+
+def fastest_bench_methods(rows: list[dict[str, Any]], bench_json: Path) -> list[str]:
+    """Per case, the largest slack's makespan beside the fastest valid method of a ``dansched
+    bench`` run (``bench_json``) whose traffic is at most twice that plan's."""
+    if not bench_json.is_file():
+        return []
+    bench = json.loads(bench_json.read_text())
+    out = ["| case | slack % | makespan | traffic | fastest bench method within 2x traffic | its makespan | its traffic |",
+           "|---|---:|---:|---:|---|---:|---:|"]
+    top = max(r["slack"] for r in rows)
+    for r in rows:
+        if r["slack"] != top:
+            continue
+        cands = [b for b in bench if b["instance"] == r["case"] and b.get("valid") and b.get("makespan") is not None
+                 and b.get("method") != "dan" and (b.get("extra_traffic") or 0) <= 2 * max(r["traffic"], 1)]
+        if not cands:
+            continue
+        b = min(cands, key=lambda b: (b["makespan"], b["method"]))
+        out.append(f"| {r['case']} | {top:g} | {r['makespan']:,} | {r['traffic']:,} | {b['method']} | {b['makespan']:,} | "
+                   f"{b['extra_traffic']:,} |")
+    return out
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("cases", nargs="*", type=Path)
@@ -106,6 +146,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--exact-window", type=int, default=0)
     ap.add_argument("--exact-window-mode", default="fixed", choices=("fixed", "memory"))
     ap.add_argument("--out", type=Path, default=DEFAULT_OUT)
+    ap.add_argument("--bench", type=Path, default=ROOT / "benchmarks" / "results" / "bench" / "bench.json",
+                    help="a dansched bench run to compare the largest slack with")
     args = ap.parse_args(argv)
     slacks = [float(s) for s in args.slacks.split(",") if s.strip()]
     cases = args.cases or default_cases()
@@ -124,6 +166,13 @@ def main(argv: list[str] | None = None) -> int:
         "(`dansched.models.floors`); `(+x%)` is the makespan's distance above it. Wall seconds on a "
         f"shared {platform.machine()} machine (Python {platform.python_version()}); contention inflates them.", "",
     ] + table(rows) + ["", "Where each floor comes from (slack-0 plans):", ""] + floor_methods(rows) + [""]
+    lines += ["What keeps each plan above its floor (slack-0 plans): the busiest pipe's idle time and the binding "
+              "constraints behind it (`link:pipe` = the kind of constraint and the pipe of the task waited for, "
+              "followed back three links):", ""] + what_holds(rows) + [""]
+    versus = fastest_bench_methods(rows, args.bench)
+    if len(versus) > 2:  # a header and at least one row
+        lines += [f"Against the other methods of `{args.bench.relative_to(ROOT) if args.bench.is_relative_to(ROOT) else args.bench}` "
+                  "(their rows as last run; `dan` excluded):", ""] + versus + [""]
     text = "\n".join(lines)
     print(text)
     args.out.parent.mkdir(parents=True, exist_ok=True)

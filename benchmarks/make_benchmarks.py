@@ -133,8 +133,9 @@ def _section(path: Path, heading: str) -> list[str]:
 
 
 def other_results() -> list[str]:
-    """The heuristic-vs-exact audit (issue 7) and the scaling run (issue 9), copied from their
-    own result files (regenerate those with benchmarks/bench_audit.py and bench_scale.py)."""
+    """The heuristic-vs-exact audit (issue 7), the scaling runs (issue 9), the makespan floors
+    (issue 14) and the sweeps (issue 18), copied from their own result files (regenerate those
+    with benchmarks/bench_audit.py, bench_scale.py, bench_timing.py and bench_sweep.py)."""
     out: list[str] = []
     audit = RESULTS.parent / "bench_audit.md"
     gaps = _section(audit, "## Gap distribution (pipeline traffic against the joint optimum)")
@@ -148,6 +149,11 @@ def other_results() -> list[str]:
         family = scale.stem.removeprefix("bench_scale").lstrip("_") or "random"
         out += [f"## Scaling (full pipeline on generated `{family}` graphs)", "",
                 f"From `benchmarks/results/{scale.name}`:", ""] + body + [""]
+    timing = RESULTS.parent / "bench_timing.md"
+    if timing.is_file():  # issue 14: problem-3 makespan at three traffic allowances, beside its floors
+        out += ["## Problem-3 makespan against its floors (traffic slack 0, 20, 100 %)", "",
+                "From `benchmarks/results/bench_timing.md` (regenerate with `python3 benchmarks/bench_timing.py`):", ""]
+        out += timing.read_text().splitlines()[2:] + [""]
     sweep = RESULTS.parent / "bench_sweep.md"
     if sweep.is_file():  # issue 18: dansched sweep, local pool vs Dask
         body = [line.replace("## ", "### ", 1) if line.startswith("## ") else line for line in sweep.read_text().splitlines()[2:]]

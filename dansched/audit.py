@@ -110,10 +110,13 @@ def traffic_bounds(
 ) -> tuple[Bound, dict[str, Any]]:
     """Fixed-order traffic bound for ``plan``'s order (spill ids aside): the larger of the
     capacity cover and (with ``cpsat``) the CP-SAT placement model's proven bound, hinted
-    with ``plan``."""
+    with ``plan``; the placement model only up to ``params.placement_max_nodes`` nodes."""
     cover = traffic_lower_bound(inst, plan.order, time_limit=max(1.0, time_limit / 3))
     if not cpsat:
         return cover, {"cover_bound": cover.value}
+    if inst.n > params.placement_max_nodes:
+        skipped = f"SKIPPED ({inst.n:,} nodes > {params.placement_max_nodes:,})"
+        return cover, {"cpsat_status": skipped, "cover_bound": cover.value}
     res = fixed_order_placement(
         inst, plan.order, hint=plan, time_limit=max(1.0, 2 * time_limit / 3),
         deterministic_time=max(1.0, time_limit), seed=seed, max_rectangles=params.max_rectangles,
@@ -134,12 +137,15 @@ def makespan_bounds(inst: Instance, ev: Evaluation | None, order) -> tuple[Bound
 
 def audit_plan(
     inst: Instance, plan: Plan, ev: Evaluation, time_limit: float = 30.0, seed: int = 0, cpsat: bool = True,
-    params: BoundParams = BoundParams(),
+    params: BoundParams = BoundParams(), with_peak: bool = True,
 ) -> list[AuditRow]:
     """Bounds and gaps for each metric of a valid plan (problem 1: peak only). Without
-    ``cpsat`` only the fast bounds are computed (as ``solve`` does for its report)."""
-    pb, _ = peak_bound(inst, params)
-    rows = [AuditRow("max_v_stay", "MPAS", ev.max_v_stay, pb, "global")]
+    ``cpsat`` only the fast bounds are computed (as ``solve`` does for its report); without
+    ``with_peak`` no maxV_stay row (a caller that audits another plan's peak already)."""
+    rows = []
+    if with_peak:
+        pb, _ = peak_bound(inst, params)
+        rows.append(AuditRow("max_v_stay", "MPAS", ev.max_v_stay, pb, "global"))
     if ev.problem == 1:
         return rows
     if ev.extra_traffic == 0:

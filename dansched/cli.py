@@ -234,7 +234,7 @@ def bound(
     except PlanInvalidError as exc:
         raise Failure(f"{inst.name}: {exc}") from None
     rows = audit_plan(inst, p1.plan, p1.evaluation, time_limit, seed)
-    rows += [r for r in audit_plan(inst, p3.plan, p3.evaluation, time_limit, seed) if r.metric != "max_v_stay"]
+    rows += audit_plan(inst, p3.plan, p3.evaluation, time_limit, seed, with_peak=False)
     report = rows_report(rows)
     if as_json:
         typer.echo(json.dumps(report, indent=2))
@@ -339,6 +339,7 @@ def trace(
     from .errors import TraceError
     from .report.stats import estimated_latency_line, format_statistics
     from .report.trace import build_trace, plan_statistics, read_timed_plan, timed_tasks, trace_json_text
+    from .report.waits import busiest_pipe, format_waits, pipe_waits
 
     if compare is not None and png is None:
         raise InputError("--compare is drawn beside --plan in the picture: give --png FILE too")
@@ -384,6 +385,8 @@ def trace(
         atomic_write_files([(target, text), *extra.items()])
     typer.echo(estimated_latency_line(int(ev.makespan or 0), freq_ghz))
     for line in format_statistics(plan_statistics(timed_tasks(inst, plan, ev), int(ev.makespan or 0)), freq_ghz):
+        typer.echo(line)
+    for line in format_waits(pipe_waits(inst, plan, ev, busiest_pipe(inst, ev))):
         typer.echo(line)
     typer.echo(f"trace -> {target}" + (f", picture -> {png}" if png is not None else ""))
 

@@ -59,6 +59,8 @@ class DlrParams:
     packing_rounds: int = 6  # re-scans with a smaller virtual capacity when packing overflows
     serial_wave_widths: tuple[int, ...] = (1, 2, 3, 4)  # the reuse-serial<w> candidate orders
     spill_plan_max_nodes: int = 20_000  # the exact spill plan (MIP + CP-SAT packing) is for small and medium graphs
+    spill_plan_node_limit: int = 5000  # HiGHS branch-and-bound nodes per tier: the deterministic budget of the spill plan
+    spill_plan_time_limit: int = 300  # seconds per tier, a safety net only: the node limit binds first, so plans do not depend on load
     max_tie_evaluations: int = 4  # plans judged for the makespan tie-break
     max_alternatives: int = 6  # Stage-2 plans offered to Stage 3 under --traffic-slack
     second_order_within: float = 2.0  # the runner-up order gets every placement only within 2x the best probe traffic
@@ -105,6 +107,8 @@ class BoundParams:
     exact_peak_max_nodes: int = 80  # the exact min-peak DP (``bound``/``audit``) up to this many nodes
     joint_max_nodes: int = 80  # the joint order + layout + spill model: O(N^2 + B*N) variables
     max_rectangles: int = 400_000  # the fixed-order placement model gives up beyond this many rectangles
+    placement_max_nodes: int = 10_000  # larger graphs keep the cover bound alone: within the default budget the
+    # placement model found no bound above the cover there (Matmul_Case1, 30,976 nodes: ~15 s for status UNKNOWN)
     # members of the first-free sets A(b) handled before that bound falls back to the working
     # set: ff_members_base + ff_members_per_node * V (the official graphs need at most 12 per
     # node; a chain needs V / 6 per node, so deep graphs stop here instead of growing as V^2)

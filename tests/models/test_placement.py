@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
-from dansched.audit import audit_plan
+from dansched.audit import audit_plan, traffic_bounds
 from dansched.generate import generate
 from dansched.hardware import load_hardware
 from dansched.instance import instance_from_records
 from dansched.models.placement import fixed_order_placement
+from dansched.params import BoundParams
 from dansched.pipeline import SolveOptions, solve
 from dansched.simulate import evaluate
 
@@ -80,3 +81,17 @@ def _check_bounds(seed: int, tmp_path) -> bool:
         ev = evaluate(inst, fo.plan)
         assert ev.valid and ev.extra_traffic == fo.traffic >= fo.bound
     return res.evaluation.extra_traffic > 0
+
+
+def test_traffic_bounds_skip_the_placement_model_above_its_size_limit(tmp_path):
+    """Above ``BoundParams.placement_max_nodes`` the fixed-order traffic bound is the cover
+    alone, and the report says the placement model was skipped; at or below it the model
+    runs (here it proves the one spill's 12 units)."""
+    inst = _one_spill_case(tmp_path)
+    one = fixed_order_placement(inst, list(range(inst.n)), time_limit=10)
+    plan = one.plan
+    skipped, extra = traffic_bounds(inst, plan, 5.0, params=BoundParams(placement_max_nodes=inst.n - 1))
+    assert extra["cpsat_status"].startswith("SKIPPED") and "cpsat_bound" not in extra
+    assert skipped.value == extra["cover_bound"] <= 12
+    ran, extra = traffic_bounds(inst, plan, 5.0, params=BoundParams(placement_max_nodes=inst.n))
+    assert extra["cpsat_status"] == "OPTIMAL" and ran.value == 12

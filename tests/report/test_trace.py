@@ -310,6 +310,9 @@ def test_cli_trace_writes_json_and_png_side_by_side(exp_path, tmp_path, monkeypa
     )
     assert rc == 0, err
     assert "Estimated latency: 0.060 us" in out and "DMA-VECTOR overlap" in out
+    # Exp: VECTOR (30 cycles) is the busiest pipe and waits 15 cycles for the COPY_IN
+    assert "busiest pipe VECTOR: load 30 cycles, idle 15 before its last task, tail 15" in out
+    assert "waits 15 cycles in 1 gap(s) on dag:MTE2" in out
     trace = json.loads((after / "Exp_trace.json").read_text())
     assert len(x_events(trace, CORE_PID)) == 3
     data = png.read_bytes()

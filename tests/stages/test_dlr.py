@@ -281,7 +281,7 @@ def test_lazy_loads_and_eager_stores():
 def test_spill_plan_is_optimal_on_the_victim_case():
     inst = _victim_case()
     order = tighten_lifetimes(inst, list(range(inst.n)))
-    planned, traffic, proven = planned_spills(inst, order)
+    planned, traffic, proven = planned_spills(inst, order, DlrParams().spill_plan_node_limit, DlrParams().spill_plan_time_limit)
     assert (traffic, proven) == (512, True)
     assert planned == {order.index(4): [0]}  # a leaves right after its use at OPA
     res = scan_variant(inst, order, "spill-plan", "cost")

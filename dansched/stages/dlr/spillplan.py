@@ -28,14 +28,15 @@ from ...models.solver import deterministic_solver
 from ...models.traffic import TierCover, cover_matrix, quiet_native_stdout, tier_covers
 from .scan import Segment
 
-__all__ = ["cover_optimum", "planned_spills", "cpsat_pack", "MIP_NODE_LIMIT"]
-
-MIP_NODE_LIMIT = 5000  # branch-and-bound nodes per tier (deterministic; the time limit is a safety net)
+__all__ = ["cover_optimum", "planned_spills", "cpsat_pack"]
 
 
-def cover_optimum(cover: TierCover, time_limit: float = 10.0, capacity_cut: int = 0) -> tuple[list[float], float, bool] | None:
+def cover_optimum(
+    cover: TierCover, node_limit: int, time_limit: float, capacity_cut: int = 0,
+) -> tuple[list[float], float, bool] | None:
     """Integer optimum of one tier's covering problem: per-gap values, objective, and whether
-    HiGHS proved it optimal; ``None`` when no feasible cover is found in time.
+    HiGHS proved it optimal; ``None`` when no feasible cover is found within ``node_limit``
+    branch-and-bound nodes (the deterministic budget; ``time_limit`` seconds is a safety net).
     ``capacity_cut`` shrinks the tier (every excess grows by that many units)."""
     if not cover.rows:
         return [0.0] * len(cover.gaps), 0.0, True
@@ -46,7 +47,7 @@ def cover_optimum(cover: TierCover, time_limit: float = 10.0, capacity_cut: int 
             constraints=LinearConstraint(A, lb=rhs + capacity_cut),
             integrality=np.ones(len(cost)),
             bounds=Bounds(0, 1),
-            options={"time_limit": time_limit, "node_limit": MIP_NODE_LIMIT, "presolve": True},
+            options={"time_limit": time_limit, "node_limit": node_limit, "presolve": True},
         )
     if res.x is None:
         return None
@@ -54,16 +55,17 @@ def cover_optimum(cover: TierCover, time_limit: float = 10.0, capacity_cut: int 
 
 
 def planned_spills(
-    inst: Instance, order: Sequence[int], time_limit: float = 10.0, capacity_cut: Mapping[int, int] | None = None,
+    inst: Instance, order: Sequence[int], node_limit: int, time_limit: float,
+    capacity_cut: Mapping[int, int] | None = None,
 ) -> tuple[dict[int, list[int]], int, bool] | None:
     """``{position: buffers to spill right after it}``, the plan's traffic and whether it is
     proven optimal for ``order`` (without placement costs); ``None`` when a tier's cover
-    cannot be solved in ``time_limit`` seconds."""
+    finds no feasible solution within its budget (see :func:`cover_optimum`)."""
     planned: dict[int, list[int]] = {}
     total = 0.0
     proven = True
     for cover in tier_covers(inst, order):
-        got = cover_optimum(cover, time_limit, (capacity_cut or {}).get(cover.tier, 0))
+        got = cover_optimum(cover, node_limit, time_limit, (capacity_cut or {}).get(cover.tier, 0))
         if got is None:
             return None
         xs, value, opt = got
