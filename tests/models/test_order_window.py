@@ -4,7 +4,7 @@ its boundary fixed (:mod:`dansched.models.order_window`)."""
 from __future__ import annotations
 
 import pytest
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from dansched.instance import instance_from_records
@@ -52,7 +52,7 @@ def test_random_windows_give_valid_plans_never_worse(hw, case, data):  # noqa: F
         assert sorted(res.plan.base[lo:hi]) == sorted(pp.base[lo:hi])
 
 
-@SETTINGS
+@settings(SETTINGS, max_examples=30)
 @given(case=cases())
 def test_whole_plan_window_removes_every_needless_spill(hw, case):  # noqa: F811
     """Every tier of the property hardware holds all its buffers at once, so a window over

@@ -4,6 +4,7 @@ and its hook in the Stage-2 order search."""
 from __future__ import annotations
 
 import pytest
+from hypothesis import given, settings
 
 from dansched.generate import generate
 from dansched.instance import instance_from_records, load_instance
@@ -14,6 +15,7 @@ from dansched.stages.dlr.window_lns import LnsParams, window_lns
 from dansched.testing import audit_instance, tight_hardware
 
 from helpers import official_path
+from strategies import SETTINGS, cases, hw  # noqa: F401  (hw is a fixture)
 
 SMALL = LnsParams(window=16, max_shift=8)
 
@@ -69,6 +71,21 @@ def test_generated_families_under_tight_hardware(family, seed):
     got = evaluate(inst, res.plan)
     assert got.valid and _key(got) <= _key(ev)
     assert res.info.get("windows", 0) <= 6
+
+
+@settings(SETTINGS, max_examples=30)
+@given(case=cases())
+def test_random_valid_plans_come_back_valid_and_never_worse(hw, case):  # noqa: F811
+    """Random valid plans (random spills and address reuse, nothing under pressure): the
+    search returns an evaluator-valid plan, never worse, and removes every spill it can
+    fit in one window."""
+    inst = instance_from_records("prop", case.nodes, case.edges, hw)
+    ev = evaluate(inst, case.plan())
+    res = window_lns(inst, case.plan(), ev, LnsParams(window=64))
+    got = evaluate(inst, res.plan)
+    assert got.valid and _key(got) <= _key(ev)
+    if ev.extra_traffic > 0:  # every plan fits in one 64-position window here
+        assert got.extra_traffic == 0
 
 
 def test_skips_large_graphs_before_any_work():
