@@ -253,10 +253,12 @@ class _JointBuilder:
     """Builds the joint model one constraint family at a time (the variables of
     :class:`_Vars` are created in the same order as the families are added)."""
 
-    def __init__(self, inst: Instance) -> None:
+    def __init__(self, inst: Instance, succ: list[set[int]] | None = None) -> None:
         self.inst = inst
-        self.n = n = inst.n
-        self.succ = _precedence(inst)
+        # ``succ``: the successor sets of the nodes ordered (all of ``inst`` by default; the
+        # order windows of :mod:`dansched.models.order_window` pass a window's, renumbered)
+        self.succ = _precedence(inst) if succ is None else succ
+        self.n = n = len(self.succ)
         n_anc, n_desc = _closure_counts(n, self.succ)
         self.lo = n_anc
         self.hi = [n - 1 - d for d in n_desc]
@@ -319,46 +321,63 @@ class _JointBuilder:
     def add_residency(self, b: int, need_nodes: list[int]) -> None:
         """Buffer ``b`` resident ``r[b, i]`` only while alive (ALLOC at or before i, FREE not
         before i) and at every point that needs it; its offset ``y[b, i]`` and rectangle."""
-        inst, m, X = self.inst, self.m, self.X
+        inst, X = self.inst, self.X
         a, f = int(inst.buf_alloc[b]), int(inst.buf_free[b])
-        t, s = int(inst.buf_tier[b]), int(inst.buf_size[b])
-        cap = inst.hw.capacity[inst.hw.tiers[t]]
         started = 0
         ended_before = 0
         for i in range(self.lo[a], self.hi[f] + 1):
             started = started + X(a, i)
-            rb = m.new_bool_var(f"r{b}_{i}")
-            self.r[b, i] = rb
-            m.add(rb <= started - ended_before)
-            m.add(rb >= self._need(need_nodes, i))
+            self.add_cell(b, i, started - ended_before, self._need(need_nodes, i))
             ended_before = ended_before + X(f, i)
-            yb = m.new_int_var(0, cap - s, f"y{b}_{i}")
-            self.y[b, i] = yb
-            m.add(yb == 0).only_enforce_if(rb.negated())
-            xs, ys = self.rect.setdefault(t, ([], []))
-            xs.append(m.new_optional_fixed_size_interval_var(i, 1, rb, f"xi{b}_{i}"))
-            ys.append(m.new_optional_fixed_size_interval_var(yb, s, rb, f"yi{b}_{i}"))
-            self.load.setdefault((t, i), []).append(s * rb)
+
+    def add_cell(self, b: int, i: int, alive: Any, need: Any) -> Any:
+        """``r[b, i]`` (resident at most while ``alive``, at least where ``need``), the
+        offset ``y[b, i]`` inside the tier and the rectangle of that cell; returns ``r[b, i]``."""
+        inst, m = self.inst, self.m
+        t, s = int(inst.buf_tier[b]), int(inst.buf_size[b])
+        cap = inst.hw.capacity[inst.hw.tiers[t]]
+        rb = m.new_bool_var(f"r{b}_{i}")
+        self.r[b, i] = rb
+        m.add(rb <= alive)
+        m.add(rb >= need)
+        yb = m.new_int_var(0, cap - s, f"y{b}_{i}")
+        self.y[b, i] = yb
+        m.add(yb == 0).only_enforce_if(rb.negated())
+        xs, ys = self.rect.setdefault(t, ([], []))
+        xs.append(m.new_optional_fixed_size_interval_var(i, 1, rb, f"xi{b}_{i}"))
+        ys.append(m.new_optional_fixed_size_interval_var(yb, s, rb, f"yi{b}_{i}"))
+        self.load.setdefault((t, i), []).append(s * rb)
+        return rb
 
     def add_spills(self, b: int, need_nodes: list[int]) -> None:
         """Spill ``o[b, i]`` right after point i: out for the whole gap, back (at any
         offset) by the next point that needs it; its traffic (SPEC section 5) is the cost."""
-        inst, m, X, r = self.inst, self.m, self.X, self.r
+        inst, X, r = self.inst, self.X, self.r
         a, f = int(inst.buf_alloc[b]), int(inst.buf_free[b])
         for i in range(self.lo[a], self.hi[f]):
-            ob = m.new_bool_var(f"o{b}_{i}")
-            self.o[b, i] = ob
-            ri, rn = r[b, i], r[b, i + 1]
-            m.add(ob <= ri)
-            m.add(ob <= 1 - X(f, i))  # no spill at the FREE
-            m.add(ob >= ri - rn - X(f, i))  # leaving residency while alive is a spill
-            m.add(ob <= self._need(need_nodes, i))  # spill right after a point ...
-            m.add(rn + ob <= 1 + self._need(need_nodes, i + 1))  # ... out for the whole gap
-            m.add(rn <= ri + self._need(need_nodes, i + 1))  # spilled stays out until the next point
-            m.add(ri <= rn + self._need(need_nodes, i))  # resident stays resident until the next point
-            m.add(self.y[b, i + 1] == self.y[b, i]).only_enforce_if([ri, rn, ob.negated()])
-            self.cost_terms.append(spill_cost(inst, b) * ob)
-            self.spill_terms.append(ob)
+            self.link_step(b, i, r[b, i], r[b, i + 1], self._need(need_nodes, i), self._need(need_nodes, i + 1),
+                           X(f, i), self.y[b, i], self.y[b, i + 1])
+
+    def link_step(self, b: int, i: int, ri: Any, rn: Any, need_i: Any, need_next: Any, free_i: Any,
+                  yi: Any, yn: Any) -> Any:
+        """The step from position ``i`` to ``i + 1`` of buffer ``b`` (residency ``ri``/``rn``,
+        offsets ``yi``/``yn``; ``need_*``: whether a point of ``b`` sits there; ``free_i``:
+        whether FREE(b) sits at ``i``): the spill ``o[b, i]`` and its cost. Shared with the
+        order windows of :mod:`dansched.models.order_window`, which pass their boundary."""
+        m = self.m
+        ob = m.new_bool_var(f"o{b}_{i}")
+        self.o[b, i] = ob
+        m.add(ob <= ri)
+        m.add(ob <= 1 - free_i)  # no spill at the FREE
+        m.add(ob >= ri - rn - free_i)  # leaving residency while alive is a spill
+        m.add(ob <= need_i)  # spill right after a point ...
+        m.add(rn + ob <= 1 + need_next)  # ... out for the whole gap
+        m.add(rn <= ri + need_next)  # spilled stays out until the next point
+        m.add(ri <= rn + need_i)  # resident stays resident until the next point
+        m.add(yn == yi).only_enforce_if([ri, rn, ob.negated()])
+        self.cost_terms.append(spill_cost(self.inst, b) * ob)
+        self.spill_terms.append(ob)
+        return ob
 
     def add_tier_capacity(self) -> None:
         """Per tier, resident rectangles (position x address) never overlap, and the

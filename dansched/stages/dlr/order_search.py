@@ -12,11 +12,15 @@ deterministic budget:
   whether CP-SAT proved it within the budget, ``bound`` is its proven lower bound.
 - **wave** (regular graphs, :mod:`dansched.stages.wave_search`): sweeps over the
   output tiles of blocked reductions, each scored by an exact replay of the scan.
+- **lns** (graphs of at most ``LnsParams.max_nodes`` nodes, :mod:`dansched.stages.dlr.window_lns`):
+  exact CP-SAT windows over the best plan so far (order, residency, offsets and spills
+  inside each window, the rest fixed), spill windows first, within a deterministic budget.
 
 A producer's plan replaces DLR's only when the shared evaluator accepts it and it
 has less traffic (then fewer spills). The report's ``stages.dlr`` gets
-``producer`` (``dlr``, ``exact`` or ``wave``), ``proven_optimal`` and, where a
-bound exists, ``bound`` and ``gap`` (traffic - bound).
+``producer`` (``dlr``, ``exact``, ``wave`` or ``lns``), ``proven_optimal``, where a
+bound exists ``bound`` and ``gap`` (traffic - bound), and when the windows ran
+``lns_windows_improved`` (how many windows improved the plan).
 """
 
 from __future__ import annotations
@@ -33,6 +37,7 @@ from ...plan import Plan
 from ...simulate import Evaluation, evaluate
 from .stage import DlrResult
 from .wave_search import WaveParams, wave_search
+from .window_lns import LnsParams, window_lns
 
 __all__ = ["OrderSearchParams", "search_order"]
 
@@ -41,13 +46,16 @@ __all__ = ["OrderSearchParams", "search_order"]
 class OrderSearchParams:
     """Tuning of the Stage-2 order search. ``exact_max_nodes``: largest graph the joint
     model is solved on (at most the model's own limit); ``exact_deterministic_time``:
-    CP-SAT's deterministic budget for it; ``wave``: run the wave search."""
+    CP-SAT's deterministic budget for it; ``wave``: run the wave search; ``lns``: run the
+    exact order windows (:class:`~dansched.stages.dlr.window_lns.LnsParams` their budgets)."""
 
     exact: bool = True
     exact_max_nodes: int = BoundParams().joint_max_nodes
     exact_deterministic_time: float = 20.0
     wave: bool = True
     wave_params: WaveParams = WaveParams()
+    lns: bool = True
+    lns_params: LnsParams = LnsParams()
 
     def __post_init__(self) -> None:
         if not 0 <= self.exact_max_nodes <= BoundParams().joint_max_nodes:
@@ -118,9 +126,17 @@ def search_order(
                 if ev is not None and _key(ev) < _key(best_ev):
                     best_plan, best_ev, producer = res.plan, ev, "exact"
                 proven = res.optimal and res.traffic is not None and best_ev.extra_traffic <= res.traffic
+    if best_ev.extra_traffic > 0 and params.lns and not proven:  # skips past lns_params.max_nodes at once
+        say("Stage 2: exact order windows")
+        got_lns = window_lns(inst, best_plan, best_ev, params.lns_params, seed=seed, deadline=deadline)
+        info["lns"] = got_lns.info
+        if _key(got_lns.evaluation) < _key(best_ev):
+            best_plan, best_ev, producer = got_lns.plan, got_lns.evaluation, "lns"
     out_info = dict(s2.info) | {"producer": producer, "proven_optimal": bool(proven or (bound is not None and bound >= best_ev.extra_traffic))}
     if bound is not None:
         out_info |= {"bound": int(bound), "gap": int(best_ev.extra_traffic) - int(bound)}
+    if "lns" in info:
+        out_info["lns_windows_improved"] = int(info["lns"].get("improved", 0))
     if info:
         out_info["order_search"] = info
     if producer == "dlr":

@@ -1,0 +1,172 @@
+"""Exact windows over the order for problem 2 (issue 15, item 1): a large-neighbourhood
+search that slides :func:`dansched.models.order_window.solve_order_window` over a
+Stage-2 plan.
+
+The plan is read in the joint model's terms (:func:`~dansched.models.order_window.point_plan`:
+order, points, offsets, spilled gaps). A window of ``LnsParams.window`` consecutive
+positions is re-optimised exactly (order, residency, offsets and spills inside it;
+the rest fixed, see :mod:`dansched.models.order_window`). Only a spilled gap with
+both points inside a window can disappear there, so a window is solved only when it
+holds one. Windows, in this order:
+
+1. centred on each spilled gap short enough to fit, the most expensive spill first
+   (then by position, then buffer index);
+2. sliding over the whole plan with a stride of half a window.
+
+Each pass tries them all (skipping windows without an inner spill); passes repeat
+while one improved, up to ``max_passes``. A window's plan is kept only when the
+shared evaluator :func:`dansched.simulate.evaluate` accepts it with strictly less
+extra traffic (ties: fewer spills). The search stops when the windows solved reach
+``max_windows`` or CP-SAT's deterministic time reaches ``total_deterministic_time``
+(each window gets at most ``window_deterministic_time``), so the result does not
+depend on the machine; the wall-clock ``deadline`` is only a safety net. Graphs of
+more than ``max_nodes`` nodes are skipped before any work.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from typing import Any
+
+from ...instance import Instance
+from ...models.joint import spill_cost
+from ...models.order_window import (
+    PointPlan, inner_spills, point_plan, precedence, solve_order_window, window_buffers,
+)
+from ...plan import Plan
+from ...simulate import Evaluation, evaluate
+
+__all__ = ["LnsParams", "LnsResult", "spill_windows", "window_lns"]
+
+
+@dataclass(frozen=True)
+class LnsParams:
+    """Budgets of the order-window search (module docstring). ``window``: positions per
+    window; ``max_shift``: how far a node may move inside it; ``window_deterministic_time``
+    and ``total_deterministic_time``: CP-SAT's deterministic budgets per window and in all;
+    ``max_windows``: windows solved at most; ``max_passes``: passes over the plan;
+    ``max_nodes``: larger graphs are skipped."""
+
+    window: int = 32
+    max_shift: int = 10
+    window_deterministic_time: float = 1.0
+    total_deterministic_time: float = 20.0
+    max_windows: int = 80
+    max_passes: int = 3
+    max_nodes: int = 20_000
+
+    def __post_init__(self) -> None:
+        for name, low in (("window", 2), ("max_shift", 1), ("max_windows", 0), ("max_passes", 1), ("max_nodes", 0)):
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, int) or value < low:
+                raise ValueError(f"LnsParams.{name} must be an integer >= {low}, got {value!r}")
+        for name in ("window_deterministic_time", "total_deterministic_time"):
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, (int, float)) or not value > 0:
+                raise ValueError(f"LnsParams.{name} must be a positive number, got {value!r}")
+
+
+@dataclass
+class LnsResult:
+    """The best plan found (the input plan when no window improved it), its evaluation,
+    how many windows improved it, and what the search did (``info``)."""
+
+    plan: Plan
+    evaluation: Evaluation
+    improved: int
+    info: dict[str, Any] = field(default_factory=dict)
+
+
+def _key(ev: Evaluation) -> tuple[int, int]:
+    return (int(ev.extra_traffic), int(ev.spill_count))
+
+
+def spill_windows(inst: Instance, pp: PointPlan, window: int) -> list[int]:
+    """Window starts: centred on each spilled gap that fits in ``window`` positions, the
+    most expensive spill first, then the sliding windows; each start once."""
+    n = len(pp.base)
+    width = min(window, n)
+    gaps = []
+    for b, p in enumerate(pp.pts):
+        for j, spilled in enumerate(pp.spilled[b]):
+            if spilled and p[j + 1] - p[j] < width:
+                gaps.append((-spill_cost(inst, b), p[j], b, (p[j] + p[j + 1]) // 2))
+    gaps.sort()
+    starts = [max(0, min(n - width, mid - width // 2)) for *_, mid in gaps]
+    stride = max(1, width // 2)
+    starts += list(range(0, n - width + 1, stride))
+    if starts and starts[-1] != n - width:
+        starts.append(n - width)
+    return list(dict.fromkeys(starts))
+
+
+def window_lns(
+    inst: Instance,
+    plan: Plan,
+    evaluation: Evaluation,
+    params: LnsParams = LnsParams(),
+    *,
+    seed: int = 0,
+    deadline: float | None = None,
+) -> LnsResult:
+    """Slide exact windows over ``plan`` (a valid plan with ``evaluation``); see the module
+    docstring. ``deadline``: a ``time.perf_counter()`` value, only a safety net."""
+    t0 = time.perf_counter()
+    info: dict[str, Any] = {"windows": 0, "improved": 0, "deterministic_time": 0.0}
+    if inst.n > params.max_nodes:
+        return LnsResult(plan, evaluation, 0, {"skipped": f"{inst.n} nodes > max_nodes={params.max_nodes}"})
+    if evaluation.extra_traffic == 0:
+        return LnsResult(plan, evaluation, 0, {"skipped": "no traffic"})
+    best_plan, best_ev = plan, evaluation
+    pp = point_plan(inst, plan)
+    canon = pp.to_plan(inst)
+    canon_ev = evaluate(inst, canon)
+    if not canon_ev.valid:  # cannot happen for a valid plan (order_window docstring); keep the plan
+        return LnsResult(plan, evaluation, 0, {"skipped": "canonical form rejected by the evaluator"})
+    if _key(canon_ev) < _key(best_ev):
+        best_plan, best_ev = canon, canon_ev
+    succ = precedence(inst)
+    improved = rejected = windows = 0
+    used = 0.0
+    stop = ""
+    for _pass in range(params.max_passes):
+        changed = False
+        for lo in spill_windows(inst, pp, params.window):
+            hi = min(len(pp.base), lo + params.window)
+            if inner_spills(pp, lo, hi, window_buffers(inst, pp.base[lo:hi])) == 0:
+                continue
+            if windows >= params.max_windows:
+                stop = "max_windows"
+                break
+            left = params.total_deterministic_time - used
+            if left <= 1e-3:
+                stop = "total_deterministic_time"
+                break
+            wall = float("inf") if deadline is None else deadline - time.perf_counter()
+            if wall <= 0.05:
+                stop = "deadline"
+                break
+            res = solve_order_window(inst, pp, lo, hi, succ, deterministic_time=min(params.window_deterministic_time, left),
+                                     time_limit=min(wall, 3600.0), seed=seed, max_shift=params.max_shift)
+            windows += 1
+            used += float(res.stats.get("deterministic_time", 0.0))
+            if res.plan is None:
+                continue
+            cand = res.plan.to_plan(inst)
+            ev = evaluate(inst, cand)
+            if not ev.valid:
+                rejected += 1
+                continue
+            if _key(ev) < _key(best_ev):
+                pp, best_plan, best_ev = res.plan, cand, ev
+                improved += 1
+                changed = True
+        if stop or not changed:
+            break
+    info.update(windows=windows, improved=improved, rejected=rejected, deterministic_time=round(used, 3),
+                traffic_before=int(evaluation.extra_traffic), traffic=int(best_ev.extra_traffic),
+                seconds=round(time.perf_counter() - t0, 3))
+    if stop:
+        info["stopped"] = stop
+    return LnsResult(best_plan, best_ev, improved, info)
