@@ -203,3 +203,22 @@ SPILL_TWICE_PLAN = Plan(order=SPILL_TWICE_ORDER, offsets=((10, 0), (20, 0), (30,
 
 def spill_twice_instance(tmp_path):
     return instance_from_records("spill2", SPILL_TWICE_NODES, SPILL_TWICE_EDGES, load_hardware(hw_file(tmp_path, UB=8)))
+
+
+# ---------------------------------------------------------------------------------
+# problem-2 plans without the order search (the LNS tests start from them)
+# ---------------------------------------------------------------------------------
+
+
+def dlr_only_plan(inst):
+    """The valid plan of MPAS then DLR alone (no order search) and its evaluation."""
+    from dansched.pipeline import SolveOptions, solve
+
+    res = solve(inst, SolveOptions(problem=2, order_search=None))
+    assert res.evaluation.valid
+    return res.plan, res.evaluation
+
+
+def traffic_key(ev):
+    """(extra traffic, spill count): how problem 2 ranks two plans."""
+    return (ev.extra_traffic, ev.spill_count)

@@ -10,22 +10,13 @@ from hypothesis import strategies as st
 from dansched.instance import instance_from_records
 from dansched.models.joint import joint_min_traffic
 from dansched.models.order_window import point_plan, precedence, solve_order_window
-from dansched.pipeline import SolveOptions, solve
 from dansched.simulate import evaluate
 from dansched.testing import audit_instance
 
+from helpers import dlr_only_plan, traffic_key
 from strategies import SETTINGS, cases, hw  # noqa: F401  (hw is a fixture)
 
 
-def _dlr(inst):
-    """The plan of MPAS then DLR alone (no order search)."""
-    res = solve(inst, SolveOptions(problem=2, order_search=None))
-    assert res.evaluation.valid
-    return res.plan, res.evaluation
-
-
-def _key(ev):
-    return (ev.extra_traffic, ev.spill_count)
 
 
 @SETTINGS
@@ -38,7 +29,7 @@ def test_random_windows_give_valid_plans_never_worse(hw, case, data):  # noqa: F
     assert ev.valid
     pp = point_plan(inst, case.plan())
     canon = evaluate(inst, pp.to_plan(inst))
-    assert canon.valid and _key(canon) <= _key(ev)
+    assert canon.valid and traffic_key(canon) <= traffic_key(ev)
     n = len(pp.base)
     lo = data.draw(st.integers(0, n - 1))
     hi = data.draw(st.integers(lo + 1, n))
@@ -47,7 +38,7 @@ def test_random_windows_give_valid_plans_never_worse(hw, case, data):  # noqa: F
     if res.plan is not None:
         got = evaluate(inst, res.plan.to_plan(inst))
         assert got.valid, [e.message for e in got.errors[:3]]
-        assert _key(got) < _key(canon)
+        assert traffic_key(got) < traffic_key(canon)
         assert res.plan.base[:lo] == pp.base[:lo] and res.plan.base[hi:] == pp.base[hi:]
         assert sorted(res.plan.base[lo:hi]) == sorted(pp.base[lo:hi])
 
@@ -71,7 +62,7 @@ def test_whole_plan_window_removes_every_needless_spill(hw, case):  # noqa: F811
 def test_whole_plan_window_meets_the_joint_optimum(seed, max_nodes):
     """A window over every position is the joint model with the plan as hint: same optimum."""
     inst = audit_instance(seed, max_nodes)
-    plan, ev = _dlr(inst)
+    plan, ev = dlr_only_plan(inst)
     joint = joint_min_traffic(inst, deterministic_time=10)
     assert joint.optimal
     pp = point_plan(inst, plan)
@@ -87,7 +78,7 @@ def test_window_improves_a_tight_graph_and_is_deterministic():
     """bench_audit's seed 41 (39 nodes): DLR spills; a 16-position window around the spill
     finds a plan without it. Two solves give the same plan."""
     inst = audit_instance(41)
-    plan, ev = _dlr(inst)
+    plan, ev = dlr_only_plan(inst)
     assert ev.extra_traffic > 0
     pp = point_plan(inst, plan)
     b, j = next((b, j) for b, sp in enumerate(pp.spilled) for j, s in enumerate(sp) if s)

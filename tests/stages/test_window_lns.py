@@ -15,19 +15,12 @@ from dansched.stages.dlr.window_lns import LnsParams, window_lns
 from dansched.testing import audit_instance, tight_hardware
 
 from helpers import official_path
+from helpers import dlr_only_plan, traffic_key
 from strategies import SETTINGS, cases, hw  # noqa: F401  (hw is a fixture)
 
 SMALL = LnsParams(window=16, max_shift=8)
 
 
-def _dlr(inst):
-    res = solve(inst, SolveOptions(problem=2, order_search=None))
-    assert res.evaluation.valid
-    return res.plan, res.evaluation
-
-
-def _key(ev):
-    return (ev.extra_traffic, ev.spill_count)
 
 
 @pytest.mark.parametrize("kwargs", [dict(window=1), dict(max_shift=0), dict(max_windows=-1), dict(max_passes=0),
@@ -43,18 +36,18 @@ def test_never_worse_and_valid_on_tight_random_graphs(seed):
     """bench_audit's graphs (38-40 nodes, every tier cut to one operation's working set):
     the result is evaluator-valid, never worse than DLR's plan, and what it reports."""
     inst = audit_instance(seed)
-    plan, ev = _dlr(inst)
+    plan, ev = dlr_only_plan(inst)
     res = window_lns(inst, plan, ev, SMALL)
     got = evaluate(inst, res.plan)
     assert got.valid
-    assert _key(got) <= _key(ev)
+    assert traffic_key(got) <= traffic_key(ev)
     assert got.extra_traffic == res.evaluation.extra_traffic == res.info.get("traffic", ev.extra_traffic)
-    assert (res.improved > 0) == (_key(got) < _key(ev))
+    assert (res.improved > 0) == (traffic_key(got) < traffic_key(ev))
 
 
 def test_improves_where_a_window_can_remove_a_spill():
     inst = audit_instance(41)
-    plan, ev = _dlr(inst)
+    plan, ev = dlr_only_plan(inst)
     res = window_lns(inst, plan, ev, SMALL)
     assert res.improved >= 1 and res.evaluation.extra_traffic < ev.extra_traffic
 
@@ -65,11 +58,11 @@ def test_generated_families_under_tight_hardware(family, seed):
     operation: valid, never worse; the budget caps the windows."""
     nodes, edges = generate(family, 1, seed)
     inst = instance_from_records(f"{family}-tight", nodes, edges, tight_hardware(nodes))
-    plan, ev = _dlr(inst)
+    plan, ev = dlr_only_plan(inst)
     params = LnsParams(window=16, max_shift=6, max_windows=6, total_deterministic_time=3.0)
     res = window_lns(inst, plan, ev, params)
     got = evaluate(inst, res.plan)
-    assert got.valid and _key(got) <= _key(ev)
+    assert got.valid and traffic_key(got) <= traffic_key(ev)
     assert res.info.get("windows", 0) <= 6
 
 
@@ -83,24 +76,24 @@ def test_random_valid_plans_come_back_valid_and_never_worse(hw, case):  # noqa: 
     ev = evaluate(inst, case.plan())
     res = window_lns(inst, case.plan(), ev, LnsParams(window=64))
     got = evaluate(inst, res.plan)
-    assert got.valid and _key(got) <= _key(ev)
+    assert got.valid and traffic_key(got) <= traffic_key(ev)
     if ev.extra_traffic > 0:  # every plan fits in one 64-position window here
         assert got.extra_traffic == 0
 
 
 def test_skips_large_graphs_before_any_work():
     inst = audit_instance(41)
-    plan, ev = _dlr(inst)
+    plan, ev = dlr_only_plan(inst)
     res = window_lns(inst, plan, ev, LnsParams(max_nodes=inst.n - 1))
     assert res.plan is plan and res.improved == 0 and "skipped" in res.info
 
 
 def test_budget_of_zero_windows_keeps_the_plan():
     inst = audit_instance(41)
-    plan, ev = _dlr(inst)
+    plan, ev = dlr_only_plan(inst)
     res = window_lns(inst, plan, ev, LnsParams(window=16, max_windows=0))
     assert res.improved == 0 and res.info["windows"] == 0 and res.info["stopped"] == "max_windows"
-    assert _key(res.evaluation) <= _key(ev)
+    assert traffic_key(res.evaluation) <= traffic_key(ev)
 
 
 def test_pipeline_reports_the_lns_producer():
