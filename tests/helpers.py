@@ -222,3 +222,28 @@ def dlr_only_plan(inst):
 def traffic_key(ev):
     """(extra traffic, spill count): how problem 2 ranks two plans."""
     return (ev.extra_traffic, ev.spill_count)
+
+
+# ---------------------------------------------------------------------------------
+# the smallest instance every order must spill in (joint model and global bound tests)
+# ---------------------------------------------------------------------------------
+
+
+def one_spill_instance(tmp_path: Path, backed: bool):
+    """UB holds 10. Buffer a (6) is written by P, then Q uses b (6), then R reads a again;
+    P -> Q -> R. At Q both a and b are live: 12 > 10, so every order needs a spill of a
+    (b is live only around Q), and one is enough. P is a COPY_IN when ``backed``."""
+    hw = load_hardware(hw_file(tmp_path, UB=10))
+    p_op = {"Id": 1, "Op": "COPY_IN", "Pipe": "MTE2", "Cycles": 10, "Bufs": [0]} if backed else \
+        {"Id": 1, "Op": "DUP", "Pipe": "VECTOR", "Cycles": 10, "Bufs": [0]}
+    nodes = [
+        {"Id": 0, "Op": "ALLOC", "BufId": 0, "Size": 6, "Type": "UB"},
+        p_op,
+        {"Id": 2, "Op": "ALLOC", "BufId": 1, "Size": 6, "Type": "UB"},
+        {"Id": 3, "Op": "EXP", "Pipe": "VECTOR", "Cycles": 10, "Bufs": [1]},
+        {"Id": 4, "Op": "ADD", "Pipe": "VECTOR", "Cycles": 10, "Bufs": [0]},
+        {"Id": 5, "Op": "FREE", "BufId": 0, "Size": 6, "Type": "UB"},
+        {"Id": 6, "Op": "FREE", "BufId": 1, "Size": 6, "Type": "UB"},
+    ]
+    edges = [[0, 1], [1, 3], [3, 4], [0, 4], [4, 5], [0, 5], [2, 3], [3, 6], [2, 6]]
+    return instance_from_records("one-spill", nodes, edges, hw)

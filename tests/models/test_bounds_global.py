@@ -13,6 +13,7 @@ import itertools
 import random
 
 import pytest
+from helpers import one_spill_instance
 
 from dansched.audit import AuditRow, bound_strength, worst_stage
 from dansched.generate import GraphBuilder, generate
@@ -206,19 +207,7 @@ def _hw(tmp_path, text):
 @pytest.mark.parametrize("backed,cost", [(True, 6), (False, 12)])
 def test_global_traffic_meets_joint_optimum_when_forced(tmp_path, backed, cost):
     """UB holds 10; a (6) lives across Q, which uses b (6): one spill of a in every order."""
-    hw = _hw(tmp_path, "[tiers]\nUB = 10\n")
-    p_op = {"Id": 1, "Op": "COPY_IN", "Pipe": "MTE2", "Cycles": 10, "Bufs": [0]} if backed else \
-        {"Id": 1, "Op": "DUP", "Pipe": "VECTOR", "Cycles": 10, "Bufs": [0]}
-    nodes = [
-        {"Id": 0, "Op": "ALLOC", "BufId": 0, "Size": 6, "Type": "UB"}, p_op,
-        {"Id": 2, "Op": "ALLOC", "BufId": 1, "Size": 6, "Type": "UB"},
-        {"Id": 3, "Op": "EXP", "Pipe": "VECTOR", "Cycles": 10, "Bufs": [1]},
-        {"Id": 4, "Op": "ADD", "Pipe": "VECTOR", "Cycles": 10, "Bufs": [0]},
-        {"Id": 5, "Op": "FREE", "BufId": 0, "Size": 6, "Type": "UB"},
-        {"Id": 6, "Op": "FREE", "BufId": 1, "Size": 6, "Type": "UB"},
-    ]
-    edges = [[0, 1], [1, 3], [3, 4], [0, 4], [4, 5], [0, 5], [2, 3], [3, 6], [2, 6]]
-    inst = instance_from_records("one-spill", nodes, edges, hw)
+    inst = one_spill_instance(tmp_path, backed)
     b = global_traffic_bound(inst)
     assert b.value == cost
     assert joint_min_traffic(inst, deterministic_time=5).traffic == cost

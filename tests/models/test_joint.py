@@ -5,6 +5,7 @@ fixed-order model and the pipeline as upper bounds, and determinism."""
 from __future__ import annotations
 
 import pytest
+from helpers import one_spill_instance
 
 from dansched.hardware import load_hardware
 from dansched.instance import instance_from_records
@@ -23,29 +24,9 @@ def _hw(tmp_path, text):
     return load_hardware(p)
 
 
-def _one_spill(tmp_path, backed: bool):
-    """UB holds 10. Buffer a (6) is written by P, then Q uses b (6), then R reads a again;
-    P -> Q -> R. At Q both a and b are live: 12 > 10, so every order needs a spill of a
-    (b is live only around Q), and one is enough. P is a COPY_IN when ``backed``."""
-    hw = _hw(tmp_path, "[tiers]\nUB = 10\n")
-    p_op = {"Id": 1, "Op": "COPY_IN", "Pipe": "MTE2", "Cycles": 10, "Bufs": [0]} if backed else \
-        {"Id": 1, "Op": "DUP", "Pipe": "VECTOR", "Cycles": 10, "Bufs": [0]}
-    nodes = [
-        {"Id": 0, "Op": "ALLOC", "BufId": 0, "Size": 6, "Type": "UB"},
-        p_op,
-        {"Id": 2, "Op": "ALLOC", "BufId": 1, "Size": 6, "Type": "UB"},
-        {"Id": 3, "Op": "EXP", "Pipe": "VECTOR", "Cycles": 10, "Bufs": [1]},
-        {"Id": 4, "Op": "ADD", "Pipe": "VECTOR", "Cycles": 10, "Bufs": [0]},
-        {"Id": 5, "Op": "FREE", "BufId": 0, "Size": 6, "Type": "UB"},
-        {"Id": 6, "Op": "FREE", "BufId": 1, "Size": 6, "Type": "UB"},
-    ]
-    edges = [[0, 1], [1, 3], [3, 4], [0, 4], [4, 5], [0, 5], [2, 3], [3, 6], [2, 6]]
-    return instance_from_records("one-spill", nodes, edges, hw)
-
-
 @pytest.mark.parametrize("backed,cost", [(True, 6), (False, 12)])
 def test_infeasible_without_a_spill_feasible_with_one(tmp_path, backed, cost):
-    inst = _one_spill(tmp_path, backed)
+    inst = one_spill_instance(tmp_path, backed)
     none = joint_min_traffic(inst, max_spills=0, deterministic_time=5)
     assert none.status == "INFEASIBLE" and none.plan is None
     assert fixed_order_placement(inst, list(range(inst.n)), allow_spills=False).status == "INFEASIBLE"
