@@ -106,14 +106,18 @@ def peak_bound(inst: Instance, params: BoundParams = BoundParams()) -> tuple[Bou
 
 def traffic_bounds(
     inst: Instance, plan: Plan, time_limit: float, seed: int = 0, cpsat: bool = True,
-    params: BoundParams = BoundParams(),
+    params: BoundParams = BoundParams(), plan_traffic: int | None = None,
 ) -> tuple[Bound, dict[str, Any]]:
     """Fixed-order traffic bound for ``plan``'s order (spill ids aside): the larger of the
     capacity cover and (with ``cpsat``) the CP-SAT placement model's proven bound, hinted
-    with ``plan``; the placement model only up to ``params.placement_max_nodes`` nodes."""
+    with ``plan``; the placement model only up to ``params.placement_max_nodes`` nodes,
+    and not at all when the cover already reaches ``plan_traffic`` (the plan's own
+    traffic: nothing is left to prove)."""
     cover = traffic_lower_bound(inst, plan.order, time_limit=max(1.0, time_limit / 3))
     if not cpsat:
         return cover, {"cover_bound": cover.value}
+    if plan_traffic is not None and cover.value >= plan_traffic:
+        return cover, {"cpsat_status": "SKIPPED (the cover bound reaches the plan's traffic)", "cover_bound": cover.value}
     if inst.n > params.placement_max_nodes:
         skipped = f"SKIPPED ({inst.n:,} nodes > {params.placement_max_nodes:,})"
         return cover, {"cpsat_status": skipped, "cover_bound": cover.value}
@@ -151,7 +155,7 @@ def audit_plan(
     if ev.extra_traffic == 0:
         tb, extra = Bound(0, "no traffic: nothing to bound"), {}
     else:
-        tb, extra = traffic_bounds(inst, plan, time_limit, seed, cpsat, params)
+        tb, extra = traffic_bounds(inst, plan, time_limit, seed, cpsat, params, ev.extra_traffic)
     rows.append(AuditRow("extra_traffic", "DLR", ev.extra_traffic, tb, "fixed order", extra))
     rows.append(AuditRow("extra_traffic", "DLR", ev.extra_traffic, global_traffic_bound(inst), "global"))
     floors = makespan_floors(inst, ev.graph, plan.order) if ev.graph is not None else makespan_floors(inst)

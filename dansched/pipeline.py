@@ -15,20 +15,20 @@ import time
 from dataclasses import dataclass, field, replace
 from typing import Any, Callable
 
-from .errors import NoLegalOrderError, PlanInvalidError
+from .errors import NoLegalOrderError, PlacementFailed, PlanInvalidError
 from .instance import Instance
 from .params import BoundParams, CpeParams, DlrParams, MpasParams
 from .plan import Plan
-from .simulate import Evaluation, judged, max_v_stay
+from .simulate import Evaluation, evaluate, judged, max_v_stay
 from .stages.cpe.memory_windows import memory_window_polish
 from .stages.cpe.stage import Stage3Result, stage3
-from .stages.cpe.timed_memory import TimedProducerParams, timed_candidates
+from .stages.cpe.timed_memory import TimedProducerParams, timed_candidates, traffic_allowance
 from .stages.dlr.order_search import OrderSearchParams, search_order
 from .stages.dlr.stage import VICTIMS, DlrResult, dlr_plan
 from .stages.mpas.lifetime import lifetime_order
 from .stages.mpas.stage import VARIANTS, mpas_order
 
-__all__ = ["SolveOptions", "SolveResult", "solve", "stage_figures", "pareto_entry", "PROBLEMS", "WINDOW_MODES"]
+__all__ = ["SolveOptions", "SolveResult", "solve", "slack_portfolio", "stage_figures", "pareto_entry", "PROBLEMS", "WINDOW_MODES"]
 
 Progress = Callable[[str], None]
 PROBLEMS = (1, 2, 3)
@@ -59,6 +59,7 @@ class SolveOptions:
     bounds: BoundParams = field(default_factory=BoundParams)
     order_search: OrderSearchParams | None = field(default_factory=OrderSearchParams)  # Stage-2 order search (None: off)
     timed: TimedProducerParams | None = field(default_factory=TimedProducerParams)  # problem 3's time-driven producer (None: off)
+    portfolio: bool = True  # under --traffic-slack, Stage 3 also tries the Stage-2 plans of slack_portfolio
 
     def __post_init__(self) -> None:
         if isinstance(self.problem, bool) or self.problem not in PROBLEMS:
@@ -82,15 +83,23 @@ class SolveOptions:
             raise ValueError(f"SolveOptions.exact_window_mode must be one of {', '.join(WINDOW_MODES)}, got {self.exact_window_mode!r}")
         if self.timed is not None and not isinstance(self.timed, TimedProducerParams):
             raise ValueError(f"SolveOptions.timed must be a TimedProducerParams or None, got {self.timed!r}")
+        if not isinstance(self.portfolio, bool):
+            raise ValueError(f"SolveOptions.portfolio must be True or False, got {self.portfolio!r}")
         if self.order_search is not None and not isinstance(self.order_search, OrderSearchParams):
             raise ValueError(f"SolveOptions.order_search must be an OrderSearchParams or None, got {self.order_search!r}")
 
 
 @dataclass
 class SolveResult:
+    """The final plan, the evaluator's verdict on it and the report. ``stage1`` is the
+    Stage-1 order as a problem-1 plan with its verdict (``None`` when Stage 1 found no
+    L0-legal order and problems 2/3 fell back to a topological one): ``dansched bound``
+    audits it instead of solving problem 1 again."""
+
     plan: Plan
     evaluation: Evaluation
     report: dict[str, Any] = field(default_factory=dict)
+    stage1: tuple[Plan, Evaluation] | None = None
 
 
 def stage_figures(ev: Evaluation, seconds: float) -> dict[str, Any]:
@@ -159,8 +168,31 @@ def _check_stage3(ev2: Evaluation, s3: Stage3Result, opts: SolveOptions) -> None
         raise PlanInvalidError("Stage 3 (CPE) changed the layout or the spill plan")
 
 
+def slack_portfolio(inst: Instance, order1: list[int], allowance: int, opts: SolveOptions) -> list[tuple[Plan, Evaluation, str]]:
+    """Stage-2 plans that spend traffic differently from the cost-aware rule, for
+    ``--traffic-slack``: the LRU victim rule on the Stage-1 order (paper Table 4: more
+    traffic, but its reloads go into buffers whose last use is long past, so they wait
+    less) and the cost-aware DLR on the literal Algorithm-1 order (a different memory
+    skeleton). Only plans within ``allowance`` (extra traffic) are returned, as
+    (plan, evaluation, name); a producer that cannot place is skipped."""
+    out: list[tuple[Plan, Evaluation, str]] = []
+    makers = [("lru-victims", lambda: dlr_plan(inst, order1, victim="lru", params=opts.dlr))]
+    if opts.variant != "mpas-paper":
+        def paper() -> DlrResult:
+            return dlr_plan(inst, list(mpas_order(inst, variant="mpas-paper", params=opts.mpas).order), params=opts.dlr)
+        makers.append(("mpas-paper-order", paper))
+    for name, make in makers:
+        try:
+            got = make()
+        except (PlacementFailed, NoLegalOrderError, ValueError):
+            continue
+        if got.evaluation.valid and got.evaluation.extra_traffic <= allowance:
+            out.append((got.plan, got.evaluation, name))
+    return out
+
+
 def _problem3(
-    inst: Instance, s2: DlrResult, ev2: Evaluation, opts: SolveOptions, stages: dict[str, Any]
+    inst: Instance, s2: DlrResult, ev2: Evaluation, opts: SolveOptions, stages: dict[str, Any], order1: list[int]
 ) -> tuple[Plan, Evaluation, list[dict[str, Any]]]:
     """Stage 3 on the Stage-2 plan and on each alternative ``--traffic-slack`` allows; the
     fastest wins. Fills ``stages`` and returns the final plan, its evaluation and the
@@ -185,6 +217,10 @@ def _problem3(
 
     for alt in s2.alternatives:  # --traffic-slack: trade traffic for makespan
         consider(*alt)
+    if opts.portfolio and opts.traffic_slack > 0:
+        allowance = traffic_allowance(s2.evaluation.extra_traffic, opts.traffic_slack)
+        for alt in slack_portfolio(inst, order1, allowance, opts):
+            consider(*alt)
     if opts.timed is not None:  # issue 14: time-driven list scheduling with memory
         candidates, timed = timed_candidates(inst, s2.plan, s2.evaluation.extra_traffic, opts.traffic_slack, opts.timed)
         for alt_plan, alt_ev, name in candidates:
@@ -218,9 +254,12 @@ def solve(inst: Instance, opts: SolveOptions = SolveOptions(), progress: Progres
         plan1 = Plan(order=tuple(order1))
         ev1 = judged(inst, plan1, "Stage 1 (MPAS)")
         stages["mpas"] = stage_figures(ev1, time.perf_counter() - t0) | {"variant": variant1}
-        return SolveResult(plan1, ev1, {"max_v_stay": ev1.max_v_stay, "stages": stages})
+        return SolveResult(plan1, ev1, {"max_v_stay": ev1.max_v_stay, "stages": stages}, (plan1, ev1))
     stages["mpas"] = {"max_v_stay": max_v_stay(inst, order1), "seconds": round(time.perf_counter() - t0, 3),
                       "variant": variant1}
+    plan1 = Plan(order=tuple(order1))
+    ev1 = evaluate(inst, plan1)
+    stage1 = (plan1, ev1) if ev1.valid else None
     say("Stage 2: DLR")
     t0 = time.perf_counter()
     s2 = _stage2(inst, order1, opts, say)
@@ -229,7 +268,7 @@ def solve(inst: Instance, opts: SolveOptions = SolveOptions(), progress: Progres
     final_plan, final_ev, pareto = s2.plan, ev2, None
     if opts.problem == 3:
         say("Stage 3: CPE")
-        final_plan, final_ev, pareto = _problem3(inst, s2, ev2, opts, stages)
+        final_plan, final_ev, pareto = _problem3(inst, s2, ev2, opts, stages, order1)
     report = {
         "max_v_stay": final_ev.max_v_stay,
         "physical_peak": final_ev.physical_peak,
@@ -240,4 +279,4 @@ def solve(inst: Instance, opts: SolveOptions = SolveOptions(), progress: Progres
     }
     if pareto is not None:  # problem 3: what each Stage-2 producer reached after Stage 3
         report["pareto"] = pareto
-    return SolveResult(final_plan, final_ev, report)
+    return SolveResult(final_plan, final_ev, report, stage1)

@@ -95,3 +95,15 @@ def test_traffic_bounds_skip_the_placement_model_above_its_size_limit(tmp_path):
     assert skipped.value == extra["cover_bound"] <= 12
     ran, extra = traffic_bounds(inst, plan, 5.0, params=BoundParams(placement_max_nodes=inst.n))
     assert extra["cpsat_status"] == "OPTIMAL" and ran.value == 12
+
+
+def test_traffic_bounds_skip_the_placement_model_when_the_cover_reaches_the_plan(tmp_path):
+    """A cover bound equal to the plan's own traffic is already exact: the placement model
+    is not run, and the status says why; a plan with more traffic still gets the model."""
+    inst = _one_spill_case(tmp_path)
+    plan = fixed_order_placement(inst, list(range(inst.n)), time_limit=10).plan
+    cover, _ = traffic_bounds(inst, plan, 5.0, cpsat=False)
+    same, extra = traffic_bounds(inst, plan, 5.0, plan_traffic=cover.value)
+    assert extra["cpsat_status"].startswith("SKIPPED (the cover") and same.value == cover.value
+    _, extra = traffic_bounds(inst, plan, 5.0, plan_traffic=cover.value + 1)
+    assert extra["cpsat_status"] == "OPTIMAL"

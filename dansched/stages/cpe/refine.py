@@ -20,7 +20,9 @@ deterministic.
 
 from __future__ import annotations
 
+from bisect import bisect_left
 from dataclasses import dataclass, field
+from itertools import accumulate
 from typing import Any, Sequence
 
 from ...graph import bottom_level
@@ -86,6 +88,90 @@ def _legal_move(skel: Skeleton, succs: list[list[int]], order: Sequence[int], po
     return all(pos[w] > j for w in succs[v])
 
 
+class MoveTiming:
+    """Makespans of orders that differ from ``order`` (timed as ``end``) only inside a
+    window of positions ``[lo, hi]``, computed from position ``lo`` on instead of from the
+    start (the simulator of Eqs. 9-10 again, same result): the prefix keeps its times, and
+    after the window the walk stops as soon as no changed finish time has a successor
+    left and every pipe is free at the same time as in ``order``; the rest keeps its
+    times too, so the makespan is the largest of the prefix's, the walked part's and the
+    untouched suffix's finish times."""
+
+    def __init__(self, skel: Skeleton, order: Sequence[int], end: Sequence[int]) -> None:
+        g = skel.timing
+        self.preds, self.pipe, self.cycles, self.end = g.preds, g.pipe, g.cycles, end
+        self.order = order
+        n = len(order)
+        pos = [0] * g.n
+        for i, v in enumerate(order):
+            pos[v] = i
+        last_succ = [-1] * g.n  # position of each node's last successor in G2
+        for v in order:
+            for u in g.preds[v]:
+                if pos[v] > last_succ[u]:
+                    last_succ[u] = pos[v]
+        self.last_succ = last_succ
+        self.pipe_positions: dict[int, list[int]] = {}
+        for i, v in enumerate(order):
+            if g.pipe[v] >= 0:
+                self.pipe_positions.setdefault(g.pipe[v], []).append(i)
+        self.prefix_max = list(accumulate((end[v] for v in order), max))
+        suffix = [0] * (n + 1)
+        for i in range(n - 1, -1, -1):
+            suffix[i] = max(suffix[i + 1], end[order[i]])
+        self.suffix_max = suffix
+
+    def _pipe_free_before(self, k: int) -> dict[int, int]:
+        """When each pipe is free just before position ``k`` of ``order``."""
+        out = {}
+        for p, positions in self.pipe_positions.items():
+            i = bisect_left(positions, k)
+            if i:
+                out[p] = self.end[self.order[positions[i - 1]]]
+        return out
+
+    def makespan(self, cand: Sequence[int], lo: int, hi: int) -> int:
+        """Makespan of ``cand``, equal to ``order`` outside positions ``[lo, hi]``."""
+        preds, pipe, cycles, end, last_succ = self.preds, self.pipe, self.cycles, self.end, self.last_succ
+        free = self._pipe_free_before(lo)
+        changed: dict[int, int] = {}  # node -> its new finish, where it differs from end
+        horizon = -1  # last position holding a successor of a changed node
+        top = self.prefix_max[lo - 1] if lo > 0 else 0
+        n = len(cand)
+        k = lo
+        old_free: dict[int, int] = {}
+        while k < n:
+            if k == hi + 1:
+                old_free = self._pipe_free_before(k)
+            if k > hi and k > horizon and free == old_free:
+                return max(top, self.suffix_max[k])
+            v = cand[k]
+            t = 0
+            for u in preds[v]:
+                e = changed.get(u, end[u])
+                if e > t:
+                    t = e
+            p = pipe[v]
+            if p >= 0:
+                f = free.get(p, 0)
+                if f > t:
+                    t = f
+                fin = t + cycles[v]
+                free[p] = fin
+                if k > hi:
+                    old_free[p] = end[v]
+            else:
+                fin = t + cycles[v]
+            if fin != end[v]:
+                changed[v] = fin
+                if last_succ[v] > horizon:
+                    horizon = last_succ[v]
+            if fin > top:
+                top = fin
+            k += 1
+        return top
+
+
 def local_refinement(skel: Skeleton, order: list[int], width: int, budget: int) -> tuple[list[int], int, int]:
     """Algorithm 3, lines 4-11: passes over the critical chain; for each critical node,
     try moving it (or a non-critical neighbour from N_W, Eq. 35) earlier or later within
@@ -103,6 +189,7 @@ def local_refinement(skel: Skeleton, order: list[int], width: int, budget: int) 
         pos = {v: i for i, v in enumerate(order)}
         earliest = earliest_starts(skel, order)
         sl = slack(start, earliest)
+        timing = MoveTiming(skel, order, end)
         # critical nodes that wait for their pipe first: they gain from moving earlier
         for v in sorted(chain, key=lambda x: (-sl[x], pos[x])):
             if used >= budget or improved:
@@ -117,9 +204,10 @@ def local_refinement(skel: Skeleton, order: list[int], width: int, budget: int) 
                     continue
                 cand = _move(order, a, b)
                 used += 1
-                s2, e2, m2 = simulate_timing(cand, g.preds, g.pipe, g.cycles)
+                m2 = timing.makespan(cand, min(a, b), max(a, b))
                 if m2 < best:
-                    order, start, end, best = cand, s2, e2, m2
+                    order, best = cand, m2
+                    start, end, _ = simulate_timing(order, g.preds, g.pipe, g.cycles)
                     improved = True
                     break
     return order, best, used
