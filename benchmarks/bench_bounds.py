@@ -22,6 +22,8 @@ clock on whatever machine runs it (say how loaded it was when quoting them).
 from __future__ import annotations
 
 import argparse
+import json
+import subprocess
 import sys
 import time
 from pathlib import Path
@@ -93,11 +95,29 @@ def bench_case(path: Path, plans: bool) -> list[str]:
     return out
 
 
+def bound_command_row(path: Path) -> str:
+    """``dansched bound CASE --json`` with its default budget, timed as a user runs it
+    (a fresh process: imports, one problem-3 solve, the audits). Issue 16 asks for at
+    most 60 s per official case."""
+    t = time.perf_counter()
+    run = subprocess.run([sys.executable, "-m", "dansched.cli", "bound", str(path), "--json"],
+                         capture_output=True, text=True, cwd=REPO)
+    s = time.perf_counter() - t
+    if run.returncode != 0:
+        return f"| {path.stem} | {s:.1f} | failed: {run.stderr.strip().splitlines()[-1:]} | | |"
+    rep = json.loads(run.stdout)
+    tr = rep["extra_traffic"]
+    return (f"| {path.stem} | {s:.1f} | {rep['max_v_stay']['value']:,} / {rep['max_v_stay']['plan_value']:,} | "
+            f"{tr['value']:,} / {tr['plan_value']:,} ({tr.get('cpsat_status', '-')}) | "
+            f"{rep['makespan']['value']:,} / {rep['makespan']['plan_value']:,} |")
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("cases", nargs="*", default=CASES)
     ap.add_argument("--official", default=str(REPO.parent / "shared" / "instances" / "official"))
     ap.add_argument("--no-plans", action="store_true", help="skip solving (no plan values or gaps)")
+    ap.add_argument("--no-command", action="store_true", help="skip timing `dansched bound` on each case")
     ap.add_argument("--out", default=str(REPO / "benchmarks" / "results" / "bench_bounds.md"))
     args = ap.parse_args(argv)
     lines = [
@@ -120,6 +140,17 @@ def main(argv=None) -> int:
         got = bench_case(p, not args.no_plans)
         lines += got
         print("\n".join(got), file=sys.stderr, flush=True)
+    if not args.no_command:
+        lines += ["", "## `dansched bound` with its default budget (issue 16: at most 60 s per case)", "",
+                  "Wall seconds of `dansched bound CASE --json` in a fresh process (one problem-3 solve, "
+                  "whose Stage-1 order is the problem-1 plan, then the audits); each cell is bound / plan.", "",
+                  "| case | wall s | maxV_stay | extra traffic, fixed order (placement model) | makespan |",
+                  "|---|---:|---:|---:|---:|"]
+        for case in args.cases:
+            p = Path(args.official) / f"{case}.json"
+            if p.is_file():
+                lines.append(bound_command_row(p))
+                print(lines[-1], file=sys.stderr, flush=True)
     text = "\n".join(lines) + "\n"
     Path(args.out).parent.mkdir(parents=True, exist_ok=True)
     Path(args.out).write_text(text)

@@ -85,3 +85,18 @@ def test_parameter_defaults_are_the_measured_values():
     assert dansched.CpeParams().max_rounds(10_000) == 3
     assert dansched.CpeParams().max_rounds(200_000) == 1
     assert dansched.BoundParams().exact_peak_max_nodes == dansched.BoundParams().joint_max_nodes == 80
+
+
+def test_problem3_result_carries_the_problem1_plan_of_its_stage1_order():
+    """``SolveResult.stage1`` (what ``dansched bound`` audits for the peak) is exactly the
+    problem-1 plan, judged valid, that solving problem 1 gives."""
+    from helpers import SHIPPED
+
+    from dansched.instance import load_instance
+    from dansched.pipeline import SolveOptions, solve
+
+    inst = load_instance(SHIPPED / "conv_s2.json")
+    p1 = solve(inst, SolveOptions(problem=1))
+    plan1, ev1 = solve(inst, SolveOptions(problem=2)).stage1
+    assert plan1 == p1.plan and ev1.valid and ev1.max_v_stay == p1.evaluation.max_v_stay
+    assert p1.stage1 == (p1.plan, p1.evaluation)

@@ -126,6 +126,33 @@ def test_traffic_slack_trades_traffic_for_makespan(tmp_path):
     assert sum(p["kept"] for p in base.report["pareto"]) == 1
 
 
+
+def test_slack_portfolio_offers_lru_and_paper_order_plans_within_the_allowance(tmp_path):
+    """slack_portfolio: the LRU victim rule's Stage-2 plan and DLR on the Algorithm-1
+    order, each judged valid, only within the allowance; under --traffic-slack Stage 3
+    tries them (their rows in pareto) and keeps the fastest pair."""
+    from dansched.pipeline import slack_portfolio
+    from dansched.stages.dlr.stage import dlr_plan
+    from dansched.stages.mpas.stage import mpas_order
+
+    toml = tmp_path / "tight.toml"
+    toml.write_text("[tiers]\nL1 = 1024\n")
+    inst = load_instance(SHIPPED / "conv_s2.json", load_hardware(toml))
+    order1 = list(mpas_order(inst).order)
+    lru = dlr_plan(inst, order1, victim="lru").evaluation.extra_traffic
+    roomy = slack_portfolio(inst, order1, 10**9, SolveOptions())
+    assert [name for _, _, name in roomy] == ["lru-victims", "mpas-paper-order"]
+    assert all(ev.valid and evaluate(inst, plan).extra_traffic == ev.extra_traffic for plan, ev, _ in roomy)
+    assert roomy[0][1].extra_traffic == lru
+    assert slack_portfolio(inst, order1, -1, SolveOptions()) == []
+    tight = slack_portfolio(inst, order1, lru - 1, SolveOptions())
+    assert all(ev.extra_traffic <= lru - 1 for _, ev, _ in tight) and "lru-victims" not in [n for *_, n in tight]
+    wide = solve(inst, SolveOptions(problem=3, traffic_slack=1000.0))
+    rows = {p["producer"]: p for p in wide.report["pareto"]}
+    assert "lru-victims" in rows and rows["lru-victims"]["traffic"] == lru
+    assert wide.evaluation.makespan == min(p["makespan"] for p in wide.report["pareto"])
+    assert not any("lru-victims" == p["producer"] for p in solve(inst, SolveOptions(problem=3)).report["pareto"])
+
 def test_overlap_sweep_returns_exactly_the_overlapping_segments():
     rng = random.Random(3)
     start = np.array([rng.randrange(200) for _ in range(300)], dtype=np.int64)
