@@ -105,7 +105,7 @@ def header(rows: list[dict], seconds: float | None, jobs: int, time_limit: float
         *([f"- Partly refreshed: {refreshed}."] if refreshed else []),
         "- Methods: `base` (input order, best fit, LRU), `hmcos`, `magis`, `cosma`, `gbs` (external"
         " baselines, no timing stage; see `dansched/baselines/`), `lru` (DAN with the LRU victim rule),"
-        " `mpas-paper` (DAN with the literal Stage 1), `dan-no-cpe` (problem-2 plan), `dan-memory-windows` and `dan-no-timed` (issue 14's ablations), `dan` (full pipeline)."
+        " `mpas-paper` (DAN with the literal Stage 1), `dan-no-cpe` (problem-2 plan), `dan-memory-windows`, `dan-no-timed` and `dan-no-portfolio` (issue 14's ablations), `dan` (full pipeline)."
         " EDA (Pao et al., 2025), the paper's fourth baseline, is left out: no public description we could"
         " re-implement.",
         "- Peak is the logical `maxV_stay` over L1+UB of the plan's order (problems 2 and 3 do not"

@@ -39,6 +39,7 @@ _EXPORTS: dict[str, str] = {
     "MpasParams": "dansched.params",
     "DlrParams": "dansched.params",
     "CpeParams": "dansched.params",
+    "PortfolioParams": "dansched.params",
     "BoundParams": "dansched.params",
     # plans: the contest files
     "Plan": "dansched.plan",
@@ -81,6 +82,7 @@ __all__ = [  # a literal list, so that linters see the names; tests/test_api.py 
     "MpasParams",
     "DlrParams",
     "CpeParams",
+    "PortfolioParams",
     "BoundParams",
     "Plan",
     "read_plan_dir",

@@ -403,6 +403,8 @@ MAKESPAN_PAIRS = (  # (title, method before, method after, column names): ablati
     ("## Stage 3 (paper Table 5): makespan without and with CPE", "dan-no-cpe", "dan", ("DAN w/o CPE", "DAN (full)")),
     ("## Time-driven Stage-2 producer (ablation): makespan without and with it", "dan-no-timed", "dan",
      ("DAN w/o time-driven producer", "DAN (full)")),
+    ("## Stage-2 portfolio (ablation): makespan without and with the recency-aware producers", "dan-no-portfolio", "dan",
+     ("DAN w/o portfolio", "DAN (full)")),
     ("## Memory-aware exact windows (ablation): makespan of `dan` and `dan-memory-windows`", "dan", "dan-memory-windows",
      ("DAN", "DAN + memory windows")),
 )

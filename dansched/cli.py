@@ -444,7 +444,7 @@ def info(
 @app.command()
 def bench(
     instances: Annotated[Optional[list[Path]], typer.Argument(help="Instances (default: the official cases in ../shared/instances/official when present, else instances/*.json).")] = None,
-    methods: Annotated[Optional[str], typer.Option("--methods", help="Comma-separated methods (default: all): base, hmcos, magis, cosma, gbs, lru, mpas-paper, dan-no-cpe, dan-memory-windows, dan-no-timed, dan.")] = None,
+    methods: Annotated[Optional[str], typer.Option("--methods", help="Comma-separated methods (default: all): base, hmcos, magis, cosma, gbs, lru, mpas-paper, dan-no-cpe, dan-memory-windows, dan-no-timed, dan-no-portfolio, dan.")] = None,
     out: Annotated[Path, typer.Option("--out", help="Folder for bench.json, bench.csv and bench.md.")] = Path("bench"),
     jobs: Annotated[int, typer.Option("--jobs", min=1, help="Parallel worker processes.")] = 1,
     time_limit: Annotated[float, typer.Option("--time-limit", min=0.0, help="Budget in seconds for each method's optional search (CP-SAT, beam rounds).")] = 60.0,

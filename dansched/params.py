@@ -19,7 +19,7 @@ from __future__ import annotations
 from dataclasses import dataclass, fields
 from typing import Any
 
-__all__ = ["MpasParams", "DlrParams", "CpeParams", "BoundParams"]
+__all__ = ["MpasParams", "DlrParams", "CpeParams", "PortfolioParams", "BoundParams"]
 
 
 def _check_int(obj: Any, name: str, low: int) -> None:
@@ -97,6 +97,26 @@ class CpeParams:
         if n < self.medium_graph_nodes:
             return self.small_rounds
         return self.large_rounds if n >= self.large_graph_nodes else self.medium_rounds
+
+
+@dataclass(frozen=True)
+class PortfolioParams:
+    """Problem 3's other Stage-2 producers (``dansched.pipeline.slack_portfolio``): DLR
+    with the recency-aware victim rule for each window in ``recency_windows`` (positions;
+    measured: window 32 takes FlashAttention_Case0 from 31,224 to 31,101 cycles at equal
+    traffic, window 16 Conv_Case0 to 421,574 at 1.28x traffic), on graphs of up to
+    ``max_nodes`` nodes; under ``--traffic-slack`` also the LRU rule and the Algorithm-1
+    order, up to ``slack_max_nodes`` nodes."""
+
+    recency_windows: tuple[int, ...] = (16, 32)
+    max_nodes: int = 20_000
+    slack_max_nodes: int = 100_000
+
+    def __post_init__(self) -> None:
+        _check_all_ints(self, skip=("recency_windows",))
+        w = self.recency_windows
+        if not isinstance(w, tuple) or not all(isinstance(x, int) and not isinstance(x, bool) and x >= 1 for x in w):
+            raise ValueError(f"PortfolioParams.recency_windows must be a tuple of integers >= 1, got {w!r}")
 
 
 @dataclass(frozen=True)

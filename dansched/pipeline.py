@@ -13,11 +13,12 @@ from __future__ import annotations
 import math
 import time
 from dataclasses import dataclass, field, replace
+from functools import partial
 from typing import Any, Callable
 
 from .errors import NoLegalOrderError, PlacementFailed, PlanInvalidError
 from .instance import Instance
-from .params import BoundParams, CpeParams, DlrParams, MpasParams
+from .params import BoundParams, CpeParams, DlrParams, MpasParams, PortfolioParams
 from .plan import Plan
 from .simulate import Evaluation, evaluate, judged, max_v_stay
 from .stages.cpe.memory_windows import memory_window_polish
@@ -25,6 +26,7 @@ from .stages.cpe.stage import Stage3Result, stage3
 from .stages.cpe.timed_memory import TimedProducerParams, timed_candidates, traffic_allowance
 from .stages.dlr.order_search import OrderSearchParams, search_order
 from .stages.dlr.stage import VICTIMS, DlrResult, dlr_plan
+from .stages.dlr.victim import RecencyAware
 from .stages.mpas.lifetime import lifetime_order
 from .stages.mpas.stage import VARIANTS, mpas_order
 
@@ -59,7 +61,7 @@ class SolveOptions:
     bounds: BoundParams = field(default_factory=BoundParams)
     order_search: OrderSearchParams | None = field(default_factory=OrderSearchParams)  # Stage-2 order search (None: off)
     timed: TimedProducerParams | None = field(default_factory=TimedProducerParams)  # problem 3's time-driven producer (None: off)
-    portfolio: bool = True  # under --traffic-slack, Stage 3 also tries the Stage-2 plans of slack_portfolio
+    portfolio: PortfolioParams | None = field(default_factory=PortfolioParams)  # problem 3's other Stage-2 producers (None: off)
 
     def __post_init__(self) -> None:
         if isinstance(self.problem, bool) or self.problem not in PROBLEMS:
@@ -83,8 +85,8 @@ class SolveOptions:
             raise ValueError(f"SolveOptions.exact_window_mode must be one of {', '.join(WINDOW_MODES)}, got {self.exact_window_mode!r}")
         if self.timed is not None and not isinstance(self.timed, TimedProducerParams):
             raise ValueError(f"SolveOptions.timed must be a TimedProducerParams or None, got {self.timed!r}")
-        if not isinstance(self.portfolio, bool):
-            raise ValueError(f"SolveOptions.portfolio must be True or False, got {self.portfolio!r}")
+        if self.portfolio is not None and not isinstance(self.portfolio, PortfolioParams):
+            raise ValueError(f"SolveOptions.portfolio must be a PortfolioParams or None, got {self.portfolio!r}")
         if self.order_search is not None and not isinstance(self.order_search, OrderSearchParams):
             raise ValueError(f"SolveOptions.order_search must be an OrderSearchParams or None, got {self.order_search!r}")
 
@@ -168,19 +170,28 @@ def _check_stage3(ev2: Evaluation, s3: Stage3Result, opts: SolveOptions) -> None
         raise PlanInvalidError("Stage 3 (CPE) changed the layout or the spill plan")
 
 
-def slack_portfolio(inst: Instance, order1: list[int], allowance: int, opts: SolveOptions) -> list[tuple[Plan, Evaluation, str]]:
-    """Stage-2 plans that spend traffic differently from the cost-aware rule, for
-    ``--traffic-slack``: the LRU victim rule on the Stage-1 order (paper Table 4: more
-    traffic, but its reloads go into buffers whose last use is long past, so they wait
-    less) and the cost-aware DLR on the literal Algorithm-1 order (a different memory
-    skeleton). Only plans within ``allowance`` (extra traffic) are returned, as
-    (plan, evaluation, name); a producer that cannot place is skipped."""
-    out: list[tuple[Plan, Evaluation, str]] = []
-    makers = [("lru-victims", lambda: dlr_plan(inst, order1, victim="lru", params=opts.dlr))]
-    if opts.variant != "mpas-paper":
+def slack_portfolio(
+    inst: Instance, order1: list[int], allowance: int, opts: SolveOptions, slack: float
+) -> list[tuple[Plan, Evaluation, str]]:
+    """Stage-2 plans that spend traffic differently from the cost-aware rule's, for Stage 3
+    to try (``opts.portfolio``, :class:`~dansched.params.PortfolioParams`): DLR with the
+    recency-aware victim rule (:class:`~dansched.stages.dlr.victim.RecencyAware`: reloads
+    land on addresses whose last reader finished long ago, so they wait less) on the
+    Stage-1 order; with ``slack`` > 0 also the LRU rule (paper Table 4: more traffic, the
+    least recent victims) and the cost-aware DLR on the literal Algorithm-1 order (a
+    different memory skeleton). Only plans within ``allowance`` (extra traffic) are
+    returned, as (plan, evaluation, name); a producer that cannot place is skipped. None
+    for the LRU ablation (``opts.victim``), whose plans must stay the rule's own."""
+    params = opts.portfolio
+    if params is None or opts.victim != "cost" or inst.n > (params.slack_max_nodes if slack > 0 else params.max_nodes):
+        return []
+    rules = [f"{RecencyAware.prefix}{w}" for w in params.recency_windows] + (["lru"] if slack > 0 else [])
+    makers = [(f"{rule}-victims", partial(dlr_plan, inst, order1, victim=rule, params=opts.dlr)) for rule in rules]
+    if slack > 0 and opts.variant != "mpas-paper":
         def paper() -> DlrResult:
             return dlr_plan(inst, list(mpas_order(inst, variant="mpas-paper", params=opts.mpas).order), params=opts.dlr)
         makers.append(("mpas-paper-order", paper))
+    out: list[tuple[Plan, Evaluation, str]] = []
     for name, make in makers:
         try:
             got = make()
@@ -217,10 +228,9 @@ def _problem3(
 
     for alt in s2.alternatives:  # --traffic-slack: trade traffic for makespan
         consider(*alt)
-    if opts.portfolio and opts.traffic_slack > 0:
-        allowance = traffic_allowance(s2.evaluation.extra_traffic, opts.traffic_slack)
-        for alt in slack_portfolio(inst, order1, allowance, opts):
-            consider(*alt)
+    allowance = traffic_allowance(s2.evaluation.extra_traffic, opts.traffic_slack)
+    for alt in slack_portfolio(inst, order1, allowance, opts, opts.traffic_slack):
+        consider(*alt)
     if opts.timed is not None:  # issue 14: time-driven list scheduling with memory
         candidates, timed = timed_candidates(inst, s2.plan, s2.evaluation.extra_traffic, opts.traffic_slack, opts.timed)
         for alt_plan, alt_ev, name in candidates:

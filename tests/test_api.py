@@ -70,6 +70,8 @@ def test_solve_options_reject_a_problem_out_of_range():
         (lambda: dansched.DlrParams(serial_wave_widths=(0,)), "serial_wave_widths"),
         (lambda: dansched.CpeParams(medium_graph_nodes=10, large_graph_nodes=5), "medium_graph_nodes"),
         (lambda: dansched.BoundParams(joint_max_nodes=1.5), "joint_max_nodes"),
+        (lambda: dansched.PortfolioParams(recency_windows=(0,)), "recency_windows"),
+        (lambda: dansched.SolveOptions(portfolio=True), "portfolio must be a PortfolioParams"),
     ],
 )
 def test_parameters_are_validated_on_construction(make, message):
@@ -85,6 +87,8 @@ def test_parameter_defaults_are_the_measured_values():
     assert dansched.CpeParams().max_rounds(10_000) == 3
     assert dansched.CpeParams().max_rounds(200_000) == 1
     assert dansched.BoundParams().exact_peak_max_nodes == dansched.BoundParams().joint_max_nodes == 80
+    assert dansched.PortfolioParams() == dansched.PortfolioParams(recency_windows=(16, 32), max_nodes=20_000,
+                                                                  slack_max_nodes=100_000)
 
 
 def test_problem3_result_carries_the_problem1_plan_of_its_stage1_order():

@@ -39,10 +39,11 @@ METHODS: dict[str, Method] = {
     "dan-no-cpe": dan.dan_no_cpe,
     "dan-memory-windows": dan.dan_memory_windows,
     "dan-no-timed": dan.dan_no_timed,
+    "dan-no-portfolio": dan.dan_no_portfolio,
     "dan": dan.dan,
 }
 EXTERNAL = ("base", "hmcos", "magis", "cosma", "gbs")  # "delta vs best external" compares dan with these
-DAN_FAMILY = ("lru", "mpas-paper", "dan-no-cpe", "dan-memory-windows", "dan-no-timed", "dan")
+DAN_FAMILY = ("lru", "mpas-paper", "dan-no-cpe", "dan-memory-windows", "dan-no-timed", "dan-no-portfolio", "dan")
 
 
 def run_method(name: str, inst, time_limit: float = 60.0) -> MethodResult:

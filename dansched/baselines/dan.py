@@ -9,7 +9,10 @@
   windows (``--exact-window 64 --exact-window-mode memory``), the ablation row of
   the timing-aware memory planning (issue 14);
 - ``dan-no-timed``: the full pipeline without problem 3's time-driven Stage-2
-  producer (``SolveOptions(timed=None)``), so its effect is visible (issue 14).
+  producer (``SolveOptions(timed=None)``), so its effect is visible (issue 14);
+- ``dan-no-portfolio``: the full pipeline without problem 3's other Stage-2 producers
+  (``SolveOptions(portfolio=None)``: recency-aware victims, and under slack LRU and
+  the Algorithm-1 order; :func:`dansched.pipeline.slack_portfolio`).
 
 ``info["stage_seconds"]`` holds each stage's seconds from the pipeline report
 (Figure 11); ``info["stages"]`` its figures after each stage.
@@ -23,7 +26,7 @@ from ..instance import Instance
 from ..pipeline import SolveOptions, solve
 from .common import MethodResult
 
-__all__ = ["run_pipeline", "dan", "dan_no_cpe", "lru", "mpas_paper", "dan_memory_windows", "dan_no_timed", "MEMORY_WINDOW_WIDTH"]
+__all__ = ["run_pipeline", "dan", "dan_no_cpe", "lru", "mpas_paper", "dan_memory_windows", "dan_no_timed", "dan_no_portfolio", "MEMORY_WINDOW_WIDTH"]
 
 MEMORY_WINDOW_WIDTH = 64  # operation nodes per memory-aware window in the ablation row
 
@@ -43,3 +46,4 @@ lru = partial(run_pipeline, problem=3, victim="lru")
 mpas_paper = partial(run_pipeline, problem=3, variant="mpas-paper")
 dan_memory_windows = partial(run_pipeline, problem=3, exact_window=MEMORY_WINDOW_WIDTH, exact_window_mode="memory")
 dan_no_timed = partial(run_pipeline, problem=3, timed=None)
+dan_no_portfolio = partial(run_pipeline, problem=3, portfolio=None)

@@ -127,10 +127,12 @@ def test_traffic_slack_trades_traffic_for_makespan(tmp_path):
 
 
 
-def test_slack_portfolio_offers_lru_and_paper_order_plans_within_the_allowance(tmp_path):
-    """slack_portfolio: the LRU victim rule's Stage-2 plan and DLR on the Algorithm-1
-    order, each judged valid, only within the allowance; under --traffic-slack Stage 3
-    tries them (their rows in pareto) and keeps the fastest pair."""
+def test_slack_portfolio_offers_recency_lru_and_paper_order_plans_within_the_allowance(tmp_path):
+    """slack_portfolio: DLR with each recency-aware rule on the Stage-1 order and, under
+    --traffic-slack only, the LRU rule's plan and DLR on the Algorithm-1 order; each plan
+    judged valid, only within the allowance, none for the LRU ablation or when off. Under
+    --traffic-slack Stage 3 tries them (their rows in pareto) and keeps the fastest."""
+    from dansched.params import PortfolioParams
     from dansched.pipeline import slack_portfolio
     from dansched.stages.dlr.stage import dlr_plan
     from dansched.stages.mpas.stage import mpas_order
@@ -140,18 +142,41 @@ def test_slack_portfolio_offers_lru_and_paper_order_plans_within_the_allowance(t
     inst = load_instance(SHIPPED / "conv_s2.json", load_hardware(toml))
     order1 = list(mpas_order(inst).order)
     lru = dlr_plan(inst, order1, victim="lru").evaluation.extra_traffic
-    roomy = slack_portfolio(inst, order1, 10**9, SolveOptions())
-    assert [name for _, _, name in roomy] == ["lru-victims", "mpas-paper-order"]
+    opts = SolveOptions(portfolio=PortfolioParams(recency_windows=(4, 32)))
+    roomy = slack_portfolio(inst, order1, 10**9, opts, slack=5.0)
+    names = [name for _, _, name in roomy]
+    assert names == ["recency-4-victims", "recency-32-victims", "lru-victims", "mpas-paper-order"]
     assert all(ev.valid and evaluate(inst, plan).extra_traffic == ev.extra_traffic for plan, ev, _ in roomy)
-    assert roomy[0][1].extra_traffic == lru
-    assert slack_portfolio(inst, order1, -1, SolveOptions()) == []
-    tight = slack_portfolio(inst, order1, lru - 1, SolveOptions())
+    assert roomy[2][1].extra_traffic == lru
+    assert [n for *_, n in slack_portfolio(inst, order1, 10**9, opts, slack=0.0)] == names[:2]
+    assert slack_portfolio(inst, order1, -1, opts, slack=5.0) == []
+    assert slack_portfolio(inst, order1, 10**9, SolveOptions(portfolio=None), slack=5.0) == []
+    assert slack_portfolio(inst, order1, 10**9, SolveOptions(victim="lru"), slack=5.0) == []
+    tight = slack_portfolio(inst, order1, lru - 1, opts, slack=5.0)
     assert all(ev.extra_traffic <= lru - 1 for _, ev, _ in tight) and "lru-victims" not in [n for *_, n in tight]
     wide = solve(inst, SolveOptions(problem=3, traffic_slack=1000.0))
     rows = {p["producer"]: p for p in wide.report["pareto"]}
     assert "lru-victims" in rows and rows["lru-victims"]["traffic"] == lru
     assert wide.evaluation.makespan == min(p["makespan"] for p in wide.report["pareto"])
     assert not any("lru-victims" == p["producer"] for p in solve(inst, SolveOptions(problem=3)).report["pareto"])
+
+
+def test_recency_rule_prefers_the_buffer_idle_longest_among_equal_scores():
+    """RecencyAware: with equal cost-aware scores the buffer used longest ago is evicted;
+    a much better score still wins over recency once both are outside the window."""
+    from dansched.stages.dlr.victim import RecencyAware, victim_rule
+
+    rule = victim_rule("recency-8")
+    assert isinstance(rule, RecencyAware) and rule.window == 8
+    need = {0: 50, 1: 50}.__getitem__
+    sizes, traffic, cycles = [10, 10], [20, 20], [100, 100]
+    assert rule([0, 1], need, [39, 20], sizes, traffic, cycles, 40) == 1  # 0 was used just now
+    assert rule([0, 1], need, [20, 39], sizes, traffic, cycles, 40) == 0
+    far = {0: 1000, 1: 50}.__getitem__  # buffer 0 is needed much later: better score
+    assert rule([0, 1], far, [20, 25], sizes, traffic, cycles, 40) == 0
+    with pytest.raises(ValueError, match="unknown victim rule"):
+        victim_rule("recency-x")
+
 
 def test_overlap_sweep_returns_exactly_the_overlapping_segments():
     rng = random.Random(3)

@@ -31,7 +31,7 @@ from ...errors import PlacementFailed
 from ...graph import needs_positions
 from ...instance import KIND_ALLOC, KIND_OP, Instance
 from .freelist import FreeList
-from .victim import EPS, INF, LAMBDA_BYTE, LAMBDA_CYC, RULES, reuse_distance, spill_cycles, spill_traffic
+from .victim import EPS, INF, LAMBDA_BYTE, LAMBDA_CYC, RULES, RecencyAware, reuse_distance, spill_cycles, spill_traffic, victim_rule
 
 __all__ = ["Segment", "ScanResult", "linear_scan"]
 
@@ -118,7 +118,7 @@ def linear_scan(
 ) -> ScanResult:
     """Algorithm 2 along ``order`` (original node ids, a topological order).
 
-    ``rule`` is the L1/UB victim rule (a key of :data:`dansched.stages.dlr.victim.RULES`);
+    ``rule`` is the L1/UB victim rule (a name :func:`dansched.stages.dlr.victim.victim_rule` knows);
     the L0 tiers always use eager flush. ``capacity`` overrides tier capacities
     (by tier index) in ``"units"`` mode. Raises :class:`PlacementFailed` when a
     buffer cannot be placed at all. ``planned`` maps a position to buffers to spill right
@@ -152,7 +152,8 @@ class _Scan:
         else:
             raise ValueError(f"unknown placement mode {mode!r}")
         l0 = {hw.tier_index(t) for t in hw.single_residency_tiers}
-        self.rule_of = [RULES["eager"] if t in l0 else RULES[rule] for t in range(len(caps))]
+        upper = victim_rule(rule)
+        self.rule_of = [RULES["eager"] if t in l0 else upper for t in range(len(caps))]
         self.next_need = _NextNeed(needs_positions(inst, self.order))
         nb = inst.num_buffers
         self.off = [-1] * nb  # current offset, -1 when not resident
@@ -278,16 +279,18 @@ class _Scan:
 
     def victim_cost(self, c: int, k: int, t: int) -> float:
         """What evicting ``c`` costs in the window rule: ``1/score(c,k)`` for the cost rules
-        (Eq. 30 inverted, so costs add up), recency for LRU, and for L0 ``1/d``."""
+        (Eq. 30 inverted, so costs add up), times the recency penalty for a
+        :class:`~dansched.stages.dlr.victim.RecencyAware` rule, recency for LRU, and for L0 ``1/d``."""
         rule = self.rule_of[t]
         dist = reuse_distance(self.next_need(c), k)
         if rule is RULES["lru"]:
             return 1.0 / (k - self.last_use[c] + 1)
         if rule is RULES["eager"]:
             return 0.0 if dist == INF else 1.0 / dist
-        if dist == INF:
-            return 0.0
-        return (LAMBDA_BYTE * self.traffic_of[c] + LAMBDA_CYC * self.cycles_of[c] + EPS) / dist
+        base = 0.0 if dist == INF else (LAMBDA_BYTE * self.traffic_of[c] + LAMBDA_CYC * self.cycles_of[c] + EPS) / dist
+        if isinstance(rule, RecencyAware):  # EPS: the penalty orders never-needed buffers too
+            return (base + EPS) * rule.penalty(k, self.last_use[c])
+        return base
 
     def evict_window(self, t: int, s: int, pinned: Sequence[int], k: int) -> bool:
         """Evict the cheapest set of resident buffers that frees a contiguous window of

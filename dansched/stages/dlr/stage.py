@@ -16,7 +16,8 @@ variants and keeps the best:
   unit-counting scan; and the exact spill plan of the order (an integer cover,
   :mod:`dansched.stages.dlr.spillplan`) with its segments packed greedily or by CP-SAT;
 - *victim rules*: with ``victim="cost"`` the paper's score (Eqs. 27-31) and its
-  space-time variant; with ``victim="lru"`` the LRU rule of the Table 4 ablation.
+  space-time variant; with ``victim="lru"`` the LRU rule of the Table 4 ablation;
+  with ``victim="recency-<W>"`` the score with a recency penalty (issue 14).
   The L0 tiers always evict by eager flush (Eq. 26).
 
 Every scan places SPILL_OUTs right where space is needed (or, in a spill plan,
@@ -41,6 +42,7 @@ from .packing import apply_packing, pack_segments
 from .reorder import is_topological, tighten_lifetimes
 from .reuse import reuse_order
 from .scan import ScanResult, linear_scan
+from .victim import RecencyAware, is_victim_rule
 from .spillplan import cpsat_pack, planned_spills
 
 __all__ = ["DlrResult", "Variant", "dlr_plan", "scan_variant", "candidate_orders", "uniform_tiers", "PLACEMENTS", "VICTIMS"]
@@ -290,22 +292,24 @@ def dlr_plan(
 ) -> DlrResult:
     """Stage 2 on a Stage-1 ``order`` (node ids of the instance, a topological order).
 
-    ``victim``: ``"cost"`` (Eqs. 27-31 and the exact spill plan) or ``"lru"`` (LRU in
-    every placement that evicts; no exact spill plan). ``search=False`` keeps the
+    ``victim``: ``"cost"`` (Eqs. 27-31 and the exact spill plan), ``"lru"`` (LRU in
+    every placement that evicts; no exact spill plan) or ``"recency-<W>"`` (the
+    cost-aware score with a recency penalty, :class:`~dansched.stages.dlr.victim.RecencyAware`;
+    no exact spill plan). ``search=False`` keeps the
     Stage-1 order (only lifetimes tightened). With ``slack`` > 0 (percent), the other
     valid variants whose traffic is within ``slack``% of the best are returned too, in
     ``alternatives`` (at most ``params.max_alternatives``), for a traffic/makespan trade-off.
     ``params``: the budgets (:class:`~dansched.params.DlrParams`).
     Raises ``ValueError`` for an order that is not a topological order of the instance."""
-    if victim not in VICTIMS:
-        raise ValueError(f"victim must be one of {sorted(VICTIMS)}, got {victim!r}")
+    if victim not in VICTIMS and not (victim.startswith(RecencyAware.prefix) and is_victim_rule(victim)):
+        raise ValueError(f"victim must be one of {sorted(VICTIMS)} or recency-<W>, got {victim!r}")
     order = [int(v) for v in order]
     if not is_topological(inst, order):
         raise ValueError("Stage 2 needs a topological order of the instance's nodes")
     say = progress or (lambda _m: None)
-    if victim == "lru":  # the exact spill plan would bypass the rule under study
+    if victim != "cost":  # the exact spill plan would bypass the rule under study
         placements = tuple(p for p in placements if p != "spill-plan") or ("bestfit-greedy",)
-    rules = VICTIMS[victim]
+    rules = VICTIMS.get(victim, (victim,))
     if uniform_tiers(inst):  # best fit cannot fragment, the cost rules are Belady: one variant says it all
         placements, rules = ("bestfit-greedy",), rules[:1]
     # 1. rank the orders with the paper's placement and rule, 2. try every placement

@@ -13,6 +13,11 @@ counted in positions of the (original-node) schedule.
   of cost, which stops the paper's rule from evicting many small buffers where one
   large buffer would do.
 - :func:`lru`: least recently used first.
+- :class:`RecencyAware` (issue 14, victims chosen with time in mind): the cost-aware
+  score divided by ``max(1, W / (k - last_use(b) + 1))``, so a buffer used within the
+  last ``W`` positions costs more to evict the more recently it was used. Its reload
+  then lands on addresses whose last reader finished long ago instead of on those of
+  the operation just before; named ``recency-<W>`` (:func:`victim_rule`).
 
 Every rule breaks ties deterministically (then larger size, then lower buffer index).
 
@@ -39,8 +44,11 @@ __all__ = [
     "cost_aware",
     "space_time",
     "lru",
+    "RecencyAware",
     "RULES",
     "VictimRule",
+    "victim_rule",
+    "is_victim_rule",
 ]
 
 INF = float("inf")
@@ -111,3 +119,46 @@ RULES: dict[str, VictimRule] = {
     "space-time": space_time,
     "lru": lru,
 }
+
+
+class RecencyAware:
+    """The cost-aware rule with a recency penalty of window ``window`` positions (module
+    docstring): ``argmax score(b,k) / penalty(b,k)``, ``penalty = max(1, W / (k - last_use(b) + 1))``."""
+
+    prefix = "recency-"
+
+    def __init__(self, window: int) -> None:
+        if isinstance(window, bool) or not isinstance(window, int) or window < 1:
+            raise ValueError(f"the recency window must be an integer >= 1, got {window!r}")
+        self.window = window
+        self.name = f"{self.prefix}{window}"
+
+    def penalty(self, k: int, last_use: int) -> float:
+        """How much more evicting a buffer last used at ``last_use`` costs at position ``k``."""
+        return max(1.0, self.window / (k - last_use + 1))
+
+    def __call__(self, pool, next_need, last_use, sizes, traffic, cycles, k) -> int:
+        return _argmax(pool, lambda b: (score(reuse_distance(next_need(b), k), traffic[b], cycles[b])
+                                        / self.penalty(k, last_use[b]), sizes[b], -b))
+
+
+def victim_rule(name: str) -> VictimRule:
+    """The rule called ``name``: a key of :data:`RULES` or ``recency-<W>`` (:class:`RecencyAware`).
+
+    >>> victim_rule("recency-16").window
+    16
+    """
+    if name in RULES:
+        return RULES[name]
+    if name.startswith(RecencyAware.prefix) and name[len(RecencyAware.prefix):].isdigit():
+        return RecencyAware(int(name[len(RecencyAware.prefix):]))
+    raise ValueError(f"unknown victim rule {name!r} (known: {', '.join(RULES)}, recency-<W>)")
+
+
+def is_victim_rule(name: str) -> bool:
+    """Whether :func:`victim_rule` knows ``name``."""
+    try:
+        victim_rule(name)
+    except ValueError:
+        return False
+    return True
