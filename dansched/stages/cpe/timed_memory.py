@@ -44,11 +44,12 @@ from typing import Sequence
 
 import numpy as np
 
-from ...errors import TimedFailed
-from ...errors import PlacementFailed
+from ...errors import PlacementFailed, TimedFailed
 from ...instance import KIND_ALLOC, KIND_FREE, KIND_OP, Instance
+from ...models.traffic import traffic_lower_bound
 from ...plan import Plan, plan_from_indices
 from ...simulate import Evaluation, evaluate
+from ..dlr.reorder import tighten_lifetimes
 from ..dlr.stage import dlr_plan
 
 __all__ = [
@@ -743,12 +744,18 @@ def timed_plans(
     return [(plan, ev, name) for _, _, plan, ev, name in out], attempts, fastest
 
 
-def replaced_plan(inst: Instance, plan: Plan, traffic_limit: int, name: str) -> tuple[Plan, Evaluation, str] | None:
+def replaced_plan(
+    inst: Instance, plan: Plan, traffic_limit: int, name: str, cover_time_limit: float = 10.0
+) -> tuple[Plan, Evaluation, str] | None:
     """Stage 2's placement and victim rules (DLR without order search) on the order of a
     time-driven ``plan`` (spill nodes dropped): the order keeps the producer's engine
     overlap, DLR's exact spill plan keeps the traffic low. ``None`` when it cannot place
-    or exceeds ``traffic_limit``."""
+    or exceeds ``traffic_limit``; also, without running DLR, when the capacity-cover bound
+    of that order (lifetimes tightened as DLR does) already exceeds it: no placement of
+    the order can then be within the limit, so the answer is the same, only sooner."""
     order = [v for v in plan.order if v < inst.n]
+    if traffic_lower_bound(inst, tighten_lifetimes(inst, order), time_limit=cover_time_limit).value > traffic_limit:
+        return None
     try:
         got = dlr_plan(inst, order, search=False)
     except (PlacementFailed, ValueError):
