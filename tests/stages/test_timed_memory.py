@@ -164,3 +164,26 @@ def test_buffer_without_users_next_to_a_full_tier():
     for ref in ([0, 1, 2, 3, 4, 5], [2, 3, 0, 1, 4, 5]):
         ev = evaluate(inst, timed_schedule(inst, ref, TimedParams()))
         assert ev.valid, [e.message for e in ev.errors]
+
+
+def test_replaced_plan_skips_dlr_only_when_no_plan_of_the_order_fits():
+    """replaced_plan: below the cover bound of the (tightened) order the answer is None
+    without running DLR; at the DLR plan's own traffic the plan comes back, valid."""
+    from dansched.models.traffic import traffic_lower_bound
+    from dansched.stages.cpe.timed_memory import replaced_plan
+    from dansched.stages.dlr.reorder import tighten_lifetimes
+
+    covers = []
+    for family, scale, seed in (("matmul", 2, 0), ("conv", 2, 1), ("random", 2, 3)):
+        inst = _generated(family, scale, seed)
+        plan = timed_schedule(inst, _reference(inst)[1], DEFAULT_TRIALS[0])
+        order = [v for v in plan.order if v < inst.n]
+        cover = traffic_lower_bound(inst, tighten_lifetimes(inst, order)).value
+        dlr = dlr_plan(inst, order, search=False).evaluation.extra_traffic
+        assert cover <= dlr  # the bound is sound for DLR's own plan of that order
+        got = replaced_plan(inst, plan, dlr, "t")
+        assert got is not None and got[1].valid and got[1].extra_traffic == dlr
+        if cover > 0:
+            assert replaced_plan(inst, plan, cover - 1, "t") is None
+        covers.append(cover)
+    assert max(covers) > 0  # the tight tiers make at least one order spill
