@@ -101,7 +101,7 @@ class CpeParams:
 
 @dataclass(frozen=True)
 class PortfolioParams:
-    """Problem 3's other Stage-2 producers (``dansched.pipeline.slack_portfolio``): DLR
+    """Problem 3's other Stage-2 producers (``dansched.pipeline.stage2_portfolio``): DLR
     with the recency-aware victim rule for each window in ``recency_windows`` (positions;
     measured: window 32 takes FlashAttention_Case0 from 31,224 to 31,101 cycles at equal
     traffic, window 16 Conv_Case0 to 421,574 at 1.28x traffic), on graphs of up to

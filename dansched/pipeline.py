@@ -30,7 +30,7 @@ from .stages.dlr.victim import RecencyAware
 from .stages.mpas.lifetime import lifetime_order
 from .stages.mpas.stage import VARIANTS, mpas_order
 
-__all__ = ["SolveOptions", "SolveResult", "solve", "slack_portfolio", "stage_figures", "pareto_entry", "PROBLEMS", "WINDOW_MODES"]
+__all__ = ["SolveOptions", "SolveResult", "solve", "stage2_portfolio", "stage_figures", "pareto_entry", "PROBLEMS", "WINDOW_MODES"]
 
 Progress = Callable[[str], None]
 PROBLEMS = (1, 2, 3)
@@ -170,7 +170,7 @@ def _check_stage3(ev2: Evaluation, s3: Stage3Result, opts: SolveOptions) -> None
         raise PlanInvalidError("Stage 3 (CPE) changed the layout or the spill plan")
 
 
-def slack_portfolio(
+def stage2_portfolio(
     inst: Instance, order1: list[int], allowance: int, opts: SolveOptions, slack: float
 ) -> list[tuple[Plan, Evaluation, str]]:
     """Stage-2 plans that spend traffic differently from the cost-aware rule's, for Stage 3
@@ -205,7 +205,8 @@ def slack_portfolio(
 def _problem3(
     inst: Instance, s2: DlrResult, ev2: Evaluation, opts: SolveOptions, stages: dict[str, Any], order1: list[int]
 ) -> tuple[Plan, Evaluation, list[dict[str, Any]]]:
-    """Stage 3 on the Stage-2 plan and on each alternative ``--traffic-slack`` allows; the
+    """Stage 3 on the Stage-2 plan, on each alternative ``--traffic-slack`` allows, on the
+    portfolio's plans (:func:`stage2_portfolio`) and the time-driven producer's; the
     fastest wins. Fills ``stages`` and returns the final plan, its evaluation and the
     (traffic, makespan) pairs tried."""
     t0 = time.perf_counter()
@@ -229,7 +230,7 @@ def _problem3(
     for alt in s2.alternatives:  # --traffic-slack: trade traffic for makespan
         consider(*alt)
     allowance = traffic_allowance(s2.evaluation.extra_traffic, opts.traffic_slack)
-    for alt in slack_portfolio(inst, order1, allowance, opts, opts.traffic_slack):
+    for alt in stage2_portfolio(inst, order1, allowance, opts, opts.traffic_slack):
         consider(*alt)
     if opts.timed is not None:  # issue 14: time-driven list scheduling with memory
         candidates, timed = timed_candidates(inst, s2.plan, s2.evaluation.extra_traffic, opts.traffic_slack, opts.timed)

@@ -12,7 +12,7 @@
   producer (``SolveOptions(timed=None)``), so its effect is visible (issue 14);
 - ``dan-no-portfolio``: the full pipeline without problem 3's other Stage-2 producers
   (``SolveOptions(portfolio=None)``: recency-aware victims, and under slack LRU and
-  the Algorithm-1 order; :func:`dansched.pipeline.slack_portfolio`).
+  the Algorithm-1 order; :func:`dansched.pipeline.stage2_portfolio`).
 
 ``info["stage_seconds"]`` holds each stage's seconds from the pipeline report
 (Figure 11); ``info["stages"]`` its figures after each stage.

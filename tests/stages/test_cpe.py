@@ -127,13 +127,13 @@ def test_traffic_slack_trades_traffic_for_makespan(tmp_path):
 
 
 
-def test_slack_portfolio_offers_recency_lru_and_paper_order_plans_within_the_allowance(tmp_path):
-    """slack_portfolio: DLR with each recency-aware rule on the Stage-1 order and, under
+def test_stage2_portfolio_offers_recency_lru_and_paper_order_plans_within_the_allowance(tmp_path):
+    """stage2_portfolio: DLR with each recency-aware rule on the Stage-1 order and, under
     --traffic-slack only, the LRU rule's plan and DLR on the Algorithm-1 order; each plan
     judged valid, only within the allowance, none for the LRU ablation or when off. Under
     --traffic-slack Stage 3 tries them (their rows in pareto) and keeps the fastest."""
     from dansched.params import PortfolioParams
-    from dansched.pipeline import slack_portfolio
+    from dansched.pipeline import stage2_portfolio
     from dansched.stages.dlr.stage import dlr_plan
     from dansched.stages.mpas.stage import mpas_order
 
@@ -143,16 +143,16 @@ def test_slack_portfolio_offers_recency_lru_and_paper_order_plans_within_the_all
     order1 = list(mpas_order(inst).order)
     lru = dlr_plan(inst, order1, victim="lru").evaluation.extra_traffic
     opts = SolveOptions(portfolio=PortfolioParams(recency_windows=(4, 32)))
-    roomy = slack_portfolio(inst, order1, 10**9, opts, slack=5.0)
+    roomy = stage2_portfolio(inst, order1, 10**9, opts, slack=5.0)
     names = [name for _, _, name in roomy]
     assert names == ["recency-4-victims", "recency-32-victims", "lru-victims", "mpas-paper-order"]
     assert all(ev.valid and evaluate(inst, plan).extra_traffic == ev.extra_traffic for plan, ev, _ in roomy)
     assert roomy[2][1].extra_traffic == lru
-    assert [n for *_, n in slack_portfolio(inst, order1, 10**9, opts, slack=0.0)] == names[:2]
-    assert slack_portfolio(inst, order1, -1, opts, slack=5.0) == []
-    assert slack_portfolio(inst, order1, 10**9, SolveOptions(portfolio=None), slack=5.0) == []
-    assert slack_portfolio(inst, order1, 10**9, SolveOptions(victim="lru"), slack=5.0) == []
-    tight = slack_portfolio(inst, order1, lru - 1, opts, slack=5.0)
+    assert [n for *_, n in stage2_portfolio(inst, order1, 10**9, opts, slack=0.0)] == names[:2]
+    assert stage2_portfolio(inst, order1, -1, opts, slack=5.0) == []
+    assert stage2_portfolio(inst, order1, 10**9, SolveOptions(portfolio=None), slack=5.0) == []
+    assert stage2_portfolio(inst, order1, 10**9, SolveOptions(victim="lru"), slack=5.0) == []
+    tight = stage2_portfolio(inst, order1, lru - 1, opts, slack=5.0)
     assert all(ev.extra_traffic <= lru - 1 for _, ev, _ in tight) and "lru-victims" not in [n for *_, n in tight]
     wide = solve(inst, SolveOptions(problem=3, traffic_slack=1000.0))
     rows = {p["producer"]: p for p in wide.report["pareto"]}
