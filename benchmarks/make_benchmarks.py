@@ -133,9 +133,10 @@ def _section(path: Path, heading: str) -> list[str]:
 
 
 def other_results() -> list[str]:
-    """The heuristic-vs-exact audit (issue 7), the scaling runs (issue 9), the makespan floors
-    (issue 14) and the sweeps (issue 18), copied from their own result files (regenerate those
-    with benchmarks/bench_audit.py, bench_scale.py, bench_timing.py and bench_sweep.py)."""
+    """The heuristic-vs-exact audit (issue 7), the scaling runs (issue 9), the bounds (issue 16),
+    the makespan floors (issue 14) and the sweeps (issue 18), copied from their own result files
+    (regenerate those with benchmarks/bench_audit.py, bench_scale.py, bench_bounds.py,
+    bench_timing.py and bench_sweep.py)."""
     out: list[str] = []
     audit = RESULTS.parent / "bench_audit.md"
     gaps = _section(audit, "## Gap distribution (pipeline traffic against the joint optimum)")
@@ -149,6 +150,12 @@ def other_results() -> list[str]:
         family = scale.stem.removeprefix("bench_scale").lstrip("_") or "random"
         out += [f"## Scaling (full pipeline on generated `{family}` graphs)", "",
                 f"From `benchmarks/results/{scale.name}`:", ""] + body + [""]
+    bounds = RESULTS.parent / "bench_bounds.md"
+    if bounds.is_file():  # issue 16: lower bounds over all orders, and `dansched bound`'s wall time
+        out += ["## Lower bounds over all orders (issue 16)", "",
+                "From `benchmarks/results/bench_bounds.md` (regenerate with `python3 benchmarks/bench_bounds.py`):", ""]
+        out += [line.replace("## ", "### ", 1) if line.startswith("## ") else line
+                for line in bounds.read_text().splitlines()[2:]] + [""]
     timing = RESULTS.parent / "bench_timing.md"
     if timing.is_file():  # issue 14: problem-3 makespan at three traffic allowances, beside its floors
         out += ["## Problem-3 makespan against its floors (traffic slack 0, 20, 100 %)", "",
