@@ -203,7 +203,8 @@ def stage2_portfolio(
 
 
 def _problem3(
-    inst: Instance, s2: DlrResult, ev2: Evaluation, opts: SolveOptions, stages: dict[str, Any], order1: list[int]
+    inst: Instance, s2: DlrResult, ev2: Evaluation, opts: SolveOptions, stages: dict[str, Any], order1: list[int],
+    say: Progress,
 ) -> tuple[Plan, Evaluation, list[dict[str, Any]]]:
     """Stage 3 on the Stage-2 plan, on each alternative ``--traffic-slack`` allows, on the
     portfolio's plans (:func:`stage2_portfolio`) and the time-driven producer's; the
@@ -218,6 +219,7 @@ def _problem3(
     def consider(alt_plan: Plan, alt_ev: Evaluation, name: str) -> bool:
         """Stage 3 on another Stage-2 plan; it becomes the current one when it ends faster."""
         nonlocal s3, ev2, kept
+        say(f"Stage 3: CPE on {name}")
         got = _stage3(inst, alt_plan, alt_ev, opts)
         pareto.append(pareto_entry(name, alt_ev.extra_traffic, got.makespan))
         if got.makespan >= s3.makespan:
@@ -230,9 +232,11 @@ def _problem3(
     for alt in s2.alternatives:  # --traffic-slack: trade traffic for makespan
         consider(*alt)
     allowance = traffic_allowance(s2.evaluation.extra_traffic, opts.traffic_slack)
+    say("Stage 2 portfolio: recency-aware victims" + (", LRU, Algorithm-1 order" if opts.traffic_slack > 0 else ""))
     for alt in stage2_portfolio(inst, order1, allowance, opts, opts.traffic_slack):
         consider(*alt)
     if opts.timed is not None:  # issue 14: time-driven list scheduling with memory
+        say("Stage 2: time-driven producer")
         candidates, timed = timed_candidates(inst, s2.plan, s2.evaluation.extra_traffic, opts.traffic_slack, opts.timed)
         for alt_plan, alt_ev, name in candidates:
             # CPE rarely gains more than the promising factor: save its time
@@ -279,7 +283,7 @@ def solve(inst: Instance, opts: SolveOptions = SolveOptions(), progress: Progres
     final_plan, final_ev, pareto = s2.plan, ev2, None
     if opts.problem == 3:
         say("Stage 3: CPE")
-        final_plan, final_ev, pareto = _problem3(inst, s2, ev2, opts, stages, order1)
+        final_plan, final_ev, pareto = _problem3(inst, s2, ev2, opts, stages, order1, say)
     report = {
         "max_v_stay": final_ev.max_v_stay,
         "physical_peak": final_ev.physical_peak,

@@ -104,3 +104,24 @@ def test_problem3_result_carries_the_problem1_plan_of_its_stage1_order():
     plan1, ev1 = solve(inst, SolveOptions(problem=2)).stage1
     assert plan1 == p1.plan and ev1.valid and ev1.max_v_stay == p1.evaluation.max_v_stay
     assert p1.stage1 == (p1.plan, p1.evaluation)
+
+
+def test_problem3_progress_names_each_producer_stage3_runs_on(tmp_path):
+    """solve's progress callback says when the portfolio and the time-driven producer run
+    and names each Stage-2 plan Stage 3 is run on (a long --traffic-slack run shows where it is)."""
+    from helpers import SHIPPED
+
+    from dansched.hardware import load_hardware
+    from dansched.instance import load_instance
+    from dansched.pipeline import SolveOptions, solve
+
+    toml = tmp_path / "tight.toml"
+    toml.write_text("[tiers]\nL1 = 1024\n")
+    inst = load_instance(SHIPPED / "conv_s2.json", load_hardware(toml))
+    said: list[str] = []
+    res = solve(inst, SolveOptions(problem=3, traffic_slack=50.0), progress=said.append)
+    assert said[:2] == ["Stage 1: MPAS", "Stage 2: DLR"] and "Stage 3: CPE" in said
+    assert "Stage 2 portfolio: recency-aware victims, LRU, Algorithm-1 order" in said
+    assert "Stage 2: time-driven producer" in said
+    tried = [p["producer"] for p in res.report["pareto"][1:]]
+    assert [m.removeprefix("Stage 3: CPE on ") for m in said if m.startswith("Stage 3: CPE on ")] == tried
