@@ -226,12 +226,14 @@ def bound(
     from .errors import PlanInvalidError
     from .pipeline import SolveOptions
     from .pipeline import solve as run_solve
+    from .simulate import judged
 
     _, inst = load_inputs(instance, hw)
     try:
         p3 = run_solve(inst, SolveOptions(problem=3))
         # the problem-1 plan is problem 3's Stage-1 order; without one, solving problem 1 says why
-        plan1, ev1 = p3.stage1 or run_solve(inst, SolveOptions(problem=1)).stage1
+        plan1 = p3.stage1 or run_solve(inst, SolveOptions(problem=1)).stage1
+        ev1 = judged(inst, plan1, "Stage 1 (MPAS)")
     except PlanInvalidError as exc:
         raise Failure(f"{inst.name}: {exc}") from None
     rows = audit_plan(inst, plan1, ev1, time_limit, seed)

@@ -20,7 +20,7 @@ from .errors import NoLegalOrderError, PlacementFailed, PlanInvalidError
 from .instance import Instance
 from .params import BoundParams, CpeParams, DlrParams, MpasParams, PortfolioParams
 from .plan import Plan
-from .simulate import Evaluation, evaluate, judged, max_v_stay
+from .simulate import Evaluation, judged, max_v_stay
 from .stages.cpe.memory_windows import memory_window_polish
 from .stages.cpe.stage import Stage3Result, stage3
 from .stages.cpe.timed_memory import TimedProducerParams, timed_candidates, traffic_allowance
@@ -94,14 +94,14 @@ class SolveOptions:
 @dataclass
 class SolveResult:
     """The final plan, the evaluator's verdict on it and the report. ``stage1`` is the
-    Stage-1 order as a problem-1 plan with its verdict (``None`` when Stage 1 found no
-    L0-legal order and problems 2/3 fell back to a topological one): ``dansched bound``
-    audits it instead of solving problem 1 again."""
+    Stage-1 order as a problem-1 plan (``None`` when Stage 1 found no L0-legal order and
+    problems 2/3 fell back to a topological one): ``dansched bound`` audits it instead of
+    solving problem 1 again."""
 
     plan: Plan
     evaluation: Evaluation
     report: dict[str, Any] = field(default_factory=dict)
-    stage1: tuple[Plan, Evaluation] | None = None
+    stage1: Plan | None = None
 
 
 def stage_figures(ev: Evaluation, seconds: float) -> dict[str, Any]:
@@ -118,18 +118,19 @@ def stage_figures(ev: Evaluation, seconds: float) -> dict[str, Any]:
     return out
 
 
-def _stage1(inst: Instance, opts: SolveOptions) -> tuple[list[int], str]:
-    """The Stage-1 order and how it was found. Problems 2 and 3 have no single-residency
-    rule, so when no L0-legal order exists any topological order will do."""
+def _stage1(inst: Instance, opts: SolveOptions) -> tuple[list[int], str, bool]:
+    """The Stage-1 order, how it was found and whether it is L0-legal (a problem-1 plan).
+    Problems 2 and 3 have no single-residency rule, so when no L0-legal order exists any
+    topological order will do."""
     try:
         s1 = mpas_order(inst, variant=opts.variant, params=opts.mpas)
-        return list(s1.order), s1.variant
+        return list(s1.order), s1.variant, True
     except NoLegalOrderError as exc:
         if opts.problem == 1:
             raise
         # any order that keeps the buffer lifetimes will do; a lifetime cycle (an edge
         # FREE -> user or user -> ALLOC) raises NoLegalOrderError here: no plan exists
-        return lifetime_order(inst), f"topological order (no L0-legal order: {exc})"
+        return lifetime_order(inst), f"topological order (no L0-legal order: {exc})", False
 
 
 def _stage2(inst: Instance, order1: list[int], opts: SolveOptions, say: Progress) -> DlrResult:
@@ -264,17 +265,15 @@ def solve(inst: Instance, opts: SolveOptions = SolveOptions(), progress: Progres
     stages: dict[str, Any] = {}
     say("Stage 1: MPAS")
     t0 = time.perf_counter()
-    order1, variant1 = _stage1(inst, opts)
+    order1, variant1, legal1 = _stage1(inst, opts)
     if opts.problem == 1:
         plan1 = Plan(order=tuple(order1))
         ev1 = judged(inst, plan1, "Stage 1 (MPAS)")
         stages["mpas"] = stage_figures(ev1, time.perf_counter() - t0) | {"variant": variant1}
-        return SolveResult(plan1, ev1, {"max_v_stay": ev1.max_v_stay, "stages": stages}, (plan1, ev1))
+        return SolveResult(plan1, ev1, {"max_v_stay": ev1.max_v_stay, "stages": stages}, plan1)
     stages["mpas"] = {"max_v_stay": max_v_stay(inst, order1), "seconds": round(time.perf_counter() - t0, 3),
                       "variant": variant1}
-    plan1 = Plan(order=tuple(order1))
-    ev1 = evaluate(inst, plan1)
-    stage1 = (plan1, ev1) if ev1.valid else None
+    stage1 = Plan(order=tuple(order1)) if legal1 else None
     say("Stage 2: DLR")
     t0 = time.perf_counter()
     s2 = _stage2(inst, order1, opts, say)
