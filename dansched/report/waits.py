@@ -28,7 +28,9 @@ from __future__ import annotations
 
 from collections import Counter
 from dataclasses import dataclass
+
 from ..instance import Instance
+from ..models.floors import busiest_pipe as floor_busiest_pipe
 from ..plan import Plan
 from ..simulate import Evaluation
 
@@ -64,11 +66,8 @@ def busiest_pipe(inst: Instance, ev: Evaluation) -> str:
     """The pipe with the largest total of task cycles in the timed plan (spill tasks
     included); the first in the hardware's pipe order on ties."""
     g = _graph(ev)
-    load = [0] * len(inst.hw.pipes)
-    for v in range(g.n):
-        if g.pipe[v] >= 0:
-            load[g.pipe[v]] += g.cycles[v]
-    return inst.hw.pipes[max(range(len(load)), key=lambda p: (load[p], -p))]
+    p, _ = floor_busiest_pipe(g.pipe, g.cycles)  # -1 when no task takes a pipe: all tie at 0
+    return inst.hw.pipes[max(p, 0)]
 
 
 def pipe_waits(inst: Instance, plan: Plan, ev: Evaluation, pipe: str, depth: int = 3) -> PipeWaits:
