@@ -170,7 +170,7 @@ def report(rows: list[dict[str, Any]], scan: dict[str, Any], args: argparse.Name
         "in one CP-SAT model) on small graphs of the random family. Every plan below was accepted by",
         "`dansched.simulate.evaluate` with the traffic shown.",
         "",
-        "- Instances: the largest prefix (by operations, in id order) of `generate(\"random\", 1, seed)`",
+        '- Instances: the largest prefix (by operations, in id order) of `generate("random", 1, seed)`',
         f"  with at most {args.max_nodes} nodes, with the ALLOC/FREE of the buffers used (scale 1, the",
         "  smallest, gives 44-54 nodes).",
         "- Hardware: each tier's capacity cut to the largest working set of one operation there",
@@ -203,7 +203,8 @@ def report(rows: list[dict[str, Any]], scan: dict[str, Any], args: argparse.Name
         f"Audited: {len(rows)} instances; joint optimum proven on {len(proven)}"
         + (
             f", not proven on {len(rows) - len(proven)} (best found used, bound in the rows)"
-            if len(proven) < len(rows) else ""
+            if len(proven) < len(rows)
+            else ""
         )
         + ".",
         "",
@@ -259,9 +260,13 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--select", choices=("spilling", "all"), default="spilling")
     ap.add_argument("--scan-limit", type=int, default=5000, help="seeds to scan at most (--select spilling)")
     ap.add_argument("--deterministic-time", type=float, default=60.0)
-    ap.add_argument("--time-limit", type=float, default=600.0,
-                    help="the pipeline's wall-clock safety net (its budgets are deterministic; raised from the"
-                         " CLI's 60 s so that a busy host does not cut them)")
+    ap.add_argument(
+        "--time-limit",
+        type=float,
+        default=600.0,
+        help="the pipeline's wall-clock safety net (its budgets are deterministic; raised from the"
+        " CLI's 60 s so that a busy host does not cut them)",
+    )
     ap.add_argument("--out", type=Path, default=RESULTS)
     args = ap.parse_args(argv)
 
@@ -288,7 +293,8 @@ def main(argv: list[str] | None = None) -> int:
             print(
                 f"seed {seed}: n={row['nodes']} pipeline {traffic} fixed {row['fixed']} joint {row['joint']}"
                 f" ({row['joint_status']}, bound {row['joint_bound']}) {row['joint_wall']:.1f}s",
-                file=sys.stderr, flush=True,
+                file=sys.stderr,
+                flush=True,
             )
         seed += 1
     text = report(rows, scan, args)

@@ -31,9 +31,9 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
+from dansched.errors import ExactModelTooLarge, NoLegalOrderError  # noqa: E402
 from dansched.instance import load_instance  # noqa: E402
 from dansched.models.bound import gap  # noqa: E402
-from dansched.errors import ExactModelTooLarge, NoLegalOrderError  # noqa: E402
 from dansched.models.order import exact_min_peak  # noqa: E402
 from dansched.models.peak import peak_lower_bound  # noqa: E402
 from dansched.models.peak_contracted import contracted_peak_bound  # noqa: E402
@@ -74,8 +74,11 @@ def bench_case(path: Path, plans: bool) -> list[str]:
     peak = p1.evaluation.max_v_stay if p1 else None
     traffic = p2.evaluation.extra_traffic if p2 else None
     rows = []
-    methods = (("forced liveness", peak_lower_bound), ("product pattern", product_peak_bound),
-               ("contracted relaxation", contracted_peak_bound))
+    methods = (
+        ("forced liveness", peak_lower_bound),
+        ("product pattern", product_peak_bound),
+        ("contracted relaxation", contracted_peak_bound),
+    )
     for label, fn in methods:
         b, s = _timed(fn, inst)
         rows.append((label, b.value, b.method, s))
@@ -87,11 +90,15 @@ def bench_case(path: Path, plans: bool) -> list[str]:
     for label, value, method, s in rows:
         mark = " **best**" if value == best else ""
         opt = " (proven optimal)" if peak is not None and value == peak else ""
-        out.append(f"| {name} | maxV_stay | {label}{mark} | {value:,} | {s:.2f} | "
-                   f"{'-' if peak is None else f'{peak:,}'} | {_pct(gap(peak, value))}{opt} | {method} |")
+        out.append(
+            f"| {name} | maxV_stay | {label}{mark} | {value:,} | {s:.2f} | "
+            f"{'-' if peak is None else f'{peak:,}'} | {_pct(gap(peak, value))}{opt} | {method} |"
+        )
     tb, s = _timed(global_traffic_bound, inst)
-    out.append(f"| {name} | extra traffic | all orders | {tb.value:,} | {s:.2f} | "
-               f"{'-' if traffic is None else f'{traffic:,}'} | {_pct(gap(traffic, tb.value))} | {tb.method} |")
+    out.append(
+        f"| {name} | extra traffic | all orders | {tb.value:,} | {s:.2f} | "
+        f"{'-' if traffic is None else f'{traffic:,}'} | {_pct(gap(traffic, tb.value))} | {tb.method} |"
+    )
     return out
 
 
@@ -100,16 +107,19 @@ def bound_command_row(path: Path) -> str:
     (a fresh process: imports, one problem-3 solve, the audits). Issue 16 asks for at
     most 60 s per official case."""
     t = time.perf_counter()
-    run = subprocess.run([sys.executable, "-m", "dansched.cli", "bound", str(path), "--json"],
-                         capture_output=True, text=True, cwd=REPO)
+    run = subprocess.run(
+        [sys.executable, "-m", "dansched.cli", "bound", str(path), "--json"], capture_output=True, text=True, cwd=REPO
+    )
     s = time.perf_counter() - t
     if run.returncode != 0:
         return f"| {path.stem} | {s:.1f} | failed: {run.stderr.strip().splitlines()[-1:]} | | |"
     rep = json.loads(run.stdout)
     tr = rep["extra_traffic"]
-    return (f"| {path.stem} | {s:.1f} | {rep['max_v_stay']['value']:,} / {rep['max_v_stay']['plan_value']:,} | "
-            f"{tr['value']:,} / {tr['plan_value']:,} ({tr.get('cpsat_status', '-')}) | "
-            f"{rep['makespan']['value']:,} / {rep['makespan']['plan_value']:,} |")
+    return (
+        f"| {path.stem} | {s:.1f} | {rep['max_v_stay']['value']:,} / {rep['max_v_stay']['plan_value']:,} | "
+        f"{tr['value']:,} / {tr['plan_value']:,} ({tr.get('cpsat_status', '-')}) | "
+        f"{rep['makespan']['value']:,} / {rep['makespan']['plan_value']:,} |"
+    )
 
 
 def main(argv=None) -> int:
@@ -141,11 +151,16 @@ def main(argv=None) -> int:
         lines += got
         print("\n".join(got), file=sys.stderr, flush=True)
     if not args.no_command:
-        lines += ["", "## `dansched bound` with its default budget (issue 16: at most 60 s per case)", "",
-                  "Wall seconds of `dansched bound CASE --json` in a fresh process (one problem-3 solve, "
-                  "whose Stage-1 order is the problem-1 plan, then the audits); each cell is bound / plan.", "",
-                  "| case | wall s | maxV_stay | extra traffic, fixed order (placement model) | makespan |",
-                  "|---|---:|---:|---:|---:|"]
+        lines += [
+            "",
+            "## `dansched bound` with its default budget (issue 16: at most 60 s per case)",
+            "",
+            "Wall seconds of `dansched bound CASE --json` in a fresh process (one problem-3 solve, "
+            "whose Stage-1 order is the problem-1 plan, then the audits); each cell is bound / plan.",
+            "",
+            "| case | wall s | maxV_stay | extra traffic, fixed order (placement model) | makespan |",
+            "|---|---:|---:|---:|---:|",
+        ]
         for case in args.cases:
             p = Path(args.official) / f"{case}.json"
             if p.is_file():

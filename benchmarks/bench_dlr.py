@@ -68,8 +68,10 @@ def run_case(case: str, how: str) -> tuple[str, str]:
     limit = TIME_TARGET.get(case)
     secs_txt = f"{secs:.1f}" + ("" if limit is None else f" (<{limit:.0f}: {'yes' if secs < limit else '**no**'})")
     variant = f"{res.info['order']} / {res.info['placement']} / {res.info['victim_rule']}"
-    main = (f"| {case} | {ev.extra_traffic:,} | {target:,} | {met} | {bound.value:,} | {ev.spill_count} | "
-            f"{ev.makespan:,} | {secs_txt} | {variant} |")
+    main = (
+        f"| {case} | {ev.extra_traffic:,} | {target:,} | {met} | {bound.value:,} | {ev.spill_count} | "
+        f"{ev.makespan:,} | {secs_txt} | {variant} |"
+    )
     # Table 4: same order, no order search, cost-aware vs LRU
     figs = {}
     for victim in ("cost", "lru"):
@@ -78,8 +80,9 @@ def run_case(case: str, how: str) -> tuple[str, str]:
         assert e.valid
         figs[victim] = (e.extra_traffic, e.spill_count, e.makespan)
     (tc, sc, mc), (tl, sl, ml) = figs["cost"], figs["lru"]
-    ablation = (f"| {case} | {tl:,} | {tc:,} | {pct(tc, tl)} | {sl} | {sc} | {pct(sc, sl)} | "
-                f"{ml:,} | {mc:,} | {pct(mc, ml)} |")
+    ablation = (
+        f"| {case} | {tl:,} | {tc:,} | {pct(tc, tl)} | {sl} | {sc} | {pct(sc, sl)} | {ml:,} | {mc:,} | {pct(mc, ml)} |"
+    )
     return main, ablation
 
 
@@ -97,23 +100,25 @@ def main(argv: list[str] | None = None) -> int:
         print(m, flush=True)
         rows.append(m)
         abl.append(a)
-    text = "\n".join([
-        "# Stage 2 (DLR) on the official cases",
-        "",
-        f"Stage-1 order: `{args.order}`. Machine: {platform.machine()}, Python {platform.python_version()}; "
-        "seconds are Stage 2 alone (order search, scans, evaluator check).",
-        "",
-        "| case | extra traffic | target | met | fixed-order bound | spills | makespan | seconds | kept variant (order / placement / rule) |",
-        "| --- | ---: | ---: | :---: | ---: | ---: | ---: | ---: | --- |",
-        *rows,
-        "",
-        "## Table 4 ablation: cost-aware (Eqs. 27-31) against LRU, same order, no order search, online best fit",
-        "",
-        "| case | LRU traffic | cost traffic | change | LRU spills | cost spills | change | LRU makespan | cost makespan | change |",
-        "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |",
-        *abl,
-        "",
-    ])
+    text = "\n".join(
+        [
+            "# Stage 2 (DLR) on the official cases",
+            "",
+            f"Stage-1 order: `{args.order}`. Machine: {platform.machine()}, Python {platform.python_version()}; "
+            "seconds are Stage 2 alone (order search, scans, evaluator check).",
+            "",
+            "| case | extra traffic | target | met | fixed-order bound | spills | makespan | seconds | kept variant (order / placement / rule) |",
+            "| --- | ---: | ---: | :---: | ---: | ---: | ---: | ---: | --- |",
+            *rows,
+            "",
+            "## Table 4 ablation: cost-aware (Eqs. 27-31) against LRU, same order, no order search, online best fit",
+            "",
+            "| case | LRU traffic | cost traffic | change | LRU spills | cost spills | change | LRU makespan | cost makespan | change |",
+            "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |",
+            *abl,
+            "",
+        ]
+    )
     RESULTS.parent.mkdir(parents=True, exist_ok=True)
     RESULTS.write_text(text)
     print(text)

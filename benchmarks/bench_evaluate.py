@@ -128,7 +128,9 @@ def spilling_plan(inst: Instance, order: list[int]) -> Plan:
     sizes, tiers = inst.buf_size.tolist(), inst.buf_tier.tolist()
     pos = {v: i for i, v in enumerate(order)}
     # positions of each buffer's uses (users, then its FREE) along the order
-    uses: list[list[int]] = [sorted(pos[u] for u in L.users[b]) + [pos[int(inst.buf_free[b])]] for b in range(inst.num_buffers)]
+    uses: list[list[int]] = [
+        sorted(pos[u] for u in L.users[b]) + [pos[int(inst.buf_free[b])]] for b in range(inst.num_buffers)
+    ]
     ptr = [0] * inst.num_buffers
     alloc = [_Tier(hw.capacity[t]) for t in hw.tiers]
     offsets = [0] * inst.num_buffers
@@ -162,7 +164,7 @@ def spilling_plan(inst: Instance, order: list[int]) -> Plan:
         spills[k][1] = make_room(b, protected | {b})
         out.append(n + 2 * k + 1)
 
-    for i, v in enumerate(order):
+    for _i, v in enumerate(order):
         kind = L.kind[v]
         if kind == KIND_ALLOC:
             b = L.node_buf[v]
@@ -196,7 +198,9 @@ def _spread(times: list[float]) -> str:
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--case", type=Path, default=DEFAULT_CASE)
-    ap.add_argument("--repeat", type=int, default=5, help="timed runs of each step (best, median and worst are reported)")
+    ap.add_argument(
+        "--repeat", type=int, default=5, help="timed runs of each step (best, median and worst are reported)"
+    )
     ap.add_argument("--out", type=Path, default=RESULTS)
     args = ap.parse_args()
     if not args.case.is_file():
@@ -226,10 +230,16 @@ def main() -> int:
     g = ev.graph
     rows = [
         ("instance", f"{inst.name}: {inst.n:,} nodes, {inst.num_edges:,} edges, {inst.num_buffers:,} buffers"),
-        ("plan", f"{len(plan.order):,} scheduled nodes, {ev.spill_count:,} spills, "
-                 f"{len(g.spill_edges):,} spill edges, {len(g.reuse_edges):,} reuse edges"),
-        ("plan figures", f"maxV_stay {ev.max_v_stay:,}, physical peak {ev.physical_peak:,}, "
-                         f"extra traffic {ev.extra_traffic:,}, makespan {ev.makespan:,}"),
+        (
+            "plan",
+            f"{len(plan.order):,} scheduled nodes, {ev.spill_count:,} spills, "
+            f"{len(g.spill_edges):,} spill edges, {len(g.reuse_edges):,} reuse edges",
+        ),
+        (
+            "plan figures",
+            f"maxV_stay {ev.max_v_stay:,}, physical peak {ev.physical_peak:,}, "
+            f"extra traffic {ev.extra_traffic:,}, makespan {ev.makespan:,}",
+        ),
         (f"load, best / median / worst of {args.repeat}", f"{_spread(load_times)} (target < 2 s)"),
         (f"evaluate, best / median / worst of {args.repeat}", f"{_spread(eval_times)} (target < 3 s)"),
         ("plan construction (not timed against a target)", f"{build_time:.3f} s"),

@@ -40,8 +40,13 @@ OFFICIAL = REPO.parent / "shared" / "instances" / "official"
 ANCHORS = REPO.parent / "shared" / "anchors.json"
 RESULTS = REPO / "benchmarks" / "results" / "bench_mpas.md"
 CASES = ["Conv_Case0", "FlashAttention_Case0", "FlashAttention_Case1", "Matmul_Case0", "Matmul_Case1"]
-TARGETS = {"Conv_Case0": 6912, "FlashAttention_Case0": 4498, "FlashAttention_Case1": 7586,
-           "Matmul_Case0": 9216, "Matmul_Case1": 34816}
+TARGETS = {
+    "Conv_Case0": 6912,
+    "FlashAttention_Case0": 4498,
+    "FlashAttention_Case1": 7586,
+    "Matmul_Case0": 9216,
+    "Matmul_Case1": 34816,
+}
 
 
 def _run(inst, variant: str, repeat: int):
@@ -62,8 +67,20 @@ def _gap(value: int, bound: int) -> str:
 
 def official_table(cases: list[str], repeat: int, paper: bool) -> list[str]:
     anchors = json.loads(ANCHORS.read_text())["cases"] if ANCHORS.is_file() else {}
-    head = ["case", "nodes", "best public", "target", "mpas-paper", "mpas-greedy", "mpas", "winner",
-            "meets target", "lower bound", "gap", "mpas s"]
+    head = [
+        "case",
+        "nodes",
+        "best public",
+        "target",
+        "mpas-paper",
+        "mpas-greedy",
+        "mpas",
+        "winner",
+        "meets target",
+        "lower bound",
+        "gap",
+        "mpas s",
+    ]
     rows = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
     notes = []
     for case in cases:
@@ -78,29 +95,49 @@ def official_table(cases: list[str], repeat: int, paper: bool) -> list[str]:
         lb = peak_lower_bound(inst)
         target = TARGETS.get(case)
         public = anchors.get(case, {}).get("p1")
-        rows.append("| " + " | ".join([
-            case, f"{inst.n:,}", f"{public:,}" if public else "-", f"{target:,}" if target else "-",
-            f"{pap.max_v_stay:,} ({pap.seconds:.2f} s)" if pap else "-",
-            f"{gre.max_v_stay:,} ({tg:.2f} s)", f"**{res.max_v_stay:,}**", res.variant,
-            "yes" if target is None or res.max_v_stay <= target else "NO",
-            f"{lb.value:,}", _gap(res.max_v_stay, lb.value), f"{t:.2f}",
-        ]) + " |")
+        rows.append(
+            "| "
+            + " | ".join(
+                [
+                    case,
+                    f"{inst.n:,}",
+                    f"{public:,}" if public else "-",
+                    f"{target:,}" if target else "-",
+                    f"{pap.max_v_stay:,} ({pap.seconds:.2f} s)" if pap else "-",
+                    f"{gre.max_v_stay:,} ({tg:.2f} s)",
+                    f"**{res.max_v_stay:,}**",
+                    res.variant,
+                    "yes" if target is None or res.max_v_stay <= target else "NO",
+                    f"{lb.value:,}",
+                    _gap(res.max_v_stay, lb.value),
+                    f"{t:.2f}",
+                ]
+            )
+            + " |"
+        )
         notes.append(f"- {case}: bound method: {lb.method}; restarts {res.restarts}")
     return rows + [""] + notes
 
 
 def small_table(seeds: int) -> list[str]:
     graphs = [(f"random_dag(seed={s}, 12 ops)", random_dag(s, n_ops=12)) for s in range(seeds)]
-    graphs += [(f"generate({f!r}, 1, {s})", instance_from_records(f"{f}{s}", *generate(f, scale=1, seed=s)))
-               for f, s in [("matmul", 0), ("conv", 0), ("random", 0), ("random", 3)]]
-    rows = ["| graph | nodes | exact optimum | mpas | mpas-paper | lower bound | DP states |", "|---|---|---|---|---|---|---|"]
+    graphs += [
+        (f"generate({f!r}, 1, {s})", instance_from_records(f"{f}{s}", *generate(f, scale=1, seed=s)))
+        for f, s in [("matmul", 0), ("conv", 0), ("random", 0), ("random", 3)]
+    ]
+    rows = [
+        "| graph | nodes | exact optimum | mpas | mpas-paper | lower bound | DP states |",
+        "|---|---|---|---|---|---|---|",
+    ]
     hits = 0
     for name, inst in graphs:
         ex = exact_min_peak(inst)
         got = mpas_order(inst).max_v_stay
         pap = mpas_order(inst, "mpas-paper").max_v_stay
         hits += got == ex.peak
-        rows.append(f"| {name} | {inst.n} | {ex.peak} | {got} | {pap} | {peak_lower_bound(inst).value} | {ex.states:,} |")
+        rows.append(
+            f"| {name} | {inst.n} | {ex.peak} | {got} | {pap} | {peak_lower_bound(inst).value} | {ex.states:,} |"
+        )
     rows.append("")
     rows.append(f"MPAS reaches the exact optimum on {hits} of {len(graphs)} small graphs.")
     return rows
@@ -113,14 +150,23 @@ def main() -> None:
     ap.add_argument("--skip-paper", action="store_true", help="do not run the literal variant")
     ap.add_argument("--small", type=int, default=8, help="random small graphs checked against the exact DP")
     args = ap.parse_args()
-    out = ["# bench_mpas", "", "Stage 1 (MPAS), problem 1: maxV_stay over L1+UB with the L0 rule enforced;",
-           "every order below is accepted by `dansched.simulate.evaluate`.", "",
-           "## Official cases", ""]
+    out = [
+        "# bench_mpas",
+        "",
+        "Stage 1 (MPAS), problem 1: maxV_stay over L1+UB with the L0 rule enforced;",
+        "every order below is accepted by `dansched.simulate.evaluate`.",
+        "",
+        "## Official cases",
+        "",
+    ]
     out += official_table(args.cases, args.repeat, not args.skip_paper)
     out += ["", "## Small graphs against the exact optimum", ""]
     out += small_table(args.small)
-    out += ["", f"Machine: Python {platform.python_version()}, {platform.machine()}; "
-            f"`mpas s` is the median of {args.repeat} runs (target on Matmul_Case1: < 5 s)."]
+    out += [
+        "",
+        f"Machine: Python {platform.python_version()}, {platform.machine()}; "
+        f"`mpas s` is the median of {args.repeat} runs (target on Matmul_Case1: < 5 s).",
+    ]
     text = "\n".join(out) + "\n"
     print(text)
     RESULTS.parent.mkdir(parents=True, exist_ok=True)

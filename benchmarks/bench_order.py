@@ -29,9 +29,17 @@ from dansched.pipeline import SolveOptions, solve
 
 REPO = Path(__file__).resolve().parents[1]
 # ../shared next to the repository (as tests/conftest.py expects), or two levels up from a worktree
-OFFICIAL = next((p for p in (REPO.parent / "shared" / "instances" / "official",
-                             REPO.parent.parent / "shared" / "instances" / "official") if p.is_dir()),
-                REPO.parent / "shared" / "instances" / "official")
+OFFICIAL = next(
+    (
+        p
+        for p in (
+            REPO.parent / "shared" / "instances" / "official",
+            REPO.parent.parent / "shared" / "instances" / "official",
+        )
+        if p.is_dir()
+    ),
+    REPO.parent / "shared" / "instances" / "official",
+)
 RESULTS = REPO / "benchmarks" / "results" / "bench_order.md"
 CASES = ["Conv_Case0", "FlashAttention_Case0", "FlashAttention_Case1", "Matmul_Case0", "Matmul_Case1"]
 
@@ -64,8 +72,10 @@ def _lns(info: dict[str, Any]) -> str:
         return "-"
     if "skipped" in info:
         return f"skipped ({info['skipped']})"
-    return (f"{info['traffic_before']:,} -> {info['traffic']:,}, {info['windows']} / {info['improved']} windows,"
-            f" {info['deterministic_time']:.1f} det-s")
+    return (
+        f"{info['traffic_before']:,} -> {info['traffic']:,}, {info['windows']} / {info['improved']} windows,"
+        f" {info['deterministic_time']:.1f} det-s"
+    )
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -86,7 +96,11 @@ def main(argv: list[str] | None = None) -> int:
         if case in p3_cases:
             b3, a3 = run(inst, 3, False), run(inst, 3, True)
             rows3.append((case, b3, a3))
-            print(f"{case} p3: {b3['traffic']}/{b3['makespan']} -> {a3['traffic']}/{a3['makespan']}", file=sys.stderr, flush=True)
+            print(
+                f"{case} p3: {b3['traffic']}/{b3['makespan']} -> {a3['traffic']}/{a3['makespan']}",
+                file=sys.stderr,
+                flush=True,
+            )
     out = [
         "# bench_order",
         "",

@@ -25,8 +25,14 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 # nodes ~ c * scale**p per family (measured on scales 1-8), to pick the scale for a size
-NODES_OF_SCALE = {"random": (47.5, 1), "matmul": (60.5, 3), "fa": (131.0, 2), "conv": (69.0, 2),
-                 "chain": (192.0, 1), "ladder": (192.0, 1)}
+NODES_OF_SCALE = {
+    "random": (47.5, 1),
+    "matmul": (60.5, 3),
+    "fa": (131.0, 2),
+    "conv": (69.0, 2),
+    "chain": (192.0, 1),
+    "ladder": (192.0, 1),
+}
 
 
 def scale_for(family: str, target_nodes: int) -> int:
@@ -96,7 +102,9 @@ def main() -> None:
         try:
             out = subprocess.run(
                 [sys.executable, __file__, "--one", str(n), "--family", args.family, "--seed", str(args.seed)],
-                capture_output=True, text=True, timeout=args.timeout,
+                capture_output=True,
+                text=True,
+                timeout=args.timeout,
             )
         except subprocess.TimeoutExpired:
             rows.append({"nodes": n, "error": f"did not finish within {args.timeout} s"})
@@ -135,8 +143,12 @@ def write_table(rows: list[dict], args) -> None:
             f"{r['makespan_dlr']:,} -> {r['makespan']:,} |"
         )
     if ok:
-        lines += ["", "What ran at each size (the pipeline bounds its work by graph size, so the "
-                  "exponents below mix cost and work):", ""]
+        lines += [
+            "",
+            "What ran at each size (the pipeline bounds its work by graph size, so the "
+            "exponents below mix cost and work):",
+            "",
+        ]
         for r in ok:
             steps = ", ".join(r.get("stage3_steps", [])) or "none"
             lines.append(f"- {r['nodes']:,} nodes: Stage 1 `{r['mpas_variant']}`; Stage-3 rounds: {steps}")
@@ -152,6 +164,7 @@ def write_table(rows: list[dict], args) -> None:
     out_path = HERE / "results" / ("bench_scale.md" if args.family == "random" else f"bench_scale_{args.family}.md")
     out_path.parent.mkdir(exist_ok=True)
     out_path.write_text("\n".join(lines) + "\n")
+
 
 if __name__ == "__main__":
     main()

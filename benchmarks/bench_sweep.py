@@ -46,7 +46,16 @@ from pathlib import Path
 
 from dansched.executor import ExecutorOptions, dask_available
 from dansched.hardware import load_hardware
-from dansched.sweep import grid_points, parse_sets, plan_cells, read_done, run_cell, run_sweep, write_reports, SweepOptions
+from dansched.sweep import (
+    SweepOptions,
+    grid_points,
+    parse_sets,
+    plan_cells,
+    read_done,
+    run_cell,
+    run_sweep,
+    write_reports,
+)
 
 REPO = Path(__file__).resolve().parents[1]
 OFFICIAL = REPO.parent / "shared" / "instances" / "official"
@@ -109,7 +118,9 @@ def measure_overhead(n_inst: int, n_points: int) -> list[str]:
     ]
     for label, jobs, wall, rep in rows:
         over = "-" if rep is None else f"{1000 * (wall - work / jobs) / n:.1f}"
-        lines.append(f"| {label} | {jobs} | {wall:.2f} | {1000 * wall / n:.1f} | {over} | {'-' if rep is None else f'{rep:.2f}'} |")
+        lines.append(
+            f"| {label} | {jobs} | {wall:.2f} | {1000 * wall / n:.1f} | {over} | {'-' if rep is None else f'{rep:.2f}'} |"
+        )
     return lines + [""]
 
 
@@ -127,8 +138,20 @@ def run_grid(instances: Path, order: list[str], out_root: Path) -> list[tuple[st
     for k, name in enumerate(order):
         d = out_root / f"sweep_{name}_{k}"
         shutil.rmtree(d, ignore_errors=True)
-        cmd = [sys.executable, "-m", "dansched.cli", "sweep", str(instances), *sum((["--set", s] for s in OFFICIAL_SETS), []),
-               "--problem", "3", "--out", str(d), "--quiet", *EXECUTORS[name]]
+        cmd = [
+            sys.executable,
+            "-m",
+            "dansched.cli",
+            "sweep",
+            str(instances),
+            *sum((["--set", s] for s in OFFICIAL_SETS), []),
+            "--problem",
+            "3",
+            "--out",
+            str(d),
+            "--quiet",
+            *EXECUTORS[name],
+        ]
         t0 = time.perf_counter()
         subprocess.run(cmd, check=True, env=dict(os.environ, PYTHONPATH=str(REPO)))
         runs.append((name, d, time.perf_counter() - t0))
@@ -139,8 +162,12 @@ def run_grid(instances: Path, order: list[str], out_root: Path) -> list[tuple[st
 def grid_table(instances: Path, runs: list[tuple[str, Path, float]], png_to: Path | None) -> list[str]:
     rows_of = []
     for _, d, _ in runs:
-        rows_of.append(sorted(read_done(d / "sweep.jsonl").values(),
-                              key=lambda r: (r["instance"], r["capacity"]["L1"], r["capacity"]["UB"])))
+        rows_of.append(
+            sorted(
+                read_done(d / "sweep.jsonl").values(),
+                key=lambda r: (r["instance"], r["capacity"]["L1"], r["capacity"]["UB"]),
+            )
+        )
     same = all(_strip(r) == _strip(rows_of[0]) for r in rows_of)
     n_cells = len(rows_of[0])
     lines = [
@@ -155,21 +182,35 @@ def grid_table(instances: Path, runs: list[tuple[str, Path, float]], png_to: Pat
     for k, ((name, _, wall), rows) in enumerate(zip(runs, rows_of)):
         cs = sum(r["seconds"] or 0 for r in rows)
         label = "local pool, --jobs 2" if name == "local" else "local Dask cluster, --dask-workers 2"
-        lines.append(f"| {k + 1} | {label} | {len(rows)} | {sum(not r['valid'] for r in rows)} | {wall:.1f} | {cs:.1f} | {cs / 2 / wall:.2f} |")
+        lines.append(
+            f"| {k + 1} | {label} | {len(rows)} | {sum(not r['valid'] for r in rows)} | {wall:.1f} | {cs:.1f} | {cs / 2 / wall:.2f} |"
+        )
     local = [w for n, _, w in runs if n == "local"]
     dask = [w for n, _, w in runs if n == "dask"]
     if local and dask:
         ref = sum(local) / len(local)
-        lines += ["", f"Dask's overhead: {100 * (sum(dask) / len(dask) - ref) / ref:+.1f} % of the local pool's mean wall time "
-                  "(target under 10 %)."]
-    lines += [f"Rows identical across runs apart from `seconds`: {'yes' if same else 'NO'}.", "",
-              "### Figures per cell (first run)", "",
-              "| Instance | L1 | UB | maxV_stay | Extra traffic | Spills | Makespan | Seconds |",
-              "|---|---:|---:|---:|---:|---:|---:|---:|"]
+        lines += [
+            "",
+            f"Dask's overhead: {100 * (sum(dask) / len(dask) - ref) / ref:+.1f} % of the local pool's mean wall time "
+            "(target under 10 %).",
+        ]
+    lines += [
+        f"Rows identical across runs apart from `seconds`: {'yes' if same else 'NO'}.",
+        "",
+        "### Figures per cell (first run)",
+        "",
+        "| Instance | L1 | UB | maxV_stay | Extra traffic | Spills | Makespan | Seconds |",
+        "|---|---:|---:|---:|---:|---:|---:|---:|",
+    ]
     for r in rows_of[0]:
-        f = lambda k: "-" if r.get(k) is None else f"{r[k]:,}"  # noqa: E731
-        lines.append(f"| {r['instance']} | {r['capacity']['L1']} | {r['capacity']['UB']} | {f('max_v_stay')} | "
-                     f"{f('extra_traffic')} | {f('spill_count')} | {f('makespan') if r['valid'] else 'failed: ' + str(r['error'])} | {r['seconds']:.1f} |")
+
+        def f(k: str, r: dict = r) -> str:
+            return "-" if r.get(k) is None else f"{r[k]:,}"
+
+        lines.append(
+            f"| {r['instance']} | {r['capacity']['L1']} | {r['capacity']['UB']} | {f('max_v_stay')} | "
+            f"{f('extra_traffic')} | {f('spill_count')} | {f('makespan') if r['valid'] else 'failed: ' + str(r['error'])} | {r['seconds']:.1f} |"
+        )
     png = runs[0][1] / "sweep_L1.png"
     if png_to is not None and png.exists():
         shutil.copyfile(png, png_to)
@@ -179,8 +220,13 @@ def grid_table(instances: Path, runs: list[tuple[str, Path, float]], png_to: Pat
 
 def write_section(title: str, lines: list[str]) -> None:
     """Replace the section ``title`` of the results file (keeping the other one)."""
-    head = ["# bench_sweep", "", f"Machine: {platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}; "
-            "shared with other jobs while measured (timings inflated by contention).", ""]
+    head = [
+        "# bench_sweep",
+        "",
+        f"Machine: {platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}; "
+        "shared with other jobs while measured (timings inflated by contention).",
+        "",
+    ]
     sections: dict[str, list[str]] = {}
     if RESULTS.exists():
         cur = None

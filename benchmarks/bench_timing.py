@@ -69,9 +69,16 @@ def measure(path: Path, slack: float, exact_window: int, mode: str) -> dict[str,
     waits = pipe_waits(inst, res.plan, ev, busiest_pipe(inst, ev))
     return {
         "waits": waits,
-        "case": inst.name, "slack": slack, "makespan": ev.makespan, "traffic": ev.extra_traffic,
+        "case": inst.name,
+        "slack": slack,
+        "makespan": ev.makespan,
+        "traffic": ev.extra_traffic,
         "p2_traffic": res.report["pareto"][0]["traffic"],  # the problem-2 plan of the same run
-        "instance": f.instance, "plan": f.plan, "hbt": f.head_body_tail, "best": best_name, "best_value": best.value,
+        "instance": f.instance,
+        "plan": f.plan,
+        "hbt": f.head_body_tail,
+        "best": best_name,
+        "best_value": best.value,
         "seconds": seconds,
     }
 
@@ -81,15 +88,41 @@ def cell(value: int, b) -> str:
 
 
 def table(rows: list[dict[str, Any]]) -> list[str]:
-    head = ["case", "slack %", "makespan", "traffic", "p2 traffic", "instance floor", "plan floor", "hbt floor", "best floor",
-            "above best", "wall s"]
+    head = [
+        "case",
+        "slack %",
+        "makespan",
+        "traffic",
+        "p2 traffic",
+        "instance floor",
+        "plan floor",
+        "hbt floor",
+        "best floor",
+        "above best",
+        "wall s",
+    ]
     out = ["| " + " | ".join(head) + " |", "|" + "|".join(["---"] * 2 + ["---:"] * (len(head) - 2)) + "|"]
     for r in rows:
         m = r["makespan"]
-        out.append("| " + " | ".join([
-            r["case"], f"{r['slack']:g}", f"{m:,}", f"{r['traffic']:,}", f"{r['p2_traffic']:,}", cell(m, r["instance"]), cell(m, r["plan"]),
-            cell(m, r["hbt"]), r["best"], above(m, r["best_value"]), f"{r['seconds']:.1f}",
-        ]) + " |")
+        out.append(
+            "| "
+            + " | ".join(
+                [
+                    r["case"],
+                    f"{r['slack']:g}",
+                    f"{m:,}",
+                    f"{r['traffic']:,}",
+                    f"{r['p2_traffic']:,}",
+                    cell(m, r["instance"]),
+                    cell(m, r["plan"]),
+                    cell(m, r["hbt"]),
+                    r["best"],
+                    above(m, r["best_value"]),
+                    f"{r['seconds']:.1f}",
+                ]
+            )
+            + " |"
+        )
     return out
 
 
@@ -98,8 +131,9 @@ def floor_methods(rows: list[dict[str, Any]]) -> list[str]:
     out = []
     for r in rows:
         if r["slack"] == rows[0]["slack"]:
-            out.append(f"- {r['case']}: instance: {r['instance'].method}; plan: {r['plan'].method}; "
-                       f"hbt: {r['hbt'].method}")
+            out.append(
+                f"- {r['case']}: instance: {r['instance'].method}; plan: {r['plan'].method}; hbt: {r['hbt'].method}"
+            )
     return out
 
 
@@ -112,8 +146,10 @@ def what_holds(rows: list[dict[str, Any]]) -> list[str]:
             continue
         w = r["waits"]
         top = "; ".join(f"{x.cycles:,} cycles in {x.gaps:,} gap(s) on `{x.describe()}`" for x in w.waits[:2])
-        out.append(f"- {r['case']}: {w.pipe} carries {w.load:,} cycles and idles {w.idle:,} before its last task "
-                   f"(tail {w.tail:,}); largest waits: {top or 'none'}")
+        out.append(
+            f"- {r['case']}: {w.pipe} carries {w.load:,} cycles and idles {w.idle:,} before its last task "
+            f"(tail {w.tail:,}); largest waits: {top or 'none'}"
+        )
     return out
 
 
@@ -123,19 +159,30 @@ def fastest_bench_methods(rows: list[dict[str, Any]], bench_json: Path) -> list[
     if not bench_json.is_file():
         return []
     bench = json.loads(bench_json.read_text())
-    out = ["| case | slack % | makespan | traffic | fastest bench method within 2x traffic | its makespan | its traffic |",
-           "|---|---:|---:|---:|---|---:|---:|"]
+    out = [
+        "| case | slack % | makespan | traffic | fastest bench method within 2x traffic | its makespan | its traffic |",
+        "|---|---:|---:|---:|---|---:|---:|",
+    ]
     top = max(r["slack"] for r in rows)
     for r in rows:
         if r["slack"] != top:
             continue
-        cands = [b for b in bench if b["instance"] == r["case"] and b.get("valid") and b.get("makespan") is not None
-                 and b.get("method") != "dan" and (b.get("extra_traffic") or 0) <= 2 * max(r["traffic"], 1)]
+        cands = [
+            b
+            for b in bench
+            if b["instance"] == r["case"]
+            and b.get("valid")
+            and b.get("makespan") is not None
+            and b.get("method") != "dan"
+            and (b.get("extra_traffic") or 0) <= 2 * max(r["traffic"], 1)
+        ]
         if not cands:
             continue
         b = min(cands, key=lambda b: (b["makespan"], b["method"]))
-        out.append(f"| {r['case']} | {top:g} | {r['makespan']:,} | {r['traffic']:,} | {b['method']} | {b['makespan']:,} | "
-                   f"{b['extra_traffic']:,} |")
+        out.append(
+            f"| {r['case']} | {top:g} | {r['makespan']:,} | {r['traffic']:,} | {b['method']} | {b['makespan']:,} | "
+            f"{b['extra_traffic']:,} |"
+        )
     return out
 
 
@@ -146,8 +193,12 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--exact-window", type=int, default=0)
     ap.add_argument("--exact-window-mode", default="fixed", choices=("fixed", "memory"))
     ap.add_argument("--out", type=Path, default=DEFAULT_OUT)
-    ap.add_argument("--bench", type=Path, default=ROOT / "benchmarks" / "results" / "bench" / "bench.json",
-                    help="a dansched bench run to compare the largest slack with")
+    ap.add_argument(
+        "--bench",
+        type=Path,
+        default=ROOT / "benchmarks" / "results" / "bench" / "bench.json",
+        help="a dansched bench run to compare the largest slack with",
+    )
     args = ap.parse_args(argv)
     slacks = [float(s) for s in args.slacks.split(",") if s.strip()]
     cases = args.cases or default_cases()
@@ -155,24 +206,53 @@ def main(argv: list[str] | None = None) -> int:
     for path in cases:
         for slack in slacks:
             r = measure(path, slack, args.exact_window, args.exact_window_mode)
-            print(f"{r['case']} slack {slack:g}: makespan {r['makespan']:,} traffic {r['traffic']:,} "
-                  f"best floor {r['best_value']:,} ({r['best']}) {r['seconds']:.1f} s", file=sys.stderr)
+            print(
+                f"{r['case']} slack {slack:g}: makespan {r['makespan']:,} traffic {r['traffic']:,} "
+                f"best floor {r['best_value']:,} ({r['best']}) {r['seconds']:.1f} s",
+                file=sys.stderr,
+            )
             rows.append(r)
-    opts = f"`--problem 3`, exact window {args.exact_window} ({args.exact_window_mode})" if args.exact_window else "`--problem 3`"
-    lines = [
-        "# Problem-3 makespan against its floors (issue 14)", "",
-        f"`python3 benchmarks/bench_timing.py {' '.join(p.name for p in args.cases)}` — {opts}, traffic slack "
-        f"{', '.join(f'{s:g}' for s in slacks)}%. Each floor is a proven lower bound "
-        "(`dansched.models.floors`); `(+x%)` is the makespan's distance above it. Wall seconds on a "
-        f"shared {platform.machine()} machine (Python {platform.python_version()}); contention inflates them.", "",
-    ] + table(rows) + ["", "Where each floor comes from (slack-0 plans):", ""] + floor_methods(rows) + [""]
-    lines += ["What keeps each plan above its floor (slack-0 plans): the busiest pipe's idle time and the binding "
-              "constraints behind it (`link:pipe` = the kind of constraint and the pipe of the task waited for, "
-              "followed back three links):", ""] + what_holds(rows) + [""]
+    opts = (
+        f"`--problem 3`, exact window {args.exact_window} ({args.exact_window_mode})"
+        if args.exact_window
+        else "`--problem 3`"
+    )
+    lines = (
+        [
+            "# Problem-3 makespan against its floors (issue 14)",
+            "",
+            f"`python3 benchmarks/bench_timing.py {' '.join(p.name for p in args.cases)}` — {opts}, traffic slack "
+            f"{', '.join(f'{s:g}' for s in slacks)}%. Each floor is a proven lower bound "
+            "(`dansched.models.floors`); `(+x%)` is the makespan's distance above it. Wall seconds on a "
+            f"shared {platform.machine()} machine (Python {platform.python_version()}); contention inflates them.",
+            "",
+        ]
+        + table(rows)
+        + ["", "Where each floor comes from (slack-0 plans):", ""]
+        + floor_methods(rows)
+        + [""]
+    )
+    lines += (
+        [
+            "What keeps each plan above its floor (slack-0 plans): the busiest pipe's idle time and the binding "
+            "constraints behind it (`link:pipe` = the kind of constraint and the pipe of the task waited for, "
+            "followed back three links):",
+            "",
+        ]
+        + what_holds(rows)
+        + [""]
+    )
     versus = fastest_bench_methods(rows, args.bench)
     if len(versus) > 2:  # a header and at least one row
-        lines += [f"Against the other methods of `{args.bench.relative_to(ROOT) if args.bench.is_relative_to(ROOT) else args.bench}` "
-                  "(their rows as last run; `dan` excluded):", ""] + versus + [""]
+        lines += (
+            [
+                f"Against the other methods of `{args.bench.relative_to(ROOT) if args.bench.is_relative_to(ROOT) else args.bench}` "
+                "(their rows as last run; `dan` excluded):",
+                "",
+            ]
+            + versus
+            + [""]
+        )
     text = "\n".join(lines)
     print(text)
     args.out.parent.mkdir(parents=True, exist_ok=True)

@@ -26,7 +26,15 @@ import time
 from pathlib import Path
 
 from dansched.baselines import METHODS
-from dansched.bench import METRIC_TITLES, bench_markdown, load_anchors, not_best_cells, official_dir, run_bench, write_bench
+from dansched.bench import (
+    METRIC_TITLES,
+    bench_markdown,
+    load_anchors,
+    not_best_cells,
+    official_dir,
+    run_bench,
+    write_bench,
+)
 from dansched.plan import atomic_write_text
 
 REPO = Path(__file__).resolve().parents[1]
@@ -80,16 +88,21 @@ def notes(rows: list[dict]) -> list[str]:
                 other = by[(c["instance"], m)]
                 rest = ", ".join(
                     f"{SHORT[k]} {other[k]:,} (dan {dan[k]:,})"
-                    for k in ("max_v_stay", "extra_traffic", "spill_count", "makespan") if k != metric and dan.get(k) is not None
+                    for k in ("max_v_stay", "extra_traffic", "spill_count", "makespan")
+                    if k != metric and dan.get(k) is not None
                 )
                 v = "invalid" if c["value"] is None else f"{c['value']:,}"
                 s1 = ((dan.get("info") or {}).get("stages") or {}).get("mpas", {}).get("max_v_stay")
-                stage1 = f" dan's Stage-1 order (problem 1): {s1:,}." if metric == "max_v_stay" and s1 is not None else ""
+                stage1 = (
+                    f" dan's Stage-1 order (problem 1): {s1:,}." if metric == "max_v_stay" and s1 is not None else ""
+                )
                 out.append(f"  - {c['instance']}: dan {v}, {m} {c['best']:,}; {m} carries {rest}.{stage1}")
     return out + [""]
 
 
-def header(rows: list[dict], seconds: float | None, jobs: int, time_limit: float, refreshed: str | None = None) -> list[str]:
+def header(
+    rows: list[dict], seconds: float | None, jobs: int, time_limit: float, refreshed: str | None = None
+) -> list[str]:
     cases = sorted({r["instance"] for r in rows})
     lines = [
         "# Benchmarks",
@@ -141,30 +154,56 @@ def other_results() -> list[str]:
     audit = RESULTS.parent / "bench_audit.md"
     gaps = _section(audit, "## Gap distribution (pipeline traffic against the joint optimum)")
     if gaps:
-        out += ["## Heuristic vs exact optimum on small graphs (problem 2)", "",
-                "From `benchmarks/results/bench_audit.md` (per-seed rows and set-up there): the pipeline's "
-                "problem-2 traffic against the exact joint CP-SAT optimum (`dansched/models/joint.py`) on "
-                "38-40-node random graphs with tight tiers."] + gaps
+        out += [
+            "## Heuristic vs exact optimum on small graphs (problem 2)",
+            "",
+            "From `benchmarks/results/bench_audit.md` (per-seed rows and set-up there): the pipeline's "
+            "problem-2 traffic against the exact joint CP-SAT optimum (`dansched/models/joint.py`) on "
+            "38-40-node random graphs with tight tiers.",
+        ] + gaps
     for scale in sorted(RESULTS.parent.glob("bench_scale*.md")):
         body = scale.read_text().splitlines()[2:]
         family = scale.stem.removeprefix("bench_scale").lstrip("_") or "random"
-        out += [f"## Scaling (full pipeline on generated `{family}` graphs)", "",
-                f"From `benchmarks/results/{scale.name}`:", ""] + body + [""]
+        out += (
+            [
+                f"## Scaling (full pipeline on generated `{family}` graphs)",
+                "",
+                f"From `benchmarks/results/{scale.name}`:",
+                "",
+            ]
+            + body
+            + [""]
+        )
     bounds = RESULTS.parent / "bench_bounds.md"
     if bounds.is_file():  # issue 16: lower bounds over all orders, and `dansched bound`'s wall time
-        out += ["## Lower bounds over all orders (issue 16)", "",
-                "From `benchmarks/results/bench_bounds.md` (regenerate with `python3 benchmarks/bench_bounds.py`):", ""]
-        out += [line.replace("## ", "### ", 1) if line.startswith("## ") else line
-                for line in bounds.read_text().splitlines()[2:]] + [""]
+        out += [
+            "## Lower bounds over all orders (issue 16)",
+            "",
+            "From `benchmarks/results/bench_bounds.md` (regenerate with `python3 benchmarks/bench_bounds.py`):",
+            "",
+        ]
+        out += [
+            line.replace("## ", "### ", 1) if line.startswith("## ") else line
+            for line in bounds.read_text().splitlines()[2:]
+        ] + [""]
     timing = RESULTS.parent / "bench_timing.md"
     if timing.is_file():  # issue 14: problem-3 makespan at three traffic allowances, beside its floors
-        out += ["## Problem-3 makespan against its floors (traffic slack 0, 20, 100 %)", "",
-                "From `benchmarks/results/bench_timing.md` (regenerate with `python3 benchmarks/bench_timing.py`):", ""]
+        out += [
+            "## Problem-3 makespan against its floors (traffic slack 0, 20, 100 %)",
+            "",
+            "From `benchmarks/results/bench_timing.md` (regenerate with `python3 benchmarks/bench_timing.py`):",
+            "",
+        ]
         out += timing.read_text().splitlines()[2:] + [""]
     sweep = RESULTS.parent / "bench_sweep.md"
     if sweep.is_file():  # issue 18: dansched sweep, local pool vs Dask
-        body = [line.replace("## ", "### ", 1) if line.startswith("## ") else line for line in sweep.read_text().splitlines()[2:]]
-        out += ["## Hardware sweeps (`dansched sweep`)", "", "From `benchmarks/results/bench_sweep.md`:", ""] + body + [""]
+        body = [
+            line.replace("## ", "### ", 1) if line.startswith("## ") else line
+            for line in sweep.read_text().splitlines()[2:]
+        ]
+        out += (
+            ["## Hardware sweeps (`dansched sweep`)", "", "From `benchmarks/results/bench_sweep.md`:", ""] + body + [""]
+        )
         for png in sorted(RESULTS.parent.glob("sweep_L1*.png")):
             out += [f"![{png.stem}](benchmarks/results/{png.name})", ""]
     return out
@@ -183,7 +222,11 @@ def main(argv: list[str] | None = None) -> int:
         meta = args.source.with_name("meta.json")  # how the rows were produced, when known
         if meta.is_file():
             m = json.loads(meta.read_text())
-            seconds, args.jobs, args.time_limit = m.get("seconds"), m.get("jobs", args.jobs), m.get("time_limit", args.time_limit)
+            seconds, args.jobs, args.time_limit = (
+                m.get("seconds"),
+                m.get("jobs", args.jobs),
+                m.get("time_limit", args.time_limit),
+            )
             refreshed = m.get("refreshed")  # rows of some methods re-run after the whole bench
     else:
         d = official_dir()
@@ -191,19 +234,34 @@ def main(argv: list[str] | None = None) -> int:
             print("make_benchmarks: ../shared/instances/official not found", file=sys.stderr)
             return 2
         t0 = time.perf_counter()
-        rows = run_bench(sorted(d.glob("*.json")), [m.strip() for m in args.methods.split(",")],
-                         jobs=args.jobs, time_limit=args.time_limit, progress=True,
-                         on_row=lambda r: print(f"  {r['instance']} {r['method']}: "
-                                                f"{'valid' if r['valid'] else 'INVALID'} {r['seconds']}s", file=sys.stderr))
+        rows = run_bench(
+            sorted(d.glob("*.json")),
+            [m.strip() for m in args.methods.split(",")],
+            jobs=args.jobs,
+            time_limit=args.time_limit,
+            progress=True,
+            on_row=lambda r: print(
+                f"  {r['instance']} {r['method']}: {'valid' if r['valid'] else 'INVALID'} {r['seconds']}s",
+                file=sys.stderr,
+            ),
+        )
         seconds = time.perf_counter() - t0
         write_bench(rows, RESULTS)
         meta = {"seconds": round(seconds, 1), "jobs": args.jobs, "time_limit": args.time_limit}
         atomic_write_text(RESULTS / "meta.json", json.dumps(meta, indent=2) + "\n")
     body = bench_markdown(rows, load_anchors()).split("\n", 1)[1]  # drop the generic title
-    text = "\n".join(header(rows, seconds, args.jobs, args.time_limit, refreshed)) + body.rstrip() + "\n\n" + "\n".join(notes(rows))
+    text = (
+        "\n".join(header(rows, seconds, args.jobs, args.time_limit, refreshed))
+        + body.rstrip()
+        + "\n\n"
+        + "\n".join(notes(rows))
+    )
     text += "\n" + "\n".join(other_results())
     atomic_write_text(TARGET, text.rstrip() + "\n")
-    print(f"make_benchmarks: {len(rows)} rows -> {TARGET}" + (f" in {seconds / 60:.1f} min" if seconds else ""), file=sys.stderr)
+    print(
+        f"make_benchmarks: {len(rows)} rows -> {TARGET}" + (f" in {seconds / 60:.1f} min" if seconds else ""),
+        file=sys.stderr,
+    )
     return 0
 
 

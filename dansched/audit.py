@@ -48,8 +48,15 @@ from .plan import Plan
 from .simulate import Evaluation
 
 __all__ = [
-    "AuditRow", "peak_bound", "traffic_bounds", "makespan_bounds", "audit_plan", "rows_report", "worst_stage",
-    "STRONG_RATIO", "bound_strength",
+    "AuditRow",
+    "peak_bound",
+    "traffic_bounds",
+    "makespan_bounds",
+    "audit_plan",
+    "rows_report",
+    "worst_stage",
+    "STRONG_RATIO",
+    "bound_strength",
 ]
 
 STRONG_RATIO = 0.5  # a bound of at least this share of the plan's value is "strong"
@@ -90,9 +97,16 @@ class AuditRow:
         return bound_strength(self.bound, self.value)
 
     def to_dict(self) -> dict[str, Any]:
-        d = {"value": int(self.bound.value), "method": self.bound.method, "optimal": self.optimal,
-             "scope": self.scope, "plan_value": self.value, "gap": self.gap, "stage": self.stage,
-             "strength": self.strength}
+        d = {
+            "value": int(self.bound.value),
+            "method": self.bound.method,
+            "optimal": self.optimal,
+            "scope": self.scope,
+            "plan_value": self.value,
+            "gap": self.gap,
+            "stage": self.stage,
+            "strength": self.strength,
+        }
         d.update(self.extra)
         return d
 
@@ -105,8 +119,13 @@ def peak_bound(inst: Instance, params: BoundParams = BoundParams()) -> tuple[Bou
 
 
 def traffic_bounds(
-    inst: Instance, plan: Plan, time_limit: float, seed: int = 0, cpsat: bool = True,
-    params: BoundParams = BoundParams(), plan_traffic: int | None = None,
+    inst: Instance,
+    plan: Plan,
+    time_limit: float,
+    seed: int = 0,
+    cpsat: bool = True,
+    params: BoundParams = BoundParams(),
+    plan_traffic: int | None = None,
 ) -> tuple[Bound, dict[str, Any]]:
     """Fixed-order traffic bound for ``plan``'s order (spill ids aside): the larger of the
     capacity cover and (with ``cpsat``) the CP-SAT placement model's proven bound, hinted
@@ -117,15 +136,28 @@ def traffic_bounds(
     if not cpsat:
         return cover, {"cover_bound": cover.value}
     if plan_traffic is not None and cover.value >= plan_traffic:
-        return cover, {"cpsat_status": "SKIPPED (the cover bound reaches the plan's traffic)", "cover_bound": cover.value}
+        return cover, {
+            "cpsat_status": "SKIPPED (the cover bound reaches the plan's traffic)",
+            "cover_bound": cover.value,
+        }
     if inst.n > params.placement_max_nodes:
         skipped = f"SKIPPED ({inst.n:,} nodes > {params.placement_max_nodes:,})"
         return cover, {"cpsat_status": skipped, "cover_bound": cover.value}
     res = fixed_order_placement(
-        inst, plan.order, hint=plan, time_limit=max(1.0, 2 * time_limit / 3),
-        deterministic_time=max(1.0, time_limit), seed=seed, max_rectangles=params.max_rectangles,
+        inst,
+        plan.order,
+        hint=plan,
+        time_limit=max(1.0, 2 * time_limit / 3),
+        deterministic_time=max(1.0, time_limit),
+        seed=seed,
+        max_rectangles=params.max_rectangles,
     )
-    extra = {"cpsat_status": res.status, "cpsat_bound": res.bound, "cpsat_traffic": res.traffic, "cover_bound": cover.value}
+    extra = {
+        "cpsat_status": res.status,
+        "cpsat_bound": res.bound,
+        "cpsat_traffic": res.traffic,
+        "cover_bound": cover.value,
+    }
     if res.bound > cover.value:
         how = "proven optimum" if res.optimal else f"best bound ({res.status})"
         return Bound(res.bound, f"fixed order: CP-SAT placement/spill model, {how}"), extra
@@ -140,8 +172,14 @@ def makespan_bounds(inst: Instance, ev: Evaluation | None, order) -> tuple[Bound
 
 
 def audit_plan(
-    inst: Instance, plan: Plan, ev: Evaluation, time_limit: float = 30.0, seed: int = 0, cpsat: bool = True,
-    params: BoundParams = BoundParams(), with_peak: bool = True,
+    inst: Instance,
+    plan: Plan,
+    ev: Evaluation,
+    time_limit: float = 30.0,
+    seed: int = 0,
+    cpsat: bool = True,
+    params: BoundParams = BoundParams(),
+    with_peak: bool = True,
 ) -> list[AuditRow]:
     """Bounds and gaps for each metric of a valid plan (problem 1: peak only). Without
     ``cpsat`` only the fast bounds are computed (as ``solve`` does for its report); without
@@ -176,11 +214,19 @@ def rows_report(rows: list[AuditRow]) -> dict[str, Any]:
         if r.metric not in out or r.bound.value > out[r.metric]["value"]:
             out[r.metric] = r.to_dict()
         if "floor" in r.extra:
-            floors[r.extra["floor"]] = {"value": int(r.bound.value), "method": r.bound.method, "scope": r.scope,
-                                        "gap": r.gap}
+            floors[r.extra["floor"]] = {
+                "value": int(r.bound.value),
+                "method": r.bound.method,
+                "scope": r.scope,
+                "gap": r.gap,
+            }
     # the all-orders traffic bound also when a fixed-order one is tighter (it says what any order needs)
     for r in rows:
-        if r.metric == "extra_traffic" and r.scope == "global" and out.get("extra_traffic", {}).get("scope") != "global":
+        if (
+            r.metric == "extra_traffic"
+            and r.scope == "global"
+            and out.get("extra_traffic", {}).get("scope") != "global"
+        ):
             out["extra_traffic_all_orders"] = r.to_dict()
     if floors:
         best = max(floors, key=lambda k: floors[k]["value"])  # first on ties

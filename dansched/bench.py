@@ -31,19 +31,20 @@ import json
 import os
 import sys
 import time
+from collections.abc import Callable, Iterable, Sequence
 from contextlib import closing
 from pathlib import Path
-from typing import Any, Callable, Iterable, Sequence
+from typing import Any
 
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
 from .baselines import EXTERNAL, METHODS
+from .executor import ExecutorOptions, run_tasks
 from .hardware import load_hardware
 from .instance import instance_name, load_instance
 from .plan import atomic_write_files
 from .simulate import evaluate
-from .executor import ExecutorOptions, run_tasks
 
 __all__ = [
     "METRICS",
@@ -128,6 +129,7 @@ def default_instances() -> list[Path]:
 
 # ---- running -------------------------------------------------------------------------
 
+
 def _instance_name(path: str) -> str:
     return instance_name(path)
 
@@ -173,8 +175,13 @@ def _progress(total: int, enabled: bool):
         return None
 
     prog = Progress(
-        TextColumn("bench"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
-        TextColumn("{task.description}"), console=Console(stderr=True), transient=True,
+        TextColumn("bench"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeElapsedColumn(),
+        TextColumn("{task.description}"),
+        console=Console(stderr=True),
+        transient=True,
     )
     prog.start()
     prog.add_task("", total=total)
@@ -241,6 +248,7 @@ def run_job_error(path: str, method: str, error: str) -> dict[str, Any]:
 
 # ---- tables --------------------------------------------------------------------------
 
+
 def _index(rows: Iterable[dict[str, Any]]) -> tuple[list[str], list[str], dict[tuple[str, str], dict[str, Any]]]:
     instances: list[str] = []
     methods: list[str] = []
@@ -287,12 +295,17 @@ def _delta(dan: int | None, best: int | None) -> str:
 
 
 def _table(header: Sequence[str], body: Iterable[Sequence[str]], align_left: int = 1) -> list[str]:
-    out = ["| " + " | ".join(header) + " |", "|" + "|".join("---" if i < align_left else "---:" for i in range(len(header))) + "|"]
+    out = [
+        "| " + " | ".join(header) + " |",
+        "|" + "|".join("---" if i < align_left else "---:" for i in range(len(header))) + "|",
+    ]
     out += ["| " + " | ".join(cells) + " |" for cells in body]
     return out
 
 
-def _best_external(by, inst: str, metric: str, methods: Sequence[str], external: Sequence[str]) -> tuple[int | None, list[str]]:
+def _best_external(
+    by, inst: str, metric: str, methods: Sequence[str], external: Sequence[str]
+) -> tuple[int | None, list[str]]:
     vals = {m: _value(by.get((inst, m)), metric) for m in external if m in methods}
     vals = {m: v for m, v in vals.items() if v is not None}
     if not vals:
@@ -318,10 +331,15 @@ def not_best_cells(rows: Sequence[dict[str, Any]], subject: str = "dan") -> list
                 continue
             best = min(others.values())
             if v is None or best < v:
-                out.append({
-                    "instance": inst, "metric": metric, "value": v, "best": best,
-                    "by": [m for m, x in others.items() if x == best],
-                })
+                out.append(
+                    {
+                        "instance": inst,
+                        "metric": metric,
+                        "value": v,
+                        "best": best,
+                        "by": [m for m, x in others.items() if x == best],
+                    }
+                )
     return out
 
 
@@ -374,17 +392,29 @@ def _md_absolute(instances, methods, by, anchors: dict[str, dict[str, Any]]) -> 
                 row.append(shown)
             body.append(row)
     lines += _table(["Workload", "Metric"] + methods + (["best public"] if any_anchor else []), body, 2)
-    return lines + ["", "Bold: the best of the methods run here. Best public: p1 (maxV_stay under the problem-1 rules, L0 rule included), p2 (traffic), p3 (makespan, with the traffic it carried)." if any_anchor else "Bold: the best of the methods run here.", ""]
+    return lines + [
+        "",
+        "Bold: the best of the methods run here. Best public: p1 (maxV_stay under the problem-1 rules, L0 rule included), p2 (traffic), p3 (makespan, with the traffic it carried)."
+        if any_anchor
+        else "Bold: the best of the methods run here.",
+        "",
+    ]
 
 
 def _md_victim_rule(instances, by) -> list[str]:
     """Paper Table 4: the cost-aware victim rule against LRU."""
-    lines = ["## Stage-2 victim rule (paper Table 4): cost-aware (`dan`) vs LRU (`lru`)", "",
-             "Negative values: reductions relative to the LRU variant.", ""]
+    lines = [
+        "## Stage-2 victim rule (paper Table 4): cost-aware (`dan`) vs LRU (`lru`)",
+        "",
+        "Negative values: reductions relative to the LRU variant.",
+        "",
+    ]
     body = []
     for inst in instances:
-        d, l = by.get((inst, "dan")), by.get((inst, "lru"))
-        body.append([inst] + [_change(_value(d, k), _value(l, k)) for k in ("extra_traffic", "spill_count", "makespan")])
+        d, lru_row = by.get((inst, "dan")), by.get((inst, "lru"))
+        body.append(
+            [inst] + [_change(_value(d, k), _value(lru_row, k)) for k in ("extra_traffic", "spill_count", "makespan")]
+        )
     return lines + _table(["Workload", "DDR change", "Spill-count change", "Makespan change"], body) + [""]
 
 
@@ -401,12 +431,24 @@ def _md_makespan_pair(instances, by, title: str, before: str, after: str, header
 
 MAKESPAN_PAIRS = (  # (title, method before, method after, column names): ablations shown when both ran
     ("## Stage 3 (paper Table 5): makespan without and with CPE", "dan-no-cpe", "dan", ("DAN w/o CPE", "DAN (full)")),
-    ("## Time-driven Stage-2 producer (ablation): makespan without and with it", "dan-no-timed", "dan",
-     ("DAN w/o time-driven producer", "DAN (full)")),
-    ("## Stage-2 portfolio (ablation): makespan without and with the recency-aware producers", "dan-no-portfolio", "dan",
-     ("DAN w/o portfolio", "DAN (full)")),
-    ("## Memory-aware exact windows (ablation): makespan of `dan` and `dan-memory-windows`", "dan", "dan-memory-windows",
-     ("DAN", "DAN + memory windows")),
+    (
+        "## Time-driven Stage-2 producer (ablation): makespan without and with it",
+        "dan-no-timed",
+        "dan",
+        ("DAN w/o time-driven producer", "DAN (full)"),
+    ),
+    (
+        "## Stage-2 portfolio (ablation): makespan without and with the recency-aware producers",
+        "dan-no-portfolio",
+        "dan",
+        ("DAN w/o portfolio", "DAN (full)"),
+    ),
+    (
+        "## Memory-aware exact windows (ablation): makespan of `dan` and `dan-memory-windows`",
+        "dan",
+        "dan-memory-windows",
+        ("DAN", "DAN + memory windows"),
+    ),
 )
 
 
@@ -426,7 +468,14 @@ def _md_stage_seconds(instances, by) -> list[str]:
 
 def _md_method_seconds(instances, methods, by) -> list[str]:
     lines = ["## Seconds per method (wall clock of the method, evaluation excluded)", ""]
-    body = [[inst] + [("-" if (r := by.get((inst, m))) is None or r.get("seconds") is None else f"{r['seconds']:.1f}") for m in methods] for inst in instances]
+    body = [
+        [inst]
+        + [
+            ("-" if (r := by.get((inst, m))) is None or r.get("seconds") is None else f"{r['seconds']:.1f}")
+            for m in methods
+        ]
+        for inst in instances
+    ]
     return lines + _table(["Workload"] + methods, body) + [""]
 
 
@@ -438,12 +487,20 @@ def _md_not_best(rows: Sequence[dict[str, Any]], by) -> list[str]:
         lines += ["None: `dan` is best or tied-best on every instance x metric cell.", ""]
     for c in cells:
         v = "invalid" if c["value"] is None else f"{c['value']:,}"
-        extra = "" if c["value"] is None or c["best"] == 0 else f" ({100.0 * (c['value'] - c['best']) / c['best']:+.1f}%)"
+        extra = (
+            "" if c["value"] is None or c["best"] == 0 else f" ({100.0 * (c['value'] - c['best']) / c['best']:+.1f}%)"
+        )
         if c["metric"] == "max_v_stay":
-            s1 = (((by.get((c["instance"], "dan")) or {}).get("info") or {}).get("stages") or {}).get("mpas", {}).get("max_v_stay")
+            s1 = (
+                (((by.get((c["instance"], "dan")) or {}).get("info") or {}).get("stages") or {})
+                .get("mpas", {})
+                .get("max_v_stay")
+            )
             if s1 is not None:
                 extra += f"; dan's Stage-1 order: {s1:,}"
-        lines.append(f"- {c['instance']}, {METRIC_TITLES[c['metric']]}: dan {v}, best {c['best']:,} by {', '.join(c['by'])}{extra}")
+        lines.append(
+            f"- {c['instance']}, {METRIC_TITLES[c['metric']]}: dan {v}, best {c['best']:,} by {', '.join(c['by'])}{extra}"
+        )
     return lines + [""]
 
 
@@ -458,7 +515,9 @@ def _md_failures(rows: Sequence[dict[str, Any]]) -> list[str]:
     return lines + [""]
 
 
-def bench_markdown(rows: Sequence[dict[str, Any]], anchors: dict[str, dict[str, Any]] | None = None, title: str = "dansched bench") -> str:
+def bench_markdown(
+    rows: Sequence[dict[str, Any]], anchors: dict[str, dict[str, Any]] | None = None, title: str = "dansched bench"
+) -> str:
     """The Markdown report described in the module docstring, one section per table."""
     anchors = anchors or {}
     instances, methods, by = _index(rows)
@@ -502,8 +561,20 @@ def _change(v: int | None, ref: int | None) -> str:
     return f"{100.0 * (v - ref) / ref:+.1f}%"
 
 
-CSV_COLUMNS = ("instance", "method", "valid", "max_v_stay", "physical_peak", "extra_traffic", "spill_count",
-               "makespan", "seconds", "stage_seconds", "note", "error")
+CSV_COLUMNS = (
+    "instance",
+    "method",
+    "valid",
+    "max_v_stay",
+    "physical_peak",
+    "extra_traffic",
+    "spill_count",
+    "makespan",
+    "seconds",
+    "stage_seconds",
+    "note",
+    "error",
+)
 
 
 def bench_csv(rows: Sequence[dict[str, Any]]) -> str:
@@ -514,13 +585,17 @@ def bench_csv(rows: Sequence[dict[str, Any]]) -> str:
     for r in rows:
         stage = ";".join(f"{k}={v}" for k, v in (r.get("stage_seconds") or {}).items())
         note = (r.get("info") or {}).get("fallback", "")
-        w.writerow([r["instance"], r["method"], str(bool(r["valid"])).lower()]
-                   + ["" if r.get(k) is None else r[k] for k in ROW_METRICS]
-                   + ["" if r.get("seconds") is None else r["seconds"], stage, note, r.get("error") or ""])
+        w.writerow(
+            [r["instance"], r["method"], str(bool(r["valid"])).lower()]
+            + ["" if r.get(k) is None else r[k] for k in ROW_METRICS]
+            + ["" if r.get("seconds") is None else r["seconds"], stage, note, r.get("error") or ""]
+        )
     return buf.getvalue()
 
 
-def write_bench(rows: Sequence[dict[str, Any]], out: str | Path, anchors: dict[str, dict[str, Any]] | None = None) -> list[Path]:
+def write_bench(
+    rows: Sequence[dict[str, Any]], out: str | Path, anchors: dict[str, dict[str, Any]] | None = None
+) -> list[Path]:
     """Write ``bench.json``, ``bench.csv`` and ``bench.md`` into ``out`` (all or nothing)."""
     d = Path(out)
     files = [

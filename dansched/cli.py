@@ -8,9 +8,9 @@ from __future__ import annotations
 
 import json
 import sys
-from pathlib import Path
 from enum import Enum
-from typing import Annotated, Optional
+from pathlib import Path
+from typing import Annotated
 
 import typer
 
@@ -40,7 +40,7 @@ class Failure(Exception):
 _pending_warnings: list[str] = []  # printed when the command ends, or folded into its error line
 
 
-def load_inputs(instance: Path, hw_path: Optional[Path]) -> tuple[Hardware, Instance]:
+def load_inputs(instance: Path, hw_path: Path | None) -> tuple[Hardware, Instance]:
     """Hardware model and instance; warnings (e.g. Cycles costed at 1) are printed when the
     command ends, or folded into its one error line."""
     hw = load_hardware(hw_path)
@@ -82,7 +82,9 @@ class Family(str, Enum):
     ladder = "ladder"
 
 
-HwOption = Annotated[Optional[Path], typer.Option("--hw", help="TOML file whose keys replace the default hardware model's.")]
+HwOption = Annotated[
+    Path | None, typer.Option("--hw", help="TOML file whose keys replace the default hardware model's.")
+]
 
 
 def _with_warnings(line: str) -> str:
@@ -107,13 +109,12 @@ def _check_plan_folder(folder: Path, case: str) -> dict | None:
     return check_folder(folder, case)
 
 
-
 @app.command()
 def evaluate(
     instance: Annotated[Path, typer.Argument(help="Instance: <case>.json or <case>_Nodes.csv")],
     schedule: Annotated[Path, typer.Option("--schedule", help="<case>_schedule.txt: one node id per line")],
-    memory: Annotated[Optional[Path], typer.Option("--memory", help="<case>_memory.txt: BufId:Offset per line")] = None,
-    spill: Annotated[Optional[Path], typer.Option("--spill", help="<case>_spill.txt: BufId:NewOffset per line")] = None,
+    memory: Annotated[Path | None, typer.Option("--memory", help="<case>_memory.txt: BufId:Offset per line")] = None,
+    spill: Annotated[Path | None, typer.Option("--spill", help="<case>_spill.txt: BufId:NewOffset per line")] = None,
     hw: HwOption = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print one JSON object instead of a table.")] = False,
     freq_ghz: Annotated[float, typer.Option("--freq-ghz", help="Clock for the estimated latency line.")] = 1.0,
@@ -147,18 +148,53 @@ def evaluate(
 @app.command()
 def solve(
     instance: Annotated[Path, typer.Argument(help="Instance: <case>.json or <case>_Nodes.csv")],
-    problem: Annotated[int, typer.Option("--problem", min=1, max=3, help="1: order only (peak); 2: + layout and spills (traffic); 3: + timing (makespan).")] = 3,
-    out: Annotated[Path, typer.Option("--out", help="Folder for <case>_schedule.txt, _memory.txt, _spill.txt and _report.json.")] = Path("."),
+    problem: Annotated[
+        int,
+        typer.Option(
+            "--problem",
+            min=1,
+            max=3,
+            help="1: order only (peak); 2: + layout and spills (traffic); 3: + timing (makespan).",
+        ),
+    ] = 3,
+    out: Annotated[
+        Path, typer.Option("--out", help="Folder for <case>_schedule.txt, _memory.txt, _spill.txt and _report.json.")
+    ] = Path("."),
     hw: HwOption = None,
-    exact_window: Annotated[int, typer.Option("--exact-window", min=0, help="Width W of the CP-SAT timing windows in Stage 3 (0: off).")] = 0,
-    exact_window_mode: Annotated[WindowMode, typer.Option("--exact-window-mode", help="fixed: memory events keep their order; memory: they may move too (problem 3).")] = WindowMode.fixed,
-    time_limit: Annotated[float, typer.Option("--time-limit", min=0.0, help="Budget in seconds for the exact (CP-SAT) parts.")] = 60.0,
-    seed: Annotated[int, typer.Option("--seed", help="Seed for CP-SAT (results are deterministic for a given seed).")] = 0,
-    traffic_slack: Annotated[float, typer.Option("--traffic-slack", min=0.0, help="Percent more traffic Stage 3 may trade for makespan.")] = 0.0,
-    variant: Annotated[Variant, typer.Option("--variant", help="Stage-1 variant: mpas, mpas-greedy (no local search) or mpas-paper (literal Algorithm 1).")] = Variant.mpas,
-    victim: Annotated[Victim, typer.Option("--victim", help="Stage-2 victim rule: cost (Eqs. 27-31) or lru.")] = Victim.cost,
-    trace: Annotated[bool, typer.Option("--trace", help="Also write <case>_trace.json (Perfetto) for problems 2 and 3.")] = False,
-    html: Annotated[bool, typer.Option("--html", help="Also write <case>_view.html (dansched view) for problems 2 and 3.")] = False,
+    exact_window: Annotated[
+        int, typer.Option("--exact-window", min=0, help="Width W of the CP-SAT timing windows in Stage 3 (0: off).")
+    ] = 0,
+    exact_window_mode: Annotated[
+        WindowMode,
+        typer.Option(
+            "--exact-window-mode", help="fixed: memory events keep their order; memory: they may move too (problem 3)."
+        ),
+    ] = WindowMode.fixed,
+    time_limit: Annotated[
+        float, typer.Option("--time-limit", min=0.0, help="Budget in seconds for the exact (CP-SAT) parts.")
+    ] = 60.0,
+    seed: Annotated[
+        int, typer.Option("--seed", help="Seed for CP-SAT (results are deterministic for a given seed).")
+    ] = 0,
+    traffic_slack: Annotated[
+        float, typer.Option("--traffic-slack", min=0.0, help="Percent more traffic Stage 3 may trade for makespan.")
+    ] = 0.0,
+    variant: Annotated[
+        Variant,
+        typer.Option(
+            "--variant",
+            help="Stage-1 variant: mpas, mpas-greedy (no local search) or mpas-paper (literal Algorithm 1).",
+        ),
+    ] = Variant.mpas,
+    victim: Annotated[
+        Victim, typer.Option("--victim", help="Stage-2 victim rule: cost (Eqs. 27-31) or lru.")
+    ] = Victim.cost,
+    trace: Annotated[
+        bool, typer.Option("--trace", help="Also write <case>_trace.json (Perfetto) for problems 2 and 3.")
+    ] = False,
+    html: Annotated[
+        bool, typer.Option("--html", help="Also write <case>_view.html (dansched view) for problems 2 and 3.")
+    ] = False,
     freq_ghz: Annotated[float, typer.Option("--freq-ghz", help="Clock for the estimated latency and the trace.")] = 1.0,
     quiet: Annotated[bool, typer.Option("--quiet", help="No progress output.")] = False,
 ) -> None:
@@ -172,13 +208,21 @@ def solve(
     from .report.progress import progress_reporter
 
     if (trace or html) and problem == 1:
-        raise InputError(f"--{'trace' if trace else 'html'} needs timing: use --problem 2 or 3 (a problem-1 order has no layout)")
+        raise InputError(
+            f"--{'trace' if trace else 'html'} needs timing: use --problem 2 or 3 (a problem-1 order has no layout)"
+        )
     if not freq_ghz > 0:
         raise InputError(f"--freq-ghz must be positive, got {freq_ghz}")
     _, inst = load_inputs(instance, hw)
     opts = SolveOptions(
-        problem=problem, variant=variant.value, victim=victim.value, exact_window=exact_window, exact_window_mode=exact_window_mode.value,
-        time_limit=time_limit, seed=seed, traffic_slack=traffic_slack,
+        problem=problem,
+        variant=variant.value,
+        victim=victim.value,
+        exact_window=exact_window,
+        exact_window_mode=exact_window_mode.value,
+        time_limit=time_limit,
+        seed=seed,
+        traffic_slack=traffic_slack,
     )
     with progress_reporter(quiet) as say:
         try:
@@ -204,7 +248,11 @@ def solve(
     files["report"] = json.dumps(report, indent=2) + "\n"
     write_group(out, inst.name, files)
     if not quiet:
-        summary = ", ".join(f"{k} {report[k]:,}" for k in ("max_v_stay", "extra_traffic", "spill_count", "makespan") if report.get(k) is not None)
+        summary = ", ".join(
+            f"{k} {report[k]:,}"
+            for k in ("max_v_stay", "extra_traffic", "spill_count", "makespan")
+            if report.get(k) is not None
+        )
         typer.echo(f"{inst.name}: {summary} -> {out}", err=True)
         if ev.makespan is not None:
             from .report.stats import estimated_latency_line
@@ -216,7 +264,9 @@ def solve(
 def bound(
     instance: Annotated[Path, typer.Argument(help="Instance: <case>.json or <case>_Nodes.csv")],
     hw: HwOption = None,
-    time_limit: Annotated[float, typer.Option("--time-limit", min=0.0, help="Budget in seconds for CP-SAT bounds.")] = 30.0,
+    time_limit: Annotated[
+        float, typer.Option("--time-limit", min=0.0, help="Budget in seconds for CP-SAT bounds.")
+    ] = 30.0,
     seed: Annotated[int, typer.Option("--seed", help="Seed for CP-SAT.")] = 0,
     as_json: Annotated[bool, typer.Option("--json", help="Print one JSON object instead of a table.")] = False,
 ) -> None:
@@ -248,9 +298,13 @@ def bound(
 @app.command()
 def audit(
     instance: Annotated[Path, typer.Argument(help="Instance: <case>.json or <case>_Nodes.csv")],
-    plan_dir: Annotated[Path, typer.Option("--plan", help="Folder holding <case>_schedule.txt (and _memory.txt, _spill.txt).")],
+    plan_dir: Annotated[
+        Path, typer.Option("--plan", help="Folder holding <case>_schedule.txt (and _memory.txt, _spill.txt).")
+    ],
     hw: HwOption = None,
-    time_limit: Annotated[float, typer.Option("--time-limit", min=0.0, help="Budget in seconds for CP-SAT bounds.")] = 30.0,
+    time_limit: Annotated[
+        float, typer.Option("--time-limit", min=0.0, help="Budget in seconds for CP-SAT bounds.")
+    ] = 30.0,
     seed: Annotated[int, typer.Option("--seed", help="Seed for CP-SAT.")] = 0,
     as_json: Annotated[bool, typer.Option("--json", help="Print one JSON object instead of a table.")] = False,
 ) -> None:
@@ -300,8 +354,12 @@ def _print_rows(title: str, rows: dict) -> None:
         plan_value = b.get("plan_value")
         g = b.get("gap")
         table.add_row(
-            k, "-" if plan_value is None else f"{plan_value:,}", f"{b['value']:,}",
-            "-" if g is None else f"{100 * g:.1f}%", b.get("strength", "-"), b["method"],
+            k,
+            "-" if plan_value is None else f"{plan_value:,}",
+            f"{b['value']:,}",
+            "-" if g is None else f"{100 * g:.1f}%",
+            b.get("strength", "-"),
+            b["method"],
             "yes" if b["optimal"] else "not proven",
         )
     Console().print(table)
@@ -310,7 +368,9 @@ def _print_rows(title: str, rows: dict) -> None:
 @app.command()
 def generate(
     family: Annotated[Family, typer.Argument(help="matmul, fa, conv, random, chain or ladder")],
-    out: Annotated[Path, typer.Option("--out", help="Instance file to write (.json, or <case>_Nodes.csv for the CSV pair).")],
+    out: Annotated[
+        Path, typer.Option("--out", help="Instance file to write (.json, or <case>_Nodes.csv for the CSV pair).")
+    ],
     scale: Annotated[int, typer.Option("--scale", min=1, help="Size knob of the family (>= 1).")] = 1,
     seed: Annotated[int, typer.Option("--seed", help="Random seed.")] = 0,
 ) -> None:
@@ -331,11 +391,24 @@ def generate(
 @app.command()
 def trace(
     instance: Annotated[Path, typer.Argument(help="Instance: <case>.json or <case>_Nodes.csv")],
-    plan_dir: Annotated[Path, typer.Option("--plan", help="Folder holding <case>_schedule.txt, _memory.txt and _spill.txt.")],
-    out: Annotated[Optional[Path], typer.Option("--out", help="Trace JSON to write (default: <plan>/<case>_trace.json).")] = None,
-    freq_ghz: Annotated[float, typer.Option("--freq-ghz", help="Clock for ts/dur in microseconds (1 GHz: 1 cycle = 1 ns).")] = 1.0,
-    png: Annotated[Optional[Path], typer.Option("--png", help="Also draw a Gantt chart of the pipes and per-tier layout heatmaps.")] = None,
-    compare: Annotated[Optional[Path], typer.Option("--compare", help="Another plan folder (e.g. before CPE), drawn left of --plan in the --png Gantt chart.")] = None,
+    plan_dir: Annotated[
+        Path, typer.Option("--plan", help="Folder holding <case>_schedule.txt, _memory.txt and _spill.txt.")
+    ],
+    out: Annotated[
+        Path | None, typer.Option("--out", help="Trace JSON to write (default: <plan>/<case>_trace.json).")
+    ] = None,
+    freq_ghz: Annotated[
+        float, typer.Option("--freq-ghz", help="Clock for ts/dur in microseconds (1 GHz: 1 cycle = 1 ns).")
+    ] = 1.0,
+    png: Annotated[
+        Path | None, typer.Option("--png", help="Also draw a Gantt chart of the pipes and per-tier layout heatmaps.")
+    ] = None,
+    compare: Annotated[
+        Path | None,
+        typer.Option(
+            "--compare", help="Another plan folder (e.g. before CPE), drawn left of --plan in the --png Gantt chart."
+        ),
+    ] = None,
     hw: HwOption = None,
 ) -> None:
     """Perfetto trace (Trace Event Format JSON + taskStatistics) of a plan with a layout; optionally a picture."""
@@ -348,10 +421,9 @@ def trace(
         raise InputError("--compare is drawn beside --plan in the picture: give --png FILE too")
     if not freq_ghz > 0:
         raise InputError(f"--freq-ghz must be positive, got {freq_ghz}")
+    from .instance import instance_name
     from .plan import plan_texts
     from .plan_folder import group_paths, plan_fingerprint, write_group
-
-    from .instance import instance_name
 
     target = out if out is not None else plan_dir / f"{instance_name(instance)}_trace.json"
     for p in (target, png):  # checked before anything is read or written
@@ -367,7 +439,9 @@ def trace(
             raise InputError(str(exc)) from None
         if not ev.valid:
             first = ev.first_violation("")
-            raise Failure(f"{inst.name}: the plan in {folder} is invalid ({ev.error_count} violation(s); first: {first}); see dansched evaluate")
+            raise Failure(
+                f"{inst.name}: the plan in {folder} is invalid ({ev.error_count} violation(s); first: {first}); see dansched evaluate"
+            )
         plans.append((folder, plan, ev))
     _, plan, ev = plans[-1]
     trace_obj = build_trace(inst, plan, ev, freq_ghz)
@@ -378,7 +452,9 @@ def trace(
     if png is not None:
         from .report.plots import plan_picture, plan_png_bytes
 
-        picture = plan_png_bytes([plan_picture(inst, p, e, f"{inst.name} ({folder.resolve().name})") for folder, p, e in plans])
+        picture = plan_png_bytes(
+            [plan_picture(inst, p, e, f"{inst.name} ({folder.resolve().name})") for folder, p, e in plans]
+        )
     extra = {png: picture} if picture is not None else {}
     if target.resolve() == group_paths(plan_dir, inst.name)["trace"].resolve():
         write_group(plan_dir, inst.name, {"trace": text}, extra=extra, replace_group=False)
@@ -397,8 +473,11 @@ def trace(
 @app.command()
 def view(
     instance: Annotated[Path, typer.Argument(help="Instance: <case>.json or <case>_Nodes.csv")],
-    plan_dir: Annotated[Path, typer.Option("--plan", help="Folder holding <case>_schedule.txt, _memory.txt, _spill.txt (and _report.json).")],
-    out: Annotated[Optional[Path], typer.Option("--out", help="Page to write (default: <plan>/<case>_view.html).")] = None,
+    plan_dir: Annotated[
+        Path,
+        typer.Option("--plan", help="Folder holding <case>_schedule.txt, _memory.txt, _spill.txt (and _report.json)."),
+    ],
+    out: Annotated[Path | None, typer.Option("--out", help="Page to write (default: <plan>/<case>_view.html).")] = None,
     freq_ghz: Annotated[float, typer.Option("--freq-ghz", help="Clock for the times in microseconds.")] = 1.0,
     hw: HwOption = None,
 ) -> None:
@@ -415,16 +494,23 @@ def view(
     except (TraceError, ViewError) as exc:
         raise InputError(str(exc)) from None
     if not ev.valid:
-        typer.echo(f"dansched: {inst.name}: the plan in {plan_dir} is invalid ({ev.error_count} violation(s); first: {ev.first_violation('')}); see dansched evaluate", err=True)
+        typer.echo(
+            f"dansched: {inst.name}: the plan in {plan_dir} is invalid ({ev.error_count} violation(s); first: {ev.first_violation('')}); see dansched evaluate",
+            err=True,
+        )
         raise typer.Exit(1)
-    target = write_view(inst, plan, ev, out if out is not None else view_path(plan_dir, inst.name), report=report, freq_ghz=freq_ghz)
+    target = write_view(
+        inst, plan, ev, out if out is not None else view_path(plan_dir, inst.name), report=report, freq_ghz=freq_ghz
+    )
     typer.echo(f"view -> {target}")
 
 
 @app.command()
 def info(
     instance: Annotated[Path, typer.Argument(help="Instance: <case>.json or <case>_Nodes.csv")],
-    png: Annotated[Optional[Path], typer.Option("--png", help="Also draw counts, op/pipe mix, ALLOC-size ECDF and lifetimes.")] = None,
+    png: Annotated[
+        Path | None, typer.Option("--png", help="Also draw counts, op/pipe mix, ALLOC-size ECDF and lifetimes.")
+    ] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print one JSON object instead of tables.")] = False,
     hw: HwOption = None,
 ) -> None:
@@ -445,11 +531,27 @@ def info(
 
 @app.command()
 def bench(
-    instances: Annotated[Optional[list[Path]], typer.Argument(help="Instances (default: the official cases in ../shared/instances/official when present, else instances/*.json).")] = None,
-    methods: Annotated[Optional[str], typer.Option("--methods", help="Comma-separated methods (default: all): base, hmcos, magis, cosma, gbs, lru, mpas-paper, dan-no-cpe, dan-memory-windows, dan-no-timed, dan-no-portfolio, dan.")] = None,
+    instances: Annotated[
+        list[Path] | None,
+        typer.Argument(
+            help="Instances (default: the official cases in ../shared/instances/official when present, else instances/*.json)."
+        ),
+    ] = None,
+    methods: Annotated[
+        str | None,
+        typer.Option(
+            "--methods",
+            help="Comma-separated methods (default: all): base, hmcos, magis, cosma, gbs, lru, mpas-paper, dan-no-cpe, dan-memory-windows, dan-no-timed, dan-no-portfolio, dan.",
+        ),
+    ] = None,
     out: Annotated[Path, typer.Option("--out", help="Folder for bench.json, bench.csv and bench.md.")] = Path("bench"),
     jobs: Annotated[int, typer.Option("--jobs", min=1, help="Parallel worker processes.")] = 1,
-    time_limit: Annotated[float, typer.Option("--time-limit", min=0.0, help="Budget in seconds for each method's optional search (CP-SAT, beam rounds).")] = 60.0,
+    time_limit: Annotated[
+        float,
+        typer.Option(
+            "--time-limit", min=0.0, help="Budget in seconds for each method's optional search (CP-SAT, beam rounds)."
+        ),
+    ] = 60.0,
     hw: HwOption = None,
     quiet: Annotated[bool, typer.Option("--quiet", help="No progress output.")] = False,
 ) -> None:
@@ -463,7 +565,9 @@ def bench(
         raise InputError(f"unknown method(s) {', '.join(unknown) or '(none given)'}; choose from {', '.join(METHODS)}")
     paths = list(instances) if instances else default_instances()
     if not paths:
-        raise InputError(f"no instances given and none found in {official_dir() or '../shared/instances/official'} or instances/")
+        raise InputError(
+            f"no instances given and none found in {official_dir() or '../shared/instances/official'} or instances/"
+        )
     for p in paths:
         if not p.is_file() and not (p.suffix.lower() == ".csv" and p.parent.is_dir()):
             raise InputError(f"{p}: no such instance file")
@@ -481,29 +585,58 @@ def bench(
 
 @app.command()
 def sweep(
-    instances: Annotated[list[str], typer.Argument(help="Instances: contest .json or <case>_Nodes.csv files, folders, or glob patterns.")],
-    sets: Annotated[Optional[list[str]], typer.Option("--set", help="TIER=V1,V2,...: capacities to sweep (repeat for a grid).")] = None,
-    hw: Annotated[Optional[Path], typer.Option("--hw", help="Base hardware: TOML file whose keys replace the default model's.")] = None,
+    instances: Annotated[
+        list[str], typer.Argument(help="Instances: contest .json or <case>_Nodes.csv files, folders, or glob patterns.")
+    ],
+    sets: Annotated[
+        list[str] | None, typer.Option("--set", help="TIER=V1,V2,...: capacities to sweep (repeat for a grid).")
+    ] = None,
+    hw: Annotated[
+        Path | None, typer.Option("--hw", help="Base hardware: TOML file whose keys replace the default model's.")
+    ] = None,
     problem: Annotated[int, typer.Option("--problem", min=1, max=3, help="Problem each cell solves.")] = 3,
-    traffic_slack: Annotated[float, typer.Option("--traffic-slack", min=0.0, help="Percent more traffic Stage 3 may trade for makespan.")] = 0.0,
-    out: Annotated[Path, typer.Option("--out", help="Folder for sweep.jsonl, sweep.csv, sweep.md and the PNGs.")] = Path("sweep"),
-    jobs: Annotated[Optional[int], typer.Option("--jobs", min=1, help="Local worker processes (default: the core count).")] = None,
-    scheduler: Annotated[Optional[str], typer.Option("--scheduler", help="Submit the cells to a running Dask scheduler (tcp://host:port).")] = None,
-    dask_workers: Annotated[Optional[int], typer.Option("--dask-workers", min=1, help="Start a local Dask cluster of N workers for the run.")] = None,
+    traffic_slack: Annotated[
+        float, typer.Option("--traffic-slack", min=0.0, help="Percent more traffic Stage 3 may trade for makespan.")
+    ] = 0.0,
+    out: Annotated[
+        Path, typer.Option("--out", help="Folder for sweep.jsonl, sweep.csv, sweep.md and the PNGs.")
+    ] = Path("sweep"),
+    jobs: Annotated[
+        int | None, typer.Option("--jobs", min=1, help="Local worker processes (default: the core count).")
+    ] = None,
+    scheduler: Annotated[
+        str | None,
+        typer.Option("--scheduler", help="Submit the cells to a running Dask scheduler (tcp://host:port)."),
+    ] = None,
+    dask_workers: Annotated[
+        int | None,
+        typer.Option("--dask-workers", min=1, help="Start a local Dask cluster of N workers for the run."),
+    ] = None,
     quiet: Annotated[bool, typer.Option("--quiet", help="No progress bar or summary.")] = False,
 ) -> None:
     """Solve every instance on every point of a grid of tier capacities; resumable (DIR/sweep.jsonl)."""
     from .executor import ExecutorError, ExecutorOptions
-    from .sweep import SweepInputError, sweep as run_sweep
+    from .sweep import SweepInputError
+    from .sweep import sweep as run_sweep
 
     try:
-        result = run_sweep(instances, sets or [], hw, problem, traffic_slack, out,
-                           ExecutorOptions(jobs=jobs, scheduler=scheduler, dask_workers=dask_workers), quiet)
+        result = run_sweep(
+            instances,
+            sets or [],
+            hw,
+            problem,
+            traffic_slack,
+            out,
+            ExecutorOptions(jobs=jobs, scheduler=scheduler, dask_workers=dask_workers),
+            quiet,
+        )
     except (SweepInputError, ExecutorError) as exc:
         raise InputError(str(exc)) from None
     except KeyboardInterrupt:
-        typer.echo(f"dansched: sweep interrupted; finished cells are kept in {out / 'sweep.jsonl'} (rerun to finish)", err=True)
-        raise typer.Exit(130)
+        typer.echo(
+            f"dansched: sweep interrupted; finished cells are kept in {out / 'sweep.jsonl'} (rerun to finish)", err=True
+        )
+        raise typer.Exit(130) from None
     raise typer.Exit(1 if result.lost else 0)
 
 

@@ -31,10 +31,11 @@ import importlib.util
 import logging
 import os
 import signal
+from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
 from contextlib import ExitStack
 from dataclasses import dataclass
-from typing import Any, Callable, Iterator, Sequence
+from typing import Any
 
 from .errors import DaskMissingError, ExecutorError
 
@@ -118,8 +119,12 @@ class ExecutorOptions:
         return "this process" if n == 1 else f"local pool of {n} processes"
 
 
-def run_tasks(fn: Callable[..., Any], tasks: Sequence[tuple], opts: ExecutorOptions = ExecutorOptions(),
-              keys: Sequence[str] | None = None) -> Iterator[Outcome]:
+def run_tasks(
+    fn: Callable[..., Any],
+    tasks: Sequence[tuple],
+    opts: ExecutorOptions = ExecutorOptions(),
+    keys: Sequence[str] | None = None,
+) -> Iterator[Outcome]:
     """Run ``fn(*tasks[i])`` for every ``i`` on the executor ``opts`` names; yield
     ``(i, result, None)`` or ``(i, None, error)`` as each finishes.
 
@@ -139,6 +144,7 @@ def run_tasks(fn: Callable[..., Any], tasks: Sequence[tuple], opts: ExecutorOpti
 
 
 # ---- local process pool -------------------------------------------------------------------
+
 
 def _ignore_sigint() -> None:
     """Pool worker initializer: Ctrl-C is the parent's to handle."""
@@ -177,6 +183,7 @@ def _run_pool(fn: Callable[..., Any], tasks: Sequence[tuple], jobs: int) -> Iter
 
 # ---- Dask ---------------------------------------------------------------------------------
 
+
 def _dask_client(opts: ExecutorOptions, stack: ExitStack):
     """A :class:`distributed.Client` on the scheduler ``opts`` names (a new local cluster
     for ``dask_workers``), registered on ``stack`` to be closed."""
@@ -190,21 +197,29 @@ def _dask_client(opts: ExecutorOptions, stack: ExitStack):
     import dask
 
     stack.enter_context(dask.config.set(dict(LOCAL_DASK_CONFIG if opts.dask_config is None else opts.dask_config)))
-    cluster = stack.enter_context(LocalCluster(
-        n_workers=opts.dask_workers, threads_per_worker=1, processes=True, host="127.0.0.1",
-        dashboard_address="127.0.0.1:0", silence_logs=logging.ERROR,  # its HTTP server: any free loopback port
-    ))
+    cluster = stack.enter_context(
+        LocalCluster(
+            n_workers=opts.dask_workers,
+            threads_per_worker=1,
+            processes=True,
+            host="127.0.0.1",
+            dashboard_address="127.0.0.1:0",
+            silence_logs=logging.ERROR,  # its HTTP server: any free loopback port
+        )
+    )
     return stack.enter_context(Client(cluster))
 
 
-def _run_dask(fn: Callable[..., Any], tasks: Sequence[tuple], opts: ExecutorOptions,
-              keys: Sequence[str] | None) -> Iterator[Outcome]:
+def _run_dask(
+    fn: Callable[..., Any], tasks: Sequence[tuple], opts: ExecutorOptions, keys: Sequence[str] | None
+) -> Iterator[Outcome]:
     from distributed import as_completed
 
     with ExitStack() as stack:
         client = _dask_client(opts, stack)
-        futures = [client.submit(fn, *args, pure=False, **({"key": keys[i]} if keys else {}))
-                   for i, args in enumerate(tasks)]
+        futures = [
+            client.submit(fn, *args, pure=False, **({"key": keys[i]} if keys else {})) for i, args in enumerate(tasks)
+        ]
         index = {f.key: i for i, f in enumerate(futures)}
         try:
             for f in as_completed(futures):

@@ -28,7 +28,8 @@ Everything is a function of ``(family, scale, seed)``: same arguments, same file
 from __future__ import annotations
 
 import random
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 __all__ = ["FAMILIES", "generate", "GraphBuilder"]
 
@@ -128,7 +129,7 @@ def _fa(scale: int, rng: random.Random) -> GraphBuilder:
         kbuf, vbuf = g.alloc(256, "L1"), g.alloc(256, "L1")
         kv[kb] = (kbuf, g.op("COPY_IN", "MTE2", 550, [kbuf]), vbuf, g.op("COPY_IN", "MTE2", 550, [vbuf]))
     kv_uses = {kb: 0 for kb in range(nk)}
-    for q in range(nq):
+    for _q in range(nq):
         qbuf = g.alloc(256, "L1")
         qcopy = g.op("COPY_IN", "MTE2", 550, [qbuf])
         acc = g.alloc(128, "UB")
@@ -179,7 +180,7 @@ def _conv(scale: int, rng: random.Random) -> GraphBuilder:
     layers, tiles = 1 + max(1, scale), 4 * max(1, scale)
     g = GraphBuilder()
     prev: list[tuple[int, int]] = []  # (buffer, producer) per tile
-    for t in range(tiles):
+    for _ in range(tiles):
         buf = g.alloc(144, "L1")
         prev.append((buf, g.op("COPY_IN", "MTE2", 300 + rng.randrange(0, 50), [buf])))
     remaining = [min(t + 1, tiles - 1) - max(t - 1, 0) + 1 for t in range(tiles)]
@@ -195,8 +196,13 @@ def _conv(scale: int, rng: random.Random) -> GraphBuilder:
                 src, producer = prev[s]
                 l0b = g.alloc(72, "L0B")
                 mv = g.op("MOVE", "MTE1", 40, [l0b, kern], after=[kcopy])
-                last = g.op("CONV", "CUBE", 300 + rng.randrange(0, 40), [acc, src, l0b],
-                            after=[producer, mv] + ([last] if last is not None else []))
+                last = g.op(
+                    "CONV",
+                    "CUBE",
+                    300 + rng.randrange(0, 40),
+                    [acc, src, l0b],
+                    after=[producer, mv] + ([last] if last is not None else []),
+                )
                 g.free(l0b)
                 remaining[s] -= 1
                 if remaining[s] == 0:
@@ -218,7 +224,14 @@ def _random(scale: int, rng: random.Random) -> GraphBuilder:
     order keeps at most one live buffer per L0 tier (so a problem-1 order always exists)."""
     g = GraphBuilder()
     n_ops = 20 * max(1, scale)
-    pipes = [("MTE2", "COPY_IN"), ("MTE1", "MOVE"), ("CUBE", "MATMUL"), ("VECTOR", "ADD"), ("FIXP", "COPY"), ("MTE3", "COPY_OUT")]
+    pipes = [
+        ("MTE2", "COPY_IN"),
+        ("MTE1", "MOVE"),
+        ("CUBE", "MATMUL"),
+        ("VECTOR", "ADD"),
+        ("FIXP", "COPY"),
+        ("MTE3", "COPY_OUT"),
+    ]
     tier_sizes = {"L1": (16, 512), "UB": (2, 256), "L0A": (16, 128), "L0B": (16, 128), "L0C": (16, 256)}
     live: list[tuple[int, int]] = []  # (buffer, remaining uses)
     recent: list[int] = []
@@ -264,8 +277,9 @@ CHAIN_TRIPLES_PER_SCALE = 64
 L1_SIZES = 4096  # sizes cycle 1..4096, the default L1 capacity
 
 
-def _chain_triple(g: GraphBuilder, size: int, tier: str, pipe: str, name: str, cycles: int,
-                  after: int | None) -> tuple[int, int, int]:
+def _chain_triple(
+    g: GraphBuilder, size: int, tier: str, pipe: str, name: str, cycles: int, after: int | None
+) -> tuple[int, int, int]:
     """One ALLOC -> op -> FREE triple (node ids consecutive); ``after`` -> its ALLOC."""
     b = g.alloc(size, tier)
     a = len(g.nodes) - 1

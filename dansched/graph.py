@@ -28,8 +28,9 @@ same single-residency tier (L0A/L0B/L0C), means no legal order exists:
 from __future__ import annotations
 
 import heapq
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Iterable, Mapping, Sequence
+from typing import Any
 
 from .errors import NoLegalOrderError
 from .instance import KIND_ALLOC, KIND_FREE, KIND_OP, Instance
@@ -280,7 +281,9 @@ def lazy_eager_order(g: MpasGraph, seq: list[int]) -> list[int]:
     return out
 
 
-def keyed_topological_order(nodes: Sequence[int], edges: Iterable[tuple[int, int]], key: Mapping[int, Any]) -> list[int] | None:
+def keyed_topological_order(
+    nodes: Sequence[int], edges: Iterable[tuple[int, int]], key: Mapping[int, Any]
+) -> list[int] | None:
     """A topological order of ``nodes`` under ``edges`` (both ends in ``nodes``), the
     smallest ``key`` first among the ready nodes; None when the edges form a cycle."""
     succ: dict[int, list[int]] = {v: [] for v in nodes}

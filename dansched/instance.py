@@ -21,9 +21,10 @@ import csv
 import io
 import json
 from collections import Counter
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Iterable, Sequence
+from typing import Any
 
 import numpy as np
 
@@ -112,7 +113,7 @@ class Instance:
     def users(self, b: int) -> np.ndarray:
         return self.users_idx[self.users_ptr[b] : self.users_ptr[b + 1]]
 
-    def lists(self) -> "AdjacencyLists":
+    def lists(self) -> AdjacencyLists:
         """Plain Python lists of the CSR arrays, for tight pure-Python loops (cached)."""
         cached = self.__dict__.get("_lists")
         if cached is None:
@@ -133,14 +134,26 @@ class Instance:
             raise KeyError(buf_id_value)
         return i
 
-    def same_as(self, other: "Instance") -> bool:
+    def same_as(self, other: Instance) -> bool:
         """Equal graphs, fields and buffer tables (the name and warnings aside)."""
         if self.op != other.op or self.hw != other.hw:
             return False
         names = [
-            "kind", "pipe", "cycles", "node_buf", "bufs_ptr", "bufs_idx", "edges",
-            "buf_id", "buf_size", "buf_tier", "buf_alloc", "buf_free", "buf_backed",
-            "users_ptr", "users_idx",
+            "kind",
+            "pipe",
+            "cycles",
+            "node_buf",
+            "bufs_ptr",
+            "bufs_idx",
+            "edges",
+            "buf_id",
+            "buf_size",
+            "buf_tier",
+            "buf_alloc",
+            "buf_free",
+            "buf_backed",
+            "users_ptr",
+            "users_idx",
         ]
         return all(np.array_equal(getattr(self, k), getattr(other, k)) for k in names)
 
@@ -149,16 +162,26 @@ class Instance:
         nodes: list[dict[str, Any]] = []
         for v in range(self.n):
             if self.kind[v] == KIND_OP:
-                nodes.append({
-                    "Id": v, "Op": self.op[v], "Pipe": self.hw.pipes[self.pipe[v]],
-                    "Cycles": int(self.cycles[v]), "Bufs": [int(self.buf_id[b]) for b in self.bufs(v)],
-                })
+                nodes.append(
+                    {
+                        "Id": v,
+                        "Op": self.op[v],
+                        "Pipe": self.hw.pipes[self.pipe[v]],
+                        "Cycles": int(self.cycles[v]),
+                        "Bufs": [int(self.buf_id[b]) for b in self.bufs(v)],
+                    }
+                )
             else:
                 b = int(self.node_buf[v])
-                nodes.append({
-                    "Id": v, "Op": self.op[v], "BufId": int(self.buf_id[b]),
-                    "Size": int(self.buf_size[b]), "Type": self.hw.tiers[self.buf_tier[b]],
-                })
+                nodes.append(
+                    {
+                        "Id": v,
+                        "Op": self.op[v],
+                        "BufId": int(self.buf_id[b]),
+                        "Size": int(self.buf_size[b]),
+                        "Type": self.hw.tiers[self.buf_tier[b]],
+                    }
+                )
         return nodes, self.edges.tolist()
 
 
@@ -181,7 +204,7 @@ class AdjacencyLists:
         return [ix[p[i] : p[i + 1]] for i in range(len(p) - 1)]
 
     @classmethod
-    def of(cls, inst: Instance) -> "AdjacencyLists":
+    def of(cls, inst: Instance) -> AdjacencyLists:
         return cls(
             succ=cls._split(inst.succ_ptr, inst.succ_idx),
             pred=cls._split(inst.pred_ptr, inst.pred_idx),
@@ -254,9 +277,16 @@ class _NodeRecords:
     total_cycles: int = 0
 
     @classmethod
-    def empty(cls, n: int) -> "_NodeRecords":
-        return cls(n, [""] * n, np.zeros(n, dtype=np.int8), np.full(n, -1, dtype=np.int16), np.zeros(n, dtype=np.int64),
-                   [None] * n, [[] for _ in range(n)])
+    def empty(cls, n: int) -> _NodeRecords:
+        return cls(
+            n,
+            [""] * n,
+            np.zeros(n, dtype=np.int8),
+            np.full(n, -1, dtype=np.int16),
+            np.zeros(n, dtype=np.int64),
+            [None] * n,
+            [[] for _ in range(n)],
+        )
 
 
 def _node_id(rec: Any, pos: int, n: int, seen_id: list[bool]) -> int:
@@ -300,7 +330,9 @@ def _read_op_node(t: _NodeRecords, v: int, rec: dict, name_op: str, hw: Hardware
     non-negative integer) and the distinct buffer ids of Bufs."""
     p = rec.get("Pipe")
     if p not in hw.pipes:
-        raise InstanceError(f"node {v} ({name_op}): Pipe {_shown(p)} is not a pipe of the hardware model {list(hw.pipes)}")
+        raise InstanceError(
+            f"node {v} ({name_op}): Pipe {_shown(p)} is not a pipe of the hardware model {list(hw.pipes)}"
+        )
     t.pipe[v] = hw.pipe_index(p)
     c = rec.get("Cycles")
     if _is_int(c) and c >= 0:
@@ -362,9 +394,13 @@ def _check_buffers(t: _NodeRecords) -> None:
             raise InstanceError(f"buffer {b}: has a FREE (node {fv}) but no ALLOC")
     total_size = sum(size for _, size, _ in t.allocs.values())
     if total_size >= INT_LIMIT:
-        raise InstanceError(f"instance: the Sizes of all buffers add up to {total_size}, more than 63 bits hold (< 2**63)")
+        raise InstanceError(
+            f"instance: the Sizes of all buffers add up to {total_size}, more than 63 bits hold (< 2**63)"
+        )
     if t.total_cycles >= INT_LIMIT:
-        raise InstanceError(f"instance: the Cycles of all operations add up to {t.total_cycles}, more than 63 bits hold (< 2**63)")
+        raise InstanceError(
+            f"instance: the Cycles of all operations add up to {t.total_cycles}, more than 63 bits hold (< 2**63)"
+        )
 
 
 @dataclass
@@ -479,11 +515,28 @@ def instance_from_records(
     if bad >= 0:
         raise InstanceError(f"node {bad}: lies on or behind a cycle (the graph must be acyclic)")
     return Instance(
-        name=name, hw=hw, op=tuple(t.op), kind=t.kind, pipe=t.pipe, cycles=t.cycles, node_buf=node_buf,
-        bufs_ptr=bufs_ptr, bufs_idx=bufs_idx, edges=earr,
-        succ_ptr=succ_ptr, succ_idx=succ_idx, pred_ptr=pred_ptr, pred_idx=pred_idx,
-        buf_id=bt.ids, buf_size=bt.size, buf_tier=bt.tier, buf_alloc=bt.alloc,
-        buf_free=bt.free, buf_backed=backed, users_ptr=users_ptr, users_idx=users_idx,
+        name=name,
+        hw=hw,
+        op=tuple(t.op),
+        kind=t.kind,
+        pipe=t.pipe,
+        cycles=t.cycles,
+        node_buf=node_buf,
+        bufs_ptr=bufs_ptr,
+        bufs_idx=bufs_idx,
+        edges=earr,
+        succ_ptr=succ_ptr,
+        succ_idx=succ_idx,
+        pred_ptr=pred_ptr,
+        pred_idx=pred_idx,
+        buf_id=bt.ids,
+        buf_size=bt.size,
+        buf_tier=bt.tier,
+        buf_alloc=bt.alloc,
+        buf_free=bt.free,
+        buf_backed=backed,
+        users_ptr=users_ptr,
+        users_idx=users_idx,
         warnings=tuple(_cycles_warnings(t.costed_one)),
     )
 
@@ -543,7 +596,9 @@ def _read_csv_pair(path: Path) -> tuple[list[dict[str, Any]], list[list[Any]]]:
     nodes_path, edges_path, _ = _csv_pair_paths(path)
     for p in (nodes_path, edges_path):
         if not p.is_file():
-            raise InstanceError(f"{p}: no such file (a CSV instance needs both {nodes_path.name} and {edges_path.name})")
+            raise InstanceError(
+                f"{p}: no such file (a CSV instance needs both {nodes_path.name} and {edges_path.name})"
+            )
     nodes: list[dict[str, Any]] = []
     with nodes_path.open(newline="", encoding="utf-8-sig") as fh:
         reader = csv.DictReader(fh)
@@ -620,16 +675,25 @@ def write_csv_pair(inst: Instance, directory: str | Path, case: str | None = Non
     w.writerow(NODE_FIELDS)
     for rec in nodes:
         bufs = rec.get("Bufs")
-        w.writerow([
-            rec["Id"], rec["Op"], rec.get("BufId", ""), rec.get("Size", ""), rec.get("Type", ""),
-            rec.get("Pipe", ""), rec.get("Cycles", ""), ",".join(map(str, bufs)) if bufs is not None else "",
-        ])
+        w.writerow(
+            [
+                rec["Id"],
+                rec["Op"],
+                rec.get("BufId", ""),
+                rec.get("Size", ""),
+                rec.get("Type", ""),
+                rec.get("Pipe", ""),
+                rec.get("Cycles", ""),
+                ",".join(map(str, bufs)) if bufs is not None else "",
+            ]
+        )
     w = csv.writer(edges_text)
     w.writerow(["StartNodeId", "EndNodeId"])
     w.writerows(edges)
-    atomic_write_files([
-        (nodes_path, nodes_text.getvalue().encode()), (d / f"{case}_Edges.csv", edges_text.getvalue().encode()),
-    ])
+    atomic_write_files(
+        [
+            (nodes_path, nodes_text.getvalue().encode()),
+            (d / f"{case}_Edges.csv", edges_text.getvalue().encode()),
+        ]
+    )
     return nodes_path
-
-

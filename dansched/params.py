@@ -59,8 +59,12 @@ class DlrParams:
     packing_rounds: int = 6  # re-scans with a smaller virtual capacity when packing overflows
     serial_wave_widths: tuple[int, ...] = (1, 2, 3, 4)  # the reuse-serial<w> candidate orders
     spill_plan_max_nodes: int = 20_000  # the exact spill plan (MIP + CP-SAT packing) is for small and medium graphs
-    spill_plan_node_limit: int = 5000  # HiGHS branch-and-bound nodes per tier: the deterministic budget of the spill plan
-    spill_plan_time_limit: int = 300  # seconds per tier, a safety net only: the node limit binds first, so plans do not depend on load
+    spill_plan_node_limit: int = (
+        5000  # HiGHS branch-and-bound nodes per tier: the deterministic budget of the spill plan
+    )
+    spill_plan_time_limit: int = (
+        300  # seconds per tier, a safety net only: the node limit binds first, so plans do not depend on load
+    )
     max_tie_evaluations: int = 4  # plans judged for the makespan tie-break
     max_alternatives: int = 6  # Stage-2 plans offered to Stage 3 under --traffic-slack
     second_order_within: float = 2.0  # the runner-up order gets every placement only within 2x the best probe traffic
@@ -72,7 +76,9 @@ class DlrParams:
         _check_int(self, "packing_rounds", 1)
         _check_number(self, "second_order_within", 1.0)
         widths = self.serial_wave_widths
-        if not isinstance(widths, tuple) or not all(isinstance(w, int) and not isinstance(w, bool) and w >= 1 for w in widths):
+        if not isinstance(widths, tuple) or not all(
+            isinstance(w, int) and not isinstance(w, bool) and w >= 1 for w in widths
+        ):
             raise ValueError(f"DlrParams.serial_wave_widths must be a tuple of integers >= 1, got {widths!r}")
 
 
@@ -89,8 +95,10 @@ class CpeParams:
     def __post_init__(self) -> None:
         _check_all_ints(self)
         if self.medium_graph_nodes > self.large_graph_nodes:
-            raise ValueError("CpeParams.medium_graph_nodes must not exceed large_graph_nodes, "
-                             f"got {self.medium_graph_nodes} > {self.large_graph_nodes}")
+            raise ValueError(
+                "CpeParams.medium_graph_nodes must not exceed large_graph_nodes, "
+                f"got {self.medium_graph_nodes} > {self.large_graph_nodes}"
+            )
 
     def max_rounds(self, n: int) -> int:
         """Rounds allowed on a graph of ``n`` nodes."""

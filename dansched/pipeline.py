@@ -12,9 +12,10 @@ from __future__ import annotations
 
 import math
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from functools import partial
-from typing import Any, Callable
+from typing import Any
 
 from .errors import NoLegalOrderError, PlacementFailed, PlanInvalidError
 from .instance import Instance
@@ -30,7 +31,16 @@ from .stages.dlr.victim import RecencyAware
 from .stages.mpas.lifetime import lifetime_order
 from .stages.mpas.stage import VARIANTS, mpas_order
 
-__all__ = ["SolveOptions", "SolveResult", "solve", "stage2_portfolio", "stage_figures", "pareto_entry", "PROBLEMS", "WINDOW_MODES"]
+__all__ = [
+    "SolveOptions",
+    "SolveResult",
+    "solve",
+    "stage2_portfolio",
+    "stage_figures",
+    "pareto_entry",
+    "PROBLEMS",
+    "WINDOW_MODES",
+]
 
 Progress = Callable[[str], None]
 PROBLEMS = (1, 2, 3)
@@ -59,9 +69,15 @@ class SolveOptions:
     dlr: DlrParams = field(default_factory=DlrParams)
     cpe: CpeParams = field(default_factory=CpeParams)
     bounds: BoundParams = field(default_factory=BoundParams)
-    order_search: OrderSearchParams | None = field(default_factory=OrderSearchParams)  # Stage-2 order search (None: off)
-    timed: TimedProducerParams | None = field(default_factory=TimedProducerParams)  # problem 3's time-driven producer (None: off)
-    portfolio: PortfolioParams | None = field(default_factory=PortfolioParams)  # problem 3's other Stage-2 producers (None: off)
+    order_search: OrderSearchParams | None = field(
+        default_factory=OrderSearchParams
+    )  # Stage-2 order search (None: off)
+    timed: TimedProducerParams | None = field(
+        default_factory=TimedProducerParams
+    )  # problem 3's time-driven producer (None: off)
+    portfolio: PortfolioParams | None = field(
+        default_factory=PortfolioParams
+    )  # problem 3's other Stage-2 producers (None: off)
 
     def __post_init__(self) -> None:
         if isinstance(self.problem, bool) or self.problem not in PROBLEMS:
@@ -74,7 +90,11 @@ class SolveOptions:
             raise ValueError(f"SolveOptions.exact_window must be an integer >= 0, got {self.exact_window!r}")
         for name in ("time_limit", "traffic_slack"):
             value = getattr(self, name)
-            if isinstance(value, bool) or not isinstance(value, (int, float)) or not (value >= 0 and math.isfinite(value)):
+            if (
+                isinstance(value, bool)
+                or not isinstance(value, (int, float))
+                or not (value >= 0 and math.isfinite(value))
+            ):
                 raise ValueError(f"SolveOptions.{name} must be a finite number >= 0, got {value!r}")
         if isinstance(self.seed, bool) or not isinstance(self.seed, int):
             raise ValueError(f"SolveOptions.seed must be an integer, got {self.seed!r}")
@@ -82,13 +102,17 @@ class SolveOptions:
             if not isinstance(getattr(self, name), kind):
                 raise ValueError(f"SolveOptions.{name} must be a {kind.__name__}, got {getattr(self, name)!r}")
         if self.exact_window_mode not in WINDOW_MODES:
-            raise ValueError(f"SolveOptions.exact_window_mode must be one of {', '.join(WINDOW_MODES)}, got {self.exact_window_mode!r}")
+            raise ValueError(
+                f"SolveOptions.exact_window_mode must be one of {', '.join(WINDOW_MODES)}, got {self.exact_window_mode!r}"
+            )
         if self.timed is not None and not isinstance(self.timed, TimedProducerParams):
             raise ValueError(f"SolveOptions.timed must be a TimedProducerParams or None, got {self.timed!r}")
         if self.portfolio is not None and not isinstance(self.portfolio, PortfolioParams):
             raise ValueError(f"SolveOptions.portfolio must be a PortfolioParams or None, got {self.portfolio!r}")
         if self.order_search is not None and not isinstance(self.order_search, OrderSearchParams):
-            raise ValueError(f"SolveOptions.order_search must be an OrderSearchParams or None, got {self.order_search!r}")
+            raise ValueError(
+                f"SolveOptions.order_search must be an OrderSearchParams or None, got {self.order_search!r}"
+            )
 
 
 @dataclass
@@ -139,7 +163,9 @@ def _stage2(inst: Instance, order1: list[int], opts: SolveOptions, say: Progress
     slack = opts.traffic_slack if opts.problem == 3 else 0.0
     s2 = dlr_plan(inst, order1, victim=opts.victim, slack=slack, params=opts.dlr)
     if opts.order_search is not None and opts.victim == "cost":
-        s2 = search_order(inst, s2, opts.order_search, time_limit=opts.time_limit, seed=opts.seed, progress=say, slack=slack)
+        s2 = search_order(
+            inst, s2, opts.order_search, time_limit=opts.time_limit, seed=opts.seed, progress=say, slack=slack
+        )
     return s2
 
 
@@ -147,11 +173,13 @@ def _stage3(inst: Instance, plan2: Plan, ev2: Evaluation, opts: SolveOptions) ->
     """The Stage-3 loop (:func:`~dansched.stages.cpe.stage.stage3`); with
     ``exact_window_mode="memory"`` the memory-aware CP-SAT windows polish its result
     (:mod:`dansched.stages.cpe.memory_windows`: memory events inside a window may move)."""
-    s3 = stage3(inst, plan2, ev2, exact_window=opts.exact_window, time_limit=opts.time_limit, seed=opts.seed,
-                params=opts.cpe)
+    s3 = stage3(
+        inst, plan2, ev2, exact_window=opts.exact_window, time_limit=opts.time_limit, seed=opts.seed, params=opts.cpe
+    )
     if opts.exact_window > 0 and opts.exact_window_mode == "memory":
-        cpe, ev = memory_window_polish(inst, s3.cpe, s3.evaluation, opts.exact_window, time_limit=opts.time_limit,
-                                       seed=opts.seed)
+        cpe, ev = memory_window_polish(
+            inst, s3.cpe, s3.evaluation, opts.exact_window, time_limit=opts.time_limit, seed=opts.seed
+        )
         ev = judged(inst, cpe.plan, "Stage 3 (memory-aware CP-SAT windows)", ev)
         s3 = replace(s3, cpe=cpe, evaluation=ev)
     return s3
@@ -189,8 +217,10 @@ def stage2_portfolio(
     rules = [f"{RecencyAware.prefix}{w}" for w in params.recency_windows] + (["lru"] if slack > 0 else [])
     makers = [(f"{rule}-victims", partial(dlr_plan, inst, order1, victim=rule, params=opts.dlr)) for rule in rules]
     if slack > 0 and opts.variant != "mpas-paper":
+
         def paper() -> DlrResult:
             return dlr_plan(inst, list(mpas_order(inst, variant="mpas-paper", params=opts.mpas).order), params=opts.dlr)
+
         makers.append(("mpas-paper-order", paper))
     out: list[tuple[Plan, Evaluation, str]] = []
     for name, make in makers:
@@ -204,7 +234,12 @@ def stage2_portfolio(
 
 
 def _problem3(
-    inst: Instance, s2: DlrResult, ev2: Evaluation, opts: SolveOptions, stages: dict[str, Any], order1: list[int],
+    inst: Instance,
+    s2: DlrResult,
+    ev2: Evaluation,
+    opts: SolveOptions,
+    stages: dict[str, Any],
+    order1: list[int],
     say: Progress,
 ) -> tuple[Plan, Evaluation, list[dict[str, Any]]]:
     """Stage 3 on the Stage-2 plan, on each alternative ``--traffic-slack`` allows, on the
@@ -227,7 +262,9 @@ def _problem3(
             return False
         kept, ev2, s3 = len(pareto) - 1, alt_ev, got
         stages["dlr"] = stage_figures(alt_ev, stages["dlr"]["seconds"]) | {
-            "variant": name, "within_slack_of": s2.evaluation.extra_traffic}
+            "variant": name,
+            "within_slack_of": s2.evaluation.extra_traffic,
+        }
         return True
 
     for alt in s2.alternatives:  # --traffic-slack: trade traffic for makespan
@@ -271,8 +308,11 @@ def solve(inst: Instance, opts: SolveOptions = SolveOptions(), progress: Progres
         ev1 = judged(inst, plan1, "Stage 1 (MPAS)")
         stages["mpas"] = stage_figures(ev1, time.perf_counter() - t0) | {"variant": variant1}
         return SolveResult(plan1, ev1, {"max_v_stay": ev1.max_v_stay, "stages": stages}, plan1)
-    stages["mpas"] = {"max_v_stay": max_v_stay(inst, order1), "seconds": round(time.perf_counter() - t0, 3),
-                      "variant": variant1}
+    stages["mpas"] = {
+        "max_v_stay": max_v_stay(inst, order1),
+        "seconds": round(time.perf_counter() - t0, 3),
+        "variant": variant1,
+    }
     stage1 = Plan(order=tuple(order1)) if legal1 else None
     say("Stage 2: DLR")
     t0 = time.perf_counter()

@@ -14,9 +14,9 @@ from __future__ import annotations
 
 import os
 import tempfile
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Iterable, Sequence
 
 import numpy as np
 
@@ -59,7 +59,9 @@ class Plan:
 
 
 def plan_from_indices(
-    inst, order: Iterable[int], offsets: Sequence[int] | np.ndarray | None = None,
+    inst,
+    order: Iterable[int],
+    offsets: Sequence[int] | np.ndarray | None = None,
     spills: Iterable[tuple[int, int]] = (),
 ) -> Plan:
     """Build a :class:`Plan` from buffer *indices* (as the stages use them)."""

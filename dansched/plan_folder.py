@@ -38,8 +38,8 @@ import json
 import os
 import secrets
 import signal
+from collections.abc import Iterator, Mapping
 from pathlib import Path
-from typing import Iterator, Mapping
 
 from .errors import MixedPlanError
 from .plan import OutputError
@@ -59,8 +59,14 @@ __all__ = [
 
 PLAN_KINDS = ("schedule", "memory", "spill")
 GROUP_KINDS = ("schedule", "memory", "spill", "trace", "view", "report")  # also the rename order: report last
-_SUFFIX = {"schedule": "_schedule.txt", "memory": "_memory.txt", "spill": "_spill.txt",
-           "trace": "_trace.json", "view": "_view.html", "report": "_report.json"}
+_SUFFIX = {
+    "schedule": "_schedule.txt",
+    "memory": "_memory.txt",
+    "spill": "_spill.txt",
+    "trace": "_trace.json",
+    "view": "_view.html",
+    "report": "_report.json",
+}
 LOCK_NAME = ".dansched.lock"
 TMP_TAG = ".dansched-tmp-"
 
@@ -141,8 +147,13 @@ def _umask() -> int:
     return mask
 
 
-def write_group(directory: str | Path, case: str, files: Mapping[str, str | bytes],
-                extra: Mapping[Path, bytes] | None = None, replace_group: bool = True) -> list[Path]:
+def write_group(
+    directory: str | Path,
+    case: str,
+    files: Mapping[str, str | bytes],
+    extra: Mapping[Path, bytes] | None = None,
+    replace_group: bool = True,
+) -> list[Path]:
     """Write ``files`` (kind -> text, kinds of :data:`GROUP_KINDS`) as ``case``'s group in
     ``directory`` and (``replace_group``) remove the group's other files (see the module
     docstring; ``dansched trace`` adds a trace to a group with ``replace_group=False``);
@@ -215,8 +226,10 @@ def check_folder(directory: str | Path, case: str) -> dict | None:
     fingerprint (None when the folder has no report, or a report without one)."""
     d = Path(directory)
     if _marker(d, case).exists():
-        raise MixedPlanError(f"{d}: a run writing {case}'s plan was interrupted (found .{case}.incomplete): "
-                             f"the folder may mix two plans; run dansched solve again")
+        raise MixedPlanError(
+            f"{d}: a run writing {case}'s plan was interrupted (found .{case}.incomplete): "
+            f"the folder may mix two plans; run dansched solve again"
+        )
     paths = group_paths(d, case)
     try:
         report = json.loads(paths["report"].read_text())
@@ -230,21 +243,25 @@ def check_folder(directory: str | Path, case: str) -> dict | None:
         p = paths[k]
         if k not in listed:
             if p.exists():
-                raise MixedPlanError(f"{d}: {p.name} is not part of the plan in {paths['report'].name}: "
-                                     "the folder mixes two plans")
+                raise MixedPlanError(
+                    f"{d}: {p.name} is not part of the plan in {paths['report'].name}: the folder mixes two plans"
+                )
             continue
         try:
             got = _digest(p.read_bytes())
         except OSError:
-            raise MixedPlanError(f"{d}: {p.name} is missing from the plan in {paths['report'].name}: "
-                                 "the folder mixes two plans") from None
+            raise MixedPlanError(
+                f"{d}: {p.name} is missing from the plan in {paths['report'].name}: the folder mixes two plans"
+            ) from None
         if got != listed[k]:
-            raise MixedPlanError(f"{d}: {p.name} does not match the fingerprint in {paths['report'].name}: "
-                                 "the folder mixes two plans")
+            raise MixedPlanError(
+                f"{d}: {p.name} does not match the fingerprint in {paths['report'].name}: the folder mixes two plans"
+            )
     trace_fp = _trace_fingerprint(paths["trace"])
     if trace_fp is not None and trace_fp != fp.get("sha256"):
-        raise MixedPlanError(f"{d}: {paths['trace'].name} traces another plan than {paths['report'].name}: "
-                             "the folder mixes two plans")
+        raise MixedPlanError(
+            f"{d}: {paths['trace'].name} traces another plan than {paths['report'].name}: the folder mixes two plans"
+        )
     return fp
 
 
@@ -263,4 +280,4 @@ def _trace_fingerprint(path: Path) -> str | None:
     if i < 0:
         return None
     j = tail.find('"', i + len(key))
-    return tail[i + len(key):j] if j > 0 else None
+    return tail[i + len(key) : j] if j > 0 else None

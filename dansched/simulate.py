@@ -18,8 +18,9 @@ not just a boolean.
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any, Sequence
+from typing import Any
 
 import numpy as np
 
@@ -228,7 +229,9 @@ def _check_permutation(inst: Instance, order: Sequence[int], total: int, errs: _
             errs.add("unknown-node", f"schedule names node {v}, which does not exist (valid ids 0..{total - 1})", i)
             continue
         if pos[v] >= 0:
-            errs.add("duplicate-node", f"{_node_name(inst, v, spill_buf)} is scheduled twice (positions {pos[v]} and {i})", i)
+            errs.add(
+                "duplicate-node", f"{_node_name(inst, v, spill_buf)} is scheduled twice (positions {pos[v]} and {i})", i
+            )
             continue
         pos[v] = i
     for v in range(total):
@@ -264,7 +267,11 @@ def _evaluate_order(inst: Instance, order: Sequence[int]) -> Evaluation:
             errs.add("lifetime", f"buffer {int(inst.buf_id[b])}: FREE runs before its ALLOC", free_pos[b])
         for u in L.users[b]:
             if not alloc_pos[b] < pos[u] < free_pos[b]:
-                errs.add("not-resident", f"{_node_name(inst, u)} uses buffer {int(inst.buf_id[b])} outside its lifetime", pos[u])
+                errs.add(
+                    "not-resident",
+                    f"{_node_name(inst, u)} uses buffer {int(inst.buf_id[b])} outside its lifetime",
+                    pos[u],
+                )
     single = {inst.hw.tier_index(t) for t in inst.hw.single_residency_tiers}
     # every live buffer of each single-residency tier (insertion-ordered), not just the
     # latest: after a violation the earlier buffer is still live when the later one is freed
@@ -394,8 +401,9 @@ class _Residency:
     tier (every segment starts and ends on a boundary, so a cell is never split): the
     walk costs memory in the number of segments, not in the tier's capacity."""
 
-    def __init__(self, inst: Instance, offset: Sequence[int], spill_buf: Sequence[int], spill_off: Sequence[int],
-                 errs: _Errors) -> None:
+    def __init__(
+        self, inst: Instance, offset: Sequence[int], spill_buf: Sequence[int], spill_off: Sequence[int], errs: _Errors
+    ) -> None:
         hw = inst.hw
         self.inst, self.errs, self.L = inst, errs, inst.lists()
         self.offset, self.spill_buf, self.spill_off = offset, spill_buf, spill_off
@@ -477,7 +485,9 @@ class _Residency:
         b = spill_buf[k0]
         if (v - n) % 2 == 0:
             if self.resident_at[b] is None:
-                self.errs.add("bad-spill", f"{_node_name(inst, v, spill_buf)} spills out a buffer that is not resident", i)
+                self.errs.add(
+                    "bad-spill", f"{_node_name(inst, v, spill_buf)} spills out a buffer that is not resident", i
+                )
             else:
                 self.end_segment(b, v)
         elif self.resident_at[b] is not None or not self.started[b]:
@@ -509,8 +519,14 @@ class _Residency:
                 self._cache_node(v, i)
 
 
-def _check_topological(inst: Instance, order: Sequence[int], pos: Sequence[int], preds: Sequence[Sequence[int]],
-                       spill_buf: Sequence[int], errs: _Errors) -> None:
+def _check_topological(
+    inst: Instance,
+    order: Sequence[int],
+    pos: Sequence[int],
+    preds: Sequence[Sequence[int]],
+    spill_buf: Sequence[int],
+    errs: _Errors,
+) -> None:
     """Every augmented edge must point forward in ``order``."""
     for w in order:
         pw = pos[w]

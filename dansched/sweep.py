@@ -42,17 +42,18 @@ import os
 import sys
 import time
 import uuid
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from contextlib import closing
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Iterable, Mapping, Sequence
+from typing import Any
 
 from .errors import SweepInputError
-from .plan import atomic_write_files
 from .executor import ExecutorError, ExecutorOptions, run_tasks
 from .hardware import Hardware, HardwareError, hardware_from_table, load_hardware
 from .instance import InstanceError, instance_name, load_instance
 from .pipeline import PlanInvalidError, SolveOptions, solve
+from .plan import atomic_write_files
 
 __all__ = [
     "SweepInputError",
@@ -115,11 +116,13 @@ class Cell:
         return cell_key(self.instance_hash, self.capacity, self.hw_model, self.problem, self.options)
 
 
-def cell_key(instance_hash: str, capacity: Mapping[str, int], hw_model: str, problem: int,
-             options: Mapping[str, Any]) -> str:
+def cell_key(
+    instance_hash: str, capacity: Mapping[str, int], hw_model: str, problem: int, options: Mapping[str, Any]
+) -> str:
     """The resume key of a cell (a canonical JSON text)."""
-    return json.dumps([instance_hash, dict(capacity), hw_model, int(problem), dict(options)],
-                      sort_keys=True, separators=(",", ":"))
+    return json.dumps(
+        [instance_hash, dict(capacity), hw_model, int(problem), dict(options)], sort_keys=True, separators=(",", ":")
+    )
 
 
 def row_key(row: Mapping[str, Any]) -> str | None:
@@ -132,6 +135,7 @@ def row_key(row: Mapping[str, Any]) -> str | None:
 
 # ---- input ------------------------------------------------------------------------------
 
+
 def parse_sets(specs: Sequence[str], hw: Hardware) -> dict[str, tuple[int, ...]]:
     """``["L1=2048,4096", "UB=512"]`` -> ``{"L1": (2048, 4096), "UB": (512,)}`` (order kept,
     repeated values dropped). Unknown tiers, repeated tiers and non-integers are bad input."""
@@ -142,7 +146,9 @@ def parse_sets(specs: Sequence[str], hw: Hardware) -> dict[str, tuple[int, ...]]
         if not sep or not tier:
             raise SweepInputError(f"--set {spec!r}: expected TIER=V1,V2,... (e.g. L1=2048,4096)")
         if tier not in hw.capacity:
-            raise SweepInputError(f"--set {spec!r}: unknown tier {tier!r}; the hardware model has {', '.join(hw.tiers)}")
+            raise SweepInputError(
+                f"--set {spec!r}: unknown tier {tier!r}; the hardware model has {', '.join(hw.tiers)}"
+            )
         if tier in out:
             raise SweepInputError(f"--set names tier {tier} twice; give all its values in one --set")
         parsed: list[int] = []
@@ -223,8 +229,9 @@ def _hw_model_hash(table: Mapping[str, Any]) -> str:
     return hashlib.sha256(json.dumps(rest, sort_keys=True).encode()).hexdigest()[:16]
 
 
-def plan_cells(instances: Sequence[Path], base: Hardware, points: Sequence[Mapping[str, int]],
-               opts: SweepOptions) -> list[Cell]:
+def plan_cells(
+    instances: Sequence[Path], base: Hardware, points: Sequence[Mapping[str, int]], opts: SweepOptions
+) -> list[Cell]:
     """Every (instance, point) cell, instance-major, each instance hashed once."""
     table = base.to_dict()
     model = _hw_model_hash(table)
@@ -232,29 +239,49 @@ def plan_cells(instances: Sequence[Path], base: Hardware, points: Sequence[Mappi
     for p in instances:
         digest = content_hash(p)
         for cap in points:
-            cells.append(Cell(
-                path=str(p), instance=instance_name(p), instance_hash=digest, capacity=dict(cap),
-                hw_model=model, problem=opts.problem, options=opts.options(),
-                hw_table={**table, "tiers": dict(cap)},
-            ))
+            cells.append(
+                Cell(
+                    path=str(p),
+                    instance=instance_name(p),
+                    instance_hash=digest,
+                    capacity=dict(cap),
+                    hw_model=model,
+                    problem=opts.problem,
+                    options=opts.options(),
+                    hw_table={**table, "tiers": dict(cap)},
+                )
+            )
     return cells
 
 
 # ---- one cell ---------------------------------------------------------------------------
+
 
 def _one_line(exc: BaseException) -> str:
     text = str(exc).strip().splitlines()
     return text[0] if text else type(exc).__name__
 
 
-def run_cell(path: str, instance: str, instance_hash: str, hw_table: Mapping[str, Any], hw_model: str,
-             problem: int, options: Mapping[str, Any]) -> dict[str, Any]:
+def run_cell(
+    path: str,
+    instance: str,
+    instance_hash: str,
+    hw_table: Mapping[str, Any],
+    hw_model: str,
+    problem: int,
+    options: Mapping[str, Any],
+) -> dict[str, Any]:
     """Solve one cell and return its row; a failure is a row with its one-line reason.
 
     Runs on a worker: everything it needs comes in as plain data."""
     row: dict[str, Any] = {
-        "instance": instance, "instance_hash": instance_hash, "capacity": dict(hw_table["tiers"]),
-        "hw_model": hw_model, "problem": problem, "options": dict(options), "valid": False,
+        "instance": instance,
+        "instance_hash": instance_hash,
+        "capacity": dict(hw_table["tiers"]),
+        "hw_model": hw_model,
+        "problem": problem,
+        "options": dict(options),
+        "valid": False,
     }
     row.update({k: None for k in RESULT_METRICS})
     row.update(seconds=None, error=None)
@@ -283,6 +310,7 @@ def _cell_args(c: Cell) -> tuple:
 
 
 # ---- results file -------------------------------------------------------------------------
+
 
 def read_done(path: Path) -> dict[str, dict[str, Any]]:
     """The rows of ``sweep.jsonl`` by cell key (the last row of a key wins); a line that
@@ -335,6 +363,7 @@ class _JsonlAppender:
 
 # ---- running ------------------------------------------------------------------------------
 
+
 @dataclass
 class SweepResult:
     """What a sweep run did: ``rows`` are those of the requested cells that are recorded
@@ -353,21 +382,39 @@ def _progress_bar(total: int, skipped: int, enabled: bool):
     if not enabled or total == 0:
         return None
     from rich.console import Console
-    from rich.progress import (BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn,
-                               TimeRemainingColumn)
+    from rich.progress import (
+        BarColumn,
+        MofNCompleteColumn,
+        Progress,
+        TextColumn,
+        TimeElapsedColumn,
+        TimeRemainingColumn,
+    )
 
     bar = Progress(
-        TextColumn("sweep"), BarColumn(), MofNCompleteColumn(), TextColumn("failed {task.fields[failed]}"),
-        TimeElapsedColumn(), TextColumn("left"), TimeRemainingColumn(), TextColumn("{task.description}"),
-        console=Console(stderr=True), transient=True,
+        TextColumn("sweep"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TextColumn("failed {task.fields[failed]}"),
+        TimeElapsedColumn(),
+        TextColumn("left"),
+        TimeRemainingColumn(),
+        TextColumn("{task.description}"),
+        console=Console(stderr=True),
+        transient=True,
     )
     bar.start()
     bar.add_task(f"({skipped} done before)" if skipped else "", total=total, failed=0)
     return bar
 
 
-def run_sweep(cells: Sequence[Cell], out: str | Path, executor: ExecutorOptions = ExecutorOptions(),
-              progress: bool = False, on_row: Callable[[dict[str, Any]], None] | None = None) -> SweepResult:
+def run_sweep(
+    cells: Sequence[Cell],
+    out: str | Path,
+    executor: ExecutorOptions = ExecutorOptions(),
+    progress: bool = False,
+    on_row: Callable[[dict[str, Any]], None] | None = None,
+) -> SweepResult:
     """Run the cells not yet in ``out/sweep.jsonl``, appending each finished row there.
 
     Largest instance files go first (the long cells start early). ``on_row`` is called
@@ -405,8 +452,9 @@ def run_sweep(cells: Sequence[Cell], out: str | Path, executor: ExecutorOptions 
         if bar is not None:
             bar.stop()
     rows = [dict(done[c.key], instance=c.instance) for c in cells if c.key in done]  # same bytes, own name
-    return SweepResult(list(cells), rows, len(todo) - len(lost), skipped, failed, lost,
-                       round(time.perf_counter() - t0, 3))
+    return SweepResult(
+        list(cells), rows, len(todo) - len(lost), skipped, failed, lost, round(time.perf_counter() - t0, 3)
+    )
 
 
 def _instance_bytes(path: str) -> int:
@@ -417,6 +465,7 @@ def _instance_bytes(path: str) -> int:
 
 
 # ---- reports ------------------------------------------------------------------------------
+
 
 def _swept(rows: Sequence[Mapping[str, Any]]) -> list[str]:
     """Tiers whose capacity takes more than one value among ``rows`` (in tier order)."""
@@ -434,10 +483,19 @@ def sweep_csv(rows: Sequence[Mapping[str, Any]]) -> str:
     w = csv.writer(buf, lineterminator="\n")
     w.writerow(["instance", "instance_hash", *tiers, "problem", *opts, "valid", *RESULT_METRICS, "seconds", "error"])
     for r in rows:
-        w.writerow([r["instance"], r["instance_hash"], *(r["capacity"].get(t, "") for t in tiers), r["problem"],
-                    *(r["options"].get(k, "") for k in opts), str(bool(r["valid"])).lower(),
-                    *("" if r.get(k) is None else r[k] for k in RESULT_METRICS),
-                    "" if r.get("seconds") is None else r["seconds"], r.get("error") or ""])
+        w.writerow(
+            [
+                r["instance"],
+                r["instance_hash"],
+                *(r["capacity"].get(t, "") for t in tiers),
+                r["problem"],
+                *(r["options"].get(k, "") for k in opts),
+                str(bool(r["valid"])).lower(),
+                *("" if r.get(k) is None else r[k] for k in RESULT_METRICS),
+                "" if r.get("seconds") is None else r["seconds"],
+                r.get("error") or "",
+            ]
+        )
     return buf.getvalue()
 
 
@@ -485,12 +543,24 @@ def sweep_markdown(rows: Sequence[Mapping[str, Any]], png_note: str | None = Non
     base = {t: v for t, v in rows[0]["capacity"].items() if t not in swept}
     lines += [f"Fixed tiers: {', '.join(f'{t}={v:,}' for t, v in base.items())}.", ""]
     if swept and problem != 1:
-        lines += ["## Smallest capacity from which extra traffic is 0", "",
-                  "Per swept tier, the other swept tiers at their largest value; `none`: traffic is not 0 "
-                  "even at the largest value (or that point failed).", ""]
-        lines += _md_table(["Instance"] + swept,
-                           [[i] + [_fmt(zero_traffic_from(_slice([r for r in rows if r["instance"] == i], t, swept), t), "none")
-                                   for t in swept] for i in insts])
+        lines += [
+            "## Smallest capacity from which extra traffic is 0",
+            "",
+            "Per swept tier, the other swept tiers at their largest value; `none`: traffic is not 0 "
+            "even at the largest value (or that point failed).",
+            "",
+        ]
+        lines += _md_table(
+            ["Instance"] + swept,
+            [
+                [i]
+                + [
+                    _fmt(zero_traffic_from(_slice([r for r in rows if r["instance"] == i], t, swept), t), "none")
+                    for t in swept
+                ]
+                for i in insts
+            ],
+        )
     metric = "makespan" if problem != 1 else "max_v_stay"
     title = "Makespan (extra traffic in parentheses when not 0)" if problem != 1 else "Peak maxV_stay"
     lines += [f"## {title} at each point", ""]
@@ -541,16 +611,22 @@ def tier_png_bytes(rows: Sequence[Mapping[str, Any]], tier: str) -> bytes:
     swept = _swept(rows)
     part = _slice(rows, tier, swept)
     problem = rows[0]["problem"]
-    metrics = [("makespan", "makespan (cycles)"), ("extra_traffic", "extra DDR traffic")] if problem != 1 \
+    metrics = (
+        [("makespan", "makespan (cycles)"), ("extra_traffic", "extra DDR traffic")]
+        if problem != 1
         else [("max_v_stay", "peak maxV_stay")]
+    )
     fig = Figure(figsize=(6.0 * len(metrics), 4.2), dpi=100)
     FigureCanvasAgg(fig)
     others = ", ".join(f"{t}={max(r['capacity'][t] for r in rows):,}" for t in swept if t != tier)
     for k, (metric, label) in enumerate(metrics):
         ax = fig.add_subplot(1, len(metrics), k + 1)
         for inst in _instances(part):
-            pts = sorted((r["capacity"][tier], r[metric]) for r in part
-                         if r["instance"] == inst and r["valid"] and r.get(metric) is not None)
+            pts = sorted(
+                (r["capacity"][tier], r[metric])
+                for r in part
+                if r["instance"] == inst and r["valid"] and r.get(metric) is not None
+            )
             if pts:
                 ax.plot([x for x, _ in pts], [y for _, y in pts], marker="o", label=inst)
         ax.set_xlabel(f"{tier} capacity")
@@ -585,10 +661,18 @@ def write_reports(rows: Sequence[Mapping[str, Any]], out: str | Path, lost: int 
 
 # ---- the command ----------------------------------------------------------------------------
 
-def sweep(instances: Sequence[str | Path], sets: Sequence[str] = (), hw_path: str | Path | None = None,
-          problem: int = 3, traffic_slack: float = 0.0, out: str | Path = "sweep",
-          executor: ExecutorOptions = ExecutorOptions(), quiet: bool = False,
-          on_row: Callable[[dict[str, Any]], None] | None = None) -> SweepResult:
+
+def sweep(
+    instances: Sequence[str | Path],
+    sets: Sequence[str] = (),
+    hw_path: str | Path | None = None,
+    problem: int = 3,
+    traffic_slack: float = 0.0,
+    out: str | Path = "sweep",
+    executor: ExecutorOptions = ExecutorOptions(),
+    quiet: bool = False,
+    on_row: Callable[[dict[str, Any]], None] | None = None,
+) -> SweepResult:
     """Check every input (raising :class:`SweepInputError`, nothing written), then run the
     sweep and write the reports. KeyboardInterrupt propagates with the finished cells kept."""
     opts = SweepOptions(problem=problem, traffic_slack=traffic_slack)
@@ -614,11 +698,15 @@ def sweep(instances: Sequence[str | Path], sets: Sequence[str] = (), hw_path: st
     files, note = write_reports(result.rows, out, len(result.lost))
     if not quiet:
         say = lambda msg: print(msg, file=sys.stderr)  # noqa: E731
-        say(f"sweep: {len(cells)} cells ({result.skipped} already done, {result.ran} run, "
+        say(
+            f"sweep: {len(cells)} cells ({result.skipped} already done, {result.ran} run, "
             f"{sum(not r['valid'] for r in result.rows)} failed) on {executor.describe()} in {result.seconds:.1f} s "
-            f"-> {', '.join(str(f) for f in [Path(out) / JSONL] + files)}")
+            f"-> {', '.join(str(f) for f in [Path(out) / JSONL] + files)}"
+        )
         if note:
             say(f"sweep: {note}")
         for c, why in result.lost:
-            say(f"dansched: {c.instance} at {_point_label(c.capacity, list(c.capacity))}: not run ({why}); rerun to retry")
+            say(
+                f"dansched: {c.instance} at {_point_label(c.capacity, list(c.capacity))}: not run ({why}); rerun to retry"
+            )
     return result

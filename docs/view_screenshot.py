@@ -41,7 +41,9 @@ def main(page_path: Path, png: Path) -> None:
         browser.close()
     if errors:
         sys.exit(f"console errors: {errors}")
-    Image.open(io.BytesIO(raw)).convert("RGB").quantize(colors=128, method=Image.Quantize.MEDIANCUT).save(png, optimize=True)
+    Image.open(io.BytesIO(raw)).convert("RGB").quantize(colors=128, method=Image.Quantize.MEDIANCUT).save(
+        png, optimize=True
+    )
     print(f"{png}: {png.stat().st_size:,} bytes")
 
 

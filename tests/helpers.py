@@ -90,6 +90,7 @@ def exp_records():
 def _set(i, **fields):
     def f(nodes, edges):
         nodes[i].update(fields)
+
     return f
 
 
@@ -97,24 +98,28 @@ def _set_each(ids, **fields):
     def f(nodes, edges):
         for i in ids:
             nodes[i].update(fields)
+
     return f
 
 
 def _del(i, key):
     def f(nodes, edges):
         del nodes[i][key]
+
     return f
 
 
 def _edges(*extra):
     def f(nodes, edges):
         edges.extend(list(e) for e in extra)
+
     return f
 
 
 def _add_nodes(*recs):
     def f(nodes, edges):
         nodes.extend(copy.deepcopy(list(recs)))
+
     return f
 
 
@@ -128,10 +133,16 @@ MALFORMED = [
     ("edge from a negative node", _edges([-1, 3]), r"node -1 does not exist"),
     ("cycle", _edges([5, 1]), r"node \d+: lies on or behind a cycle"),
     ("self loop", _edges([3, 3]), r"node 3 depends on itself"),
-    ("two ALLOCs", _add_nodes({"Id": 7, "Op": "ALLOC", "BufId": 0, "Size": 5, "Type": "UB"}),
-     r"buffer 0: more than one ALLOC \(nodes 0 and 7\)"),
-    ("two FREEs", _add_nodes({"Id": 7, "Op": "FREE", "BufId": 1, "Size": 5, "Type": "UB"}),
-     r"buffer 1: more than one FREE \(nodes 6 and 7\)"),
+    (
+        "two ALLOCs",
+        _add_nodes({"Id": 7, "Op": "ALLOC", "BufId": 0, "Size": 5, "Type": "UB"}),
+        r"buffer 0: more than one ALLOC \(nodes 0 and 7\)",
+    ),
+    (
+        "two FREEs",
+        _add_nodes({"Id": 7, "Op": "FREE", "BufId": 1, "Size": 5, "Type": "UB"}),
+        r"buffer 1: more than one FREE \(nodes 6 and 7\)",
+    ),
     ("no FREE", _set(6, Op="ALLOC", BufId=2), r"buffer 1: has an ALLOC \(node 2\) but no FREE"),
     ("FREE without ALLOC", _set(2, Op="FREE", BufId=2), r"buffer 2: has a FREE \(node 2\) but no ALLOC"),
     ("mismatched Size", _set(4, Size=6), r"buffer 0: ALLOC \(node 0\) says 5 in UB, FREE \(node 4\) says 6 in UB"),
@@ -149,10 +160,16 @@ MALFORMED = [
     ("unknown Pipe", _set(3, Pipe="GPU"), r"node 3 \(EXP\): Pipe 'GPU' is not a pipe"),
     ("missing Pipe", _del(3, "Pipe"), r"node 3 \(EXP\): Pipe None is not a pipe"),
     ("missing Op", _del(3, "Op"), r"node 3: 'Op' must be a non-empty string"),
-    ("buffer larger than its tier", _set_each((0, 4), Size=2000),
-     r"buffer 0 \(ALLOC node 0\): Size 2000 is larger than tier UB \(1024\)"),
-    ("operation's buffers exceed a tier", _set_each((0, 2, 4, 6), Size=600),
-     r"node 3 \(EXP\): its buffers in UB need 1200, the tier holds 1024"),
+    (
+        "buffer larger than its tier",
+        _set_each((0, 4), Size=2000),
+        r"buffer 0 \(ALLOC node 0\): Size 2000 is larger than tier UB \(1024\)",
+    ),
+    (
+        "operation's buffers exceed a tier",
+        _set_each((0, 2, 4, 6), Size=600),
+        r"node 3 \(EXP\): its buffers in UB need 1200, the tier holds 1024",
+    ),
     ("edge not a pair", _edges([1, 2, 3]), r"edge #8: must be a pair"),
 ]
 
@@ -164,11 +181,11 @@ MALFORMED = [
 # UB holds 16.  X (8, backed: COPY_IN fills it) and Y (6, made by VEC1) are both
 # spilled so that Z (16) can use the whole tier, then both come back for ADD.
 SPILL_ONCE_NODES = [
-    alloc(0, 0, 8),                       # X
+    alloc(0, 0, 8),  # X
     op(1, "COPY_IN", "MTE2", 20, [0]),
-    alloc(2, 1, 6),                       # Y
+    alloc(2, 1, 6),  # Y
     op(3, "VEC1", "VECTOR", 30, [1]),
-    alloc(4, 2, 16),                      # Z
+    alloc(4, 2, 16),  # Z
     op(5, "FILL", "VECTOR", 5, [2]),
     free(6, 2, 16),
     op(7, "ADD", "VECTOR", 40, [0, 1]),
@@ -181,15 +198,15 @@ SPILL_ONCE_EDGES = [[0, 1], [1, 7], [2, 3], [3, 7], [7, 8], [7, 9], [4, 5], [5, 
 # UB holds 8.  W (4, unbacked, made by MAKE) is used three times; P and Q (8 each)
 # need the whole tier in between, so W goes out twice and comes back at 4, then 0.
 SPILL_TWICE_NODES = [
-    alloc(0, 10, 4),                      # W
+    alloc(0, 10, 4),  # W
     op(1, "MAKE", "VECTOR", 10, [10]),
     op(2, "USE1", "VECTOR", 10, [10]),
     op(3, "USE2", "VECTOR", 10, [10]),
     free(4, 10, 4),
-    alloc(5, 20, 8),                      # P
+    alloc(5, 20, 8),  # P
     op(6, "P1", "CUBE", 3, [20]),
     free(7, 20, 8),
-    alloc(8, 30, 8),                      # Q
+    alloc(8, 30, 8),  # Q
     op(9, "Q1", "CUBE", 3, [30]),
     free(10, 30, 8),
 ]
@@ -234,8 +251,11 @@ def one_spill_instance(tmp_path: Path, backed: bool):
     P -> Q -> R. At Q both a and b are live: 12 > 10, so every order needs a spill of a
     (b is live only around Q), and one is enough. P is a COPY_IN when ``backed``."""
     hw = load_hardware(hw_file(tmp_path, UB=10))
-    p_op = {"Id": 1, "Op": "COPY_IN", "Pipe": "MTE2", "Cycles": 10, "Bufs": [0]} if backed else \
-        {"Id": 1, "Op": "DUP", "Pipe": "VECTOR", "Cycles": 10, "Bufs": [0]}
+    p_op = (
+        {"Id": 1, "Op": "COPY_IN", "Pipe": "MTE2", "Cycles": 10, "Bufs": [0]}
+        if backed
+        else {"Id": 1, "Op": "DUP", "Pipe": "VECTOR", "Cycles": 10, "Bufs": [0]}
+    )
     nodes = [
         {"Id": 0, "Op": "ALLOC", "BufId": 0, "Size": 6, "Type": "UB"},
         p_op,

@@ -93,8 +93,12 @@ def instances(draw, tiers=TIERS, min_buffers=1):
     bsize = [draw(st.integers(1, 24)) for _ in range(nb)]
     nops = draw(st.integers(1, 6))
     ops = [
-        (draw(st.sampled_from(OPS)), draw(st.sampled_from(PIPES)), draw(st.integers(0, 40)),
-         draw(st.lists(st.integers(0, nb - 1), max_size=3, unique=True)))
+        (
+            draw(st.sampled_from(OPS)),
+            draw(st.sampled_from(PIPES)),
+            draw(st.integers(0, 40)),
+            draw(st.lists(st.integers(0, nb - 1), max_size=3, unique=True)),
+        )
         for _ in range(nops)
     ]
     items = [("A", b) for b in range(nb)] + [("O", j) for j in range(nops)] + [("F", b) for b in range(nb)]
@@ -104,10 +108,19 @@ def instances(draw, tiers=TIERS, min_buffers=1):
     for kind, x in items:
         if kind == "O":
             name, pipe, cycles, used = ops[x]
-            nodes.append({"Id": nid[(kind, x)], "Op": name, "Pipe": pipe, "Cycles": cycles, "Bufs": [bids[b] for b in used]})
+            nodes.append(
+                {"Id": nid[(kind, x)], "Op": name, "Pipe": pipe, "Cycles": cycles, "Bufs": [bids[b] for b in used]}
+            )
         else:
-            nodes.append({"Id": nid[(kind, x)], "Op": "ALLOC" if kind == "A" else "FREE", "BufId": bids[x],
-                          "Size": bsize[x], "Type": btier[x]})
+            nodes.append(
+                {
+                    "Id": nid[(kind, x)],
+                    "Op": "ALLOC" if kind == "A" else "FREE",
+                    "BufId": bids[x],
+                    "Size": bsize[x],
+                    "Type": btier[x],
+                }
+            )
     edges = set()
     for b in range(nb):
         edges.add((nid[("A", b)], nid[("F", b)]))
@@ -152,7 +165,7 @@ def cases(draw, tiers=TIERS, min_buffers=1, max_spills=4):
                 specs.append((b, p_out, rnd.randint(p_out, hi - 1)))
     rnd.shuffle(specs)  # the spill list order need not follow the schedule
     keyed = [((i, 0, 0.0, 0), v) for i, v in enumerate(base)]
-    for k, (b, p_out, p_in) in enumerate(specs):
+    for k, (_b, p_out, p_in) in enumerate(specs):
         r_out = rnd.random()
         keyed.append(((p_out, 1, r_out, 0), n + 2 * k))
         keyed.append(((p_in, 1, r_out if p_in == p_out else rnd.random(), 1), n + 2 * k + 1))

@@ -42,10 +42,12 @@ def test_readme_example_runs_and_writes_a_valid_plan(tmp_path, monkeypatch):
     makespan = int(out.getvalue().split()[-1])
     inst = dansched.instance_from_records(
         "tiny",
-        [{"Id": 0, "Op": "ALLOC", "BufId": 0, "Size": 64, "Type": "UB"},
-         {"Id": 1, "Op": "COPY_IN", "Pipe": "MTE2", "Cycles": 20, "Bufs": [0]},
-         {"Id": 2, "Op": "ADD", "Pipe": "VECTOR", "Cycles": 30, "Bufs": [0]},
-         {"Id": 3, "Op": "FREE", "BufId": 0, "Size": 64, "Type": "UB"}],
+        [
+            {"Id": 0, "Op": "ALLOC", "BufId": 0, "Size": 64, "Type": "UB"},
+            {"Id": 1, "Op": "COPY_IN", "Pipe": "MTE2", "Cycles": 20, "Bufs": [0]},
+            {"Id": 2, "Op": "ADD", "Pipe": "VECTOR", "Cycles": 30, "Bufs": [0]},
+            {"Id": 3, "Op": "FREE", "BufId": 0, "Size": 64, "Type": "UB"},
+        ],
         [[0, 1], [1, 2], [2, 3]],
     )
     plan = read_plan_dir(tmp_path / "out", "tiny")
@@ -87,8 +89,9 @@ def test_parameter_defaults_are_the_measured_values():
     assert dansched.CpeParams().max_rounds(10_000) == 3
     assert dansched.CpeParams().max_rounds(200_000) == 1
     assert dansched.BoundParams().exact_peak_max_nodes == dansched.BoundParams().joint_max_nodes == 80
-    assert dansched.PortfolioParams() == dansched.PortfolioParams(recency_windows=(16, 32), max_nodes=20_000,
-                                                                  slack_max_nodes=100_000)
+    assert dansched.PortfolioParams() == dansched.PortfolioParams(
+        recency_windows=(16, 32), max_nodes=20_000, slack_max_nodes=100_000
+    )
 
 
 def test_problem3_result_carries_the_problem1_plan_of_its_stage1_order():

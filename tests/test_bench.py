@@ -49,13 +49,28 @@ def test_write_bench_produces_the_three_files(rows, tmp_path):
 
 def test_markdown_ratios_delta_and_anchor_column():
     def row(inst, method, peak, traffic, spills, makespan):
-        return {"instance": inst, "method": method, "valid": True, "error": None, "max_v_stay": peak,
-                "physical_peak": peak, "extra_traffic": traffic, "spill_count": spills, "makespan": makespan,
-                "seconds": 1.0, "stage_seconds": {"mpas": 0.5}, "info": {}}
+        return {
+            "instance": inst,
+            "method": method,
+            "valid": True,
+            "error": None,
+            "max_v_stay": peak,
+            "physical_peak": peak,
+            "extra_traffic": traffic,
+            "spill_count": spills,
+            "makespan": makespan,
+            "seconds": 1.0,
+            "stage_seconds": {"mpas": 0.5},
+            "info": {},
+        }
 
-    rows = [row("Case", "base", 200, 100, 10, 1000), row("Case", "hmcos", 100, 50, 5, 800),
-            row("Case", "lru", 80, 60, 6, 700), row("Case", "dan-no-cpe", 80, 40, 4, 700),
-            row("Case", "dan", 80, 40, 4, 600)]
+    rows = [
+        row("Case", "base", 200, 100, 10, 1000),
+        row("Case", "hmcos", 100, 50, 5, 800),
+        row("Case", "lru", 80, 60, 6, 700),
+        row("Case", "dan-no-cpe", 80, 40, 4, 700),
+        row("Case", "dan", 80, 40, 4, 600),
+    ]
     md = B.bench_markdown(rows, {"Case": {"p1": 70, "p2": 30, "p3": 500, "p3_traffic": 30}})
     assert "| Case | hmcos | 0.500 | 0.500 | 0.500 | 0.800 |" in md
     assert "| Case | Makespan |" not in md  # the workload name only on its first line
@@ -89,12 +104,17 @@ def test_a_crashing_or_invalid_method_is_a_row(monkeypatch, tmp_path):
 def test_parallel_jobs_give_the_same_rows(rows):
     par = B.run_bench(TWO, ["base", "magis", "gbs"], jobs=2, time_limit=5.0, progress=False)
     serial = [r for r in rows if r["method"] in ("base", "magis", "gbs")]
-    strip = lambda rs: [{k: v for k, v in r.items() if k not in ("seconds", "stage_seconds")} for r in rs]
+
+    def strip(rs):
+        return [{k: v for k, v in r.items() if k not in ("seconds", "stage_seconds")} for r in rs]
+
     assert strip(par) == strip(serial)
 
 
 def test_cli_bench(tmp_path):
-    res = CliRunner().invoke(app, ["bench", str(SHIPPED / "Exp.json"), "--methods", "base,dan", "--out", str(tmp_path), "--quiet"])
+    res = CliRunner().invoke(
+        app, ["bench", str(SHIPPED / "Exp.json"), "--methods", "base,dan", "--out", str(tmp_path), "--quiet"]
+    )
     assert res.exit_code == 0, res.output
     assert len(json.loads((tmp_path / "bench.json").read_text())) == 2
     bad = CliRunner().invoke(app, ["bench", str(SHIPPED / "Exp.json"), "--methods", "nope", "--out", str(tmp_path)])

@@ -16,7 +16,6 @@ import pytest
 from helpers import MALFORMED, exp_records, run_cli
 
 
-
 def run_proc(*args: str) -> subprocess.CompletedProcess:
     return subprocess.run(
         [sys.executable, "-m", "dansched.cli", *map(str, args)], capture_output=True, text=True, timeout=60
@@ -74,30 +73,71 @@ def test_problem1_order_json(monkeypatch, capsys, exp_path, files):
 
 def test_full_plan_json(monkeypatch, capsys, exp_path, files):
     code, out, err = run_cli(
-        monkeypatch, capsys, "evaluate", exp_path, "--schedule", files["schedule"], "--memory", files["memory"],
-        "--spill", files["spill"], "--hw", files["hw"], "--json",
+        monkeypatch,
+        capsys,
+        "evaluate",
+        exp_path,
+        "--schedule",
+        files["schedule"],
+        "--memory",
+        files["memory"],
+        "--spill",
+        files["spill"],
+        "--hw",
+        files["hw"],
+        "--json",
     )
     assert code == 0, err
     d = json.loads(out)
-    assert {k: d[k] for k in ("valid", "errors", "max_v_stay", "physical_peak", "extra_traffic", "spill_count", "makespan")} == {
-        "valid": True, "errors": [], "max_v_stay": 10, "physical_peak": 10, "extra_traffic": 0,
-        "spill_count": 0, "makespan": 60,
+    assert {
+        k: d[k] for k in ("valid", "errors", "max_v_stay", "physical_peak", "extra_traffic", "spill_count", "makespan")
+    } == {
+        "valid": True,
+        "errors": [],
+        "max_v_stay": 10,
+        "physical_peak": 10,
+        "extra_traffic": 0,
+        "spill_count": 0,
+        "makespan": 60,
     }
 
 
 def test_full_plan_table(monkeypatch, capsys, exp_path, files):
     code, out, _ = run_cli(
-        monkeypatch, capsys, "evaluate", exp_path, "--schedule", files["schedule"], "--memory", files["memory"],
-        "--spill", files["spill"], "--hw", files["hw"],
+        monkeypatch,
+        capsys,
+        "evaluate",
+        exp_path,
+        "--schedule",
+        files["schedule"],
+        "--memory",
+        files["memory"],
+        "--spill",
+        files["spill"],
+        "--hw",
+        files["hw"],
     )
     assert code == 0
     assert "valid" in out and "makespan" in out and "60" in out
 
 
-def test_layout_over_default_capacity_is_fine_and_with_small_ub_is_input_error(monkeypatch, capsys, exp_path, files, tmp_path):
+def test_layout_over_default_capacity_is_fine_and_with_small_ub_is_input_error(
+    monkeypatch, capsys, exp_path, files, tmp_path
+):
     # the default UB (1024) holds Exp at offsets 0 and 5
-    code, out, _ = run_cli(monkeypatch, capsys, "evaluate", exp_path, "--schedule", files["schedule"],
-                            "--memory", files["memory"], "--spill", files["spill"], "--json")
+    code, out, _ = run_cli(
+        monkeypatch,
+        capsys,
+        "evaluate",
+        exp_path,
+        "--schedule",
+        files["schedule"],
+        "--memory",
+        files["memory"],
+        "--spill",
+        files["spill"],
+        "--json",
+    )
     assert code == 0 and json.loads(out)["makespan"] == 60
     small = tmp_path / "ub9.toml"
     small.write_text("[tiers]\nUB = 9\n")
@@ -112,8 +152,19 @@ def test_layout_over_default_capacity_is_fine_and_with_small_ub_is_input_error(m
 def test_invalid_layout_exits_1(monkeypatch, capsys, exp_path, files, memory, kind):
     files["memory"].write_text(memory)
     code, out, err = run_cli(
-        monkeypatch, capsys, "evaluate", exp_path, "--schedule", files["schedule"], "--memory", files["memory"],
-        "--spill", files["spill"], "--hw", files["hw"], "--json",
+        monkeypatch,
+        capsys,
+        "evaluate",
+        exp_path,
+        "--schedule",
+        files["schedule"],
+        "--memory",
+        files["memory"],
+        "--spill",
+        files["spill"],
+        "--hw",
+        files["hw"],
+        "--json",
     )
     assert code == 1 and err == ""
     d = json.loads(out)
@@ -141,8 +192,19 @@ def test_spilled_exp_plan(monkeypatch, capsys, exp_path, files):
     files["schedule"].write_text("0\n1\n2\n3\n4\n7\n8\n5\n6\n")
     files["spill"].write_text("1:0\n")
     code, out, err = run_cli(
-        monkeypatch, capsys, "evaluate", exp_path, "--schedule", files["schedule"], "--memory", files["memory"],
-        "--spill", files["spill"], "--hw", files["hw"], "--json",
+        monkeypatch,
+        capsys,
+        "evaluate",
+        exp_path,
+        "--schedule",
+        files["schedule"],
+        "--memory",
+        files["memory"],
+        "--spill",
+        files["spill"],
+        "--hw",
+        files["hw"],
+        "--json",
     )
     assert code == 0, out
     d = json.loads(out)
@@ -154,8 +216,17 @@ def test_negative_cycles_cost_one_with_a_warning(monkeypatch, capsys, tmp_path, 
     nodes[3]["Cycles"] = -5
     inst = write_instance(tmp_path, nodes, edges, "neg")
     code, out, err = run_cli(
-        monkeypatch, capsys, "evaluate", inst, "--schedule", files["schedule"], "--memory", files["memory"],
-        "--spill", files["spill"], "--json",
+        monkeypatch,
+        capsys,
+        "evaluate",
+        inst,
+        "--schedule",
+        files["schedule"],
+        "--memory",
+        files["memory"],
+        "--spill",
+        files["spill"],
+        "--json",
     )
     assert code == 0
     lines = err.strip().splitlines()
@@ -197,7 +268,11 @@ BAD_FILES = {
     "missing instance": ({}, "instance=missing", r"no such file"),
     "binary CSV instance": ({}, "instance=bad_csv", r"cannot read as a CSV instance"),
     "hardware not TOML": ({"hw": "[tiers\nUB = 10\n"}, "hw", r"not valid TOML"),
-    "hardware negative capacity": ({"hw": "[tiers]\nUB = -10\n"}, "hw", r"capacity of tier UB must be a positive integer"),
+    "hardware negative capacity": (
+        {"hw": "[tiers]\nUB = -10\n"},
+        "hw",
+        r"capacity of tier UB must be a positive integer",
+    ),
     "hardware unknown spill pipe": ({"hw": '[roles]\nspill_in_pipe = "DMA"\n'}, "hw", r"spill_in_pipe = 'DMA'"),
     "missing hardware file": ({}, "hw=missing", r"hardware: no such file"),
     "schedule not integers": ({"schedule": "0\n1\ntwo\n"}, "", r"Exp_schedule.txt:3: a node id must be an integer"),
@@ -265,11 +340,33 @@ def test_malformed_instance_in_a_real_process(tmp_path, files, name):
 
 
 def test_valid_and_invalid_in_a_real_process(exp_path, files):
-    ok = run_proc("evaluate", exp_path, "--schedule", files["schedule"], "--memory", files["memory"],
-                  "--spill", files["spill"], "--hw", files["hw"], "--json")
+    ok = run_proc(
+        "evaluate",
+        exp_path,
+        "--schedule",
+        files["schedule"],
+        "--memory",
+        files["memory"],
+        "--spill",
+        files["spill"],
+        "--hw",
+        files["hw"],
+        "--json",
+    )
     assert ok.returncode == 0 and json.loads(ok.stdout)["makespan"] == 60
     files["memory"].write_text("0:0\n1:3\n")
-    bad = run_proc("evaluate", exp_path, "--schedule", files["schedule"], "--memory", files["memory"],
-                   "--spill", files["spill"], "--hw", files["hw"], "--json")
+    bad = run_proc(
+        "evaluate",
+        exp_path,
+        "--schedule",
+        files["schedule"],
+        "--memory",
+        files["memory"],
+        "--spill",
+        files["spill"],
+        "--hw",
+        files["hw"],
+        "--json",
+    )
     assert bad.returncode == 1 and "Traceback" not in bad.stderr
     assert json.loads(bad.stdout)["error_counts"] == {"overlap": 1}

@@ -35,9 +35,26 @@ def test_bad_choice_is_one_line_and_exit_2(monkeypatch, capsys, tmp_path, args, 
 
 
 def test_choices_reach_the_pipeline(monkeypatch, capsys, tmp_path):
-    code, _, err = run_cli(monkeypatch, capsys, "solve", SHIPPED / "Exp.json", "--problem", "2", "--victim", "lru",
-                           "--variant", "mpas-paper", "--out", tmp_path, "--quiet")
+    code, _, err = run_cli(
+        monkeypatch,
+        capsys,
+        "solve",
+        SHIPPED / "Exp.json",
+        "--problem",
+        "2",
+        "--victim",
+        "lru",
+        "--variant",
+        "mpas-paper",
+        "--out",
+        tmp_path,
+        "--quiet",
+    )
     assert code == 0, err
-    assert sorted(p.name for p in tmp_path.iterdir() if not p.name.startswith(".")) == ["Exp_memory.txt", "Exp_report.json", "Exp_schedule.txt",
-                                                          "Exp_spill.txt"]
+    assert sorted(p.name for p in tmp_path.iterdir() if not p.name.startswith(".")) == [
+        "Exp_memory.txt",
+        "Exp_report.json",
+        "Exp_schedule.txt",
+        "Exp_spill.txt",
+    ]
     assert '"variant": "mpas-paper"' in (tmp_path / "Exp_report.json").read_text()

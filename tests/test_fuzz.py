@@ -42,12 +42,42 @@ from dansched.instance import NODE_FIELDS, instance_from_records, load_instance,
 from dansched.plan import Plan, atomic_write_text, write_plan
 
 SEED = 20240609
-BIG_HW = "[tiers]\nL1 = 1099511627776\nUB = 1099511627776\nL0A = 1099511627776\nL0B = 1099511627776\nL0C = 1099511627776\n"
+BIG_HW = (
+    "[tiers]\nL1 = 1099511627776\nUB = 1099511627776\nL0A = 1099511627776\nL0B = 1099511627776\nL0C = 1099511627776\n"
+)
 
 # values that replace a field: wrong types, NaN, zero, negatives, huge numbers, unknown names
 HOSTILE_VALUES: list[Any] = [
-    None, True, False, "", "x", "5", "UB", "GPU", "L2", "ALLOC", "FREE", 1.5, 3.0, float("nan"), float("inf"),
-    0, -1, 1, 7, 2**31, 2**63 - 1, 2**63, -(2**63) - 1, 10**30, -(10**30), [], [0], [[1]], {}, {"a": 1},
+    None,
+    True,
+    False,
+    "",
+    "x",
+    "5",
+    "UB",
+    "GPU",
+    "L2",
+    "ALLOC",
+    "FREE",
+    1.5,
+    3.0,
+    float("nan"),
+    float("inf"),
+    0,
+    -1,
+    1,
+    7,
+    2**31,
+    2**63 - 1,
+    2**63,
+    -(2**63) - 1,
+    10**30,
+    -(10**30),
+    [],
+    [0],
+    [[1]],
+    {},
+    {"a": 1},
 ]
 # plan-file lines that are not integers (or not BufId:Value pairs): always exit 2
 GARBAGE_LINES = ["x", "1.5", "0x10", "1e3", "--1", "1 2", "NaN", "1" * 5000, "\x00", "é"]
@@ -190,7 +220,9 @@ def mutate_instance(rng: random.Random, nodes: list[dict], edges: list[list[int]
         edges.append([v, v])
         return f"self loop {v}", nodes, edges, 2
     if kind == 8:  # edge to a node that does not exist / a hostile endpoint
-        e = rng.choice([[0, n], [-1, 0], [0, 10**30], [0, "1"], [0, None], [0, 1.0], [True, 1], [0], [0, 1, 2], "0-1", {}])
+        e = rng.choice(
+            [[0, n], [-1, 0], [0, 10**30], [0, "1"], [0, None], [0, 1.0], [True, 1], [0], [0, 1, 2], "0-1", {}]
+        )
         edges.append(e)
         return f"edge {e!r}", nodes, edges, 2
     if kind == 9:  # a second ALLOC / FREE of a buffer, or a buffer without one
@@ -278,14 +310,37 @@ def test_fuzz_instances_through_evaluate_and_info(run, tmp_path):
         ok = write_json_text(tmp_path / f"{name}.json", nodes, edges)
         # sanity: the unmutated case and its plans are valid
         run("evaluate", ok, "--schedule", tmp_path / "s.txt", "--json", expect=0)
-        run("evaluate", ok, "--schedule", tmp_path / "s.txt", "--memory", tmp_path / "m.txt", "--hw", hw, "--json", expect=0)
+        run(
+            "evaluate",
+            ok,
+            "--schedule",
+            tmp_path / "s.txt",
+            "--memory",
+            tmp_path / "m.txt",
+            "--hw",
+            hw,
+            "--json",
+            expect=0,
+        )
         run("info", ok, "--json", expect=0)
         for k in range(60 if name == "Exp" else 35):
             what, mn, me, certain = mutate_instance(rng, nodes, edges)
             path = write_json_text(tmp_path / "case.json", mn, me)
-            args = [("evaluate", path, "--schedule", tmp_path / "s.txt", "--json"),
-                    ("evaluate", path, "--schedule", tmp_path / "s.txt", "--memory", tmp_path / "m.txt", "--hw", hw, "--json"),
-                    ("info", path, "--json")][k % 3]
+            args = [
+                ("evaluate", path, "--schedule", tmp_path / "s.txt", "--json"),
+                (
+                    "evaluate",
+                    path,
+                    "--schedule",
+                    tmp_path / "s.txt",
+                    "--memory",
+                    tmp_path / "m.txt",
+                    "--hw",
+                    hw,
+                    "--json",
+                ),
+                ("info", path, "--json"),
+            ][k % 3]
             code, _, err = run(*args, expect=certain)
             codes[code] = codes.get(code, 0) + 1
             if certain == 2 and args[0] == "info":
@@ -350,7 +405,9 @@ def test_single_node_and_no_buffer_instances(run, tmp_path):
     (tmp_path / "s.txt").write_text("0\n")
     (tmp_path / "m.txt").write_text("")
     run("evaluate", one, "--schedule", tmp_path / "s.txt", "--json", expect=0)
-    _, out, _ = run("evaluate", one, "--schedule", tmp_path / "s.txt", "--memory", tmp_path / "m.txt", "--json", expect=0)
+    _, out, _ = run(
+        "evaluate", one, "--schedule", tmp_path / "s.txt", "--memory", tmp_path / "m.txt", "--json", expect=0
+    )
     assert json.loads(out)["makespan"] == 3
     run("info", one, expect=0)
     run("info", one, "--json", expect=0)
@@ -363,7 +420,9 @@ def test_single_node_and_no_buffer_instances(run, tmp_path):
     (tmp_path / "noedges.json").write_text(json.dumps({"Nodes": [{"Id": 0, "Op": "NOP", "Pipe": "CUBE", "Cycles": 1}]}))
     _, _, err = run("info", tmp_path / "noedges.json", "--json", expect=2)
     assert "no Edges key" in err
-    (tmp_path / "noedges.json").write_text(json.dumps({"Nodes": [{"Id": 0, "Op": "NOP", "Pipe": "CUBE", "Cycles": 1}], "Edges": []}))
+    (tmp_path / "noedges.json").write_text(
+        json.dumps({"Nodes": [{"Id": 0, "Op": "NOP", "Pipe": "CUBE", "Cycles": 1}], "Edges": []})
+    )
     run("info", tmp_path / "noedges.json", "--json", expect=0)
 
 
@@ -384,19 +443,35 @@ def test_fuzz_damaged_json_files(run, tmp_path):
         texts.append((good[:cut], 2))
     for _ in range(20):  # a random byte replaced
         i = rng.randrange(len(good))
-        text = good[:i] + rng.choice("{}[]\",:0-9 aZ\x00") + good[i + 1 :]
+        text = good[:i] + rng.choice('{}[]",:0-9 aZ\x00') + good[i + 1 :]
         try:
             json.loads(text)
             texts.append((text, None))
         except ValueError:
             texts.append((text, 2))
     texts += [
-        ("", 2), ("null", 2), ("0", 2), ('"Nodes"', 2), ("[]", 2), ("[{}]", 2), ("{}", 2), ('{"Edges": []}', 2),
-        ("true", 2), ("NaN", 2), ('{"Nodes": null}', 2), ('{"Nodes": [null]}', 2), ('{"Nodes": [[]]}', 2),
-        ('{"Nodes": [{"Id": NaN}]}', 2), ('{"Nodes": [{"Id": Infinity}]}', 2), ('{"Nodes": [{"Id": 1e400}]}', 2),
-        ("[" * 100_000 + "]" * 100_000, 2), ('{"Nodes": ' + "[" * 5000 + "]" * 5000 + "}", 2),
-        ('{"Nodes": [{"Id": ' + "1" * 5000 + "}]}", 2), ('{"Nodes": [{"Id": 0, "Op": "' + "A" * 100_000 + '"}]}', 2),
-        ("\ufeff" + good, None), ('{"Nodes": [], "Edges": []}', 2),
+        ("", 2),
+        ("null", 2),
+        ("0", 2),
+        ('"Nodes"', 2),
+        ("[]", 2),
+        ("[{}]", 2),
+        ("{}", 2),
+        ('{"Edges": []}', 2),
+        ("true", 2),
+        ("NaN", 2),
+        ('{"Nodes": null}', 2),
+        ('{"Nodes": [null]}', 2),
+        ('{"Nodes": [[]]}', 2),
+        ('{"Nodes": [{"Id": NaN}]}', 2),
+        ('{"Nodes": [{"Id": Infinity}]}', 2),
+        ('{"Nodes": [{"Id": 1e400}]}', 2),
+        ("[" * 100_000 + "]" * 100_000, 2),
+        ('{"Nodes": ' + "[" * 5000 + "]" * 5000 + "}", 2),
+        ('{"Nodes": [{"Id": ' + "1" * 5000 + "}]}", 2),
+        ('{"Nodes": [{"Id": 0, "Op": "' + "A" * 100_000 + '"}]}', 2),
+        ("\ufeff" + good, None),
+        ('{"Nodes": [], "Edges": []}', 2),
     ]
     for text, certain in texts:
         path.write_text(text)
@@ -416,7 +491,9 @@ def _csv_pair_text(nodes, edges) -> tuple[str, str]:
     w = csv.writer(a)
     w.writerow(NODE_FIELDS)
     for r in nodes:
-        w.writerow([r.get(k, "") if k != "Bufs" else ",".join(map(str, r["Bufs"])) if "Bufs" in r else "" for k in NODE_FIELDS])
+        w.writerow(
+            [r.get(k, "") if k != "Bufs" else ",".join(map(str, r["Bufs"])) if "Bufs" in r else "" for k in NODE_FIELDS]
+        )
     w = csv.writer(b)
     w.writerow(["StartNodeId", "EndNodeId"])
     w.writerows(edges)
@@ -462,7 +539,11 @@ def test_fuzz_csv_pairs(run, tmp_path):
         (good_nodes + "7,NOP,,,,CUBE,1,\r\n7,NOP,,,,CUBE,1,\r\n", good_edges, 2),  # duplicate id
         (good_nodes.replace("Bufs\r\n", "Bufs\x00\r\n", 1), good_edges, 2),  # a misspelt column
         (good_nodes.replace("Bufs\r\n", "Buffers\r\n", 1), good_edges, 2),
-        (good_nodes.replace("Id,Op,BufId,Size", "Op,Id,Size,BufId").replace("0,ALLOC,0,5", "ALLOC,0,5,0"), good_edges, None),
+        (
+            good_nodes.replace("Id,Op,BufId,Size", "Op,Id,Size,BufId").replace("0,ALLOC,0,5", "ALLOC,0,5,0"),
+            good_edges,
+            None,
+        ),
         (good_nodes.replace("\r\n2,", "\x00\r\n2,", 1), good_edges, None),  # a NUL byte
         (good_nodes.replace("Id,Op", " Id , Op "), good_edges, 0),  # spaces around header names
     ]
@@ -528,8 +609,16 @@ def test_fuzz_plans(run, tmp_path):
     ub10.write_text("[tiers]\nUB = 10\n")
     cases = []
     nodes, edges = exp_records()
-    cases.append(("Exp", write_json_text(tmp_path / "Exp.json", nodes, edges), ub10,
-                  ["0", "1", "2", "3", "4", "7", "8", "5", "6"], ["0:0", "1:5"], ["1:0"]))
+    cases.append(
+        (
+            "Exp",
+            write_json_text(tmp_path / "Exp.json", nodes, edges),
+            ub10,
+            ["0", "1", "2", "3", "4", "7", "8", "5", "6"],
+            ["0:0", "1:5"],
+            ["1:0"],
+        )
+    )
     for fam, seed in (("random", 7), ("matmul", 0)):
         nodes, edges = generate(fam, 1, seed)
         sched, memory = id_order_plan(nodes)
@@ -539,13 +628,33 @@ def test_fuzz_plans(run, tmp_path):
         k = order.index(str(first["Id"]))
         order[k + 1 : k + 1] = [str(len(nodes)), str(len(nodes) + 1)]
         off = dict(s.split(":") for s in memory.split())[str(first["BufId"])]
-        cases.append((fam, write_json_text(tmp_path / f"{fam}.json", nodes, edges), hw, order, memory.split(),
-                      [f"{first['BufId']}:{off}"]))
+        cases.append(
+            (
+                fam,
+                write_json_text(tmp_path / f"{fam}.json", nodes, edges),
+                hw,
+                order,
+                memory.split(),
+                [f"{first['BufId']}:{off}"],
+            )
+        )
     s_path, m_path, p_path = tmp_path / "s.txt", tmp_path / "m.txt", tmp_path / "p.txt"
     seen: dict[int, int] = {}
     for name, inst, hw_path, sched, memory, spill in cases:
         n = len(json.loads(inst.read_text())["Nodes"])
-        full = ("evaluate", inst, "--schedule", s_path, "--memory", m_path, "--spill", p_path, "--hw", hw_path, "--json")
+        full = (
+            "evaluate",
+            inst,
+            "--schedule",
+            s_path,
+            "--memory",
+            m_path,
+            "--spill",
+            p_path,
+            "--hw",
+            hw_path,
+            "--json",
+        )
         s_path.write_text("\n".join(sched) + "\n")
         m_path.write_text("\n".join(memory) + "\n")
         p_path.write_text("\n".join(spill) + "\n")
@@ -609,7 +718,7 @@ HW_FILES: list[tuple[str, int | str]] = [
     ("tiers = 5\n", "[tiers]"),
     ("roles = 5\n", "[roles]"),
     ("spill = []\n", "[spill]"),
-    ('[roles]\npipes = []\n', "roles.pipes"),
+    ("[roles]\npipes = []\n", "roles.pipes"),
     ('[roles]\npipes = "MTE2"\n', "roles.pipes"),
     ('[roles]\npipes = ["MTE2", "MTE2"]\n', "twice"),
     ('[roles]\npeak = ["SRAM"]\n', "'SRAM'"),
@@ -628,8 +737,18 @@ def test_hostile_hardware_files(run, tmp_path, exp_path, text, expect):
     hw.write_text(text)
     (tmp_path / "s.txt").write_text("".join(f"{i}\n" for i in range(7)))
     (tmp_path / "m.txt").write_text("0:0\n1:5\n")
-    code, out, err = run("evaluate", exp_path, "--schedule", tmp_path / "s.txt", "--memory", tmp_path / "m.txt",
-                         "--hw", hw, "--json", expect=0 if expect == 0 else 2)
+    code, out, err = run(
+        "evaluate",
+        exp_path,
+        "--schedule",
+        tmp_path / "s.txt",
+        "--memory",
+        tmp_path / "m.txt",
+        "--hw",
+        hw,
+        "--json",
+        expect=0 if expect == 0 else 2,
+    )
     if expect == 0:
         assert json.loads(out)["makespan"] == 60
     else:
@@ -654,8 +773,18 @@ def test_tier_missing_from_the_hardware_is_an_input_error_naming_it(run, tmp_pat
         _, _, err = run(*args, expect=2)
         assert "'SRAM'" in err and "buffer 1" in err and "not a tier" in err, err
     (tmp_path / "hw.toml").write_text("[tiers]\nSRAM = 5\n")
-    _, out, _ = run("evaluate", inst, "--schedule", tmp_path / "s.txt", "--memory", tmp_path / "m.txt",
-                    "--hw", tmp_path / "hw.toml", "--json", expect=0)
+    _, out, _ = run(
+        "evaluate",
+        inst,
+        "--schedule",
+        tmp_path / "s.txt",
+        "--memory",
+        tmp_path / "m.txt",
+        "--hw",
+        tmp_path / "hw.toml",
+        "--json",
+        expect=0,
+    )
     assert json.loads(out)["makespan"] == 60
 
 
@@ -685,8 +814,12 @@ def test_generate_never_leaves_a_partial_file(run, tmp_path):
     assert "g_Edges.csv" in err and not (out_dir / "g_Nodes.csv").exists()
     # bad family, bad scale, a CSV name without _Nodes: nothing written, an existing file untouched
     (out_dir / "old.json").write_text("old")
-    for args in (("nope", "--out", out_dir / "old.json"), ("matmul", "--scale", "0", "--out", out_dir / "old.json"),
-                 ("matmul", "--scale", "x", "--out", out_dir / "old.json"), ("matmul", "--out", out_dir / "old.csv")):
+    for args in (
+        ("nope", "--out", out_dir / "old.json"),
+        ("matmul", "--scale", "0", "--out", out_dir / "old.json"),
+        ("matmul", "--scale", "x", "--out", out_dir / "old.json"),
+        ("matmul", "--out", out_dir / "old.csv"),
+    ):
         run("generate", *args, expect=2)
     assert (out_dir / "old.json").read_text() == "old" and not (out_dir / "old.csv").exists()
     (out_dir / "g_Edges.csv").rmdir()
@@ -697,7 +830,9 @@ def test_generate_never_leaves_a_partial_file(run, tmp_path):
     run("generate", "fa", "--out", out_dir / "f.json", expect=0)
     run("generate", "conv", "--out", out_dir / "new" / "c_Nodes.csv", expect=0)
     assert load_instance(out_dir / "f.json").n > 0 and load_instance(out_dir / "new" / "c_Edges.csv").n > 0
-    assert sorted(listing(tmp_path)) == sorted(list(before) + ["out/f.json", "out/new/c_Nodes.csv", "out/new/c_Edges.csv"])
+    assert sorted(listing(tmp_path)) == sorted(
+        list(before) + ["out/f.json", "out/new/c_Nodes.csv", "out/new/c_Edges.csv"]
+    )
     _no_temporaries(tmp_path)
 
 
@@ -742,8 +877,12 @@ def test_hostile_inputs_in_real_processes(tmp_path, exp_path):
     deep.write_text("[" * 100_000 + "]" * 100_000)
     (tmp_path / "s.txt").write_text("".join(f"{i}\n" for i in range(7)) + "1" * 5000 + "\n")
     (tmp_path / "out").mkdir()
-    for args in (("info", huge), ("info", deep), ("evaluate", exp_path, "--schedule", tmp_path / "s.txt"),
-                 ("generate", "random", "--out", tmp_path / "out")):
+    for args in (
+        ("info", huge),
+        ("info", deep),
+        ("evaluate", exp_path, "--schedule", tmp_path / "s.txt"),
+        ("generate", "random", "--out", tmp_path / "out"),
+    ):
         proc = run_proc(*args)
         check_contract(proc.returncode, proc.stdout, proc.stderr, args)
         assert proc.returncode == 2, (args, proc.stderr)
@@ -766,7 +905,9 @@ def _lifetimes(nodes: list[dict]) -> tuple[dict[int, int], dict[int, int], dict[
     return alloc, free, users, tier
 
 
-def odd_graph(rng: random.Random, nodes: list[dict], edges: list[list[int]]) -> tuple[str, list[dict], list[list[int]], Any]:
+def odd_graph(
+    rng: random.Random, nodes: list[dict], edges: list[list[int]]
+) -> tuple[str, list[dict], list[list[int]], Any]:
     """One legal-but-odd mutation: edges against a buffer's lifetime (the loader accepts them,
     no order can keep them: certain exit 1), or an operation using two buffers of one L0
     tier (no problem-1 order: exit 1 there; problems 2 and 3 must plan it). When the
@@ -809,8 +950,18 @@ def odd_graph(rng: random.Random, nodes: list[dict], edges: list[list[int]]) -> 
 
 def _check_solve(run, tmp_path: Path, path: Path, problem: int, expect: Any, kind: str) -> None:
     out = tmp_path / f"out{problem}"
-    code, stdout, err = run("solve", path, "--problem", problem, "--out", out, "--quiet", "--time-limit", 2,
-                            expect=expect if expect is not None else {0, 1})
+    code, stdout, err = run(
+        "solve",
+        path,
+        "--problem",
+        problem,
+        "--out",
+        out,
+        "--quiet",
+        "--time-limit",
+        2,
+        expect=expect if expect is not None else {0, 1},
+    )
     assert "Traceback" not in err
     if code == 2:  # bad input (checked by the runner: one line)
         return
@@ -863,9 +1014,11 @@ def test_solve_on_the_two_odd_graphs_of_issue_17(run, tmp_path):
             _check_solve(run, tmp_path, path, problem, 1, name)
         _, _, err = run("bound", path, "--time-limit", 1, expect=1)
         assert len(err.splitlines()) == 1 and "no legal order" in err
-    two = write_json_text(tmp_path / "two_l0a.json",
-                          [a(0, 0, "L0A"), a(1, 1, "L0A"), op(2, [0, 1]), f(3, 0, "L0A"), f(4, 1, "L0A")],
-                          [[0, 2], [1, 2], [2, 3], [2, 4]])
+    two = write_json_text(
+        tmp_path / "two_l0a.json",
+        [a(0, 0, "L0A"), a(1, 1, "L0A"), op(2, [0, 1]), f(3, 0, "L0A"), f(4, 1, "L0A")],
+        [[0, 2], [1, 2], [2, 3], [2, 4]],
+    )
     _check_solve(run, tmp_path, two, 1, 1, "two-l0")
     for problem in (2, 3):
         _check_solve(run, tmp_path, two, problem, 0, "two-l0")

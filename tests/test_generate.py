@@ -69,7 +69,9 @@ def test_random_id_order_keeps_the_l0_rule(scale, seed):
     live: dict[str, int] = {}
     for r in nodes:  # an independent walk of the id order
         if r["Op"] == "ALLOC" and r["Type"] in single:
-            assert r["Type"] not in live, f"seed {seed}: buffers {live[r['Type']]} and {r['BufId']} both live in {r['Type']}"
+            assert r["Type"] not in live, (
+                f"seed {seed}: buffers {live[r['Type']]} and {r['BufId']} both live in {r['Type']}"
+            )
             live[r["Type"]] = r["BufId"]
         elif r["Op"] == "FREE" and r["Type"] in single:
             assert live.pop(r["Type"]) == r["BufId"]
@@ -106,7 +108,10 @@ def test_generate_is_byte_identical_across_hash_seeds(tmp_path):
         env = dict(os.environ, PYTHONHASHSEED=hash_seed)
         proc = subprocess.run(
             [sys.executable, "-m", "dansched.cli", "generate", "random", "--scale", "2", "--seed", "5", "--out", out],
-            capture_output=True, text=True, timeout=60, env=env,
+            capture_output=True,
+            text=True,
+            timeout=60,
+            env=env,
         )
         assert proc.returncode == 0, proc.stderr
         outs.append(out.read_bytes())
@@ -130,11 +135,15 @@ def test_generate_function_rejects_bad_arguments():
 def test_cli_writes_json_and_csv_that_load_to_equal_instances(monkeypatch, capsys, tmp_path, family):
     nodes, edges = generate(family, 1, 7)
     ref = instance_from_records("ref", nodes, edges)
-    code, out, err = run_cli(monkeypatch, capsys, "generate", family, "--scale", "1", "--seed", "7", "--out", tmp_path / "g.json")
+    code, out, err = run_cli(
+        monkeypatch, capsys, "generate", family, "--scale", "1", "--seed", "7", "--out", tmp_path / "g.json"
+    )
     assert code == 0 and out == "", err
     assert err.startswith(f"{tmp_path / 'g.json'}: {ref.n} nodes, {ref.num_edges} edges, {ref.num_buffers} buffers")
     assert json.loads((tmp_path / "g.json").read_text()) == {"Nodes": nodes, "Edges": edges}
-    code, _, err = run_cli(monkeypatch, capsys, "generate", family, "--seed", "7", "--out", tmp_path / "csv" / "g_Nodes.csv")
+    code, _, err = run_cli(
+        monkeypatch, capsys, "generate", family, "--seed", "7", "--out", tmp_path / "csv" / "g_Nodes.csv"
+    )
     assert code == 0, err
     assert sorted(p.name for p in (tmp_path / "csv").iterdir()) == ["g_Edges.csv", "g_Nodes.csv"]
     from_json = load_instance(tmp_path / "g.json")

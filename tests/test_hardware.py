@@ -59,9 +59,7 @@ def test_to_dict_round_trips(tmp_path):
     hw = load_hardware(write(tmp_path, "[tiers]\nUB = 10\n"))
     d = hw.to_dict()
     lines = ["[tiers]"] + [f"{k} = {v}" for k, v in d["tiers"].items()]
-    lines += ["[roles]"] + [
-        f"{k} = {v!r}".replace("'", '"') for k, v in d["roles"].items()
-    ]
+    lines += ["[roles]"] + [f"{k} = {v!r}".replace("'", '"') for k, v in d["roles"].items()]
     lines += ["[spill]"] + [f"{k} = {v}" for k, v in d["spill"].items()]
     assert load_hardware(write(tmp_path, "\n".join(lines) + "\n")) == hw
 
@@ -78,7 +76,11 @@ BAD = [
     ("pipes empty", "[roles]\npipes = []\n", r"roles.pipes must name at least one pipe"),
     ("pipe twice", '[roles]\npipes = ["MTE2", "MTE3", "MTE2"]\n', r"roles.pipes lists a name twice"),
     ("role names unknown tier", '[roles]\npeak = ["L1", "L3"]\n', r"role names tier 'L3'"),
-    ("spill pipe unknown", '[roles]\nspill_out_pipe = "DMA"\n', r"roles.spill_out_pipe = 'DMA' is not one of roles.pipes"),
+    (
+        "spill pipe unknown",
+        '[roles]\nspill_out_pipe = "DMA"\n',
+        r"roles.spill_out_pipe = 'DMA' is not one of roles.pipes",
+    ),
     ("spill-in pipe dropped", '[roles]\npipes = ["MTE3", "CUBE"]\n', r"roles.spill_in_pipe = 'MTE2'"),
     ("spill not a table", "spill = 3\n", r"\[spill\] must be a table"),
     ("alpha negative", "[spill]\nfixed_cycles = -1\n", r"spill.fixed_cycles must be a non-negative integer"),

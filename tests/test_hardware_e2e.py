@@ -24,7 +24,8 @@ def test_renamed_pipes_end_to_end(tmp_path):
     inst_path.write_text(json.dumps(data))
     hw_path = tmp_path / "renamed.toml"
     hw_path.write_text(
-        "[tiers]\nL1 = 1024\n[roles]\npipes = " + json.dumps(list(RENAME.values()))
+        "[tiers]\nL1 = 1024\n[roles]\npipes = "
+        + json.dumps(list(RENAME.values()))
         + '\nspill_out_pipe = "M3"\nspill_in_pipe = "M2"\n'
     )
     inst = load_instance(inst_path, load_hardware(hw_path))

@@ -102,18 +102,19 @@ def test_csv_pair_of_exp_equals_json(exp_path, tmp_path):
 
 def test_csv_written_by_hand_loads(tmp_path):
     (tmp_path / "h_Nodes.csv").write_text(
-        "Id,Op,BufId,Size,Type,Pipe,Cycles,Bufs\n"
-        "0,ALLOC,3,5,UB,,,\n"
-        '1,COPY_IN,,,,MTE2,15,"3"\n'
-        "2,FREE,3,5,UB,,,\n"
+        'Id,Op,BufId,Size,Type,Pipe,Cycles,Bufs\n0,ALLOC,3,5,UB,,,\n1,COPY_IN,,,,MTE2,15,"3"\n2,FREE,3,5,UB,,,\n'
     )
     (tmp_path / "h_Edges.csv").write_text("StartNodeId,EndNodeId\n0,1\n1,2\n")
     inst = load_instance(tmp_path / "h_Nodes.csv")
-    ref = instance_from_records("h", [
-        {"Id": 0, "Op": "ALLOC", "BufId": 3, "Size": 5, "Type": "UB"},
-        {"Id": 1, "Op": "COPY_IN", "Pipe": "MTE2", "Cycles": 15, "Bufs": [3]},
-        {"Id": 2, "Op": "FREE", "BufId": 3, "Size": 5, "Type": "UB"},
-    ], [[0, 1], [1, 2]])
+    ref = instance_from_records(
+        "h",
+        [
+            {"Id": 0, "Op": "ALLOC", "BufId": 3, "Size": 5, "Type": "UB"},
+            {"Id": 1, "Op": "COPY_IN", "Pipe": "MTE2", "Cycles": 15, "Bufs": [3]},
+            {"Id": 2, "Op": "FREE", "BufId": 3, "Size": 5, "Type": "UB"},
+        ],
+        [[0, 1], [1, 2]],
+    )
     assert inst.same_as(ref)
 
 
@@ -140,7 +141,10 @@ def test_official_json_and_csv_forms_are_equal(case, tmp_path):
     data = json.loads(official_path(case).read_text())
     nodes, edges = csv_inst.to_records()
     by_id = {rec["Id"]: rec for rec in data["Nodes"]}
-    assert [by_id[i] | ({"Bufs": list(dict.fromkeys(by_id[i]["Bufs"]))} if "Bufs" in by_id[i] else {}) for i in range(len(nodes))] == nodes
+    assert [
+        by_id[i] | ({"Bufs": list(dict.fromkeys(by_id[i]["Bufs"]))} if "Bufs" in by_id[i] else {})
+        for i in range(len(nodes))
+    ] == nodes
     assert sorted(map(tuple, edges)) == sorted(set(map(tuple, data["Edges"])))
 
 
@@ -151,9 +155,9 @@ def test_official_json_and_csv_forms_are_equal(case, tmp_path):
 
 def test_missing_or_negative_cycles_cost_one_with_a_counting_warning():
     nodes, edges = exp_records()
-    nodes[1]["Cycles"] = -3          # COPY_IN
-    del nodes[3]["Cycles"]           # EXP
-    nodes[5]["Cycles"] = "15"        # COPY_OUT: not an integer
+    nodes[1]["Cycles"] = -3  # COPY_IN
+    del nodes[3]["Cycles"]  # EXP
+    nodes[5]["Cycles"] = "15"  # COPY_OUT: not an integer
     inst = instance_from_records("w", nodes, edges)
     assert inst.cycles.tolist() == [0, 1, 0, 1, 0, 1, 0]
     assert len(inst.warnings) == 1
@@ -183,7 +187,6 @@ def test_zero_cycles_is_fine():
 # ---------------------------------------------------------------------------------
 
 
-
 @pytest.mark.parametrize("name,mutate,pattern", MALFORMED, ids=[m[0] for m in MALFORMED])
 def test_malformed_instance_is_rejected(name, mutate, pattern):
     nodes, edges = exp_records()
@@ -200,13 +203,15 @@ def test_unmutated_exp_records_load():
 
 def test_hardware_decides_tiers_and_pipes(tmp_path):
     p = tmp_path / "hw.toml"
-    p.write_text('[tiers]\nUB = 8\n')
+    p.write_text("[tiers]\nUB = 8\n")
     with pytest.raises(InstanceError, match=r"node 3 \(EXP\): its buffers in UB need 10, the tier holds 8"):
         instance_from_records("x", *exp_records(), hw=load_hardware(p))
-    p.write_text('[tiers]\nUB = 4\n')
+    p.write_text("[tiers]\nUB = 4\n")
     with pytest.raises(InstanceError, match=r"Size 5 is larger than tier UB \(4\)"):
         instance_from_records("x", *exp_records(), hw=load_hardware(p))
-    p.write_text('[tiers]\nSRAM = 64\n[roles]\npipes = ["MTE2", "MTE3", "VECTOR", "DMA"]\nspill_out_pipe = "DMA"\nspill_in_pipe = "DMA"\n')
+    p.write_text(
+        '[tiers]\nSRAM = 64\n[roles]\npipes = ["MTE2", "MTE3", "VECTOR", "DMA"]\nspill_out_pipe = "DMA"\nspill_in_pipe = "DMA"\n'
+    )
     nodes, edges = exp_records()
     nodes[0]["Type"] = nodes[4]["Type"] = "SRAM"
     inst = instance_from_records("x", nodes, edges, hw=load_hardware(p))

@@ -83,8 +83,10 @@ def import_graph() -> tuple[nx.DiGraph, list[tuple[str, str]]]:
         tree = ast.parse(path.read_text(), filename=str(path))
         in_function = {
             id(n)
-            for f in ast.walk(tree) if isinstance(f, (ast.FunctionDef, ast.AsyncFunctionDef))
-            for n in ast.walk(f) if isinstance(n, (ast.Import, ast.ImportFrom))
+            for f in ast.walk(tree)
+            if isinstance(f, (ast.FunctionDef, ast.AsyncFunctionDef))
+            for n in ast.walk(f)
+            if isinstance(n, (ast.Import, ast.ImportFrom))
         }
         for node in ast.walk(tree):
             if isinstance(node, (ast.Import, ast.ImportFrom)):
@@ -132,8 +134,14 @@ def test_no_imports_deferred_into_functions_below_the_top_layer():
 
 @pytest.mark.parametrize(
     "module, layer",
-    [("dansched.errors", "core"), ("dansched.models.peak", "models"), ("dansched.stages.dlr.scan", "stages"),
-     ("dansched.report.progress", "application"), ("dansched.cli", "top"), ("dansched", "top")],
+    [
+        ("dansched.errors", "core"),
+        ("dansched.models.peak", "models"),
+        ("dansched.stages.dlr.scan", "stages"),
+        ("dansched.report.progress", "application"),
+        ("dansched.cli", "top"),
+        ("dansched", "top"),
+    ],
 )
 def test_layer_of_names_the_documented_layers(module, layer):
     assert layer_of(module) == layer

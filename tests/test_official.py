@@ -116,11 +116,23 @@ def test_default_hardware_plan_with_spills_round_trips_through_files_and_cli(tmp
     assert all(getattr(again, k) == getattr(ev, k) for k in keys)
 
     proc = subprocess.run(
-        [sys.executable, "-m", "dansched.cli", "evaluate", str(path),
-         "--schedule", str(out / f"{inst.name}_schedule.txt"),
-         "--memory", str(out / f"{inst.name}_memory.txt"),
-         "--spill", str(out / f"{inst.name}_spill.txt"), "--json"],
-        capture_output=True, text=True, timeout=120,
+        [
+            sys.executable,
+            "-m",
+            "dansched.cli",
+            "evaluate",
+            str(path),
+            "--schedule",
+            str(out / f"{inst.name}_schedule.txt"),
+            "--memory",
+            str(out / f"{inst.name}_memory.txt"),
+            "--spill",
+            str(out / f"{inst.name}_spill.txt"),
+            "--json",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
     )
     assert proc.returncode == 0, proc.stderr
     got = json.loads(proc.stdout)

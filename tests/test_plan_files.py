@@ -22,8 +22,17 @@ from dansched.simulate import evaluate
 
 
 def figures(ev):
-    return (ev.valid, ev.error_counts, ev.max_v_stay, ev.physical_peak, ev.extra_traffic,
-            ev.spill_count, ev.makespan, ev.start, ev.end)
+    return (
+        ev.valid,
+        ev.error_counts,
+        ev.max_v_stay,
+        ev.physical_peak,
+        ev.extra_traffic,
+        ev.spill_count,
+        ev.makespan,
+        ev.start,
+        ev.end,
+    )
 
 
 def test_write_plan_problem1_writes_only_the_schedule(tmp_path):
@@ -39,8 +48,8 @@ def test_write_plan_full_plan_exact_text(tmp_path):
     write_plan(plan, tmp_path, "c")
     paths = contest_paths(tmp_path, "c")
     assert paths["schedule"].read_text() == "0\n3\n1\n2\n"
-    assert paths["memory"].read_text() == "3:0\n7:16\n"          # every buffer, by BufId
-    assert paths["spill"].read_text() == "7:32\n3:8\n7:0\n"       # spill order kept
+    assert paths["memory"].read_text() == "3:0\n7:16\n"  # every buffer, by BufId
+    assert paths["spill"].read_text() == "7:32\n3:8\n7:0\n"  # spill order kept
     back = read_plan_dir(tmp_path, "c")
     assert back.order == plan.order and back.spills == plan.spills
     assert sorted(back.offsets) == sorted(plan.offsets) and back.problem == 2

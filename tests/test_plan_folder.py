@@ -28,7 +28,13 @@ from pathlib import Path
 import pytest
 
 from dansched.plan_folder import (
-    LOCK_NAME, TMP_TAG, MixedPlanError, check_folder, group_paths, plan_fingerprint, write_group,
+    LOCK_NAME,
+    TMP_TAG,
+    MixedPlanError,
+    check_folder,
+    group_paths,
+    plan_fingerprint,
+    write_group,
 )
 
 HERE = Path(__file__).resolve().parent
@@ -45,7 +51,9 @@ def group_files(gen: int, full: bool) -> dict[str, str]:
         files["spill"] = f"{gen}:1\n"
     fp = plan_fingerprint({k: v.encode() for k, v in files.items()})
     if full:
-        files["trace"] = json.dumps({"traceEvents": [], "otherData": {"gen": gen, "plan_fingerprint": fp["sha256"]}}, indent=1)
+        files["trace"] = json.dumps(
+            {"traceEvents": [], "otherData": {"gen": gen, "plan_fingerprint": fp["sha256"]}}, indent=1
+        )
     files["report"] = json.dumps({"gen": gen, "fingerprint": fp}, indent=2) + "\n"
     return files
 
@@ -209,8 +217,21 @@ def test_killed_writers_leave_one_plan_many(tmp_path):
 
 
 def _solve(inst: Path, out: Path, problem: int, *extra: str) -> subprocess.Popen:
-    args = [sys.executable, "-m", "dansched.cli", "solve", str(inst), "--problem", str(problem), "--out", str(out),
-            "--quiet", "--time-limit", "2", *extra]
+    args = [
+        sys.executable,
+        "-m",
+        "dansched.cli",
+        "solve",
+        str(inst),
+        "--problem",
+        str(problem),
+        "--out",
+        str(out),
+        "--quiet",
+        "--time-limit",
+        "2",
+        *extra,
+    ]
     return subprocess.Popen(args, cwd=ROOT, env=_env(), stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
 
 
@@ -236,7 +257,7 @@ def _kill_solves(tmp_path: Path, kills: int, seed: int) -> int:
     inst = ROOT / "instances" / "Exp.json"
     out = tmp_path / "plans"
     done = 0
-    for k in range(kills):
+    for _k in range(kills):
         problem = rng.choice([1, 3])
         proc = _solve(inst, out, problem, *(["--trace"] if problem == 3 else []))
         time.sleep(rng.random() * 3.0)
@@ -273,7 +294,13 @@ def test_trace_png_to_an_existing_folder_writes_nothing(tmp_path):
     assert proc.wait(timeout=300) == 0
     before = sorted(p.name for p in out.iterdir())
     (tmp_path / "pic").mkdir()
-    r = subprocess.run([sys.executable, "-m", "dansched.cli", "trace", str(inst), "--plan", str(out), "--png",
-                        str(tmp_path / "pic")], cwd=ROOT, env=_env(), capture_output=True, text=True, timeout=300)
+    r = subprocess.run(
+        [sys.executable, "-m", "dansched.cli", "trace", str(inst), "--plan", str(out), "--png", str(tmp_path / "pic")],
+        cwd=ROOT,
+        env=_env(),
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert r.returncode == 2 and len(r.stderr.splitlines()) == 1 and "is a folder" in r.stderr
     assert sorted(p.name for p in out.iterdir()) == before and list((tmp_path / "pic").iterdir()) == []

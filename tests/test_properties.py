@@ -21,15 +21,14 @@ from pathlib import Path
 import pytest
 from hypothesis import assume, given
 from hypothesis import strategies as st
+from strategies import ALPHA, BETA, CAP, PEAK, SETTINGS, SINGLE, TIERS, Case, cases, hw  # noqa: F401  (hw is a fixture)
 
 from dansched.hardware import load_hardware
 from dansched.instance import instance_from_records, write_json
 from dansched.plan import Plan, write_plan
 from dansched.simulate import evaluate
 
-from strategies import ALPHA, BETA, CAP, PEAK, SETTINGS, SINGLE, TIERS, Case, cases, hw  # noqa: F401  (hw is a fixture)
 
- 
 def expected_figures(case: Case) -> dict:
     n, rec = case.n, case.rec
     pos = {v: i for i, v in enumerate(case.order)}
@@ -51,7 +50,9 @@ def expected_figures(case: Case) -> dict:
     recent, every = set(), set()
     for s in case.segments:
         for a in range(s.off, s.off + s.size):
-            prev = [r for r in case.segments if r.tier == s.tier and r.end_pos < s.start_pos and r.off <= a < r.off + r.size]
+            prev = [
+                r for r in case.segments if r.tier == s.tier and r.end_pos < s.start_pos and r.off <= a < r.off + r.size
+            ]
             for r in prev:
                 every.add((r.end_event, s.start_event))
             if prev:
@@ -90,8 +91,12 @@ def expected_figures(case: Case) -> dict:
     for i in range(len(case.order)):
         phys = max(phys, sum(s.size for s in case.segments if s.tier in PEAK and s.start_pos <= i < s.end_pos))
     return {
-        "spill_edges": spill_edges, "reuse_edges": recent, "start": [start[v] for v in range(total)],
-        "makespan": max(end.values(), default=0), "max_v_stay": best_v, "physical_peak": phys,
+        "spill_edges": spill_edges,
+        "reuse_edges": recent,
+        "start": [start[v] for v in range(total)],
+        "makespan": max(end.values(), default=0),
+        "max_v_stay": best_v,
+        "physical_peak": phys,
         "extra_traffic": sum(size[b] * (1 if b in backed else 2) for b, _ in case.spills),
         "spill_count": len(case.spills),
     }
@@ -151,21 +156,33 @@ def swap_dependent(case: Case, data) -> tuple[Plan, str, str]:
     order = list(case.order)
     i, j = order.index(u), order.index(w)
     order[i], order[j] = order[j], order[i]
-    return replace(case.plan(), order=tuple(order)), "not-topological", rf"^edge {u} -> {w}: node {w} \(.*\) runs before node {u} \("
+    return (
+        replace(case.plan(), order=tuple(order)),
+        "not-topological",
+        rf"^edge {u} -> {w}: node {w} \(.*\) runs before node {u} \(",
+    )
 
 
 def overlap_resident(case: Case, data) -> tuple[Plan, str, str]:
     first = {}
     for s in case.segments:
         first.setdefault(s.buf, s)
-    pairs = [(b, c) for b, sb in first.items() for c, sc in first.items()
-             if b != c and sb.tier == sc.tier and sb.start_pos < sc.start_pos < sb.end_pos]
+    pairs = [
+        (b, c)
+        for b, sb in first.items()
+        for c, sc in first.items()
+        if b != c and sb.tier == sc.tier and sb.start_pos < sc.start_pos < sb.end_pos
+    ]
     assume(pairs)
     b, c = data.draw(st.sampled_from(pairs))
     offsets = dict(case.offsets)
     offsets[c] = offsets[b]
     plan = replace(case.plan(), offsets=tuple(sorted(offsets.items())))
-    return plan, "overlap", rf"^buffer {c} at \[{offsets[b]}, \d+\) in {first[b].tier} overlaps resident buffer {b} at \[{offsets[b]}, "
+    return (
+        plan,
+        "overlap",
+        rf"^buffer {c} at \[{offsets[b]}, \d+\) in {first[b].tier} overlaps resident buffer {b} at \[{offsets[b]}, ",
+    )
 
 
 def offset_past_capacity(case: Case, data) -> tuple[Plan, str, str]:
@@ -182,7 +199,7 @@ def offset_past_capacity(case: Case, data) -> tuple[Plan, str, str]:
 def drop_node(case: Case, data) -> tuple[Plan, str, str]:
     i = data.draw(st.integers(0, len(case.order) - 1))
     v = case.order[i]
-    order = case.order[:i] + case.order[i + 1:]
+    order = case.order[:i] + case.order[i + 1 :]
     return replace(case.plan(), order=tuple(order)), "missing-node", rf"^node {v} \(.*\) is not in the schedule$"
 
 
@@ -192,7 +209,11 @@ def duplicate_spill_id(case: Case, data) -> tuple[Plan, str, str]:
     at = data.draw(st.integers(0, len(case.order)))
     order = case.order[:at] + [v] + case.order[at:]
     what = "SPILL_OUT" if (v - case.n) % 2 == 0 else "SPILL_IN"
-    return replace(case.plan(), order=tuple(order)), "duplicate-node", rf"^node {v} \({what} buffer \d+\) is scheduled twice"
+    return (
+        replace(case.plan(), order=tuple(order)),
+        "duplicate-node",
+        rf"^node {v} \({what} buffer \d+\) is scheduled twice",
+    )
 
 
 def duplicate_spill_line(case: Case, data) -> tuple[Plan, str, str]:
@@ -203,7 +224,14 @@ def duplicate_spill_line(case: Case, data) -> tuple[Plan, str, str]:
     return plan, "missing-node", rf"^node {out_id} \(SPILL_OUT buffer {case.spills[k][0]}\) is not in the schedule$"
 
 
-MUTATIONS = [swap_dependent, overlap_resident, offset_past_capacity, drop_node, duplicate_spill_id, duplicate_spill_line]
+MUTATIONS = [
+    swap_dependent,
+    overlap_resident,
+    offset_past_capacity,
+    drop_node,
+    duplicate_spill_id,
+    duplicate_spill_line,
+]
 
 
 @pytest.mark.parametrize("mutation", MUTATIONS, ids=[m.__name__ for m in MUTATIONS])
@@ -211,8 +239,7 @@ MUTATIONS = [swap_dependent, overlap_resident, offset_past_capacity, drop_node, 
 @given(data=st.data())
 def test_single_mutations_are_rejected(hw, mutation, data):
     tiers = ["UB", "L0A"] if mutation is overlap_resident else TIERS
-    case = data.draw(cases(tiers=tiers, min_buffers=2 if mutation is overlap_resident else 1,
-                           max_spills=4))
+    case = data.draw(cases(tiers=tiers, min_buffers=2 if mutation is overlap_resident else 1, max_spills=4))
     inst = instance_from_records("prop", case.nodes, case.edges, hw)
     assert evaluate(inst, case.plan()).valid
     plan, kind, pattern = mutation(case, data)
@@ -230,10 +257,20 @@ def test_single_mutations_are_rejected(hw, mutation, data):
 CLI_MUTATIONS = [
     # name, how the plan changes, the violation kind, text its message holds
     ("swap dependent nodes", "order: ALLOC X (0) and COPY_IN (1) swapped", "not-topological", "edge 0 -> 1"),
-    ("overlap resident buffers", "offsets: Y at 4", "overlap", "buffer 1 at [4, 10) in UB overlaps resident buffer 0 at [0, 8)"),
+    (
+        "overlap resident buffers",
+        "offsets: Y at 4",
+        "overlap",
+        "buffer 1 at [4, 10) in UB overlaps resident buffer 0 at [0, 8)",
+    ),
     ("offset past capacity", "offsets: Z at 1", "capacity", "buffer 2 at [1, 17) lies outside UB (capacity 16)"),
     ("drop a node", "order: FILL (5) left out", "missing-node", "node 5 (FILL) is not in the schedule"),
-    ("duplicate a spill id", "order: SPILL_OUT Y (12) twice", "duplicate-node", "node 12 (SPILL_OUT buffer 1) is scheduled twice"),
+    (
+        "duplicate a spill id",
+        "order: SPILL_OUT Y (12) twice",
+        "duplicate-node",
+        "node 12 (SPILL_OUT buffer 1) is scheduled twice",
+    ),
 ]
 
 
@@ -260,7 +297,9 @@ def cli_case(tmp_path_factory):
     (d / "hw.toml").write_text("[tiers]\nUB = 16\n")
     inst = instance_from_records("spill1", SPILL_ONCE_NODES, SPILL_ONCE_EDGES, load_hardware(d / "hw.toml"))
     write_json(inst, d / "spill1.json")
-    plan = Plan(order=(0, 1, 2, 3, 10, 12, 4, 5, 6, 11, 13, 7, 8, 9), offsets=((0, 0), (1, 8), (2, 0)), spills=((0, 8), (1, 0)))
+    plan = Plan(
+        order=(0, 1, 2, 3, 10, 12, 4, 5, 6, 11, 13, 7, 8, 9), offsets=((0, 0), (1, 8), (2, 0)), spills=((0, 8), (1, 0))
+    )
     return d, inst, plan
 
 
@@ -268,10 +307,25 @@ def _cli(d: Path, plan: Plan, name: str) -> subprocess.CompletedProcess:
     out = d / name
     write_plan(plan, out, "spill1")
     return subprocess.run(
-        [sys.executable, "-m", "dansched.cli", "evaluate", str(d / "spill1.json"),
-         "--schedule", str(out / "spill1_schedule.txt"), "--memory", str(out / "spill1_memory.txt"),
-         "--spill", str(out / "spill1_spill.txt"), "--hw", str(d / "hw.toml"), "--json"],
-        capture_output=True, text=True, timeout=60,
+        [
+            sys.executable,
+            "-m",
+            "dansched.cli",
+            "evaluate",
+            str(d / "spill1.json"),
+            "--schedule",
+            str(out / "spill1_schedule.txt"),
+            "--memory",
+            str(out / "spill1_memory.txt"),
+            "--spill",
+            str(out / "spill1_spill.txt"),
+            "--hw",
+            str(d / "hw.toml"),
+            "--json",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=60,
     )
 
 

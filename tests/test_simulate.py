@@ -111,8 +111,16 @@ def test_backed_and_unbacked_buffer_spilled_once(tmp_path):
     # spill edges: ALLOC->OUT, OUT->IN, IN->FREE, then users: COPY_IN runs before
     # SPILL_OUT X (-> edge to 10), ADD after SPILL_IN X (edge from 11); same for Y
     assert set(g.spill_edges) == {
-        (0, 10), (10, 11), (11, 8), (1, 10), (11, 7),
-        (2, 12), (12, 13), (13, 9), (3, 12), (13, 7),
+        (0, 10),
+        (10, 11),
+        (11, 8),
+        (1, 10),
+        (11, 7),
+        (2, 12),
+        (12, 13),
+        (13, 9),
+        (3, 12),
+        (13, 7),
     }
     # reuse: Z at [0,16) after X [0,8) ended by 10 and Y [8,14) ended by 12;
     # X back at [8,16) and Y back at [0,6), both last held by Z (ended by FREE 6)
@@ -122,18 +130,18 @@ def test_backed_and_unbacked_buffer_spilled_once(tmp_path):
 
     # timing by hand (start, end):
     expected = {
-        0: (0, 0),        # ALLOC X
-        1: (0, 20),       # COPY_IN on MTE2
-        2: (0, 0),        # ALLOC Y
-        3: (0, 30),       # VEC1 on VECTOR
-        10: (20, 20),     # SPILL_OUT X: after COPY_IN (20), 0 cycles on MTE3
-        12: (30, 192),    # SPILL_OUT Y: after VEC1 (30), MTE3 free at 20 -> 30+162
-        4: (192, 192),    # ALLOC Z: reuse edges from 10 (20) and 12 (192)
-        5: (192, 197),    # FILL on VECTOR (free at 30)
-        6: (197, 197),    # FREE Z
-        11: (197, 363),   # SPILL_IN X: after FREE Z (197); MTE2 free at 20 -> 197+166
-        13: (363, 525),   # SPILL_IN Y: after FREE Z, but MTE2 busy until 363 -> 363+162
-        7: (525, 565),    # ADD after both SPILL_INs
+        0: (0, 0),  # ALLOC X
+        1: (0, 20),  # COPY_IN on MTE2
+        2: (0, 0),  # ALLOC Y
+        3: (0, 30),  # VEC1 on VECTOR
+        10: (20, 20),  # SPILL_OUT X: after COPY_IN (20), 0 cycles on MTE3
+        12: (30, 192),  # SPILL_OUT Y: after VEC1 (30), MTE3 free at 20 -> 30+162
+        4: (192, 192),  # ALLOC Z: reuse edges from 10 (20) and 12 (192)
+        5: (192, 197),  # FILL on VECTOR (free at 30)
+        6: (197, 197),  # FREE Z
+        11: (197, 363),  # SPILL_IN X: after FREE Z (197); MTE2 free at 20 -> 197+166
+        13: (363, 525),  # SPILL_IN Y: after FREE Z, but MTE2 busy until 363 -> 363+162
+        7: (525, 565),  # ADD after both SPILL_INs
         8: (565, 565),
         9: (565, 565),
     }
@@ -186,29 +194,41 @@ def test_buffer_spilled_twice_to_different_offsets(tmp_path):
     assert g.spill_buf == [0, 0]
     assert set(g.spill_edges) == {
         # spill 1: MAKE before, USE1 and USE2 after
-        (0, 11), (11, 12), (12, 4), (1, 11), (12, 2), (12, 3),
+        (0, 11),
+        (11, 12),
+        (12, 4),
+        (1, 11),
+        (12, 2),
+        (12, 3),
         # spill 2: MAKE, USE1 and spill 1's nodes before, USE2 after
-        (0, 13), (13, 14), (14, 4), (1, 13), (2, 13), (11, 13), (12, 13), (14, 3),
+        (0, 13),
+        (13, 14),
+        (14, 4),
+        (1, 13),
+        (2, 13),
+        (11, 13),
+        (12, 13),
+        (14, 3),
     }
     # reuse: P [0,8) after W's first segment [0,4) (ended by 11); W back at [4,8) after
     # P (FREE 7); Q [0,8): [0,4) last held by P (7), [4,8) by W's second segment (13);
     # W back at [0,4) after Q (FREE 10)
     assert set(g.reuse_edges) == {(11, 5), (7, 12), (7, 8), (13, 8), (10, 14)}
     expected = {
-        1: (0, 10),        # MAKE
-        11: (10, 168),     # SPILL_OUT 1 after MAKE
-        5: (168, 168),     # ALLOC P after SPILL_OUT 1
-        6: (168, 171),     # P1 on CUBE
+        1: (0, 10),  # MAKE
+        11: (10, 168),  # SPILL_OUT 1 after MAKE
+        5: (168, 168),  # ALLOC P after SPILL_OUT 1
+        6: (168, 171),  # P1 on CUBE
         7: (171, 171),
-        12: (171, 329),    # SPILL_IN 1 after FREE P
-        2: (329, 339),     # USE1
-        13: (339, 497),    # SPILL_OUT 2 after USE1; MTE3 free since 168
-        8: (497, 497),     # ALLOC Q after SPILL_OUT 2
+        12: (171, 329),  # SPILL_IN 1 after FREE P
+        2: (329, 339),  # USE1
+        13: (339, 497),  # SPILL_OUT 2 after USE1; MTE3 free since 168
+        8: (497, 497),  # ALLOC Q after SPILL_OUT 2
         9: (497, 500),
         10: (500, 500),
-        14: (500, 658),    # SPILL_IN 2 after FREE Q; MTE2 free since 329
-        3: (658, 668),     # USE2
-        4: (668, 668),     # FREE W
+        14: (500, 658),  # SPILL_IN 2 after FREE Q; MTE2 free since 329
+        3: (658, 668),  # USE2
+        4: (668, 668),  # FREE W
     }
     for v, (s, e) in expected.items():
         assert (ev.start[v], ev.end[v]) == (s, e), v
@@ -233,7 +253,9 @@ def test_spill_in_without_spill_out_first_rejected(tmp_path):
     ev = evaluate(inst, Plan(order=order, offsets=SPILL_TWICE_PLAN.offsets, spills=SPILL_TWICE_PLAN.spills))
     assert not ev.valid
     assert "bad-spill" in ev.error_counts
-    assert any("node 12 (SPILL_IN buffer 10) spills in a buffer that is already resident" in e.message for e in ev.errors)
+    assert any(
+        "node 12 (SPILL_IN buffer 10) spills in a buffer that is already resident" in e.message for e in ev.errors
+    )
 
 
 def test_spill_naming_unknown_buffer_rejected(tmp_path):
@@ -245,7 +267,10 @@ def test_spill_naming_unknown_buffer_rejected(tmp_path):
 
 def test_memory_file_problems_rejected(tmp_path):
     inst = spill_twice_instance(tmp_path)
-    ev = evaluate(inst, Plan(order=SPILL_TWICE_ORDER, offsets=((10, 0), (20, 0), (20, 0), (77, 0)), spills=SPILL_TWICE_PLAN.spills))
+    ev = evaluate(
+        inst,
+        Plan(order=SPILL_TWICE_ORDER, offsets=((10, 0), (20, 0), (20, 0), (77, 0)), spills=SPILL_TWICE_PLAN.spills),
+    )
     assert not ev.valid
     msgs = [e.message for e in ev.errors]
     assert ev.error_counts == {"bad-offset": 3}
@@ -261,10 +286,18 @@ def test_memory_file_problems_rejected(tmp_path):
 # UB holds 10; every operation is on its own pipe and no edge links two buffers,
 # so only address-reuse edges order them in time.
 REUSE_NODES = [
-    alloc(0, 0, 10), op(1, "OPA", "MTE2", 100, [0]), free(2, 0, 10),     # A at [0,10)
-    alloc(3, 1, 5), op(4, "OPB", "VECTOR", 30, [1]), free(5, 1, 5),      # B at [0,5)
-    alloc(6, 2, 5), op(7, "OPC", "MTE3", 20, [2]), free(8, 2, 5),        # C at [5,10)
-    alloc(9, 3, 10), op(10, "OPD", "CUBE", 5, [3]), free(11, 3, 10),     # D at [0,10)
+    alloc(0, 0, 10),
+    op(1, "OPA", "MTE2", 100, [0]),
+    free(2, 0, 10),  # A at [0,10)
+    alloc(3, 1, 5),
+    op(4, "OPB", "VECTOR", 30, [1]),
+    free(5, 1, 5),  # B at [0,5)
+    alloc(6, 2, 5),
+    op(7, "OPC", "MTE3", 20, [2]),
+    free(8, 2, 5),  # C at [5,10)
+    alloc(9, 3, 10),
+    op(10, "OPD", "CUBE", 5, [3]),
+    free(11, 3, 10),  # D at [0,10)
 ]
 REUSE_EDGES = [[0, 1], [1, 2], [3, 4], [4, 5], [6, 7], [7, 8], [9, 10], [10, 11]]
 
@@ -282,7 +315,7 @@ def test_reuse_edges_come_from_the_most_recent_occupant_of_each_address(tmp_path
     # C: ALLOC 100 (its addresses were A's, not B's), OPC [100,120), FREE 120;
     # D: ALLOC at max(130, 120) = 130, OPD [130,135).
     assert (ev.start[4], ev.end[4]) == (100, 130)
-    assert (ev.start[7], ev.end[7]) == (100, 120)   # a tier-wide "last FREE" rule would give 130
+    assert (ev.start[7], ev.end[7]) == (100, 120)  # a tier-wide "last FREE" rule would give 130
     assert (ev.start[10], ev.end[10]) == (130, 135)  # a first-occupant rule (A only) would give 100
     assert ev.makespan == 135
     assert ev.physical_peak == 10
@@ -290,11 +323,11 @@ def test_reuse_edges_come_from_the_most_recent_occupant_of_each_address(tmp_path
 
 def test_spill_out_frees_space_that_an_alloc_reuses(tmp_path):
     nodes = [
-        alloc(0, 0, 10),                      # A fills UB
+        alloc(0, 0, 10),  # A fills UB
         op(1, "PRODUCE", "VECTOR", 10, [0]),
         op(2, "CONSUME", "VECTOR", 10, [0]),
         free(3, 0, 10),
-        alloc(4, 1, 10),                      # B also fills UB
+        alloc(4, 1, 10),  # B also fills UB
         op(5, "USEB", "CUBE", 7, [1]),
         free(6, 1, 10),
     ]
@@ -340,8 +373,14 @@ def test_simulate_timing_pipe_and_precedence():
 
 
 def test_max_v_stay_counts_only_peak_tiers():
-    nodes = [alloc(0, 0, 7, "L1"), alloc(1, 1, 100, "L0A"), alloc(2, 2, 3, "UB"),
-             free(3, 0, 7, "L1"), free(4, 1, 100, "L0A"), free(5, 2, 3, "UB")]
+    nodes = [
+        alloc(0, 0, 7, "L1"),
+        alloc(1, 1, 100, "L0A"),
+        alloc(2, 2, 3, "UB"),
+        free(3, 0, 7, "L1"),
+        free(4, 1, 100, "L0A"),
+        free(5, 2, 3, "UB"),
+    ]
     inst = instance_from_records("mv", nodes, [])
     assert max_v_stay(inst, [0, 1, 2, 3, 4, 5]) == 10
     assert max_v_stay(inst, [0, 3, 1, 2, 4, 5]) == 7
@@ -354,8 +393,12 @@ def test_max_v_stay_counts_only_peak_tiers():
 # ---------------------------------------------------------------------------------
 
 L0_NODES = [
-    alloc(0, 0, 64, "L0A"), alloc(1, 1, 64, "L0A"), alloc(2, 2, 64, "L0A"),
-    free(3, 0, 64, "L0A"), free(4, 1, 64, "L0A"), free(5, 2, 64, "L0A"),
+    alloc(0, 0, 64, "L0A"),
+    alloc(1, 1, 64, "L0A"),
+    alloc(2, 2, 64, "L0A"),
+    free(3, 0, 64, "L0A"),
+    free(4, 1, 64, "L0A"),
+    free(5, 2, 64, "L0A"),
 ]
 L0_EDGES = [[0, 3], [1, 4], [2, 5]]
 

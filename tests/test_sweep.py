@@ -11,6 +11,7 @@ import signal
 import sys
 
 import pytest
+from helpers import SHIPPED
 
 from dansched import executor as E
 from dansched import sweep as S
@@ -19,8 +20,6 @@ from dansched.generate import generate
 from dansched.hardware import load_hardware
 from dansched.instance import load_instance
 from dansched.pipeline import SolveOptions, solve
-
-from helpers import SHIPPED
 
 SETS = ["L1=100,300,4096", "UB=300,1024"]  # random scale 1 has an L1 buffer of 219: L1=100 cannot hold it
 
@@ -55,7 +54,7 @@ def test_rows_match_a_direct_solve_and_failures_are_recorded(inline, instances):
     assert len(result.rows) == 2 * 3 * 2 and result.ran == 12 and not result.lost
     rows = {(r["instance"], r["capacity"]["L1"], r["capacity"]["UB"]): r for r in result.rows}
     hw = load_hardware()
-    for (name, l1, ub), r in rows.items():
+    for (name, l1, _ub), r in rows.items():
         assert set(r["capacity"]) == set(hw.tiers) and r["problem"] == 3 and r["seconds"] is not None
         assert r["instance_hash"] == S.content_hash(next(p for p in instances if p.stem == name))
         if name == "rand1" and l1 == 100:  # the instance does not fit the hardware: a recorded failure
@@ -73,7 +72,11 @@ def test_rows_match_a_direct_solve_and_failures_are_recorded(inline, instances):
     ev = solve(inst, SolveOptions(problem=3)).evaluation
     assert ev.valid
     assert (r["max_v_stay"], r["extra_traffic"], r["spill_count"], r["makespan"]) == (
-        ev.max_v_stay, ev.extra_traffic, ev.spill_count, ev.makespan)
+        ev.max_v_stay,
+        ev.extra_traffic,
+        ev.spill_count,
+        ev.makespan,
+    )
     # the files
     assert len(_jsonl(out)) == 12
     with open(out / "sweep.csv") as fh:
@@ -126,14 +129,17 @@ def _cli(monkeypatch, capsys, *args):
     return info.value.code or 0, capsys.readouterr().err
 
 
-@pytest.mark.parametrize("args, says", [
-    (["--set", "L9=1,2"], "unknown tier 'L9'"),
-    (["--set", "L1=1024,big"], "'big' is not an integer"),
-    (["--set", "L1=1.5"], "is not an integer"),
-    (["--set", "L1"], "expected TIER=V1,V2"),
-    (["--set", "L1=1", "--set", "L1=2"], "twice"),
-    (["--scheduler", "tcp://127.0.0.1:1", "--dask-workers", "2"], "not both"),
-])
+@pytest.mark.parametrize(
+    "args, says",
+    [
+        (["--set", "L9=1,2"], "unknown tier 'L9'"),
+        (["--set", "L1=1024,big"], "'big' is not an integer"),
+        (["--set", "L1=1.5"], "is not an integer"),
+        (["--set", "L1"], "expected TIER=V1,V2"),
+        (["--set", "L1=1", "--set", "L1=2"], "twice"),
+        (["--scheduler", "tcp://127.0.0.1:1", "--dask-workers", "2"], "not both"),
+    ],
+)
 def test_bad_input_exits_2_and_writes_nothing(args, says, tmp_path, monkeypatch, capsys):
     out = tmp_path / "out"
     code, err = _cli(monkeypatch, capsys, SHIPPED / "Exp.json", *args, "--out", out)
@@ -167,6 +173,7 @@ def test_dask_options_without_dask_say_how_to_install(monkeypatch, instances, tm
 
 # ---- Dask ---------------------------------------------------------------------------------
 
+
 def _need_dask():
     if not E.dask_available():
         pytest.skip("dask[distributed] is not installed (pip install -e '.[dist]')")
@@ -185,8 +192,17 @@ def test_killed_dask_worker_loses_no_cell(inline, instances, tmp_path):
     from distributed import Client, LocalCluster
 
     killed: list[str] = []
-    with LocalCluster(n_workers=2, threads_per_worker=1, processes=True, host="127.0.0.1",
-                      dashboard_address="127.0.0.1:0", silence_logs=logging.CRITICAL) as cluster, Client(cluster) as client:
+    with (
+        LocalCluster(
+            n_workers=2,
+            threads_per_worker=1,
+            processes=True,
+            host="127.0.0.1",
+            dashboard_address="127.0.0.1:0",
+            silence_logs=logging.CRITICAL,
+        ) as cluster,
+        Client(cluster) as client,
+    ):
         pids = client.run(os.getpid)
 
         def kill_a_busy_worker(_row):
@@ -198,8 +214,14 @@ def test_killed_dask_worker_loses_no_cell(inline, instances, tmp_path):
                 os.kill(pids[w], signal.SIGKILL)
                 killed.extend(str(k) for k in keys)
 
-        res = S.sweep(instances, SETS, out=tmp_path, executor=E.ExecutorOptions(scheduler=cluster.scheduler_address),
-                      quiet=True, on_row=kill_a_busy_worker)
+        res = S.sweep(
+            instances,
+            SETS,
+            out=tmp_path,
+            executor=E.ExecutorOptions(scheduler=cluster.scheduler_address),
+            quiet=True,
+            on_row=kill_a_busy_worker,
+        )
     assert killed, "no worker was busy when the first cell finished"
     assert not res.lost and res.ran == 12
     assert _stable(res.rows) == _stable(inline[0].rows)

@@ -19,8 +19,9 @@
 from __future__ import annotations
 
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any, Protocol, Sequence
+from typing import Any, Protocol
 
 from ..graph import smallest_first_order
 from ..instance import KIND_OP, Instance

@@ -40,8 +40,12 @@ def run(inst: Instance, time_limit: float = 60.0) -> MethodResult:
     hint = dlr.plan if [v for v in dlr.plan.order if v < inst.n] == order else None
     sw.lap("dlr-hint")
     res = fixed_order_placement(
-        inst, order, allow_spills=True, hint=hint,
-        deterministic_time=max(0.1, time_limit / 20), time_limit=max(1.0, 10 * time_limit),
+        inst,
+        order,
+        allow_spills=True,
+        hint=hint,
+        deterministic_time=max(0.1, time_limit / 20),
+        time_limit=max(1.0, 10 * time_limit),
     )
     sw.lap("cp-sat")
     info = {

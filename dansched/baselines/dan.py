@@ -26,7 +26,17 @@ from ..instance import Instance
 from ..pipeline import SolveOptions, solve
 from .common import MethodResult
 
-__all__ = ["run_pipeline", "dan", "dan_no_cpe", "lru", "mpas_paper", "dan_memory_windows", "dan_no_timed", "dan_no_portfolio", "MEMORY_WINDOW_WIDTH"]
+__all__ = [
+    "run_pipeline",
+    "dan",
+    "dan_no_cpe",
+    "lru",
+    "mpas_paper",
+    "dan_memory_windows",
+    "dan_no_timed",
+    "dan_no_portfolio",
+    "MEMORY_WINDOW_WIDTH",
+]
 
 MEMORY_WINDOW_WIDTH = 64  # operation nodes per memory-aware window in the ablation row
 

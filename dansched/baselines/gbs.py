@@ -59,7 +59,9 @@ def run(inst: Instance, time_limit: float = 60.0) -> MethodResult:
             apply_packing(res, offsets)
             sw.lap("memory")
             shrunk = {inst.hw.tiers[t]: c for t, c in virtual.items() if c != caps[t]}
-            return MethodResult(scan_plan(inst, res), {"rounds": rounds, "virtual_capacity": shrunk, "stage_seconds": sw.seconds})
+            return MethodResult(
+                scan_plan(inst, res), {"rounds": rounds, "virtual_capacity": shrunk, "stage_seconds": sw.seconds}
+            )
         for t, excess in overflow.items():
             virtual[t] = max(1, virtual[t] - max(excess, caps[t] // 100))
     raise PlacementFailed(f"{inst.name}: greedy-by-size did not pack within {ROUNDS} rounds")

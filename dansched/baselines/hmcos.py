@@ -39,8 +39,8 @@ from __future__ import annotations
 
 import random
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Sequence
 
 import networkx as nx
 
@@ -61,6 +61,7 @@ _SOURCE, _SINK = -1, -2
 def sequences(g: OpGraph) -> list[list[int]]:
     """Maximal chains ``u -> w`` with ``succs(u) == [w]`` and ``preds(w) == [u]``, each a
     list of operation indices in chain order; chains are listed by their head."""
+
     def merged_with_pred(w: int) -> bool:
         return len(g.preds[w]) == 1 and len(g.succs[g.preds[w][0]]) == 1
 
@@ -224,7 +225,9 @@ class _Memory:
                     live[b] = r
 
 
-def _item_graph(items: list[tuple[str, int]], unit_item: dict[int, int], h: Hierarchy) -> tuple[list[list[int]], list[list[int]]]:
+def _item_graph(
+    items: list[tuple[str, int]], unit_item: dict[int, int], h: Hierarchy
+) -> tuple[list[list[int]], list[list[int]]]:
     succs: list[set[int]] = [set() for _ in items]
     for u, k in unit_item.items():
         for w in h.succs[u]:
@@ -240,8 +243,12 @@ def _item_graph(items: list[tuple[str, int]], unit_item: dict[int, int], h: Hier
 
 
 def schedule_items(
-    mem: _Memory, item_ops: list[list[int]], preds: list[list[int]], succs: list[list[int]],
-    budget: float, width: int,
+    mem: _Memory,
+    item_ops: list[list[int]],
+    preds: list[list[int]],
+    succs: list[list[int]],
+    budget: float,
+    width: int,
 ) -> list[int] | None:
     """Order the items (each a fixed operation sequence) by a beam over ready frontiers
     (see the module docstring); states above ``budget`` are dropped (``None`` when none is

@@ -26,7 +26,7 @@ timing stage.
 from __future__ import annotations
 
 from bisect import bisect_right
-from typing import Sequence
+from collections.abc import Sequence
 
 import numpy as np
 
@@ -109,7 +109,7 @@ def plan_swaps(inst: Instance, order: Sequence[int]) -> tuple[dict[int, list[int
                 continue
             _, b, j = best
             lo, hi = needs[b][j], needs[b][j + 1]
-            occ[lo + 1:hi] -= sizes[b]
+            occ[lo + 1 : hi] -= sizes[b]
             swapped.setdefault(b, set()).add(j)
             planned.setdefault(lo, []).append(b)
             swaps += 1
@@ -163,7 +163,10 @@ def hoist_loads(inst: Instance, plan: Plan, physical_peak: int) -> tuple[Plan, i
     units = np.cumsum(diff[:m])
     where = {v: i for i, v in enumerate(plan.order)}
     key = [float(i) for i in range(m)]
-    arr = {name: np.array([sg[col] for sg in segs], dtype=np.int64) for col, name in enumerate(("buf", "start", "end", "off"))}
+    arr = {
+        name: np.array([sg[col] for sg in segs], dtype=np.int64)
+        for col, name in enumerate(("buf", "start", "end", "off"))
+    }
     arr["tier"] = np.array([tiers[sg[0]] for sg in segs], dtype=np.int64)
     arr["size"] = np.array([sizes[sg[0]] for sg in segs], dtype=np.int64)
     moved = 0
@@ -174,8 +177,11 @@ def hoist_loads(inst: Instance, plan: Plan, physical_peak: int) -> tuple[Plan, i
         t, size = tiers[b], sizes[b]
         floor = where[n + 2 * slot] + 1  # never above its SPILL_OUT
         clash = (
-            (arr["tier"] == t) & (arr["start"] < start) & (arr["end"] >= floor)
-            & (arr["off"] < off + size) & (arr["off"] + arr["size"] > off)
+            (arr["tier"] == t)
+            & (arr["start"] < start)
+            & (arr["end"] >= floor)
+            & (arr["off"] < off + size)
+            & (arr["off"] + arr["size"] > off)
         )
         clash[si] = False
         if clash.any():

@@ -25,8 +25,9 @@ the gap of a makespan to it.
 from __future__ import annotations
 
 import heapq
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, Sequence
+from typing import Any
 
 from ..graph import topological_order
 from ..instance import Instance
@@ -124,8 +125,12 @@ def jackson_preemptive_bound(tasks: Sequence[tuple[int, int, int]]) -> int:
 
 
 def one_machine_floor(
-    pipe: Sequence[int], cycles: Sequence[int], preds: Sequence[Sequence[int]], topo: Sequence[int],
-    pipe_names: Sequence[str], scope: str,
+    pipe: Sequence[int],
+    cycles: Sequence[int],
+    preds: Sequence[Sequence[int]],
+    topo: Sequence[int],
+    pipe_names: Sequence[str],
+    scope: str,
 ) -> Bound:
     """The best head-body-tail floor over the pipes (Jackson's preemptive schedule per
     pipe, which dominates ``min r + sum p + min q``); the method names the pipe."""
@@ -144,8 +149,12 @@ def one_machine_floor(
 
 
 def dag_floor(
-    pipe: Sequence[int], cycles: Sequence[int], preds: Sequence[Sequence[int]], topo: Sequence[int],
-    pipe_names: Sequence[str], scope: str,
+    pipe: Sequence[int],
+    cycles: Sequence[int],
+    preds: Sequence[Sequence[int]],
+    topo: Sequence[int],
+    pipe_names: Sequence[str],
+    scope: str,
 ) -> Bound:
     """max(busiest pipe's load, longest path (Eq. 34's critical chain)); the method says
     which one and names the pipe."""
@@ -168,8 +177,10 @@ class Floors:
 
     def named(self) -> dict[str, tuple[Bound, str]]:
         """``{name: (bound, scope)}`` for the floors computed, in a fixed order."""
-        out = {"instance": (self.instance, INSTANCE_SCOPE),
-               "head_body_tail_instance": (self.head_body_tail_instance, INSTANCE_SCOPE)}
+        out = {
+            "instance": (self.instance, INSTANCE_SCOPE),
+            "head_body_tail_instance": (self.head_body_tail_instance, INSTANCE_SCOPE),
+        }
         if self.plan is not None:
             out["plan"] = (self.plan, PLAN_SCOPE)
         if self.head_body_tail is not None:

@@ -75,8 +75,9 @@ traffic (:class:`JointModelError` otherwise).
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any, Sequence
+from typing import Any
 
 from ortools.sat.python import cp_model
 
@@ -95,7 +96,6 @@ __all__ = [
     "canonical_order",
     "spill_cost",
 ]
-
 
 
 @dataclass
@@ -244,7 +244,7 @@ class _Vars:
 def _pressured_tiers(inst: Instance) -> set[int]:
     """Tiers whose buffers do not all fit at once: only there can a spill ever help."""
     total: dict[int, int] = {}
-    for b, (t, s) in enumerate(zip(inst.buf_tier.tolist(), inst.buf_size.tolist())):
+    for _b, (t, s) in enumerate(zip(inst.buf_tier.tolist(), inst.buf_size.tolist())):
         total[t] = total.get(t, 0) + s
     return {t for t, s in total.items() if s > inst.hw.capacity[inst.hw.tiers[t]]}
 
@@ -355,11 +355,21 @@ class _JointBuilder:
         inst, X, r = self.inst, self.X, self.r
         a, f = int(inst.buf_alloc[b]), int(inst.buf_free[b])
         for i in range(self.lo[a], self.hi[f]):
-            self.link_step(b, i, r[b, i], r[b, i + 1], self._need(need_nodes, i), self._need(need_nodes, i + 1),
-                           X(f, i), self.y[b, i], self.y[b, i + 1])
+            self.link_step(
+                b,
+                i,
+                r[b, i],
+                r[b, i + 1],
+                self._need(need_nodes, i),
+                self._need(need_nodes, i + 1),
+                X(f, i),
+                self.y[b, i],
+                self.y[b, i + 1],
+            )
 
-    def link_step(self, b: int, i: int, ri: Any, rn: Any, need_i: Any, need_next: Any, free_i: Any,
-                  yi: Any, yn: Any) -> Any:
+    def link_step(
+        self, b: int, i: int, ri: Any, rn: Any, need_i: Any, need_next: Any, free_i: Any, yi: Any, yn: Any
+    ) -> Any:
         """The step from position ``i`` to ``i + 1`` of buffer ``b`` (residency ``ri``/``rn``,
         offsets ``yi``/``yn``; ``need_*``: whether a point of ``b`` sits there; ``free_i``:
         whether FREE(b) sits at ``i``): the spill ``o[b, i]`` and its cost. Shared with the
@@ -534,8 +544,13 @@ def joint_min_traffic(
         base = [u for u in hint.order if u < inst.n] if hint is not None else _topological(inst)
         pts = residency_points(inst, base)
         fixed = _prefix_offsets(inst, range(inst.num_buffers))
-        plan = points_to_plan(inst, base, pts, [[fixed[b]] * len(p) for b, p in enumerate(pts)],
-                              [[False] * max(0, len(p) - 1) for p in pts])
+        plan = points_to_plan(
+            inst,
+            base,
+            pts,
+            [[fixed[b]] * len(p) for b, p in enumerate(pts)],
+            [[False] * max(0, len(p) - 1) for p in pts],
+        )
         ev = _judge(inst, plan, 0)
         stats.update(active_buffers=0, wall_seconds=0.0, deterministic_time=0.0)
         return JointResult("OPTIMAL", 0, 0, 0, plan, ev, stats)

@@ -3,7 +3,7 @@
 
 from __future__ import annotations
 
-from typing import Sequence
+from collections.abc import Sequence
 
 from ..graph import topological_order
 from ..instance import Instance
@@ -34,7 +34,9 @@ def longest_path_bound(preds: Sequence[Sequence[int]], cycles: Sequence[int], to
     return best
 
 
-def makespan_lower_bound(inst: Instance, graph: AugmentedGraph | None = None, order: Sequence[int] | None = None) -> Bound:
+def makespan_lower_bound(
+    inst: Instance, graph: AugmentedGraph | None = None, order: Sequence[int] | None = None
+) -> Bound:
     """max(busiest pipe load, longest path). With ``graph`` and its schedule ``order``, the
     bound holds for plans with that memory behaviour (spill nodes included); without,
     it holds for every plan of the instance."""

@@ -28,8 +28,9 @@ drops the window); the caller re-judges it with the evaluator.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, Sequence
+from typing import Any
 
 from ortools.sat.python import cp_model
 
@@ -93,7 +94,12 @@ def _buffer_segments(inst: Instance, lay: MemoryLayout, b: int, pos: Sequence[in
 
 
 def window_segments(
-    inst: Instance, graph: AugmentedGraph, lay: MemoryLayout, window: Sequence[int], inside: set[int], pos: Sequence[int]
+    inst: Instance,
+    graph: AugmentedGraph,
+    lay: MemoryLayout,
+    window: Sequence[int],
+    inside: set[int],
+    pos: Sequence[int],
 ) -> tuple[list[Segment], dict[tuple[int, int], Segment]]:
     """The segments with an event in the window, and for each (operation, buffer) of the
     window the segment the operation runs in."""
@@ -226,8 +232,12 @@ def solve_memory_window(
     m.minimize(obj)
     solver = deterministic_solver(seed, deterministic_time, max(0.01, wall_time))
     status = solver.solve(m)
-    stats: dict[str, Any] = {"status": solver.status_name(status), "nodes": len(window), "segments": len(segs),
-                             "pairs": len(choices)}
+    stats: dict[str, Any] = {
+        "status": solver.status_name(status),
+        "nodes": len(window),
+        "segments": len(segs),
+        "pairs": len(choices),
+    }
     if status not in (cp_model.OPTIMAL, cp_model.FEASIBLE):
         return None, stats
     stats["objective"] = int(solver.objective_value)
@@ -251,8 +261,12 @@ def solve_memory_window(
 
 
 def _window_rest(
-    g: AugmentedGraph, window: Sequence[int], inside: set[int], reuse: set[tuple[int, int]],
-    succs: Sequence[Sequence[int]], rest: Sequence[int],
+    g: AugmentedGraph,
+    window: Sequence[int],
+    inside: set[int],
+    reuse: set[tuple[int, int]],
+    succs: Sequence[Sequence[int]],
+    rest: Sequence[int],
 ) -> dict[int, int]:
     """``rest`` (dependency-only path after each node, Eq. 20's criticality minus its own
     cycles) recomputed for the window's nodes without the reuse edges between two window
@@ -268,5 +282,3 @@ def _window_rest(
                 r = max(r, g.cycles[w] + rest[w])
         out[v] = r
     return out
-
-

@@ -60,8 +60,10 @@ def peak_op_model(inst, g: MpasGraph) -> OpModel:
     l0 = {inst.hw.tier_index(t) for t in inst.hw.single_residency_tiers}
     tiers = inst.buf_tier.tolist()
     return build_op_model(
-        g, [size[b] if peak[b] else 0 for b in range(len(size))],
-        [tiers[b] if tiers[b] in l0 else -1 for b in range(len(size))], len(inst.hw.tiers),
+        g,
+        [size[b] if peak[b] else 0 for b in range(len(size))],
+        [tiers[b] if tiers[b] in l0 else -1 for b in range(len(size))],
+        len(inst.hw.tiers),
     )
 
 
@@ -93,8 +95,16 @@ def build_op_model(g: MpasGraph, peak_size: list[int], l0_tier_of_buf: list[int]
             bufs_of_op[i].append(b)
     tier_bufs = [np.array([b for b in range(nb) if l0_tier_of_buf[b] == t], dtype=np.int64) for t in range(n_tiers)]
     return OpModel(
-        ops=np.array(ops, dtype=np.int64), op_preds=op_preds, op_succs=op_succs,
-        open_ptr=op_, open_idx=oi, close_ptr=cp, close_idx=ci,
-        size=np.array(peak_size, dtype=np.int64), tier_bufs=[t for t in tier_bufs if len(t)],
-        bufs_of_op=bufs_of_op, l0_of_buf=list(l0_tier_of_buf), valid=valid,
+        ops=np.array(ops, dtype=np.int64),
+        op_preds=op_preds,
+        op_succs=op_succs,
+        open_ptr=op_,
+        open_idx=oi,
+        close_ptr=cp,
+        close_idx=ci,
+        size=np.array(peak_size, dtype=np.int64),
+        tier_bufs=[t for t in tier_bufs if len(t)],
+        bufs_of_op=bufs_of_op,
+        l0_of_buf=list(l0_tier_of_buf),
+        valid=valid,
     )

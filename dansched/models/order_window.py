@@ -52,8 +52,9 @@ judges every rebuilt plan with :func:`dansched.simulate.evaluate`.
 from __future__ import annotations
 
 from bisect import bisect_left
+from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any, Sequence
+from typing import Any
 
 from ortools.sat.python import cp_model
 
@@ -63,7 +64,15 @@ from .joint import _JointBuilder, _precedence, spill_cost
 from .placement import plan_points, points_to_plan, residency_points
 from .solver import deterministic_solver
 
-__all__ = ["PointPlan", "point_plan", "precedence", "WindowResult", "solve_order_window", "inner_spills", "window_buffers"]
+__all__ = [
+    "PointPlan",
+    "point_plan",
+    "precedence",
+    "WindowResult",
+    "solve_order_window",
+    "inner_spills",
+    "window_buffers",
+]
 
 
 def precedence(inst: Instance) -> list[set[int]]:
@@ -127,7 +136,9 @@ def window_buffers(inst: Instance, nodes: Sequence[int]) -> list[int]:
     return sorted(out)
 
 
-def _straddlers(inst: Instance, pp: PointPlan, lo: int, hi: int, tiers: set[int], active: set[int]) -> list[tuple[int, int]]:
+def _straddlers(
+    inst: Instance, pp: PointPlan, lo: int, hi: int, tiers: set[int], active: set[int]
+) -> list[tuple[int, int]]:
     """(buffer, gap) of every resident gap of a buffer of ``tiers`` without a point in the
     window that spans the whole window."""
     out = []
@@ -197,15 +208,33 @@ class _WindowBuilder(_JointBuilder):
             m.add(r[b, 0] <= kin + self._need(need_nodes, 0))
             m.add(y[b, 0] == pp.offs[b][j_in - 1]).only_enforce_if(kin)
         for i in range(first, last):
-            self.link_step(b, i, r[b, i], r[b, i + 1], self._need(need_nodes, i), self._need(need_nodes, i + 1),
-                           X(lf, i) if lf is not None else 0, y[b, i], y[b, i + 1])
+            self.link_step(
+                b,
+                i,
+                r[b, i],
+                r[b, i + 1],
+                self._need(need_nodes, i),
+                self._need(need_nodes, i + 1),
+                X(lf, i) if lf is not None else 0,
+                y[b, i],
+                y[b, i + 1],
+            )
         if lf is None:  # exit gap j_out - 1
             kout = m.new_bool_var(f"kout{b}")
             self.k_out[b] = kout
             if pp.spilled[b][j_out - 1]:
                 m.add(kout == 0)
-            self.link_step(b, k - 1, r[b, k - 1], kout, self._need(need_nodes, k - 1), 0, 0, y[b, k - 1],
-                           m.new_constant(pp.offs[b][j_out]))
+            self.link_step(
+                b,
+                k - 1,
+                r[b, k - 1],
+                kout,
+                self._need(need_nodes, k - 1),
+                0,
+                0,
+                y[b, k - 1],
+                m.new_constant(pp.offs[b][j_out]),
+            )
 
     def add_straddler(self, b: int, gap: int) -> None:
         """A resident gap spanning the window: kept at its offset (a fixed rectangle) or spilled."""
@@ -338,8 +367,12 @@ def solve_order_window(
     if not probing:
         solver.parameters.cp_model_probing_level = 0
     status = solver.solve(wb.m)
-    stats: dict[str, Any] = {"nodes": wb.n, "buffers": len(bufs), "straddling": len(wb.straddle),
-                             "deterministic_time": solver.deterministic_time}
+    stats: dict[str, Any] = {
+        "nodes": wb.n,
+        "buffers": len(bufs),
+        "straddling": len(wb.straddle),
+        "deterministic_time": solver.deterministic_time,
+    }
     name = solver.status_name(status)
     if status not in (cp_model.OPTIMAL, cp_model.FEASIBLE):
         return WindowResult(name, None, stats)

@@ -19,8 +19,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ..instance import Instance
 from ..errors import ExactModelTooLarge, NoLegalOrderError
+from ..instance import Instance
 from ..params import BoundParams
 from .bound import Bound
 from .order import exact_min_peak

@@ -69,12 +69,19 @@ from ortools.sat.python import cp_model
 
 from ..errors import PeakWorkExceeded
 from ..graph import MpasGraph, build_mpas_graph
-from ..instance import KIND_ALLOC, KIND_FREE, KIND_OP, Instance
+from ..instance import KIND_OP, Instance
 from ..params import BoundParams
 from .bound import Bound
 from .solver import deterministic_solver
 
-__all__ = ["BlockWindow", "contracted_blocks", "block_windows", "relaxed_peak", "window_relaxation", "contracted_peak_bound"]
+__all__ = [
+    "BlockWindow",
+    "contracted_blocks",
+    "block_windows",
+    "relaxed_peak",
+    "window_relaxation",
+    "contracted_peak_bound",
+]
 
 
 @dataclass(frozen=True)
@@ -100,7 +107,9 @@ class BlockWindow:
         return len(self.ops)
 
 
-def _reach_bits(g: MpasGraph, seeds: dict[int, int], forward: bool, keep: set[int], budget: list[int]) -> dict[int, int]:
+def _reach_bits(
+    g: MpasGraph, seeds: dict[int, int], forward: bool, keep: set[int], budget: list[int]
+) -> dict[int, int]:
     """For each node of ``keep``: the OR of ``1 << seeds[u]`` over ``u`` equal to it or an
     ancestor (``forward``) / descendant (not ``forward``) of it. A node's set is dropped
     once every neighbour has read it; ``budget[0]`` (bits handled) raises
@@ -130,7 +139,9 @@ def _reach_bits(g: MpasGraph, seeds: dict[int, int], forward: bool, keep: set[in
     return out
 
 
-def contracted_blocks(inst: Instance, g: MpasGraph, tier: str, work_bits: int) -> tuple[list[list[int]], dict[int, int], dict[int, int], list[int], list[int]]:
+def contracted_blocks(
+    inst: Instance, g: MpasGraph, tier: str, work_bits: int
+) -> tuple[list[list[int]], dict[int, int], dict[int, int], list[int], list[int]]:
     """Blocks of ``tier`` (operation lists, in topological order of their first operation)
     and, for every block operation, ``A(v)`` and ``F(v)`` as bitsets over ``peak`` (the
     L1/UB buffer ids, bit ``i`` for ``peak[i]``), plus each block's DAG-ancestor blocks as
@@ -206,7 +217,9 @@ def _relevant(ks: list[int], blocks: list[list[int]], A: dict[int, int], F: dict
     return seen
 
 
-def block_windows(inst: Instance, g: MpasGraph, tier: str, size: int, work_bits: int, max_blocks: int | None = None) -> list[BlockWindow]:
+def block_windows(
+    inst: Instance, g: MpasGraph, tier: str, size: int, work_bits: int, max_blocks: int | None = None
+) -> list[BlockWindow]:
     """Half-overlapping windows of ``size`` consecutive blocks of ``tier`` (all blocks when
     there are at most ``size``), each restricted to the buffers its blocks can see. Raises
     :class:`PeakWorkExceeded` past ``max_blocks`` blocks or ``work_bits`` bits of reachability."""
@@ -234,14 +247,14 @@ def block_windows(inst: Instance, g: MpasGraph, tier: str, size: int, work_bits:
         local = _bit_list(seen)
         remap = {j: i for i, j in enumerate(local)}
 
-        def loc(bits: int) -> int:
+        def loc(bits: int, seen: int = seen, remap: dict[int, int] = remap) -> int:
             r = 0
             for j in _bit_list(bits & seen):
                 r |= 1 << remap[j]
             return r
 
         ops, opens, closes, before = [], [], [], []
-        for i, k in enumerate(ks):
+        for _i, k in enumerate(ks):
             facts = tuple((loc(A[v]), loc(F[v])) for v in blocks[k])
             ops.append(facts)
             o = c = 0
@@ -251,10 +264,18 @@ def block_windows(inst: Instance, g: MpasGraph, tier: str, size: int, work_bits:
             opens.append(o)
             closes.append(c)
             before.append(tuple(i2 for i2, k2 in enumerate(ks) if (anc[k] >> k2) & 1))
-        out.append(BlockWindow(
-            tier=tier, nodes=tuple(tuple(blocks[k]) for k in ks), bufs=tuple(peak[j] for j in local), sizes=tuple(sizes[peak[j]] for j in local),
-            ops=tuple(ops), opens=tuple(opens), closes=tuple(closes), before=tuple(before),
-        ))
+        out.append(
+            BlockWindow(
+                tier=tier,
+                nodes=tuple(tuple(blocks[k]) for k in ks),
+                bufs=tuple(peak[j] for j in local),
+                sizes=tuple(sizes[peak[j]] for j in local),
+                ops=tuple(ops),
+                opens=tuple(opens),
+                closes=tuple(closes),
+                before=tuple(before),
+            )
+        )
     return out
 
 
@@ -282,7 +303,9 @@ def relaxed_peak(w: BlockWindow, perm: list[int]) -> int:
     return best
 
 
-def window_relaxation(w: BlockWindow, deterministic_time: float, time_limit: float, hint: list[int] | None = None) -> tuple[int, bool]:
+def window_relaxation(
+    w: BlockWindow, deterministic_time: float, time_limit: float, hint: list[int] | None = None
+) -> tuple[int, bool]:
     """Proven lower bound on the window's block-order relaxation (its optimum when the
     second value is True), by CP-SAT (see the module docstring for the model)."""
     n, nbuf = w.n, len(w.bufs)
@@ -383,7 +406,9 @@ def _topological_perm(w: BlockWindow) -> list[int]:
     return out if len(out) == w.n else list(range(w.n))
 
 
-def contracted_peak_bound(inst: Instance, floor: int = 0, params: BoundParams = BoundParams(), g: MpasGraph | None = None) -> Bound:
+def contracted_peak_bound(
+    inst: Instance, floor: int = 0, params: BoundParams = BoundParams(), g: MpasGraph | None = None
+) -> Bound:
     """The best window bound of the block-order relaxation over every single-residency tier
     (see the module docstring); 0 when no window can beat ``floor`` or none applies."""
     if g is None:
@@ -391,8 +416,9 @@ def contracted_peak_bound(inst: Instance, floor: int = 0, params: BoundParams = 
     cands = []
     for tier in inst.hw.single_residency_tiers:
         try:
-            wins = block_windows(inst, g, tier, params.contracted_window, params.contracted_work_bits,
-                                 params.contracted_max_blocks)
+            wins = block_windows(
+                inst, g, tier, params.contracted_window, params.contracted_work_bits, params.contracted_max_blocks
+            )
         except PeakWorkExceeded as e:
             return Bound(0, f"contracted block-order relaxation skipped: {e}")
         for i, w in enumerate(wins):

@@ -180,13 +180,16 @@ def grid_value(rows, cols) -> int:
         return 0
     R, Q = sum(rows), sum(cols)
     rs, qs = sorted(rows, reverse=True), sorted(cols, reverse=True)
-    return max(0, min(
-        Q + rs[-1],
-        R + qs[-1],
-        R + Q - rs[0] - qs[0],
-        Q - qs[0] + R - sum(rs[:4]),
-        R - rs[0] + Q - sum(qs[:4]),
-    ))
+    return max(
+        0,
+        min(
+            Q + rs[-1],
+            R + qs[-1],
+            R + Q - rs[0] - qs[0],
+            Q - qs[0] + R - sum(rs[:4]),
+            R - rs[0] + Q - sum(qs[:4]),
+        ),
+    )
 
 
 class _TooMuchWork(Exception):
@@ -360,5 +363,8 @@ def product_peak_bound(inst: Instance, params: ProductParams = ProductParams()) 
     if best is None:
         return Bound(0, "product pattern: no row x column grid of cells found")
     ex = "exact carriers" if best.exception == 0 else f"minus {best.exception} for live carriers"
-    return Bound(best.value, f"product pattern: {len(best.rows)} x {len(best.cols)} grid of {best.tier} cells, "
-                              f"the first finished line leaves the other side open ({ex})")
+    return Bound(
+        best.value,
+        f"product pattern: {len(best.rows)} x {len(best.cols)} grid of {best.tier} cells, "
+        f"the first finished line leaves the other side open ({ex})",
+    )

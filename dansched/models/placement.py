@@ -24,8 +24,9 @@ Deterministic: one worker, fixed seed, ``max_deterministic_time``.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any, Sequence
+from typing import Any
 
 from ortools.sat.python import cp_model
 
@@ -37,9 +38,12 @@ from ..simulate import spill_traffic
 from .solver import deterministic_solver
 
 __all__ = [
-    "PlacementResult", "residency_points", "fixed_order_placement", "plan_points", "points_to_plan",
+    "PlacementResult",
+    "residency_points",
+    "fixed_order_placement",
+    "plan_points",
+    "points_to_plan",
 ]
-
 
 
 @dataclass
@@ -106,13 +110,29 @@ def fixed_order_placement(
     With spills allowed, a layout without any spill is looked for first (a much easier
     model): when one exists, traffic 0 is optimal."""
     if allow_spills:
-        first = _solve(inst, order, allow_spills=False, hint=None, deterministic_time=deterministic_time / 4,
-                       time_limit=time_limit / 4, seed=seed, max_rectangles=max_rectangles)
+        first = _solve(
+            inst,
+            order,
+            allow_spills=False,
+            hint=None,
+            deterministic_time=deterministic_time / 4,
+            time_limit=time_limit / 4,
+            seed=seed,
+            max_rectangles=max_rectangles,
+        )
         if first.plan is not None:
             first.status = "OPTIMAL"
             return first
-    return _solve(inst, order, allow_spills=allow_spills, hint=hint, deterministic_time=deterministic_time,
-                  time_limit=time_limit, seed=seed, max_rectangles=max_rectangles)
+    return _solve(
+        inst,
+        order,
+        allow_spills=allow_spills,
+        hint=hint,
+        deterministic_time=deterministic_time,
+        time_limit=time_limit,
+        seed=seed,
+        max_rectangles=max_rectangles,
+    )
 
 
 def _solve(
@@ -184,7 +204,9 @@ def _solve(
     traffic = int(round(solver.objective_value)) if cost_terms else 0
     bound = int(round(solver.best_objective_bound)) if cost_terms else 0
     offs = [[solver.value(v) for v in yb] for yb in y]
-    spilled = [[bool(solver.value(v)) for v in sb] if sb else [False] * max(0, len(pts[b]) - 1) for b, sb in enumerate(spill)]
+    spilled = [
+        [bool(solver.value(v)) for v in sb] if sb else [False] * max(0, len(pts[b]) - 1) for b, sb in enumerate(spill)
+    ]
     plan = points_to_plan(inst, base, pts, offs, spilled)
     return PlacementResult(name, traffic, bound, plan, stats)
 
@@ -264,5 +286,3 @@ def points_to_plan(inst: Instance, base: list[int], pts, offs, spilled) -> Plan:
         offsets=tuple((ids[b], int(first_offset[b])) for b in range(inst.num_buffers)),
         spills=tuple((ids[b], int(o)) for b, o in spills),
     )
-
-

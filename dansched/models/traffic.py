@@ -36,8 +36,8 @@ import math
 import os
 import sys
 import time
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
-from typing import Iterator, Sequence
 
 import numpy as np
 
@@ -46,7 +46,17 @@ from ..instance import Instance
 from ..simulate import spill_traffic
 from .bound import Bound
 
-__all__ = ["Gap", "TierCover", "tier_covers", "position_bound", "lp_bound", "mip_bound", "cover_matrix", "quiet_native_stdout", "traffic_lower_bound"]
+__all__ = [
+    "Gap",
+    "TierCover",
+    "tier_covers",
+    "position_bound",
+    "lp_bound",
+    "mip_bound",
+    "cover_matrix",
+    "quiet_native_stdout",
+    "traffic_lower_bound",
+]
 
 
 @dataclass(frozen=True)
@@ -68,7 +78,6 @@ class TierCover:
     cost: list[int]
     size: list[int]
     rows: list[tuple[tuple[int, ...], int]]
-
 
 
 def tier_covers(inst: Instance, order: Sequence[int]) -> list[TierCover]:
@@ -121,12 +130,15 @@ def tier_covers(inst: Instance, order: Sequence[int]) -> list[TierCover]:
             if excess > 0:
                 if rows.get(key, 0) < excess:
                     rows[key] = excess
-        out.append(TierCover(
-            t, gaps,
-            [spill_traffic(sizes[g.buf], backed[g.buf]) for g in gaps],
-            [sizes[g.buf] for g in gaps],
-            sorted(rows.items()),
-        ))
+        out.append(
+            TierCover(
+                t,
+                gaps,
+                [spill_traffic(sizes[g.buf], backed[g.buf]) for g in gaps],
+                [sizes[g.buf] for g in gaps],
+                sorted(rows.items()),
+            )
+        )
     return out
 
 
@@ -225,8 +237,13 @@ def _tier_optimum(c: TierCover, time_limit: float, node_limit: int) -> tuple[int
         res = linprog(cost, A_ub=-A, b_ub=-rhs, bounds=(0, 1), method="highs", options={"time_limit": time_limit})
         return (math.ceil(res.fun - 1e-6), True) if res.status == 0 else None
     with quiet_native_stdout():
-        res = milp(cost, constraints=LinearConstraint(A, lb=rhs), integrality=np.ones(len(cost)), bounds=Bounds(0, 1),
-                   options={"time_limit": time_limit, "node_limit": node_limit})
+        res = milp(
+            cost,
+            constraints=LinearConstraint(A, lb=rhs),
+            integrality=np.ones(len(cost)),
+            bounds=Bounds(0, 1),
+            options={"time_limit": time_limit, "node_limit": node_limit},
+        )
     if res.status == 0 and res.fun is not None:
         return math.ceil(res.fun - 1e-6), True
     dual = getattr(res, "mip_dual_bound", None)

@@ -242,5 +242,8 @@ def global_traffic_bound(inst: Instance, params: TrafficParams = TrafficParams()
     worst = max(rows, key=lambda r: r.forced / r.capacity, default=None)
     if worst is None:
         return Bound(0, "all orders: 0, no operation uses a buffer")
-    return Bound(0, f"all orders: 0, every {what} fits its tier (fullest: {worst.tier} {worst.forced} of "
-                    f"{worst.capacity} at op {worst.op}); no spill is forced by the DAG alone")
+    return Bound(
+        0,
+        f"all orders: 0, every {what} fits its tier (fullest: {worst.tier} {worst.forced} of "
+        f"{worst.capacity} at op {worst.op}); no spill is forced by the DAG alone",
+    )

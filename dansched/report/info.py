@@ -172,8 +172,11 @@ def print_info(info: InstanceInfo, console=None) -> None:
     over.add_column("figure")
     over.add_column("value", justify="right")
     for label, value in (
-        ("nodes", info.nodes), ("edges", info.edges), ("operations", info.operations),
-        ("ALLOC", info.allocs), ("FREE", info.frees),
+        ("nodes", info.nodes),
+        ("edges", info.edges),
+        ("operations", info.operations),
+        ("ALLOC", info.allocs),
+        ("FREE", info.frees),
     ):
         over.add_row(label, f"{value:,}")
     for label, values in (("ALLOC size", info.alloc_sizes), ("lifetime (positions)", info.lifetimes)):

@@ -22,9 +22,9 @@ before it writes anything.
 from __future__ import annotations
 
 import io
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Sequence
 
 import numpy as np
 
@@ -133,8 +133,11 @@ def _gantt_legend(ax) -> None:
 
 
 def occupancy_grid(
-    segments: Sequence[BufferSegment], makespan: int, top: int,
-    samples: int = TIME_SAMPLES, rows: int = OFFSET_ROWS,
+    segments: Sequence[BufferSegment],
+    makespan: int,
+    top: int,
+    samples: int = TIME_SAMPLES,
+    rows: int = OFFSET_ROWS,
 ) -> np.ndarray:
     """Occupied fraction of each (time sample, offset bin) cell, shape ``(samples, rows)``.
 
@@ -165,8 +168,14 @@ def _draw_heatmap(ax, tier: str, capacity: int, segments: Sequence[BufferSegment
     top = max(s.offset + s.size for s in segments)
     grid = occupancy_grid(segments, makespan, top)
     image = ax.imshow(
-        grid.T, origin="lower", aspect="auto", extent=(0, max(makespan, 1), 0, top),
-        cmap="Blues", vmin=0.0, vmax=1.0, interpolation="nearest",
+        grid.T,
+        origin="lower",
+        aspect="auto",
+        extent=(0, max(makespan, 1), 0, top),
+        cmap="Blues",
+        vmin=0.0,
+        vmax=1.0,
+        interpolation="nearest",
     )
     ax.set_title(f"{tier}: {len(segments):,} segments\naddresses 0-{top:,} of {capacity:,}", fontsize=9)
     ax.set_xlabel("time (cycles)")
@@ -238,8 +247,14 @@ def _draw_ecdf(ax, info: InstanceInfo) -> None:
         if len(values):
             v = np.sort(values)
             y = np.arange(1, len(v) + 1) / len(v)
-            ax.step(np.r_[v[0], v], np.r_[0.0, y], where="post", label=label,
-                    color="black" if label == "all" else None, linewidth=2 if label == "all" else 1)
+            ax.step(
+                np.r_[v[0], v],
+                np.r_[0.0, y],
+                where="post",
+                label=label,
+                color="black" if label == "all" else None,
+                linewidth=2 if label == "all" else 1,
+            )
     if len(sizes):
         from matplotlib.ticker import NullFormatter, ScalarFormatter
 

@@ -34,8 +34,8 @@ Each also appears with a ``_pct`` suffix: its share of ``total_duration``.
 
 from __future__ import annotations
 
+from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Collection, Iterable, Mapping, Sequence
 
 __all__ = [
     "ENGINE_CLASSES",

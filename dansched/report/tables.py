@@ -34,4 +34,7 @@ def print_evaluation(inst: Instance, ev: Evaluation, console: Console | None = N
         console.print(f"  [red]{e.kind}[/red]{where}: {e.message}", highlight=False)
     shown = len(ev.errors)
     if ev.error_count > shown:
-        console.print(f"  ... and {ev.error_count - shown} more: " + ", ".join(f"{k} {c}" for k, c in sorted(ev.error_counts.items())))
+        console.print(
+            f"  ... and {ev.error_count - shown} more: "
+            + ", ".join(f"{k} {c}" for k, c in sorted(ev.error_counts.items()))
+        )

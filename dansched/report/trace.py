@@ -39,9 +39,10 @@ from __future__ import annotations
 
 import heapq
 import json
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any
 
 from ..errors import TraceError
 from ..instance import Instance
@@ -123,8 +124,12 @@ def _node_bufs(inst: Instance, ev: Evaluation, v: int) -> tuple[int, ...]:
 
 
 def node_slack(
-    order: Sequence[int], preds: Sequence[Sequence[int]], pipe: Sequence[int],
-    cycles: Sequence[int], start: Sequence[int], makespan: int,
+    order: Sequence[int],
+    preds: Sequence[Sequence[int]],
+    pipe: Sequence[int],
+    cycles: Sequence[int],
+    start: Sequence[int],
+    makespan: int,
 ) -> list[int]:
     """Slack (total float) of every node, in cycles: its latest start that does not
     delay the makespan minus its simulated start.
@@ -164,8 +169,16 @@ def timed_tasks(inst: Instance, plan: Plan, ev: Evaluation) -> list[TimedTask]:
     slack = node_slack(plan.order, g.preds, g.pipe, g.cycles, ev.start, ev.makespan or 0)
     pipes = inst.hw.pipes
     tasks = [
-        TimedTask(v, _node_op(inst, v), pipes[g.pipe[v]], ev.start[v], ev.end[v], _node_bufs(inst, ev, v), slack[v],
-                  engine_class(pipes[g.pipe[v]], inst.hw.dma_pipes))
+        TimedTask(
+            v,
+            _node_op(inst, v),
+            pipes[g.pipe[v]],
+            ev.start[v],
+            ev.end[v],
+            _node_bufs(inst, ev, v),
+            slack[v],
+            engine_class(pipes[g.pipe[v]], inst.hw.dma_pipes),
+        )
         for v in plan.order
         if g.pipe[v] >= 0
     ]
@@ -243,15 +256,27 @@ def _task_events(inst: Instance, tasks: Sequence[TimedTask], freq_ghz: float) ->
     tid = {p: i + 1 for i, p in enumerate(inst.hw.pipes)}
     events = []
     for t in tasks:
-        events.append({
-            "name": f"{t.node} {t.op}", "cat": t.cls, "ph": "X",
-            "ts": cycles_to_us(t.start, freq_ghz), "dur": cycles_to_us(t.end - t.start, freq_ghz),
-            "pid": CORE_PID, "tid": tid[t.pipe],
-            "args": {
-                "Id": t.node, "Op": t.op, "Pipe": t.pipe, "Cycles": t.end - t.start, "Bufs": list(t.bufs),
-                "start_cycle": t.start, "end_cycle": t.end, "slack_cycles": t.slack,
-            },
-        })
+        events.append(
+            {
+                "name": f"{t.node} {t.op}",
+                "cat": t.cls,
+                "ph": "X",
+                "ts": cycles_to_us(t.start, freq_ghz),
+                "dur": cycles_to_us(t.end - t.start, freq_ghz),
+                "pid": CORE_PID,
+                "tid": tid[t.pipe],
+                "args": {
+                    "Id": t.node,
+                    "Op": t.op,
+                    "Pipe": t.pipe,
+                    "Cycles": t.end - t.start,
+                    "Bufs": list(t.bufs),
+                    "start_cycle": t.start,
+                    "end_cycle": t.end,
+                    "slack_cycles": t.slack,
+                },
+            }
+        )
     return events
 
 
@@ -269,16 +294,27 @@ def _buffer_events(inst: Instance, segments: Sequence[BufferSegment], freq_ghz: 
             meta.append(_meta("thread_name", BUFFER_PID, tid, f"{tier} #{lane}"))
             meta.append(_meta("thread_sort_index", BUFFER_PID, tid, tid))
         for s, lane in zip(segs, lanes):
-            events.append({
-                "name": f"buf {s.buf_id}", "cat": tier, "ph": "X",
-                "ts": cycles_to_us(s.start, freq_ghz), "dur": cycles_to_us(s.end - s.start, freq_ghz),
-                "pid": BUFFER_PID, "tid": 1000 * (ti + 1) + lane,
-                "args": {
-                    "BufId": s.buf_id, "Type": tier, "Size": s.size, "offset": s.offset,
-                    "range": f"[{s.offset}, {s.offset + s.size})", "segment": s.segment,
-                    "start_cycle": s.start, "end_cycle": s.end,
-                },
-            })
+            events.append(
+                {
+                    "name": f"buf {s.buf_id}",
+                    "cat": tier,
+                    "ph": "X",
+                    "ts": cycles_to_us(s.start, freq_ghz),
+                    "dur": cycles_to_us(s.end - s.start, freq_ghz),
+                    "pid": BUFFER_PID,
+                    "tid": 1000 * (ti + 1) + lane,
+                    "args": {
+                        "BufId": s.buf_id,
+                        "Type": tier,
+                        "Size": s.size,
+                        "offset": s.offset,
+                        "range": f"[{s.offset}, {s.offset + s.size})",
+                        "segment": s.segment,
+                        "start_cycle": s.start,
+                        "end_cycle": s.end,
+                    },
+                }
+            )
     return meta, events
 
 
@@ -328,7 +364,9 @@ def trace_json_text(trace: dict[str, Any]) -> str:
     return '{"traceEvents": [\n' + events + "\n]" + rest + "\n}\n"
 
 
-def write_trace(inst: Instance, plan: Plan, evaluation: Evaluation, path: str | Path, freq_ghz: float = 1.0) -> TaskStatistics:
+def write_trace(
+    inst: Instance, plan: Plan, evaluation: Evaluation, path: str | Path, freq_ghz: float = 1.0
+) -> TaskStatistics:
     """Build the trace of ``plan`` and write it atomically to ``path``; returns its statistics.
 
     ``evaluation`` is ``dansched.simulate.evaluate(inst, plan)`` for a plan with a layout

@@ -42,10 +42,11 @@ from __future__ import annotations
 
 import json
 from bisect import bisect_right
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
-from typing import Any, Callable, Sequence
+from typing import Any
 
 from ..errors import ViewError
 from ..instance import Instance
@@ -89,9 +90,13 @@ class Waits:
 
 
 def binding_predecessors(
-    order: Sequence[int], preds: Sequence[Sequence[int]], pipe: Sequence[int],
-    start: Sequence[int], end: Sequence[int],
-    spill_edges: Sequence[tuple[int, int]] = (), reuse_edges: Sequence[tuple[int, int]] = (),
+    order: Sequence[int],
+    preds: Sequence[Sequence[int]],
+    pipe: Sequence[int],
+    start: Sequence[int],
+    end: Sequence[int],
+    spill_edges: Sequence[tuple[int, int]] = (),
+    reuse_edges: Sequence[tuple[int, int]] = (),
 ) -> Waits:
     """The edge each node waited on under the simulator (SPEC section 5; paper Eqs. 9-10:
     ``start(v) = max(end of v's predecessors, end of the previous node on v's pipe)``).
@@ -128,7 +133,10 @@ def binding_predecessors(
 
 
 def segment_of_use(
-    inst: Instance, plan: Plan, ev: Evaluation, tasks: Sequence[TimedTask] | None = None,
+    inst: Instance,
+    plan: Plan,
+    ev: Evaluation,
+    tasks: Sequence[TimedTask] | None = None,
 ) -> dict[tuple[int, int], int]:
     """For every (node id, BufId) of a pipe task, the index (0 from the ALLOC, k after the
     k-th SPILL_IN) of the residency segment of that buffer the task runs in: the last
@@ -156,12 +164,28 @@ def _metrics(ev: Evaluation) -> dict[str, Any]:
 
 
 TASK_COLUMNS = (
-    "id", "op", "pipe", "startDelta", "dur", "slack", "wait", "waitOp", "waitKind", "waitTask", "bufPtr", "bufs", "segs",
+    "id",
+    "op",
+    "pipe",
+    "startDelta",
+    "dur",
+    "slack",
+    "wait",
+    "waitOp",
+    "waitKind",
+    "waitTask",
+    "bufPtr",
+    "bufs",
+    "segs",
 )
 
 
 def task_columns(
-    inst: Instance, tasks: Sequence[TimedTask], waits: Waits, segment_index: Callable[[int, int], int], ops: dict[str, int],
+    inst: Instance,
+    tasks: Sequence[TimedTask],
+    waits: Waits,
+    segment_index: Callable[[int, int], int],
+    ops: dict[str, int],
 ) -> dict[str, list[int]]:
     """Columns of the timeline, one entry per task, sorted by (pipe, start, id): node id,
     Op (index into ``ops``, which grows), pipe index, start minus the previous start on
@@ -180,8 +204,18 @@ def task_columns(
             last_pipe, last_start = p, 0
         w = waits.node[v]
         w_op = ops.setdefault(_op_name(inst, w), len(ops)) if w >= 0 else -1
-        values = (v, ops.setdefault(t.op, len(ops)), p, t.start - last_start, t.end - t.start, t.slack,
-                  w, w_op, waits.kind[v], waits.task[v])
+        values = (
+            v,
+            ops.setdefault(t.op, len(ops)),
+            p,
+            t.start - last_start,
+            t.end - t.start,
+            t.slack,
+            w,
+            w_op,
+            waits.kind[v],
+            waits.task[v],
+        )
         for append, value in zip(appenders, values):
             append(value)
         last_start = t.start
@@ -199,16 +233,23 @@ def segment_columns(inst: Instance, segments: Sequence[BufferSegment]) -> dict[s
     tier_rank = {t: i for i, t in enumerate(inst.hw.tiers)}
     last = {s.buf_id: i for i, s in enumerate(segments)}
     return {
-        "tier": [tier_rank[s.tier] for s in segments], "buf": [s.buf_id for s in segments],
-        "size": [s.size for s in segments], "off": [s.offset for s in segments],
-        "start": [s.start for s in segments], "end": [s.end for s in segments],
+        "tier": [tier_rank[s.tier] for s in segments],
+        "buf": [s.buf_id for s in segments],
+        "size": [s.size for s in segments],
+        "off": [s.offset for s in segments],
+        "start": [s.start for s in segments],
+        "end": [s.end for s in segments],
         "seg": [s.segment for s in segments],
         "last": [int(last[s.buf_id] == i) for i, s in enumerate(segments)],
     }
 
 
 def build_view_data(
-    inst: Instance, plan: Plan, ev: Evaluation, report: dict[str, Any] | None = None, freq_ghz: float = 1.0,
+    inst: Instance,
+    plan: Plan,
+    ev: Evaluation,
+    report: dict[str, Any] | None = None,
+    freq_ghz: float = 1.0,
 ) -> dict[str, Any]:
     """The page's data object (columnar; see the module docstring). Raises
     :class:`~dansched.report.trace.TraceError` for a plan without timing."""
@@ -284,8 +325,12 @@ def read_report(directory: str | Path, case: str) -> dict[str, Any] | None:
 
 
 def write_view(
-    inst: Instance, plan: Plan, ev: Evaluation, path: str | Path,
-    report: dict[str, Any] | None = None, freq_ghz: float = 1.0,
+    inst: Instance,
+    plan: Plan,
+    ev: Evaluation,
+    path: str | Path,
+    report: dict[str, Any] | None = None,
+    freq_ghz: float = 1.0,
 ) -> Path:
     """Build the page of ``plan`` and write it atomically to ``path``; returns the path."""
     atomic_write_text(path, view_html(build_view_data(inst, plan, ev, report, freq_ghz)))

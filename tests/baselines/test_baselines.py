@@ -145,7 +145,9 @@ def test_greedy_by_size_places_largest_first_without_overlap():
 
 def test_cosma_falls_back_to_dlr_with_a_note(monkeypatch):
     inst = load_instance(SHIPPED / "conv_s2.json")
-    monkeypatch.setattr(cosma, "fixed_order_placement", lambda *a, **k: PlacementResult("TOO_LARGE", None, 0, stats={"rectangles": 9}))
+    monkeypatch.setattr(
+        cosma, "fixed_order_placement", lambda *a, **k: PlacementResult("TOO_LARGE", None, 0, stats={"rectangles": 9})
+    )
     res = cosma.run(inst, 1.0)
     assert res.info["fallback"].startswith("model too large")
     assert evaluate(inst, res.plan).valid

@@ -13,26 +13,23 @@ import itertools
 import random
 
 import pytest
-from helpers import one_spill_instance
+from helpers import OFFICIAL_CASES, official_path, one_spill_instance
 
 from dansched.audit import AuditRow, bound_strength, worst_stage
+from dansched.errors import ExactModelTooLarge, NoLegalOrderError
 from dansched.generate import GraphBuilder, generate
 from dansched.hardware import load_hardware
 from dansched.instance import InstanceError, instance_from_records, load_instance
 from dansched.models.bound import Bound
 from dansched.models.joint import joint_min_traffic
-from dansched.errors import ExactModelTooLarge
 from dansched.models.order import exact_min_peak
 from dansched.models.peak_bounds import PeakBoundParams, best_peak_bound, peak_bounds
 from dansched.models.peak_product import _grid_dp, find_grids, grid_value, product_peak_bound
 from dansched.models.traffic_global import global_traffic_bound
 from dansched.pipeline import SolveOptions, solve
-from dansched.errors import NoLegalOrderError
-
-from helpers import OFFICIAL_CASES, official_path
-
 
 # ---- the grid argument on its own ------------------------------------------------------
+
 
 def _brute_grid(rows, cols) -> int:
     """min over every sequence of the cells of max over u of val(u) (definition, no DP)."""
@@ -89,8 +86,8 @@ def test_grid_theorem_gives_n_plus_one_lines(n):
 
 # ---- product graphs ----------------------------------------------------------------------
 
-def _product_graph(n: int, m: int, k: int, seed: int, carriers: bool = True, chain: bool = True,
-                   uniform: bool = False):
+
+def _product_graph(n: int, m: int, k: int, seed: int, carriers: bool = True, chain: bool = True, uniform: bool = False):
     """A blocked product with random line sizes: cell (i, j) is an L0C accumulator fed,
     per step, by A[i][kk] and B[kk][j] (L1, loaded once) -- through L0A/L0B MOVEs when
     ``carriers``, else read directly by the product op. Cells are visited in a random order."""
@@ -198,6 +195,7 @@ def test_product_bound_proves_uniform_matmul():
 
 # ---- global traffic ----------------------------------------------------------------------
 
+
 def _hw(tmp_path, text):
     p = tmp_path / "hw.toml"
     p.write_text(text)
@@ -258,6 +256,7 @@ def test_global_traffic_says_why_zero():
 
 # ---- audit ---------------------------------------------------------------------------------
 
+
 def test_bound_strength_rule():
     assert bound_strength(Bound(10, "x"), 10) == "exact"
     assert bound_strength(Bound(3, "x", optimal=True), 10) == "exact"
@@ -288,6 +287,7 @@ def test_best_peak_bound_is_exact_on_small_graphs():
 
 
 # ---- official graphs (slow) ----------------------------------------------------------------
+
 
 @pytest.mark.slow
 @pytest.mark.parametrize("case", OFFICIAL_CASES)

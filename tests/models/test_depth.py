@@ -5,10 +5,10 @@ from __future__ import annotations
 
 import pytest
 
-from dansched.params import BoundParams as DepthParams
 from dansched.generate import generate
 from dansched.instance import instance_from_records
 from dansched.models.peak import peak_lower_bound, working_set_bound
+from dansched.params import BoundParams as DepthParams
 from dansched.pipeline import SolveOptions, solve
 
 

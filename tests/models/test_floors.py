@@ -8,6 +8,7 @@ import itertools
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
+from strategies import SETTINGS, cases, hw  # noqa: F401  (hw is a fixture)
 
 from dansched.audit import audit_plan, rows_report
 from dansched.generate import generate
@@ -16,8 +17,6 @@ from dansched.models.floors import head_body_tail, jackson_preemptive_bound, mak
 from dansched.pipeline import SolveOptions, solve
 from dansched.plan import Plan
 from dansched.simulate import evaluate
-
-from strategies import SETTINGS, cases, hw  # noqa: F401  (hw is a fixture)
 
 
 def _two_loads_two_vectors():
@@ -98,7 +97,7 @@ def test_jackson_between_subset_bounds_and_best_sequence(tasks):
 
 @SETTINGS
 @given(case=cases())
-def test_floors_below_makespan_of_random_valid_plans(hw, case):  # noqa: F811
+def test_floors_below_makespan_of_random_valid_plans(hw, case):
     inst = instance_from_records("prop", case.nodes, case.edges, hw)
     ev = evaluate(inst, case.plan())
     assert ev.valid, ev.errors
@@ -110,10 +109,15 @@ def test_floors_below_makespan_of_random_valid_plans(hw, case):  # noqa: F811
     assert f.plan.value >= f.instance.value
 
 
-@pytest.mark.parametrize("family,seed", [
-    ("matmul", 0), ("random", 3),
-    pytest.param("fa", 1, marks=pytest.mark.slow), pytest.param("conv", 2, marks=pytest.mark.slow),
-])
+@pytest.mark.parametrize(
+    "family,seed",
+    [
+        ("matmul", 0),
+        ("random", 3),
+        pytest.param("fa", 1, marks=pytest.mark.slow),
+        pytest.param("conv", 2, marks=pytest.mark.slow),
+    ],
+)
 def test_floors_below_makespan_of_solved_graphs(family, seed):
     nodes, edges = generate(family, 1, seed)
     inst = instance_from_records(f"{family}{seed}", nodes, edges)
@@ -148,6 +152,11 @@ def test_solve_report_bound_and_audit_show_the_floors(exp_path, tmp_path):
     assert b.exit_code == 0 and json.loads(b.stdout)["makespan_floors"]["plan"]["value"] == 60
     a = run.invoke(app, ["audit", str(exp_path), "--plan", str(out), "--json", "--time-limit", "1"])
     rows = [r for r in json.loads(a.stdout)["bounds"] if r["metric"] == "makespan"]
-    assert a.exit_code == 0 and {r["floor"] for r in rows} == {"instance", "plan", "head_body_tail", "head_body_tail_instance"}
+    assert a.exit_code == 0 and {r["floor"] for r in rows} == {
+        "instance",
+        "plan",
+        "head_body_tail",
+        "head_body_tail_instance",
+    }
     t = run.invoke(app, ["bound", str(exp_path), "--time-limit", "1"])
     assert t.exit_code == 0 and "head_body_tail" in t.stdout

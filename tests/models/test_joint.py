@@ -77,14 +77,47 @@ def _crossing(tmp_path):
         return {"Id": v, "Op": name, "Pipe": "MTE2" if name == "COPY_IN" else "VECTOR", "Cycles": 1, "Bufs": bufs}
 
     nodes = [
-        cache(0, "ALLOC", 0, 4), cache(1, "ALLOC", 1, 4), cache(2, "ALLOC", 2, 3), cache(3, "ALLOC", 3, 3),
-        op(4, "COPY_IN", [0]), op(5, "DUP", [1]), op(6, "MUL", [0, 2]), op(7, "MUL", [1, 3]), op(8, "ADD", [0, 1]),
-        cache(9, "FREE", 0, 4), cache(10, "FREE", 1, 4), cache(11, "FREE", 2, 3), cache(12, "FREE", 3, 3),
+        cache(0, "ALLOC", 0, 4),
+        cache(1, "ALLOC", 1, 4),
+        cache(2, "ALLOC", 2, 3),
+        cache(3, "ALLOC", 3, 3),
+        op(4, "COPY_IN", [0]),
+        op(5, "DUP", [1]),
+        op(6, "MUL", [0, 2]),
+        op(7, "MUL", [1, 3]),
+        op(8, "ADD", [0, 1]),
+        cache(9, "FREE", 0, 4),
+        cache(10, "FREE", 1, 4),
+        cache(11, "FREE", 2, 3),
+        cache(12, "FREE", 3, 3),
     ]
     edges = [
-        [0, 4], [4, 6], [2, 6], [6, 8], [0, 8], [0, 6], [1, 5], [5, 7], [3, 7], [7, 8], [1, 8], [1, 7],
-        [8, 9], [0, 9], [8, 10], [1, 10], [6, 11], [2, 11], [7, 12], [3, 12],
-        [4, 2], [5, 3], [11, 8], [12, 8], [9, 10], [4, 1],  # fewer orders for the brute force
+        [0, 4],
+        [4, 6],
+        [2, 6],
+        [6, 8],
+        [0, 8],
+        [0, 6],
+        [1, 5],
+        [5, 7],
+        [3, 7],
+        [7, 8],
+        [1, 8],
+        [1, 7],
+        [8, 9],
+        [0, 9],
+        [8, 10],
+        [1, 10],
+        [6, 11],
+        [2, 11],
+        [7, 12],
+        [3, 12],
+        [4, 2],
+        [5, 3],
+        [11, 8],
+        [12, 8],
+        [9, 10],
+        [4, 1],  # fewer orders for the brute force
     ]
     return instance_from_records("crossing", nodes, edges, hw)
 

@@ -36,8 +36,12 @@ def _brute_force(inst) -> int | None:
 def _two_tasks():
     """Two independent tasks of 10 units each: optimum 10 (one after the other), not 20."""
     nodes = [
-        _alloc(0, 0, 10, "UB"), _op(1, "A", "VECTOR", 1, [0]), _free(2, 0, 10, "UB"),
-        _alloc(3, 1, 10, "UB"), _op(4, "B", "VECTOR", 1, [1]), _free(5, 1, 10, "UB"),
+        _alloc(0, 0, 10, "UB"),
+        _op(1, "A", "VECTOR", 1, [0]),
+        _free(2, 0, 10, "UB"),
+        _alloc(3, 1, 10, "UB"),
+        _op(4, "B", "VECTOR", 1, [1]),
+        _free(5, 1, 10, "UB"),
     ]
     return instance_from_records("two", nodes, [[0, 1], [1, 2], [0, 2], [3, 4], [4, 5], [3, 5]])
 
@@ -47,10 +51,13 @@ def _chain_with_skip():
     R also reads y. x must straddle Q in every order: optimum 12 = 8 + 4, while the
     largest single working set is 12 too, and the necessarily-live set at Q is {x, y}."""
     nodes = [
-        _alloc(0, 0, 8, "UB"), _op(1, "P", "VECTOR", 1, [0]),
-        _alloc(2, 1, 4, "UB"), _op(3, "Q", "VECTOR", 1, [1]),
+        _alloc(0, 0, 8, "UB"),
+        _op(1, "P", "VECTOR", 1, [0]),
+        _alloc(2, 1, 4, "UB"),
+        _op(3, "Q", "VECTOR", 1, [1]),
         _op(4, "R", "VECTOR", 1, [0, 1]),
-        _free(5, 0, 8, "UB"), _free(6, 1, 4, "UB"),
+        _free(5, 0, 8, "UB"),
+        _free(6, 1, 4, "UB"),
     ]
     edges = [[0, 1], [1, 3], [2, 3], [3, 4], [1, 4], [4, 5], [4, 6], [0, 5], [2, 6]]
     return instance_from_records("skip", nodes, edges)
@@ -78,10 +85,14 @@ def test_necessarily_live_bound_beats_working_set():
     """P writes x (8), S writes z (6), R reads x, T reads z; P -> S -> R. Every order runs S
     while x is live: 8 + 6 = 14, although no operation touches more than 8."""
     nodes = [
-        _alloc(0, 0, 8, "UB"), _op(1, "P", "VECTOR", 1, [0]),
-        _alloc(2, 1, 6, "UB"), _op(3, "S", "VECTOR", 1, [1]),
-        _op(4, "R", "VECTOR", 1, [0]), _op(5, "T", "VECTOR", 1, [1]),
-        _free(6, 0, 8, "UB"), _free(7, 1, 6, "UB"),
+        _alloc(0, 0, 8, "UB"),
+        _op(1, "P", "VECTOR", 1, [0]),
+        _alloc(2, 1, 6, "UB"),
+        _op(3, "S", "VECTOR", 1, [1]),
+        _op(4, "R", "VECTOR", 1, [0]),
+        _op(5, "T", "VECTOR", 1, [1]),
+        _free(6, 0, 8, "UB"),
+        _free(7, 1, 6, "UB"),
     ]
     edges = [[0, 1], [1, 3], [2, 3], [3, 4], [1, 4], [3, 5], [4, 6], [0, 6], [5, 7], [2, 7]]
     inst = instance_from_records("straddle", nodes, edges)
@@ -95,16 +106,42 @@ def _tiny_layer():
     I1: C(c,0) -> C(c,1). Whichever buffer is freed first, the set {I0, I1, a0, a1} keeps
     16 live: the first-free bound is 16 = the optimum, the working sets only 12."""
     nodes = [
-        _alloc(0, 0, 4, "UB"), _op(1, "P0", "MTE2", 1, [0]),
-        _alloc(2, 1, 4, "UB"), _op(3, "P1", "MTE2", 1, [1]),
-        _alloc(4, 2, 8, "UB"), _alloc(5, 3, 8, "UB"),
-        _op(6, "C00", "CUBE", 1, [2, 0]), _op(7, "C01", "CUBE", 1, [2, 1]),
-        _op(8, "C10", "CUBE", 1, [3, 0]), _op(9, "C11", "CUBE", 1, [3, 1]),
-        _free(10, 0, 4, "UB"), _free(11, 1, 4, "UB"), _free(12, 2, 8, "UB"), _free(13, 3, 8, "UB"),
+        _alloc(0, 0, 4, "UB"),
+        _op(1, "P0", "MTE2", 1, [0]),
+        _alloc(2, 1, 4, "UB"),
+        _op(3, "P1", "MTE2", 1, [1]),
+        _alloc(4, 2, 8, "UB"),
+        _alloc(5, 3, 8, "UB"),
+        _op(6, "C00", "CUBE", 1, [2, 0]),
+        _op(7, "C01", "CUBE", 1, [2, 1]),
+        _op(8, "C10", "CUBE", 1, [3, 0]),
+        _op(9, "C11", "CUBE", 1, [3, 1]),
+        _free(10, 0, 4, "UB"),
+        _free(11, 1, 4, "UB"),
+        _free(12, 2, 8, "UB"),
+        _free(13, 3, 8, "UB"),
     ]
     edges = [
-        [0, 1], [2, 3], [1, 6], [1, 8], [3, 7], [3, 9], [4, 6], [5, 8], [6, 7], [8, 9],
-        [6, 10], [8, 10], [0, 10], [7, 11], [9, 11], [2, 11], [7, 12], [4, 12], [9, 13], [5, 13],
+        [0, 1],
+        [2, 3],
+        [1, 6],
+        [1, 8],
+        [3, 7],
+        [3, 9],
+        [4, 6],
+        [5, 8],
+        [6, 7],
+        [8, 9],
+        [6, 10],
+        [8, 10],
+        [0, 10],
+        [7, 11],
+        [9, 11],
+        [2, 11],
+        [7, 12],
+        [4, 12],
+        [9, 13],
+        [5, 13],
     ]
     return instance_from_records("layer", nodes, edges)
 
@@ -197,9 +234,12 @@ def test_paper_variant_is_not_better_than_optimum():
 
 def test_exact_detects_no_legal_order():
     nodes = [
-        _alloc(0, 0, 64, "L0A"), _alloc(1, 1, 64, "L0A"),
-        _op(2, "X", "MTE1", 1, [0]), _op(3, "Y", "MTE1", 1, [1]),
-        _free(4, 0, 64, "L0A"), _free(5, 1, 64, "L0A"),
+        _alloc(0, 0, 64, "L0A"),
+        _alloc(1, 1, 64, "L0A"),
+        _op(2, "X", "MTE1", 1, [0]),
+        _op(3, "Y", "MTE1", 1, [1]),
+        _free(4, 0, 64, "L0A"),
+        _free(5, 1, 64, "L0A"),
     ]
     edges = [[0, 2], [2, 4], [0, 4], [1, 3], [3, 5], [1, 5], [1, 2], [0, 3]]
     with pytest.raises(NoLegalOrderError):

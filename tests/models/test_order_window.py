@@ -4,8 +4,10 @@ its boundary fixed (:mod:`dansched.models.order_window`)."""
 from __future__ import annotations
 
 import pytest
+from helpers import dlr_only_plan, traffic_key
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from strategies import SETTINGS, cases, hw  # noqa: F401  (hw is a fixture)
 
 from dansched.instance import instance_from_records
 from dansched.models.joint import joint_min_traffic
@@ -13,15 +15,10 @@ from dansched.models.order_window import point_plan, precedence, solve_order_win
 from dansched.simulate import evaluate
 from dansched.testing import audit_instance
 
-from helpers import dlr_only_plan, traffic_key
-from strategies import SETTINGS, cases, hw  # noqa: F401  (hw is a fixture)
-
-
-
 
 @SETTINGS
 @given(case=cases(), data=st.data())
-def test_random_windows_give_valid_plans_never_worse(hw, case, data):  # noqa: F811
+def test_random_windows_give_valid_plans_never_worse(hw, case, data):
     """On random valid plans (random spills, addresses reused), the canonical form and every
     window's plan are evaluator-valid and never worse; outside the window the order stays."""
     inst = instance_from_records("prop", case.nodes, case.edges, hw)
@@ -45,7 +42,7 @@ def test_random_windows_give_valid_plans_never_worse(hw, case, data):  # noqa: F
 
 @settings(SETTINGS, max_examples=30)
 @given(case=cases())
-def test_whole_plan_window_removes_every_needless_spill(hw, case):  # noqa: F811
+def test_whole_plan_window_removes_every_needless_spill(hw, case):
     """Every tier of the property hardware holds all its buffers at once, so a window over
     the whole plan must end without traffic."""
     inst = instance_from_records("prop", case.nodes, case.edges, hw)
@@ -84,8 +81,12 @@ def test_window_improves_a_tight_graph_and_is_deterministic():
     b, j = next((b, j) for b, sp in enumerate(pp.spilled) for j, s in enumerate(sp) if s)
     mid = (pp.pts[b][j] + pp.pts[b][j + 1]) // 2
     lo = max(0, min(len(pp.base) - 16, mid - 8))
-    runs = [solve_order_window(inst, pp, lo, lo + 16, precedence(inst), deterministic_time=5.0, time_limit=60.0,
-                               max_shift=8) for _ in range(2)]
+    runs = [
+        solve_order_window(
+            inst, pp, lo, lo + 16, precedence(inst), deterministic_time=5.0, time_limit=60.0, max_shift=8
+        )
+        for _ in range(2)
+    ]
     assert runs[0].plan is not None
     plans = [r.plan.to_plan(inst) for r in runs]
     assert plans[0] == plans[1]

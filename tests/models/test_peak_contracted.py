@@ -14,8 +14,9 @@ from __future__ import annotations
 import random
 
 import pytest
+from helpers import OFFICIAL_CASES, official_path
 from hypothesis import given
-from hypothesis import strategies as st
+from strategies import SETTINGS, instances
 
 from dansched.errors import ExactModelTooLarge, NoLegalOrderError
 from dansched.generate import GraphBuilder, generate
@@ -29,9 +30,6 @@ from dansched.params import BoundParams
 from dansched.pipeline import SolveOptions, solve
 from dansched.plan import Plan
 from dansched.simulate import evaluate
-
-from helpers import OFFICIAL_CASES, official_path
-from strategies import SETTINGS, instances
 
 
 def _block_graph(seed: int):
@@ -244,6 +242,7 @@ def test_params_validated():
 
 
 # ---- official graphs (slow) ----------------------------------------------------------------
+
 
 @pytest.mark.slow
 @pytest.mark.parametrize("case", OFFICIAL_CASES)

@@ -81,11 +81,16 @@ def brute_force_statistics(groups: dict[str, list[tuple[int, int]]], total: int)
     d, c, v = busy["DMA"], busy["CUBE"], busy["VECTOR"]
     return {
         "total_duration": total,
-        "dma_duration": int(d.sum()), "cube_duration": int(c.sum()), "vector_duration": int(v.sum()),
-        "dma_cube_overlap": int((d & c).sum()), "dma_vector_overlap": int((d & v).sum()),
+        "dma_duration": int(d.sum()),
+        "cube_duration": int(c.sum()),
+        "vector_duration": int(v.sum()),
+        "dma_cube_overlap": int((d & c).sum()),
+        "dma_vector_overlap": int((d & v).sum()),
         "cube_vector_overlap": int((c & v).sum()),
-        "all_tasks_union": int(anything.sum()), "total_idle": int((~anything).sum()),
-        "vector_without_cube": int((v & ~c).sum()), "dma_without_overlaps": int((d & ~c & ~v).sum()),
+        "all_tasks_union": int(anything.sum()),
+        "total_idle": int((~anything).sum()),
+        "vector_without_cube": int((v & ~c).sum()),
+        "dma_without_overlaps": int((d & ~c & ~v).sum()),
         "sum_dma": sum(b - a for a, b in groups.get("DMA", [])),
         "sum_cube": sum(b - a for a, b in groups.get("CUBE", [])),
         "sum_vector": sum(b - a for a, b in groups.get("VECTOR", [])),
@@ -240,7 +245,13 @@ def test_spill_nodes_and_resident_segments(exp_path):
     assert tasks[8]["name"] == "8 SPILL_IN"
     assert (tasks[7]["args"]["start_cycle"], tasks[7]["args"]["end_cycle"]) == (45, 205)
     segs = sorted(
-        (e["args"]["BufId"], e["args"]["segment"], e["args"]["offset"], e["args"]["start_cycle"], e["args"]["end_cycle"])
+        (
+            e["args"]["BufId"],
+            e["args"]["segment"],
+            e["args"]["offset"],
+            e["args"]["start_cycle"],
+            e["args"]["end_cycle"],
+        )
         for e in x_events(trace, BUFFER_PID)
     )
     assert segs == [(0, 0, 0, 0, 45), (1, 0, 5, 0, 205), (1, 1, 0, 205, ev.makespan)]
@@ -306,7 +317,16 @@ def test_cli_trace_writes_json_and_png_side_by_side(exp_path, tmp_path, monkeypa
     after = write_exp_plan(tmp_path / "after")
     png = tmp_path / "exp.png"
     rc, out, err = run_cli(
-        monkeypatch, capsys, "trace", exp_path, "--plan", after, "--compare", before, "--png", png,
+        monkeypatch,
+        capsys,
+        "trace",
+        exp_path,
+        "--plan",
+        after,
+        "--compare",
+        before,
+        "--png",
+        png,
     )
     assert rc == 0, err
     assert "Estimated latency: 0.060 us" in out and "DMA-VECTOR overlap" in out
@@ -322,7 +342,9 @@ def test_cli_trace_writes_json_and_png_side_by_side(exp_path, tmp_path, monkeypa
 def test_cli_trace_out_and_clock(exp_path, tmp_path, monkeypatch, capsys):
     plan_dir = write_exp_plan(tmp_path / "plan")
     out_file = tmp_path / "elsewhere" / "t.json"
-    rc, out, _ = run_cli(monkeypatch, capsys, "trace", exp_path, "--plan", plan_dir, "--out", out_file, "--freq-ghz", "0.5")
+    rc, out, _ = run_cli(
+        monkeypatch, capsys, "trace", exp_path, "--plan", plan_dir, "--out", out_file, "--freq-ghz", "0.5"
+    )
     assert rc == 0
     assert "0.120 us (60 cycles at 0.5 GHz)" in out
     assert json.loads(out_file.read_text())["taskStatistics"]["total_duration"] == pytest.approx(0.12)

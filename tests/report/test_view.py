@@ -12,12 +12,11 @@ import sys
 from pathlib import Path
 
 import pytest
-
 from helpers import SHIPPED
+
 from dansched.hardware import load_hardware
 from dansched.instance import load_instance
 from dansched.pipeline import SolveOptions, solve
-from dansched.stages.dlr.order_search import OrderSearchParams
 from dansched.plan import Plan, write_plan
 from dansched.report.trace import TraceError, buffer_segments, timed_tasks
 from dansched.report.view import (
@@ -29,6 +28,7 @@ from dansched.report.view import (
     view_html,
 )
 from dansched.simulate import evaluate, simulate_timing
+from dansched.stages.dlr.order_search import OrderSearchParams
 
 EXP_PLAN = Plan(order=tuple(range(7)), offsets=((0, 0), (1, 5)))
 TIGHT_HW = "[tiers]\nL1 = 2048\nUB = 256\n"  # random_s5 spills under it
@@ -139,13 +139,15 @@ def test_view_html_is_self_contained_and_escapes_data():
     html = view_html({"case": "</script><b>", "x": [1, 2]})
     assert DATA_TOKEN not in html
     assert page_data(html)["case"] == "</script><b>"
-    assert not re.search(r'<(script|link|img)[^>]+(src|href)=', html)
+    assert not re.search(r"<(script|link|img)[^>]+(src|href)=", html)
 
 
 def test_cli_view_writes_the_page_with_the_report(spilled, monkeypatch, capsys, tmp_path):
     inst, plan, ev, folder, hw_file = spilled
     out = tmp_path / "page.html"
-    rc, stdout, err = run_cli(monkeypatch, capsys, "view", SHIPPED / "random_s5.json", "--plan", folder, "--hw", hw_file, "--out", out)
+    rc, stdout, err = run_cli(
+        monkeypatch, capsys, "view", SHIPPED / "random_s5.json", "--plan", folder, "--hw", hw_file, "--out", out
+    )
     assert rc == 0, err
     data = page_data(out.read_text())
     assert data["metrics"]["makespan"] == ev.makespan and data["report"] == read_report(folder, inst.name)
@@ -165,7 +167,9 @@ def test_cli_view_of_an_invalid_plan_exits_1(exp_path, monkeypatch, capsys, tmp_
 
 
 def test_cli_solve_html_writes_the_view(exp_path, monkeypatch, capsys, tmp_path):
-    rc, _, err = run_cli(monkeypatch, capsys, "solve", exp_path, "--problem", "3", "--out", tmp_path, "--html", "--quiet")
+    rc, _, err = run_cli(
+        monkeypatch, capsys, "solve", exp_path, "--problem", "3", "--out", tmp_path, "--html", "--quiet"
+    )
     assert rc == 0, err
     data = page_data((tmp_path / "Exp_view.html").read_text())
     assert data["metrics"]["makespan"] == 60 and data["report"]["makespan"] == 60
@@ -197,7 +201,9 @@ def chromium():
     """One headless Chromium for the module (Playwright's sync API allows one driver at a time)."""
     missing = _browser_missing()
     if missing:
-        pytest.skip(f"browser tests need headless Chromium and playwright (pip install -e '.[view]', apt-get install chromium): {missing}")
+        pytest.skip(
+            f"browser tests need headless Chromium and playwright (pip install -e '.[view]', apt-get install chromium): {missing}"
+        )
     from playwright.sync_api import sync_playwright
 
     with sync_playwright() as pw:
@@ -222,7 +228,9 @@ def browser_page(chromium, spilled, tmp_path_factory):
     from dansched.report.view import write_view
 
     inst, plan, ev, folder, _ = spilled
-    path = write_view(inst, plan, ev, tmp_path_factory.mktemp("page") / "view.html", report=read_report(folder, inst.name))
+    path = write_view(
+        inst, plan, ev, tmp_path_factory.mktemp("page") / "view.html", report=read_report(folder, inst.name)
+    )
     page, errors = open_page(chromium, path)
     yield page, errors
     page.close()
@@ -247,7 +255,9 @@ def test_hover_and_click_a_task_show_it_and_its_buffers(browser_page, spilled):
     inst, plan, ev, *_ = spilled
     g = ev.graph
     waits = binding_predecessors(plan.order, g.preds, g.pipe, ev.start, ev.end, g.spill_edges, g.reuse_edges)
-    task = next(t for t in timed_tasks(inst, plan, ev) if len(t.bufs) >= 2 and waits.node[t.node] >= 0 and t.end > t.start)
+    task = next(
+        t for t in timed_tasks(inst, plan, ev) if len(t.bufs) >= 2 and waits.node[t.node] >= 0 and t.end > t.start
+    )
     _zoom_to(page, task.start, task.end)
     c = page.evaluate("id => window.dansched.taskCenter(id)", task.node)
     page.mouse.move(c["x"], c["y"])
@@ -255,7 +265,9 @@ def test_hover_and_click_a_task_show_it_and_its_buffers(browser_page, spilled):
     assert (info["kind"], info["id"], info["op"], info["pipe"]) == ("task", task.node, task.op, task.pipe)
     assert (info["start"], info["end"], info["cycles"]) == (task.start, task.end, task.end - task.start)
     assert [b["buf"] for b in info["bufs"]] == list(task.bufs)
-    assert info["waited"]["node"] == waits.node[task.node] and info["waited"]["kind"] == WAIT_KINDS[waits.kind[task.node]]
+    assert (
+        info["waited"]["node"] == waits.node[task.node] and info["waited"]["kind"] == WAIT_KINDS[waits.kind[task.node]]
+    )
     assert str(task.node) in page.inner_text("#tip")
     page.mouse.click(c["x"], c["y"])
     hl = page.evaluate("window.dansched.highlighted()")
@@ -274,7 +286,13 @@ def test_hover_and_click_a_spilled_in_segment_show_it_and_its_tasks(browser_page
     page.mouse.move(c["x"], c["y"])
     info = page.evaluate("window.dansched.hoverInfo()")
     assert info["kind"] == "segment" and (info["buf"], info["segment"]) == (seg.buf_id, seg.segment)
-    assert (info["tier"], info["offset"], info["size"], info["start"], info["end"]) == (seg.tier, seg.offset, seg.size, seg.start, seg.end)
+    assert (info["tier"], info["offset"], info["size"], info["start"], info["end"]) == (
+        seg.tier,
+        seg.offset,
+        seg.size,
+        seg.start,
+        seg.end,
+    )
     assert info["spilledIn"] is True
     # tasks that use this segment: between its SPILL_IN and its SPILL_OUT / FREE in the schedule
     b = inst.buffer_index(seg.buf_id)

@@ -35,8 +35,14 @@ def test_exp_waits_follow_the_dag_back_to_the_load():
 def test_a_load_waiting_for_the_address_it_reuses(tmp_path):
     """B's ALLOC reuses A's addresses (UB holds one of them), so the COPY_IN of B waits
     for FREE(A), which waits for the VECTOR op on A: the chain says reuse, then VECTOR."""
-    nodes = [alloc(0, 0, 5), op(1, "ADD", "VECTOR", 10, [0]), free(2, 0, 5),
-             alloc(3, 1, 5), op(4, "COPY_IN", "MTE2", 7, [1]), free(5, 1, 5)]
+    nodes = [
+        alloc(0, 0, 5),
+        op(1, "ADD", "VECTOR", 10, [0]),
+        free(2, 0, 5),
+        alloc(3, 1, 5),
+        op(4, "COPY_IN", "MTE2", 7, [1]),
+        free(5, 1, 5),
+    ]
     edges = [[0, 1], [1, 2], [3, 4], [4, 5]]
     inst = instance_from_records("reuse", nodes, edges, load_hardware(hw_file(tmp_path, UB=5)))
     plan = Plan(order=tuple(range(6)), offsets=((0, 0), (1, 0)))

@@ -126,7 +126,6 @@ def test_traffic_slack_trades_traffic_for_makespan(tmp_path):
     assert sum(p["kept"] for p in base.report["pareto"]) == 1
 
 
-
 def test_stage2_portfolio_offers_recency_lru_and_paper_order_plans_within_the_allowance(tmp_path):
     """stage2_portfolio: DLR with each recency-aware rule on the Stage-1 order and, under
     --traffic-slack only, the LRU rule's plan and DLR on the Algorithm-1 order; each plan

@@ -100,8 +100,24 @@ def _victim_case():
         {"Id": 10, "Op": "FREE", "BufId": 0, "Size": 512, "Type": "UB"},
         {"Id": 11, "Op": "FREE", "BufId": 1, "Size": 512, "Type": "UB"},
     ]
-    edges = [[0, 1], [1, 4], [4, 8], [8, 10], [0, 10], [2, 3], [3, 9], [9, 11], [2, 11],
-             [5, 6], [6, 7], [5, 7], [3, 4], [4, 5], [7, 8], [8, 9]]
+    edges = [
+        [0, 1],
+        [1, 4],
+        [4, 8],
+        [8, 10],
+        [0, 10],
+        [2, 3],
+        [3, 9],
+        [9, 11],
+        [2, 11],
+        [5, 6],
+        [6, 7],
+        [5, 7],
+        [3, 4],
+        [4, 5],
+        [7, 8],
+        [8, 9],
+    ]
     return instance_from_records("victims", nodes, edges)
 
 
@@ -178,12 +194,20 @@ def test_dlr_plans_of_generated_graphs_are_valid(family, scale, seed, tight, tmp
 @pytest.mark.parametrize("family", sorted(FAMILIES))
 def test_every_placement_and_order_variant_is_valid(family, tmp_path):
     nodes, edges = generate(family, scale=2, seed=3)
-    inst = instance_from_records(family, nodes, edges, _tight_hw(tmp_path)) if family != "fa" else \
-        instance_from_records(family, nodes, edges)
+    inst = (
+        instance_from_records(family, nodes, edges, _tight_hw(tmp_path))
+        if family != "fa"
+        else instance_from_records(family, nodes, edges)
+    )
     base = list(range(inst.n))
-    orders = [tighten_lifetimes(inst, base), tighten_lifetimes(inst, base, lazy_loads=True),
-              reuse_order(inst, base), reuse_order(inst, base, width=1),
-              reuse_order(inst, base, width=3, serial=True), reuse_order(inst, base, hot_policy="remaining")]
+    orders = [
+        tighten_lifetimes(inst, base),
+        tighten_lifetimes(inst, base, lazy_loads=True),
+        reuse_order(inst, base),
+        reuse_order(inst, base, width=1),
+        reuse_order(inst, base, width=3, serial=True),
+        reuse_order(inst, base, hot_policy="remaining"),
+    ]
     for o in orders:
         assert is_topological(inst, o)
         for placement in PLACEMENTS:
@@ -281,7 +305,9 @@ def test_lazy_loads_and_eager_stores():
 def test_spill_plan_is_optimal_on_the_victim_case():
     inst = _victim_case()
     order = tighten_lifetimes(inst, list(range(inst.n)))
-    planned, traffic, proven = planned_spills(inst, order, DlrParams().spill_plan_node_limit, DlrParams().spill_plan_time_limit)
+    planned, traffic, proven = planned_spills(
+        inst, order, DlrParams().spill_plan_node_limit, DlrParams().spill_plan_time_limit
+    )
     assert (traffic, proven) == (512, True)
     assert planned == {order.index(4): [0]}  # a leaves right after its use at OPA
     res = scan_variant(inst, order, "spill-plan", "cost")
@@ -315,8 +341,12 @@ def test_cpsat_packing_separates_segments_that_meet():
 
 
 def test_packing_places_overlapping_segments_apart_and_reuses_free_ones():
-    segs = [Segment(0, 0, 4, 0, 5, -1, -1), Segment(1, 0, 4, 1, 3, -1, -1),
-            Segment(2, 0, 4, 4, 8, -1, -1), Segment(3, 0, 8, 9, 10, -1, -1)]
+    segs = [
+        Segment(0, 0, 4, 0, 5, -1, -1),
+        Segment(1, 0, 4, 1, 3, -1, -1),
+        Segment(2, 0, 4, 4, 8, -1, -1),
+        Segment(3, 0, 8, 9, 10, -1, -1),
+    ]
     offs, overflow = pack_segments(segs, {0: 8})
     assert not overflow
     for i, a in enumerate(segs):
@@ -356,7 +386,10 @@ def _check_official(case, order=None):
     res = dlr_plan(inst, list(range(inst.n)) if order is None else order)
     ev = _plan_is_valid(inst, res.plan)
     assert (ev.extra_traffic, ev.spill_count, ev.makespan) == (
-        res.evaluation.extra_traffic, res.evaluation.spill_count, res.evaluation.makespan)
+        res.evaluation.extra_traffic,
+        res.evaluation.spill_count,
+        res.evaluation.makespan,
+    )
     bound = traffic_lower_bound(inst, res.plan.order)
     assert bound.value <= ev.extra_traffic
     return inst, res, ev
@@ -374,10 +407,13 @@ NOT_YET = {
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("case", [
-    pytest.param(c, marks=pytest.mark.xfail(reason=NOT_YET[c], strict=True)) if c in NOT_YET else c
-    for c in sorted(TARGETS)
-])
+@pytest.mark.parametrize(
+    "case",
+    [
+        pytest.param(c, marks=pytest.mark.xfail(reason=NOT_YET[c], strict=True)) if c in NOT_YET else c
+        for c in sorted(TARGETS)
+    ],
+)
 def test_official_case_is_valid_and_meets_its_target(case):
     _, _, ev = _check_official(case)
     assert ev.extra_traffic <= TARGETS[case]

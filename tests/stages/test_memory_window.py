@@ -12,8 +12,8 @@ from dansched.instance import instance_from_records
 from dansched.pipeline import SolveOptions, solve
 from dansched.plan import Plan
 from dansched.simulate import evaluate
-from dansched.stages.cpe.refine import cpe_refine
 from dansched.stages.cpe.memory_windows import MemoryWindowParams, memory_exact_windows
+from dansched.stages.cpe.refine import cpe_refine
 
 
 def _swap_case(tmp_path):
@@ -49,8 +49,9 @@ def test_memory_window_swaps_segments_sharing_addresses(tmp_path):
     fixed = cpe_refine(inst, plan, ev, exact_window=64, time_limit=5)
     assert evaluate(inst, fixed.plan).makespan == 175
     # b1's segment first: B 0-10, Y 10-15, FREE b1 at 15, ALLOC b0; Z 0-50, A 50-60, X 60-160
-    new_plan, new_ev, stats = memory_exact_windows(inst, plan, ev, 64, time_limit=20,
-                                                  params=MemoryWindowParams(windows_per_second=0.25))
+    new_plan, new_ev, stats = memory_exact_windows(
+        inst, plan, ev, 64, time_limit=20, params=MemoryWindowParams(windows_per_second=0.25)
+    )
     assert new_ev.valid and evaluate(inst, new_plan).makespan == 160 == new_ev.makespan
     assert new_plan.order.index(8) < new_plan.order.index(0)  # FREE b1 before ALLOC b0
     assert new_ev.extra_traffic == ev.extra_traffic and new_ev.physical_peak == ev.physical_peak

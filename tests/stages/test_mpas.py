@@ -41,9 +41,15 @@ def _hand_instance():
     Y (3 cycles, uses b1), Z (7 cycles, uses b2); Y -> X.
     h (Eq. 20): X 10, Y 13, Z 7; ALLOC b0 10, ALLOC b1 13, ALLOC b2 7."""
     nodes = [
-        _alloc(0, 0, 8, "UB"), _alloc(1, 1, 4, "UB"), _alloc(2, 2, 4, "L1"),
-        _op(3, "X", "VECTOR", 10, [0]), _op(4, "Y", "VECTOR", 3, [1]), _op(5, "Z", "MTE2", 7, [2]),
-        _free(6, 0, 8, "UB"), _free(7, 1, 4, "UB"), _free(8, 2, 4, "L1"),
+        _alloc(0, 0, 8, "UB"),
+        _alloc(1, 1, 4, "UB"),
+        _alloc(2, 2, 4, "L1"),
+        _op(3, "X", "VECTOR", 10, [0]),
+        _op(4, "Y", "VECTOR", 3, [1]),
+        _op(5, "Z", "MTE2", 7, [2]),
+        _free(6, 0, 8, "UB"),
+        _free(7, 1, 4, "UB"),
+        _free(8, 2, 4, "L1"),
     ]
     edges = [[0, 3], [3, 6], [0, 6], [1, 4], [4, 7], [1, 7], [2, 5], [5, 8], [2, 8], [4, 3]]
     return instance_from_records("hand", nodes, edges)
@@ -75,9 +81,14 @@ def _l0_hand_instance():
     M1 uses a1. Eq. 21 prefers both L0A ALLOCs (Delta 0) over u0, which would open a
     second live L0A buffer."""
     nodes = [
-        _alloc(0, 0, 128, "L0A"), _alloc(1, 1, 128, "L0A"), _alloc(2, 2, 16, "UB"),
-        _op(3, "M0", "MTE1", 5, [0, 2]), _op(4, "M1", "MTE1", 5, [1]),
-        _free(5, 0, 128, "L0A"), _free(6, 1, 128, "L0A"), _free(7, 2, 16, "UB"),
+        _alloc(0, 0, 128, "L0A"),
+        _alloc(1, 1, 128, "L0A"),
+        _alloc(2, 2, 16, "UB"),
+        _op(3, "M0", "MTE1", 5, [0, 2]),
+        _op(4, "M1", "MTE1", 5, [1]),
+        _free(5, 0, 128, "L0A"),
+        _free(6, 1, 128, "L0A"),
+        _free(7, 2, 16, "UB"),
     ]
     edges = [[0, 3], [2, 3], [3, 5], [3, 7], [0, 5], [2, 7], [1, 4], [4, 6], [1, 6]]
     return instance_from_records("l0hand", nodes, edges)
@@ -157,8 +168,11 @@ def test_unknown_variant():
 
 def test_two_buffers_of_one_l0_tier_in_one_operation():
     nodes = [
-        _alloc(0, 0, 64, "L0A"), _alloc(1, 1, 64, "L0A"), _op(2, "MM", "CUBE", 1, [0, 1]),
-        _free(3, 0, 64, "L0A"), _free(4, 1, 64, "L0A"),
+        _alloc(0, 0, 64, "L0A"),
+        _alloc(1, 1, 64, "L0A"),
+        _op(2, "MM", "CUBE", 1, [0, 1]),
+        _free(3, 0, 64, "L0A"),
+        _free(4, 1, 64, "L0A"),
     ]
     inst = instance_from_records("bad", nodes, [[0, 2], [1, 2], [2, 3], [2, 4], [0, 3], [1, 4]])
     for variant in VARIANTS:
@@ -171,9 +185,12 @@ def test_crossed_l0_lifetimes_have_no_legal_order():
     """X uses a (L0A) and must follow ALLOC(b); Y uses b (L0A) and must follow ALLOC(a):
     whichever runs first, the other buffer is already open."""
     nodes = [
-        _alloc(0, 0, 64, "L0A"), _alloc(1, 1, 64, "L0A"),
-        _op(2, "X", "MTE1", 1, [0]), _op(3, "Y", "MTE1", 1, [1]),
-        _free(4, 0, 64, "L0A"), _free(5, 1, 64, "L0A"),
+        _alloc(0, 0, 64, "L0A"),
+        _alloc(1, 1, 64, "L0A"),
+        _op(2, "X", "MTE1", 1, [0]),
+        _op(3, "Y", "MTE1", 1, [1]),
+        _free(4, 0, 64, "L0A"),
+        _free(5, 1, 64, "L0A"),
     ]
     edges = [[0, 2], [2, 4], [0, 4], [1, 3], [3, 5], [1, 5], [1, 2], [0, 3]]
     inst = instance_from_records("crossed", nodes, edges)
@@ -245,8 +262,13 @@ def test_same_order_under_different_hash_seeds():
         f"r = mpas_order(load_instance({str(SHIPPED / 'fa_s2.json')!r})); print(r.variant, r.order)"
     )
     outs = {
-        subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
-                       env={**os.environ, "PYTHONHASHSEED": seed}).stdout
+        subprocess.run(
+            [sys.executable, "-c", code],
+            capture_output=True,
+            text=True,
+            check=True,
+            env={**os.environ, "PYTHONHASHSEED": seed},
+        ).stdout
         for seed in ("1", "12345")
     }
     assert len(outs) == 1

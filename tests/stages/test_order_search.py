@@ -6,6 +6,7 @@ from __future__ import annotations
 import sys
 
 import pytest
+from helpers import REPO, official_path
 
 from dansched.generate import generate
 from dansched.hardware import load_hardware
@@ -16,10 +17,8 @@ from dansched.simulate import evaluate
 from dansched.stages.dlr.order_search import OrderSearchParams
 from dansched.stages.dlr.wave_search import WaveParams, detect_grid, source_loads, sweep_orders, wave_search
 
-from helpers import REPO, official_path
-
 sys.path.insert(0, str(REPO / "benchmarks"))
-from bench_audit import audit_instance  # noqa: E402
+from bench_audit import audit_instance
 
 
 def _matmul(tmp_path, scale: int, l1_tiles: int):
@@ -103,7 +102,9 @@ def test_order_search_deterministic():
     assert a == b
 
 
-@pytest.mark.parametrize("kwargs", [{"exact_max_nodes": -1}, {"exact_max_nodes": 10_000}, {"exact_deterministic_time": 0}])
+@pytest.mark.parametrize(
+    "kwargs", [{"exact_max_nodes": -1}, {"exact_max_nodes": 10_000}, {"exact_deterministic_time": 0}]
+)
 def test_params_validated(kwargs):
     with pytest.raises(ValueError):
         OrderSearchParams(**kwargs)

@@ -7,14 +7,13 @@ from __future__ import annotations
 import json
 
 import pytest
+from helpers import SHIPPED, official_path
 
 from dansched.generate import generate
 from dansched.hardware import default_hardware, hardware_from_table
 from dansched.instance import instance_from_records, load_instance
 from dansched.pipeline import SolveOptions, solve
 from dansched.simulate import evaluate
-from dansched.stages.dlr.stage import dlr_plan
-from dansched.stages.mpas.stage import mpas_order
 from dansched.stages.cpe.timed_memory import (
     DEFAULT_TRIALS,
     SLACK_TRIALS,
@@ -24,8 +23,8 @@ from dansched.stages.cpe.timed_memory import (
     timed_schedule,
     traffic_allowance,
 )
-
-from helpers import SHIPPED, official_path
+from dansched.stages.dlr.stage import dlr_plan
+from dansched.stages.mpas.stage import mpas_order
 
 ALL_TRIALS = DEFAULT_TRIALS + SLACK_TRIALS
 
@@ -114,8 +113,17 @@ def test_traffic_allowance():
 
 @pytest.mark.parametrize(
     "kwargs",
-    [{"window": -1}, {"fill": 0.0}, {"fill": 1.5}, {"victim_tolerance": -0.1}, {"priority": "random"},
-     {"reserve_ops": -2}, {"compute_window": -1}, {"feed_window": -1}, {"victim_horizon": -1}],
+    [
+        {"window": -1},
+        {"fill": 0.0},
+        {"fill": 1.5},
+        {"victim_tolerance": -0.1},
+        {"priority": "random"},
+        {"reserve_ops": -2},
+        {"compute_window": -1},
+        {"feed_window": -1},
+        {"victim_horizon": -1},
+    ],
 )
 def test_params_are_validated(kwargs):
     with pytest.raises(ValueError):

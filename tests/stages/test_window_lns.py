@@ -4,7 +4,9 @@ and its hook in the Stage-2 order search."""
 from __future__ import annotations
 
 import pytest
+from helpers import dlr_only_plan, official_path, traffic_key
 from hypothesis import given, settings
+from strategies import SETTINGS, cases, hw  # noqa: F401  (hw is a fixture)
 
 from dansched.generate import generate
 from dansched.instance import instance_from_records, load_instance
@@ -14,18 +16,21 @@ from dansched.stages.dlr.order_search import OrderSearchParams
 from dansched.stages.dlr.window_lns import LnsParams, window_lns
 from dansched.testing import audit_instance, tight_hardware
 
-from helpers import official_path
-from helpers import dlr_only_plan, traffic_key
-from strategies import SETTINGS, cases, hw  # noqa: F401  (hw is a fixture)
-
 SMALL = LnsParams(window=16, max_shift=8)
 
 
-
-
-@pytest.mark.parametrize("kwargs", [dict(window=1), dict(max_shift=0), dict(max_windows=-1), dict(max_passes=0),
-                                    dict(window_deterministic_time=0), dict(total_deterministic_time=-1.0),
-                                    dict(window=True)])
+@pytest.mark.parametrize(
+    "kwargs",
+    [
+        dict(window=1),
+        dict(max_shift=0),
+        dict(max_windows=-1),
+        dict(max_passes=0),
+        dict(window_deterministic_time=0),
+        dict(total_deterministic_time=-1.0),
+        dict(window=True),
+    ],
+)
 def test_params_are_checked(kwargs):
     with pytest.raises(ValueError, match="LnsParams"):
         LnsParams(**kwargs)
@@ -68,7 +73,7 @@ def test_generated_families_under_tight_hardware(family, seed):
 
 @settings(SETTINGS, max_examples=30)
 @given(case=cases())
-def test_random_valid_plans_come_back_valid_and_never_worse(hw, case):  # noqa: F811
+def test_random_valid_plans_come_back_valid_and_never_worse(hw, case):
     """Random valid plans (random spills and address reuse, nothing under pressure): the
     search returns an evaluator-valid plan, never worse, and removes every spill it can
     fit in one window."""
@@ -100,8 +105,7 @@ def test_pipeline_reports_the_lns_producer():
     """With the exact and wave producers off, the windows win on seed 41; the report says so
     and counts the windows that improved. Switched off, DLR's plan stays."""
     inst = audit_instance(41)
-    on = solve(inst, SolveOptions(problem=2, order_search=OrderSearchParams(exact=False, wave=False,
-                                                                            lns_params=SMALL)))
+    on = solve(inst, SolveOptions(problem=2, order_search=OrderSearchParams(exact=False, wave=False, lns_params=SMALL)))
     off = solve(inst, SolveOptions(problem=2, order_search=OrderSearchParams(exact=False, wave=False, lns=False)))
     d_on, d_off = on.report["stages"]["dlr"], off.report["stages"]["dlr"]
     assert on.evaluation.valid and off.evaluation.valid

@@ -23,7 +23,8 @@ byte-identical whenever that net does not trigger.
 from __future__ import annotations
 
 import time
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 from ortools.sat.python import cp_model
 
@@ -95,8 +96,15 @@ def _order_ancestors(skel: Skeleton, window: Sequence[int], inside: set[int]) ->
 
 
 def _fixed_neighbours(
-    skel: Skeleton, order: Sequence[int], lo: int, hi: int, start: Sequence[int], end: Sequence[int],
-    inside: set[int], tsrc: dict[int, tuple[set[int], int]], horizon: int,
+    skel: Skeleton,
+    order: Sequence[int],
+    lo: int,
+    hi: int,
+    start: Sequence[int],
+    end: Sequence[int],
+    inside: set[int],
+    tsrc: dict[int, tuple[set[int], int]],
+    horizon: int,
 ) -> tuple[dict[int, int], dict[int, int], dict[int, int]]:
     """What stays fixed around the window: per pipe, the end of its last task before the
     window and the start of its first after; per window pipe node, the latest end its
@@ -115,7 +123,7 @@ def _fixed_neighbours(
     for w in order[hi:]:
         for u in g.preds[w]:
             if u in inside:
-                for x in ({u} if g.pipe[u] >= 0 else tsrc[u][0]):
+                for x in {u} if g.pipe[u] >= 0 else tsrc[u][0]:
                     deadline[x] = min(deadline.get(x, horizon), start[w])
     return before_end, after_start, deadline
 
@@ -202,8 +210,14 @@ def solve_window(
 
 
 def exact_windows(
-    skel: Skeleton, order: Sequence[int], width: int, *, time_limit: float = 60.0, seed: int = 0,
-    deterministic_time: float = 0.5, max_windows: int | None = None,
+    skel: Skeleton,
+    order: Sequence[int],
+    width: int,
+    *,
+    time_limit: float = 60.0,
+    seed: int = 0,
+    deterministic_time: float = 0.5,
+    max_windows: int | None = None,
 ) -> tuple[list[int], int, dict[str, Any]]:
     """Slide CP-SAT windows of ``width`` operation nodes along the critical chain,
     keeping each strictly faster order. Returns (order, makespan, stats)."""
@@ -230,8 +244,16 @@ def exact_windows(
             lo, hi = window_bounds(order, g.pipe, c, width)
             done_centers.update(range(lo, hi))
             seq, st = solve_window(
-                skel, order, lo, hi, start, end, rest, deterministic_time=deterministic_time,
-                wall_time=time_limit - (time.monotonic() - t0), seed=seed,
+                skel,
+                order,
+                lo,
+                hi,
+                start,
+                end,
+                rest,
+                deterministic_time=deterministic_time,
+                wall_time=time_limit - (time.monotonic() - t0),
+                seed=seed,
             )
             solved += 1
             statuses[st["status"]] = statuses.get(st["status"], 0) + 1

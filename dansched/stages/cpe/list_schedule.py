@@ -15,7 +15,7 @@ Runs in O((V + E) log V).
 from __future__ import annotations
 
 import heapq
-from typing import Sequence
+from collections.abc import Sequence
 
 from ...simulate import simulate_timing
 from .skeleton import Skeleton
@@ -118,15 +118,25 @@ def forward_backward(skel: Skeleton, order: Sequence[int], passes: int = 4) -> t
     for _ in range(passes):
         runs += 1
         rev = list_schedule_arrays(
-            osucc, skel.order_preds, tsucc, g.pipe, g.cycles,
-            [cur_end[v] for v in range(n)], [-cur_pos[v] for v in range(n)],
+            osucc,
+            skel.order_preds,
+            tsucc,
+            g.pipe,
+            g.cycles,
+            [cur_end[v] for v in range(n)],
+            [-cur_pos[v] for v in range(n)],
         )
         _, rev_end, total = simulate_timing(rev, tsucc, g.pipe, g.cycles)
         late_start = [total - rev_end[v] for v in range(n)]
         rpos = {v: i for i, v in enumerate(rev)}
         fwd = list_schedule_arrays(
-            skel.order_preds, osucc, g.preds, g.pipe, g.cycles,
-            [-late_start[v] for v in range(n)], [-rpos[v] for v in range(n)],
+            skel.order_preds,
+            osucc,
+            g.preds,
+            g.pipe,
+            g.cycles,
+            [-late_start[v] for v in range(n)],
+            [-rpos[v] for v in range(n)],
         )
         s2, e2, m2 = simulate_timing(fwd, g.preds, g.pipe, g.cycles)
         cur_end, cur_pos = e2, {v: i for i, v in enumerate(fwd)}

@@ -19,13 +19,13 @@ import time
 from dataclasses import dataclass
 from typing import Any
 
+from ...graph import bottom_level
 from ...instance import Instance
 from ...models.memory_window import memory_layout, solve_memory_window
 from ...plan import Plan
 from ...simulate import Evaluation, evaluate
 from .exact_window import window_bounds
 from .refine import CPEResult, cpe_refine
-from ...graph import bottom_level
 from .skeleton import Skeleton, critical_chain
 
 __all__ = ["EXACT_WINDOW_MODES", "MemoryWindowParams", "memory_exact_windows", "memory_window_polish"]
@@ -56,7 +56,9 @@ def _acceptable(cand: Evaluation, ev: Evaluation) -> bool:
     (segments coexist differently; offsets and capacities are unchanged, and problem 3
     bounds traffic, not peak)."""
     return (
-        cand.valid and cand.makespan < ev.makespan and cand.extra_traffic == ev.extra_traffic
+        cand.valid
+        and cand.makespan < ev.makespan
+        and cand.extra_traffic == ev.extra_traffic
         and cand.spill_count == ev.spill_count
     )
 
@@ -71,7 +73,13 @@ def _rejection(cand: Evaluation, ev: Evaluation) -> str:
 
 
 def memory_exact_windows(
-    inst: Instance, plan: Plan, ev: Evaluation, width: int, *, time_limit: float = 60.0, seed: int = 0,
+    inst: Instance,
+    plan: Plan,
+    ev: Evaluation,
+    width: int,
+    *,
+    time_limit: float = 60.0,
+    seed: int = 0,
     params: MemoryWindowParams = MemoryWindowParams(),
 ) -> tuple[Plan, Evaluation, dict[str, Any]]:
     """Polish the valid ``plan`` (judged as ``ev``, with its augmented graph) with
@@ -105,9 +113,21 @@ def memory_exact_windows(
             lo, hi = window_bounds(order, g.pipe, c, width)
             done_centers.update(range(lo, hi))
             seq, st = solve_memory_window(
-                inst, g, lay, order, pos, lo, hi, ev.start, ev.end, rest, reuse, succs,
+                inst,
+                g,
+                lay,
+                order,
+                pos,
+                lo,
+                hi,
+                ev.start,
+                ev.end,
+                rest,
+                reuse,
+                succs,
                 deterministic_time=params.deterministic_time,
-                wall_time=time_limit - (time.monotonic() - t0), seed=seed,
+                wall_time=time_limit - (time.monotonic() - t0),
+                seed=seed,
             )
             solved += 1
             statuses[st["status"]] = statuses.get(st["status"], 0) + 1
@@ -126,15 +146,29 @@ def memory_exact_windows(
             statuses[why] = statuses.get(why, 0) + 1
         if not progressed:
             break
-    stats = {"mode": "memory", "width": width, "windows": solved, "evaluated": evaluated, "improved": improved,
-             "statuses": statuses, "makespan_before": first, "makespan_after": ev.makespan,
-             # True when the wall-clock safety net, not the window count, ended the search
-             "stopped_by_clock": time.monotonic() - t0 >= time_limit}
+    stats = {
+        "mode": "memory",
+        "width": width,
+        "windows": solved,
+        "evaluated": evaluated,
+        "improved": improved,
+        "statuses": statuses,
+        "makespan_before": first,
+        "makespan_after": ev.makespan,
+        # True when the wall-clock safety net, not the window count, ended the search
+        "stopped_by_clock": time.monotonic() - t0 >= time_limit,
+    }
     return plan, ev, stats
 
 
 def memory_window_polish(
-    inst: Instance, s3: CPEResult, ev3: Evaluation, width: int, *, time_limit: float, seed: int,
+    inst: Instance,
+    s3: CPEResult,
+    ev3: Evaluation,
+    width: int,
+    *,
+    time_limit: float,
+    seed: int,
     params: MemoryWindowParams = MemoryWindowParams(),
 ) -> tuple[CPEResult, Evaluation]:
     """The pipeline's hook: memory-aware windows on CPE's result ``s3`` (judged as ``ev3``),

@@ -21,9 +21,10 @@ deterministic.
 from __future__ import annotations
 
 from bisect import bisect_left
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from itertools import accumulate
-from typing import Any, Sequence
+from typing import Any
 
 from ...graph import bottom_level
 from ...instance import Instance
@@ -80,7 +81,9 @@ def _move(order: list[int], i: int, j: int) -> list[int]:
     return out
 
 
-def _legal_move(skel: Skeleton, succs: list[list[int]], order: Sequence[int], pos: dict[int, int], i: int, j: int) -> bool:
+def _legal_move(
+    skel: Skeleton, succs: list[list[int]], order: Sequence[int], pos: dict[int, int], i: int, j: int
+) -> bool:
     """Moving order[i] to position j keeps every order constraint of the skeleton."""
     v = order[i]
     if j < i:

@@ -16,8 +16,8 @@ segment fits and the evaluator accepts it.
 from __future__ import annotations
 
 import heapq
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Sequence
 
 import numpy as np
 
@@ -99,7 +99,7 @@ def _relayout(inst: Instance, plan: Plan, ev: Evaluation, keep_old: bool) -> tup
             continue
         old = old_first[b] if v < n else old_spill[(v - n) // 2]
 
-        def lateness(off: int) -> int:
+        def lateness(off: int, t: int = t, s: int = s, v: int = v) -> int:
             return max(0, int(freed_at[t][off : off + s].max()) - wanted[v])
 
         old_free = old + s <= caps[t] and bool((owner[t][old : old + s] < 0).all())
@@ -223,8 +223,9 @@ def move_late_segments(inst: Instance, plan: Plan, ev: Evaluation) -> tuple[Plan
     moved = 0
     for t, S in segs.items():
         cap = caps[t]
-        cand_rows = sorted((j for j in range(len(S.start)) if int(S.start_event[j]) in late_events),
-                           key=lambda j: int(S.start[j]))
+        cand_rows = sorted(
+            (j for j in range(len(S.start)) if int(S.start_event[j]) in late_events), key=lambda j: int(S.start[j])
+        )
         by_end = np.argsort(S.end, kind="stable").tolist()
         painted = 0
         freed = np.zeros(cap, dtype=np.int64)  # end time of the last occupant ended so far
@@ -259,7 +260,9 @@ def move_late_segments(inst: Instance, plan: Plan, ev: Evaluation) -> tuple[Plan
     return _plan_from_segments(inst, plan, ev, segs)
 
 
-def _plan_from_segments(inst: Instance, plan: Plan, ev: Evaluation, segs: dict[int, _TierSegments]) -> tuple[Plan, Evaluation] | None:
+def _plan_from_segments(
+    inst: Instance, plan: Plan, ev: Evaluation, segs: dict[int, _TierSegments]
+) -> tuple[Plan, Evaluation] | None:
     n = inst.n
     g = ev.graph
     ids = inst.buf_id.tolist()

@@ -12,8 +12,8 @@ peak cannot change. Only the per-pipe sequences — and so the timing — can.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Sequence
 
 from ...instance import KIND_OP, Instance
 from ...simulate import AugmentedGraph

@@ -16,8 +16,9 @@ spill count, and every plan is judged by the shared evaluator
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Any
 
 from ...instance import Instance
 from ...params import CpeParams
@@ -90,8 +91,14 @@ def _exact_windows(inst: Instance, cur: Stage3Result, width: int, time_limit: fl
 
 
 def stage3(
-    inst: Instance, plan2: Plan, ev2: Evaluation, *, exact_window: int = 0, time_limit: float = 60.0,
-    seed: int = 0, params: CpeParams = CpeParams(),
+    inst: Instance,
+    plan2: Plan,
+    ev2: Evaluation,
+    *,
+    exact_window: int = 0,
+    time_limit: float = 60.0,
+    seed: int = 0,
+    params: CpeParams = CpeParams(),
 ) -> Stage3Result:
     """Stage 3 on the Stage-2 plan ``plan2`` (judged ``ev2``); see the module docstring.
     ``exact_window`` > 0 adds the CP-SAT windows of that width (``time_limit``, ``seed``)."""

@@ -39,8 +39,8 @@ from __future__ import annotations
 import bisect
 import heapq
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Sequence
 
 import numpy as np
 
@@ -53,7 +53,15 @@ from ..dlr.reorder import tighten_lifetimes
 from ..dlr.stage import dlr_plan
 
 __all__ = [
-    "TimedParams", "TimedFailed", "timed_schedule", "timed_plans", "trials_for", "traffic_allowance", "replaced_plan", "DEFAULT_TRIALS", "SLACK_TRIALS",
+    "TimedParams",
+    "TimedFailed",
+    "timed_schedule",
+    "timed_plans",
+    "trials_for",
+    "traffic_allowance",
+    "replaced_plan",
+    "DEFAULT_TRIALS",
+    "SLACK_TRIALS",
     "bottom_levels",
 ]
 
@@ -101,10 +109,13 @@ class TimedParams:
 
     @property
     def name(self) -> str:
-        return (f"timed(w={self.window},cw={self.compute_window},fw={self.feed_window},fill={self.fill:g},reserve={self.reserve_ops},"
-                f"tol={self.victim_tolerance:g},{self.priority}"
-                + (f",horizon={self.victim_horizon}" if self.victim_horizon else "")
-                + (",evict-ahead" if self.lookahead_evict else "") + ")")
+        return (
+            f"timed(w={self.window},cw={self.compute_window},fw={self.feed_window},fill={self.fill:g},reserve={self.reserve_ops},"
+            f"tol={self.victim_tolerance:g},{self.priority}"
+            + (f",horizon={self.victim_horizon}" if self.victim_horizon else "")
+            + (",evict-ahead" if self.lookahead_evict else "")
+            + ")"
+        )
 
 
 DEFAULT_TRIALS: tuple[TimedParams, ...] = (
@@ -113,11 +124,27 @@ DEFAULT_TRIALS: tuple[TimedParams, ...] = (
     TimedParams(window=8, compute_window=2, feed_window=2, reserve_ops=1, victim_tolerance=1.0),
 )
 SLACK_TRIALS: tuple[TimedParams, ...] = (  # victims among all far-reused buffers, loads evicting ahead
-    TimedParams(window=16, compute_window=8, feed_window=4, reserve_ops=2, victim_tolerance=0.3, priority="rank",
-                victim_horizon=64),
-    TimedParams(window=32, compute_window=8, feed_window=8, reserve_ops=2, victim_tolerance=0.3, priority="rank",
-                lookahead_evict=True),
+    TimedParams(
+        window=16,
+        compute_window=8,
+        feed_window=4,
+        reserve_ops=2,
+        victim_tolerance=0.3,
+        priority="rank",
+        victim_horizon=64,
+    ),
+    TimedParams(
+        window=32,
+        compute_window=8,
+        feed_window=8,
+        reserve_ops=2,
+        victim_tolerance=0.3,
+        priority="rank",
+        lookahead_evict=True,
+    ),
 )
+
+
 @dataclass(frozen=True)
 class TimedProducerParams:
     """When the pipeline runs the time-driven producer: up to ``max_nodes`` nodes (above,
@@ -140,7 +167,9 @@ class TimedProducerParams:
             raise ValueError(f"TimedProducerParams.promising must be a number >= 1, got {self.promising!r}")
 
 
-def trials_for(inst: Instance, slack: float, max_nodes: int = TimedProducerParams().max_nodes) -> tuple[TimedParams, ...]:
+def trials_for(
+    inst: Instance, slack: float, max_nodes: int = TimedProducerParams().max_nodes
+) -> tuple[TimedParams, ...]:
     """The parameter sets :func:`timed_plans` tries: the defaults, plus eviction ahead of
     the frontier when ``slack`` (percent) allows more traffic; none above ``max_nodes``."""
     if inst.n > max_nodes:
@@ -199,7 +228,7 @@ class _Tier:
         return out
 
     def wait(self, off: int, size: int) -> int:
-        return int(self.last_end[off:off + size].max())
+        return int(self.last_end[off : off + size].max())
 
     def add(self, off: int, size: int, b: int) -> None:
         bisect.insort(self.offs, off)
@@ -210,7 +239,7 @@ class _Tier:
         size, _ = self.seg.pop(off)
         self.offs.pop(bisect.bisect_left(self.offs, off))
         self.used -= size
-        self.last_end[off:off + size] = end_time
+        self.last_end[off : off + size] = end_time
 
     def overlapping(self, lo: int, hi: int) -> list[int]:
         """Offsets of resident segments meeting [lo, hi)."""
@@ -275,7 +304,9 @@ class _TimedScheduler:
         # ALLOCs an operation must follow besides its own buffers' (edges ALLOC -> op)
         self.pred_allocs = [
             sorted({L.node_buf[u] for u in L.pred[v] if kind[u] == KIND_ALLOC} - set(self.op_bufs[v]))
-            if kind[v] == KIND_OP else [] for v in range(n)
+            if kind[v] == KIND_OP
+            else []
+            for v in range(n)
         ]
         # prerequisites: an operation waits for its non-ALLOC predecessors and for the
         # predecessors of the ALLOCs it needs; a FREE for its predecessors and its users
@@ -489,7 +520,10 @@ class _TimedScheduler:
         then the smallest hole (Eq. 24), then the lowest address. Ahead of the frontier
         (``forced`` false) the tier must stay at most ``fill`` full."""
         tier = self.tiers[t]
-        if not forced and tier.used + sum(s for _, s in extra) + size + self._reserve(t, pinned) > self.p.fill * tier.cap:
+        if (
+            not forced
+            and tier.used + sum(s for _, s in extra) + size + self._reserve(t, pinned) > self.p.fill * tier.cap
+        ):
             return None
         best = None
         for lo, hi in tier.gaps(extra):
@@ -783,12 +817,16 @@ def timed_candidates(
     t0 = time.perf_counter()
     limit = traffic_allowance(traffic2, slack)
     reference = [v for v in plan2.order if v < inst.n]
-    plans, tried, fastest = timed_plans(inst, reference, limit, trials_for(inst, slack, params.slack_max_nodes if slack > 0 else params.max_nodes))
+    plans, tried, fastest = timed_plans(
+        inst, reference, limit, trials_for(inst, slack, params.slack_max_nodes if slack > 0 else params.max_nodes)
+    )
     out = plans[:1]
     if fastest is not None:
         replaced = replaced_plan(inst, fastest[0], limit, fastest[2])  # the fastest order, DLR's spills
         if replaced is not None:
-            tried.append({"producer": replaced[2], "traffic": replaced[1].extra_traffic, "makespan": replaced[1].makespan})
+            tried.append(
+                {"producer": replaced[2], "traffic": replaced[1].extra_traffic, "makespan": replaced[1].makespan}
+            )
             out.append(replaced)
     info = {"allowance": limit, "tried": tried, "winner": None, "seconds": round(time.perf_counter() - t0, 3)}
     return out, info

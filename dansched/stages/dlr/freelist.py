@@ -1,7 +1,7 @@
 """Per-tier free-segment list of Stage 2 (paper Eq. 22) with best-fit placement (Eqs. 23-24).
 
-A :class:`FreeList` keeps the free address segments ``[l, r)`` of one tier, sorted
-by ``l`` and merged, so the same sequence of calls always gives the same offsets.
+A :class:`FreeList` keeps the free address segments ``[left, r)`` of one tier, sorted
+by ``left`` and merged, so the same sequence of calls always gives the same offsets.
 
 >>> fl = FreeList(10)
 >>> fl.take(0, 4); fl.take(6, 2)
@@ -16,20 +16,20 @@ by ``l`` and merged, so the same sequence of calls always gives the same offsets
 from __future__ import annotations
 
 import bisect
-from typing import Iterable
+from collections.abc import Iterable
 
 __all__ = ["FreeList", "best_fit"]
 
 
 def best_fit(segments: Iterable[tuple[int, int]], size: int) -> int | None:
-    """Offset of the best-fit segment (Eq. 24): least slack ``r - l - size``, ties to the
+    """Offset of the best-fit segment (Eq. 24): least slack ``r - left - size``, ties to the
     lowest address; ``None`` when no segment is long enough."""
     best = None
     best_slack = None
-    for l, r in segments:
-        slack = r - l - size
+    for left, r in segments:
+        slack = r - left - size
         if slack >= 0 and (best_slack is None or slack < best_slack):
-            best, best_slack = l, slack
+            best, best_slack = left, slack
             if slack == 0:
                 break
     return best
@@ -58,10 +58,10 @@ class FreeList:
         i = bisect.bisect_right(self._starts, offset) - 1
         if i < 0 or offset + size > self._ends[i]:
             raise ValueError(f"[{offset}, {offset + size}) is not free")
-        l, r = self._starts[i], self._ends[i]
+        left, r = self._starts[i], self._ends[i]
         pieces = []
-        if l < offset:
-            pieces.append((l, offset))
+        if left < offset:
+            pieces.append((left, offset))
         if offset + size < r:
             pieces.append((offset + size, r))
         self._starts[i : i + 1] = [p[0] for p in pieces]
@@ -70,18 +70,18 @@ class FreeList:
 
     def release(self, offset: int, size: int) -> None:
         """Return ``[offset, offset+size)`` and merge it with adjacent free segments."""
-        l, r = offset, offset + size
-        i = bisect.bisect_left(self._starts, l)
+        left, r = offset, offset + size
+        i = bisect.bisect_left(self._starts, left)
         lo, hi = i, i
-        if i > 0 and self._ends[i - 1] == l:
+        if i > 0 and self._ends[i - 1] == left:
             lo = i - 1
-            l = self._starts[i - 1]
+            left = self._starts[i - 1]
         if i < len(self._starts) and self._starts[i] == r:
             r = self._ends[i]
             hi = i + 1
-        self._starts[lo:hi] = [l]
+        self._starts[lo:hi] = [left]
         self._ends[lo:hi] = [r]
         self.free_units += size
 
     def largest(self) -> int:
-        return max((r - l for l, r in zip(self._starts, self._ends)), default=0)
+        return max((r - left for left, r in zip(self._starts, self._ends)), default=0)

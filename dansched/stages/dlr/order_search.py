@@ -26,8 +26,9 @@ bound exists ``bound`` and ``gap`` (traffic - bound), and when the windows ran
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, replace
-from typing import Any, Callable
+from typing import Any
 
 from ...errors import JointModelError, JointModelTooLarge
 from ...instance import Instance
@@ -59,7 +60,9 @@ class OrderSearchParams:
 
     def __post_init__(self) -> None:
         if not 0 <= self.exact_max_nodes <= BoundParams().joint_max_nodes:
-            raise ValueError(f"exact_max_nodes must be in 0..{BoundParams().joint_max_nodes}, got {self.exact_max_nodes}")
+            raise ValueError(
+                f"exact_max_nodes must be in 0..{BoundParams().joint_max_nodes}, got {self.exact_max_nodes}"
+            )
         if not self.exact_deterministic_time > 0:
             raise ValueError(f"exact_deterministic_time must be positive, got {self.exact_deterministic_time}")
 
@@ -102,7 +105,10 @@ def search_order(
         got = wave_search(inst, params.wave_params, deadline=deadline)
         if got is not None:
             ev = _accepted(inst, got.plan)
-            info["wave"] = {"traffic": ev.extra_traffic if ev else None, "seconds": round(time.perf_counter() - t0, 3)} | got.info
+            info["wave"] = {
+                "traffic": ev.extra_traffic if ev else None,
+                "seconds": round(time.perf_counter() - t0, 3),
+            } | got.info
             if ev is not None and _key(ev) < _key(best_ev):
                 best_plan, best_ev, producer = got.plan, ev, "wave"
     if best_ev.extra_traffic > 0 and params.exact and inst.n <= params.exact_max_nodes:
@@ -112,15 +118,27 @@ def search_order(
         if left > 0.5:
             try:
                 res = joint_min_traffic(
-                    inst, hint=best_plan, deterministic_time=params.exact_deterministic_time,
-                    time_limit=left, seed=seed, max_nodes=params.exact_max_nodes,
+                    inst,
+                    hint=best_plan,
+                    deterministic_time=params.exact_deterministic_time,
+                    time_limit=left,
+                    seed=seed,
+                    max_nodes=params.exact_max_nodes,
                 )
-            except (JointModelError, JointModelTooLarge, ValueError) as exc:  # a model bug or a cyclic graph: keep DLR's plan
+            except (
+                JointModelError,
+                JointModelTooLarge,
+                ValueError,
+            ) as exc:  # a model bug or a cyclic graph: keep DLR's plan
                 info["exact"] = {"error": str(exc)}
             else:
-                info["exact"] = {"status": res.status, "traffic": res.traffic, "bound": res.bound,
-                                 "seconds": round(time.perf_counter() - t0, 3),
-                                 "deterministic_time": res.stats.get("deterministic_time")}
+                info["exact"] = {
+                    "status": res.status,
+                    "traffic": res.traffic,
+                    "bound": res.bound,
+                    "seconds": round(time.perf_counter() - t0, 3),
+                    "deterministic_time": res.stats.get("deterministic_time"),
+                }
                 bound = max(bound or 0, res.bound)
                 ev = _accepted(inst, res.plan)
                 if ev is not None and _key(ev) < _key(best_ev):
@@ -132,7 +150,10 @@ def search_order(
         info["lns"] = got_lns.info
         if _key(got_lns.evaluation) < _key(best_ev):
             best_plan, best_ev, producer = got_lns.plan, got_lns.evaluation, "lns"
-    out_info = dict(s2.info) | {"producer": producer, "proven_optimal": bool(proven or (bound is not None and bound >= best_ev.extra_traffic))}
+    out_info = dict(s2.info) | {
+        "producer": producer,
+        "proven_optimal": bool(proven or (bound is not None and bound >= best_ev.extra_traffic)),
+    }
     if bound is not None:
         out_info |= {"bound": int(bound), "gap": int(best_ev.extra_traffic) - int(bound)}
     if "lns" in info:

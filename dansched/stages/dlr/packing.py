@@ -19,7 +19,7 @@ so the caller can rerun the scan with a smaller virtual capacity there.
 
 from __future__ import annotations
 
-from typing import Mapping, Sequence
+from collections.abc import Mapping, Sequence
 
 from .scan import Segment
 

@@ -11,13 +11,13 @@ Traffic-oriented orders (reuse-aware list schedules) live in
 from __future__ import annotations
 
 import weakref
-from typing import Sequence
+from collections.abc import Sequence
 
 from ...instance import KIND_ALLOC, KIND_FREE, KIND_OP, Instance
 
 __all__ = ["tighten_lifetimes", "is_topological", "lifetime_graph"]
 
-_GRAPHS: "weakref.WeakKeyDictionary[Instance, tuple[list[list[int]], list[list[int]]]]" = weakref.WeakKeyDictionary()
+_GRAPHS: weakref.WeakKeyDictionary[Instance, tuple[list[list[int]], list[list[int]]]] = weakref.WeakKeyDictionary()
 
 
 def lifetime_graph(inst: Instance) -> tuple[list[list[int]], list[list[int]]]:
@@ -72,9 +72,13 @@ def tighten_lifetimes(inst: Instance, order: Sequence[int], lazy_loads: bool = F
     kind = L.kind
     pred, succ = lifetime_graph(inst)
     n = inst.n
-    lazy = [lazy_loads and kind[v] == KIND_OP and bool(succ[v]) and all(kind[u] == KIND_ALLOC for u in pred[v]) for v in range(n)]
+    lazy = [
+        lazy_loads and kind[v] == KIND_OP and bool(succ[v]) and all(kind[u] == KIND_ALLOC for u in pred[v])
+        for v in range(n)
+    ]
     eager = [
-        kind[v] == KIND_FREE or (lazy_loads and kind[v] == KIND_OP and not lazy[v] and all(kind[w] == KIND_FREE for w in succ[v]))
+        kind[v] == KIND_FREE
+        or (lazy_loads and kind[v] == KIND_OP and not lazy[v] and all(kind[w] == KIND_FREE for w in succ[v]))
         for v in range(n)
     ]
     rank = [0] * n
@@ -121,4 +125,3 @@ def tighten_lifetimes(inst: Instance, order: Sequence[int], lazy_loads: bool = F
         if not done[v]:
             emit(v)
     return out
-

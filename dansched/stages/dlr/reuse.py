@@ -32,7 +32,7 @@ or bands of blocks sharing a row or column (serial), swept through the others;
 from __future__ import annotations
 
 import heapq
-from typing import Sequence
+from collections.abc import Sequence
 
 from ...errors import ReuseBudgetExceeded
 from ...instance import KIND_ALLOC, KIND_FREE, KIND_OP, Instance
@@ -53,7 +53,9 @@ def lazy_loads(inst: Instance) -> list[bool]:
     fill fresh buffers, so they are emitted on demand like the ALLOCs themselves."""
     L = inst.lists()
     pred, succ = lifetime_graph(inst)
-    return [L.kind[v] == KIND_OP and bool(succ[v]) and all(L.kind[u] == KIND_ALLOC for u in pred[v]) for v in range(inst.n)]
+    return [
+        L.kind[v] == KIND_OP and bool(succ[v]) and all(L.kind[u] == KIND_ALLOC for u in pred[v]) for v in range(inst.n)
+    ]
 
 
 def lower_tier_tasks(inst: Instance, lazy: Sequence[bool]) -> list[list[int]]:
@@ -121,8 +123,14 @@ class _Hot:
 
 
 def reuse_order(
-    inst: Instance, base_order: Sequence[int], lookahead: int = 6, waves: bool = True, width: int = 0,
-    hot_policy: str = "lru", serial: bool = False, budget: int | None = None,
+    inst: Instance,
+    base_order: Sequence[int],
+    lookahead: int = 6,
+    waves: bool = True,
+    width: int = 0,
+    hot_policy: str = "lru",
+    serial: bool = False,
+    budget: int | None = None,
 ) -> list[int]:
     """A reuse-aware topological order of all nodes (see the module docstring);
     ``lookahead`` is how many of the best tasks get the partner lookahead (0: none);
@@ -145,8 +153,15 @@ class _ReuseScheduler:
     """State of one reuse-aware list schedule; ``run`` returns the order."""
 
     def __init__(
-        self, inst: Instance, base_order: Sequence[int], lookahead: int, waves: bool, width: int,
-        hot_policy: str = "lru", serial: bool = False, budget: int | None = None,
+        self,
+        inst: Instance,
+        base_order: Sequence[int],
+        lookahead: int,
+        waves: bool,
+        width: int,
+        hot_policy: str = "lru",
+        serial: bool = False,
+        budget: int | None = None,
     ) -> None:
         L = inst.lists()
         self.work, self.budget = 0, budget
@@ -202,7 +217,8 @@ class _ReuseScheduler:
         self.reserved = [0] * len(self.caps)
         self.open_fp: dict[int, int] = {}  # buffer -> number of open tasks using it
         self.ready_free: set[int] = {
-            v for v in range(n)
+            v
+            for v in range(n)
             if L.kind[v] == KIND_OP and not self.lazy[v] and self.task_of[v] < 0 and self.hard_missing[v] == 0
         }
 

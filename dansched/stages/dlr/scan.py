@@ -24,14 +24,25 @@ Two placement modes:
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Mapping, Sequence
 
 from ...errors import PlacementFailed
 from ...graph import needs_positions
 from ...instance import KIND_ALLOC, KIND_OP, Instance
 from .freelist import FreeList
-from .victim import EPS, INF, LAMBDA_BYTE, LAMBDA_CYC, RULES, RecencyAware, reuse_distance, spill_cycles, spill_traffic, victim_rule
+from .victim import (
+    EPS,
+    INF,
+    LAMBDA_BYTE,
+    LAMBDA_CYC,
+    RULES,
+    RecencyAware,
+    reuse_distance,
+    spill_cycles,
+    spill_traffic,
+    victim_rule,
+)
 
 __all__ = ["Segment", "ScanResult", "linear_scan"]
 

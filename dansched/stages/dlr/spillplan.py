@@ -17,7 +17,7 @@ after the greedy packer of :mod:`dansched.stages.dlr.packing` fails.
 
 from __future__ import annotations
 
-from typing import Mapping, Sequence
+from collections.abc import Mapping, Sequence
 
 import numpy as np
 from ortools.sat.python import cp_model
@@ -32,7 +32,10 @@ __all__ = ["cover_optimum", "planned_spills", "cpsat_pack"]
 
 
 def cover_optimum(
-    cover: TierCover, node_limit: int, time_limit: float, capacity_cut: int = 0,
+    cover: TierCover,
+    node_limit: int,
+    time_limit: float,
+    capacity_cut: int = 0,
 ) -> tuple[list[float], float, bool] | None:
     """Integer optimum of one tier's covering problem: per-gap values, objective, and whether
     HiGHS proved it optimal; ``None`` when no feasible cover is found within ``node_limit``
@@ -55,7 +58,10 @@ def cover_optimum(
 
 
 def planned_spills(
-    inst: Instance, order: Sequence[int], node_limit: int, time_limit: float,
+    inst: Instance,
+    order: Sequence[int],
+    node_limit: int,
+    time_limit: float,
     capacity_cut: Mapping[int, int] | None = None,
 ) -> tuple[dict[int, list[int]], int, bool] | None:
     """``{position: buffers to spill right after it}``, the plan's traffic and whether it is
@@ -79,7 +85,9 @@ def planned_spills(
     return planned, int(round(total)), proven
 
 
-def cpsat_pack(segs: Sequence[Segment], capacity: Mapping[int, int], deterministic_time: float = 5.0) -> dict[int, int] | None:
+def cpsat_pack(
+    segs: Sequence[Segment], capacity: Mapping[int, int], deterministic_time: float = 5.0
+) -> dict[int, int] | None:
     """Offsets (by index into ``segs``) that keep every segment inside its tier and apart
     from every segment it meets in time, or ``None`` when CP-SAT finds none in time."""
 

@@ -30,8 +30,9 @@ variant won and what the others reached.
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Callable, Sequence
+from typing import Any
 
 from ...errors import PlacementFailed, ReuseBudgetExceeded
 from ...instance import Instance
@@ -42,10 +43,19 @@ from .packing import apply_packing, pack_segments
 from .reorder import is_topological, tighten_lifetimes
 from .reuse import reuse_order
 from .scan import ScanResult, linear_scan
-from .victim import RecencyAware, is_victim_rule
 from .spillplan import cpsat_pack, planned_spills
+from .victim import RecencyAware, is_victim_rule
 
-__all__ = ["DlrResult", "Variant", "dlr_plan", "scan_variant", "candidate_orders", "uniform_tiers", "PLACEMENTS", "VICTIMS"]
+__all__ = [
+    "DlrResult",
+    "Variant",
+    "dlr_plan",
+    "scan_variant",
+    "candidate_orders",
+    "uniform_tiers",
+    "PLACEMENTS",
+    "VICTIMS",
+]
 
 VICTIMS = {"cost": ("cost", "space-time"), "lru": ("lru",)}  # --victim -> the L1/UB rules tried (victim.RULES)
 
@@ -156,7 +166,11 @@ def scan_variant(
 
 
 def candidate_orders(
-    inst: Instance, order: Sequence[int], search: bool = True, reuse: bool = True, large: bool = False,
+    inst: Instance,
+    order: Sequence[int],
+    search: bool = True,
+    reuse: bool = True,
+    large: bool = False,
     params: DlrParams = DlrParams(),
 ) -> dict[str, list[int]]:
     """The sigma(2) candidates, by name: the given order with lifetimes tightened

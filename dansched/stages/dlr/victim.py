@@ -27,7 +27,7 @@ Every rule breaks ties deterministically (then larger size, then lower buffer in
 
 from __future__ import annotations
 
-from typing import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 
 from ...simulate import spill_traffic
 
@@ -57,7 +57,9 @@ LAMBDA_CYC = 0.01  # cycles matter only as a tie-breaker after traffic (the Prob
 EPS = 1e-9
 
 # A rule: (pool, next_need, last_use, sizes, traffic, cycles, k) -> victim buffer index
-VictimRule = Callable[[Iterable[int], Callable[[int], float], Sequence[int], Sequence[int], Sequence[int], Sequence[int], int], int]
+VictimRule = Callable[
+    [Iterable[int], Callable[[int], float], Sequence[int], Sequence[int], Sequence[int], Sequence[int], int], int
+]
 
 
 def reuse_distance(next_need: float, k: int) -> float:
@@ -73,8 +75,11 @@ def spill_cycles(size: int, backed: bool, alpha: int, beta: int) -> int:
 
 
 def score(
-    reuse_distance: float, spill_traffic: float, spill_cycles: float,
-    lambda_byte: float = LAMBDA_BYTE, lambda_cyc: float = LAMBDA_CYC,
+    reuse_distance: float,
+    spill_traffic: float,
+    spill_cycles: float,
+    lambda_byte: float = LAMBDA_BYTE,
+    lambda_cyc: float = LAMBDA_CYC,
 ) -> float:
     """``score(b,k) = d(b,k) / (lambda_byte*T + lambda_cyc*S + eps)`` (Eq. 30), with ``d`` the
     reuse distance, ``T`` the spill traffic and ``S`` the spill cycles."""
@@ -105,7 +110,9 @@ def cost_aware(pool, next_need, last_use, sizes, traffic, cycles, k) -> int:
 
 def space_time(pool, next_need, last_use, sizes, traffic, cycles, k) -> int:
     """``argmax Size * score(b,k)``: units times positions freed per unit of cost."""
-    return _argmax(pool, lambda b: (sizes[b] * score(reuse_distance(next_need(b), k), traffic[b], cycles[b]), sizes[b], -b))
+    return _argmax(
+        pool, lambda b: (sizes[b] * score(reuse_distance(next_need(b), k), traffic[b], cycles[b]), sizes[b], -b)
+    )
 
 
 def lru(pool, next_need, last_use, sizes, traffic, cycles, k) -> int:
@@ -138,8 +145,14 @@ class RecencyAware:
         return max(1.0, self.window / (k - last_use + 1))
 
     def __call__(self, pool, next_need, last_use, sizes, traffic, cycles, k) -> int:
-        return _argmax(pool, lambda b: (score(reuse_distance(next_need(b), k), traffic[b], cycles[b])
-                                        / self.penalty(k, last_use[b]), sizes[b], -b))
+        return _argmax(
+            pool,
+            lambda b: (
+                score(reuse_distance(next_need(b), k), traffic[b], cycles[b]) / self.penalty(k, last_use[b]),
+                sizes[b],
+                -b,
+            ),
+        )
 
 
 def victim_rule(name: str) -> VictimRule:
@@ -150,8 +163,8 @@ def victim_rule(name: str) -> VictimRule:
     """
     if name in RULES:
         return RULES[name]
-    if name.startswith(RecencyAware.prefix) and name[len(RecencyAware.prefix):].isdigit():
-        return RecencyAware(int(name[len(RecencyAware.prefix):]))
+    if name.startswith(RecencyAware.prefix) and name[len(RecencyAware.prefix) :].isdigit():
+        return RecencyAware(int(name[len(RecencyAware.prefix) :]))
     raise ValueError(f"unknown victim rule {name!r} (known: {', '.join(RULES)}, recency-<W>)")
 
 

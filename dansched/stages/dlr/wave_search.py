@@ -31,15 +31,16 @@ from __future__ import annotations
 
 import heapq
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any, Sequence
+from typing import Any
 
 from ...errors import PlacementFailed
 from ...instance import KIND_OP, Instance
 from ...plan import Plan
-from .stage import dlr_plan
-from .scan import linear_scan
 from .reorder import tighten_lifetimes
+from .scan import linear_scan
+from .stage import dlr_plan
 
 __all__ = ["WaveParams", "WaveResult", "Grid", "detect_grid", "sweep_orders", "wave_search"]
 
@@ -84,7 +85,7 @@ class Grid:
     def shape(self) -> tuple[int, int, int]:
         return len(self.ops), len(self.ops[0]), len(self.ops[0][0])
 
-    def transposed(self) -> "Grid":
+    def transposed(self) -> Grid:
         R, C, _ = self.shape
         return Grid([[self.ops[r][c] for r in range(R)] for c in range(C)], self.width, self.sources)
 
@@ -152,7 +153,7 @@ def detect_grid(inst: Instance) -> Grid | None:
             a = parent[a]
         return a
 
-    for v, (a, b, _) in key.items():
+    for a, b, _ in key.values():
         ra, rb = find(a), find(b)
         if ra != rb:
             parent[max(ra, rb)] = min(ra, rb)
@@ -203,14 +204,14 @@ def _sweep(grid: Grid, band: int, snake: bool, alternate: bool, across: bool) ->
         waves: list[list[tuple[int, int]]] = []
         if across:
             for c0 in range(0, len(cols), w):
-                chunk = cols[c0:c0 + w]
-                for r in (rows if c0 // w % 2 == 0 or not snake else rows[::-1]):
+                chunk = cols[c0 : c0 + w]
+                for r in rows if c0 // w % 2 == 0 or not snake else rows[::-1]:
                     waves.append([(r, c) for c in chunk])
         else:
             for i, c in enumerate(cols):
                 rr = rows if i % 2 == 0 or not snake else rows[::-1]
                 for r0 in range(0, len(rr), w):
-                    waves.append([(r, c) for r in rr[r0:r0 + w]])
+                    waves.append([(r, c) for r in rr[r0 : r0 + w]])
         for wave in waves:
             for k in ks:
                 out.extend(grid.ops[r][c][k] for r, c in wave)
@@ -235,8 +236,10 @@ def sweep_orders(grid: Grid, max_band: int) -> dict[str, list[int]]:
                         if sig in seen:
                             continue
                         seen.add(sig)
-                        name = f"{t_name}-band{band}-{'across' if across else 'down'}" \
-                               f"{'-snake' if snake else ''}{'-alt' if alternate else ''}"
+                        name = (
+                            f"{t_name}-band{band}-{'across' if across else 'down'}"
+                            f"{'-snake' if snake else ''}{'-alt' if alternate else ''}"
+                        )
                         out[name] = seq
     return out
 
@@ -312,13 +315,16 @@ def wave_search(inst: Instance, params: WaveParams = WaveParams(), deadline: flo
         return None
     scored.sort(key=lambda s: (s[0], s[1]))
     best: WaveResult | None = None
-    for (_, name, order) in scored[: params.keep]:
+    for _, name, order in scored[: params.keep]:
         try:
             got = dlr_plan(inst, order, search=False)
         except PlacementFailed:
             continue
         t = int(got.evaluation.extra_traffic)
         if got.evaluation.valid and (best is None or t < best.traffic):
-            best = WaveResult(got.plan, t, {"sweep": name, "grid": [R, C, K], "width": grid.width,
-                                             "sweeps": len(ranked), "replayed": len(scored)})
+            best = WaveResult(
+                got.plan,
+                t,
+                {"sweep": name, "grid": [R, C, K], "width": grid.width, "sweeps": len(ranked), "replayed": len(scored)},
+            )
     return best

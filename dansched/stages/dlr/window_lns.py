@@ -32,7 +32,12 @@ from typing import Any
 from ...instance import Instance
 from ...models.joint import spill_cost
 from ...models.order_window import (
-    PointPlan, inner_spills, point_plan, precedence, solve_order_window, window_buffers,
+    PointPlan,
+    inner_spills,
+    point_plan,
+    precedence,
+    solve_order_window,
+    window_buffers,
 )
 from ...plan import Plan
 from ...simulate import Evaluation, evaluate
@@ -147,8 +152,17 @@ def window_lns(
             if wall <= 0.05:
                 stop = "deadline"
                 break
-            res = solve_order_window(inst, pp, lo, hi, succ, deterministic_time=min(params.window_deterministic_time, left),
-                                     time_limit=min(wall, 3600.0), seed=seed, max_shift=params.max_shift)
+            res = solve_order_window(
+                inst,
+                pp,
+                lo,
+                hi,
+                succ,
+                deterministic_time=min(params.window_deterministic_time, left),
+                time_limit=min(wall, 3600.0),
+                seed=seed,
+                max_shift=params.max_shift,
+            )
             windows += 1
             used += float(res.stats.get("deterministic_time", 0.0))
             if res.plan is None:
@@ -164,9 +178,15 @@ def window_lns(
                 changed = True
         if stop or not changed:
             break
-    info.update(windows=windows, improved=improved, rejected=rejected, deterministic_time=round(used, 3),
-                traffic_before=int(evaluation.extra_traffic), traffic=int(best_ev.extra_traffic),
-                seconds=round(time.perf_counter() - t0, 3))
+    info.update(
+        windows=windows,
+        improved=improved,
+        rejected=rejected,
+        deterministic_time=round(used, 3),
+        traffic_before=int(evaluation.extra_traffic),
+        traffic=int(best_ev.extra_traffic),
+        seconds=round(time.perf_counter() - t0, 3),
+    )
     if stop:
         info["stopped"] = stop
     return LnsResult(best_plan, best_ev, improved, info)

@@ -252,12 +252,12 @@ class _Engine:
         if t >= 0:
             b = g.node_buf[a]
             if t in self.held or not l0_completion_exists(g, self.rank, self.done, self.held, [b])[0]:
-                raise NoLegalOrderError(f"no L0-legal order found: node {a} (ALLOC) cannot open its single-residency tier")
+                raise NoLegalOrderError(
+                    f"no L0-legal order found: node {a} (ALLOC) cannot open its single-residency tier"
+                )
         self.emit(a)
 
 
 def greedy_order(g: MpasGraph, weights: Policy, rank: list[int], units: Units | None = None) -> list[int]:
     """One greedy run (see the module docstring); returns the full node order."""
     return _Engine(g, units or build_units(g, rank), weights, rank).run()
-
-

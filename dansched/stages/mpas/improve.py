@@ -63,16 +63,18 @@ class _Profile:
         last = np.maximum(last, first)
         self.first, self.last = first, last
         k = len(pos)
-        diff = np.bincount(first, weights=m.size, minlength=k + 1) - np.bincount(last + 1, weights=m.size, minlength=k + 1)
+        diff = np.bincount(first, weights=m.size, minlength=k + 1) - np.bincount(
+            last + 1, weights=m.size, minlength=k + 1
+        )
         self.prof = np.cumsum(diff[:k]).astype(np.int64)
         self.peak = int(self.prof.max()) if k else 0
         self.score = (self.peak, int((self.prof == self.peak).sum()), int(self.prof.sum()))
 
     def l0_ok(self, m: OpModel) -> bool:
         for bufs in m.tier_bufs:
-            f, l = self.first[bufs], self.last[bufs]
+            f, la = self.first[bufs], self.last[bufs]
             o = np.argsort(f, kind="stable")
-            if np.any(f[o][1:] <= l[o][:-1]):
+            if np.any(f[o][1:] <= la[o][:-1]):
                 return False
         return True
 
@@ -130,7 +132,9 @@ def _pushed(m: OpModel, pos: np.ndarray, seq: np.ndarray, u_pos: int, j: int) ->
     return new, newpos
 
 
-def _group_end(m: OpModel, cur_first: np.ndarray, cur_last: np.ndarray, pos: np.ndarray, seq: np.ndarray, at: int) -> int:
+def _group_end(
+    m: OpModel, cur_first: np.ndarray, cur_last: np.ndarray, pos: np.ndarray, seq: np.ndarray, at: int
+) -> int:
     """Position of the last operation of the L0 group started at ``at``: follow the
     L0 buffers each operation uses to their last closers (a MOVE's L0B -> its
     MATMUL's L0C -> the COPY that drains it)."""
@@ -150,7 +154,7 @@ def _group_end(m: OpModel, cur_first: np.ndarray, cur_last: np.ndarray, pos: np.
     return end
 
 
-def _gathered(m: OpModel, prof: "_Profile", seq: np.ndarray, b: int, j: int) -> tuple[np.ndarray, np.ndarray] | None:
+def _gathered(m: OpModel, prof: _Profile, seq: np.ndarray, b: int, j: int) -> tuple[np.ndarray, np.ndarray] | None:
     """Pull, group by group, every user of buffer ``b`` that runs after position ``j``
     to just before the operation now at ``j`` (each group: its last closer with the
     operations that close what it opens, ancestors dragged along), so ``b`` dies
@@ -178,9 +182,9 @@ def _l0_repaired(m: OpModel, seq: np.ndarray, pos: np.ndarray, rounds: int = 4) 
         prof = _Profile(m, pos)
         fixed = False
         for bufs in m.tier_bufs:
-            f, l = prof.first[bufs], prof.last[bufs]
+            f, la = prof.first[bufs], prof.last[bufs]
             o = np.argsort(f, kind="stable")
-            bad = np.flatnonzero(f[o][1:] <= l[o][:-1])
+            bad = np.flatnonzero(f[o][1:] <= la[o][:-1])
             if len(bad) == 0:
                 continue
             b1 = int(bufs[o][bad[0]])
@@ -220,9 +224,7 @@ def _legal(m: OpModel, pos: np.ndarray, seq: np.ndarray, s: int, e: int, j: int)
     return True
 
 
-def improve_order(
-    m: OpModel, seq: list[int], max_evaluations: int = 6000, stall: int = 3000
-) -> tuple[list[int], int]:
+def improve_order(m: OpModel, seq: list[int], max_evaluations: int = 6000, stall: int = 3000) -> tuple[list[int], int]:
     """Hill-climb ``seq`` (operation indices) with at most ``max_evaluations`` profile
     evaluations, stopping early after ``stall`` evaluations without a better
     ``<peak, positions at peak>`` (deterministic: no clock, no randomness); returns
@@ -283,19 +285,19 @@ def _moves_across(m: OpModel, cur: _Profile, p: int, k: int) -> list[tuple[str, 
                 moves.append(("gather", b, b, p - d))
     for d in JUMPS:
         for b in live:
-            f, l = int(cur.first[b]), int(cur.last[b])
+            f, la = int(cur.first[b]), int(cur.last[b])
             if f < p + d < k and p + d - f <= MAX_DRAG:
                 moves.append(("push", f, f, p + d))
-            if 0 <= p - d < l and l - (p - d) <= MAX_DRAG:
-                moves.append(("pull", l, l, p - d))
+            if 0 <= p - d < la and la - (p - d) <= MAX_DRAG:
+                moves.append(("pull", la, la, p - d))
     # gather: pull the group that ends shortly after a live buffer's last closer (the
     # closer with the operations that close what it opens, e.g. a later row's QK^T)
     # before p, dragging its ancestors, so the buffer dies before p
     for d in JUMPS[:GROUP_JUMPS]:
         for b in live:
-            l = int(cur.last[b])
-            for u in range(l, min(k, l + GATHER_TAIL + 1)):
-                if l > p and 0 <= p - d and u - (p - d) <= MAX_GATHER:
+            la = int(cur.last[b])
+            for u in range(la, min(k, la + GATHER_TAIL + 1)):
+                if la > p and 0 <= p - d and u - (p - d) <= MAX_GATHER:
                     moves.append(("pull", u, u, p - d))
     # whole groups: an operation shortly after p pulled before it with its ancestors
     # (e.g. a later row's QK^T with its loads, closing K early), or one shortly
@@ -310,11 +312,11 @@ def _moves_across(m: OpModel, cur: _Profile, p: int, k: int) -> list[tuple[str, 
     for d in JUMPS:
         for ln in BLOCKS:
             for b in live:
-                f, l = int(cur.first[b]), int(cur.last[b])
+                f, la = int(cur.first[b]), int(cur.last[b])
                 j = p + d
                 if f + ln - 1 < j < k:
                     moves.append(("block", f, f + ln - 1, j))
                 j = p - d
-                if 0 <= j < l - ln + 1:
-                    moves.append(("block", l - ln + 1, l, j))
+                if 0 <= j < la - ln + 1:
+                    moves.append(("block", la - ln + 1, la, j))
     return list(dict.fromkeys(moves))

@@ -13,8 +13,8 @@ FREE), for problems 2 and 3, which have no single-residency rule (issue 17).
 
 from __future__ import annotations
 
-from ...instance import Instance
 from ...graph import build_mpas_graph
+from ...instance import Instance
 
 __all__ = ["lifetime_order"]
 

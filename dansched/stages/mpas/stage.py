@@ -46,8 +46,8 @@ search is bounded by a number of evaluations, not by time).
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Callable
 
 from ...errors import NoLegalOrderError
 from ...graph import MpasGraph, build_mpas_graph, lazy_eager_order
@@ -164,8 +164,13 @@ def mpas_order(
     if not policies:  # too large for the greedy: its input restart, in linear time, when legal
         compact = _compacted_input(inst, g)
         if compact is not None:
-            return MpasResult(compact[1], "mpas[input, compacted]", compact[0], {"input, compacted": compact[0]},
-                              time.perf_counter() - t0)
+            return MpasResult(
+                compact[1],
+                "mpas[input, compacted]",
+                compact[0],
+                {"input, compacted": compact[0]},
+                time.perf_counter() - t0,
+            )
         policies = restart_policies(g)[:1]
     if target is None:
         target = peak_lower_bound(inst, g).value
@@ -189,8 +194,13 @@ def mpas_order(
     if not found:  # every restart dead-ended: the input order, when it is legal, is still an answer
         compact = _compacted_input(inst, g)
         if compact is not None:
-            return MpasResult(compact[1], "input order, compacted (every restart dead-ended)", compact[0],
-                              restarts, time.perf_counter() - t0)
+            return MpasResult(
+                compact[1],
+                "input order, compacted (every restart dead-ended)",
+                compact[0],
+                restarts,
+                time.perf_counter() - t0,
+            )
         raise NoLegalOrderError(errors[0] if errors else "no L0-legal order found")
     found.sort(key=lambda x: (x[0], x[1]))
     # the best legal order (normally the best one) goes to the local search
