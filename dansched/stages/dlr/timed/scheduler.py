@@ -32,7 +32,7 @@ from .placement import Tier, has_prefetch_room, reserved_room, time_aware_best_f
 from .reference import NextUse, Operations, task_priority
 from .window import Prerequisites, ReleaseWindow, TaskQueues, reload_task
 
-__all__ = ["timed_schedule"]
+__all__ = ["TimedScheduler", "timed_schedule"]
 
 DEFAULT_PARAMS = TimedParams()
 
@@ -45,12 +45,14 @@ def timed_schedule(
     instance (spill ids ignored) that ranks operations for the window and the reuse
     distances. Raises :class:`TimedFailed` when it cannot place a buffer or would exceed
     ``traffic_limit`` (extra traffic), ValueError when ``reference`` misses a node."""
-    return _Scheduler(inst, reference, params, traffic_limit).run()
+    return TimedScheduler(inst, reference, params, traffic_limit).run()
 
 
-class _Scheduler:
-    """One run: the parts (clock and emission, tiers, reference order, prerequisites,
-    window, queues) and the rules that decide what to emit next."""
+class TimedScheduler:
+    """One run of :func:`timed_schedule`: the parts it composes (``em``, the emission
+    with its engine clock ``em.engines`` and tiers ``em.tiers``; ``ops`` and
+    ``next_use``, the reference order; ``prereq``, ``window`` and ``queues``, what may
+    run next) and the rules that decide what to emit next. :meth:`run` once."""
 
     def __init__(self, inst: Instance, reference: Sequence[int], params: TimedParams, limit: int | None) -> None:
         hw = inst.hw
