@@ -73,6 +73,8 @@ class TimedScheduler:
 
     # ------------------------------------------------------------------ main loop
     def run(self) -> Plan:
+        """Emit every node: the FREEs free from the start, then one released task at a
+        time until every operation is emitted; the plan, or :class:`TimedFailed`."""
         L = self.lists
         for v in range(self.inst.n):  # FREEs with nothing to wait for
             if L.kind[v] == KIND_FREE and self.prereq.count[v] == 0 and not self.em.emitted[v]:
@@ -268,6 +270,8 @@ class TimedScheduler:
         self.queues.push(self.em.in_pipe, (self.em.spill_out_end(b), -prio, rank, reload_task(b)))
 
     def _advance_window(self) -> None:
+        """Move the frontier: release the operations that entered their window, queue
+        the reloads of spilled buffers that operations inside the load window need."""
         entered, reloads = self.window.advance(self.em.emitted)
         for v in entered:
             self._release(v)
