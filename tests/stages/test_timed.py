@@ -21,6 +21,7 @@ from dansched.params import MpasParams
 from dansched.simulate import evaluate
 from dansched.stages.dlr.stage import dlr_plan
 from dansched.stages.dlr.timed import DEFAULT_TRIALS, SLACK_TRIALS, TimedFailed, TimedParams, timed_schedule
+from dansched.stages.dlr.timed.emission import Buffers, Emission
 from dansched.stages.dlr.timed.engines import NO_PIPE, Engines
 from dansched.stages.dlr.timed.eviction import VictimWindow, chosen_window, victim_windows
 from dansched.stages.dlr.timed.placement import ReuseWaits, Tier, has_prefetch_room, time_aware_best_fit
@@ -203,6 +204,49 @@ def test_engines_start_rule_by_hand():
     assert clock.run(2, after=0, pipe=1, cycles=4) == 9  # after node 0
     assert clock.run(3, after=8, pipe=NO_PIPE, cycles=0) == 8  # spill node: only ``after``
     assert clock.pipe_free == [7, 9] and clock.end == [5, 7, 9, 8]
+
+
+# ------------------------------------------------------------------ emission
+def _one_buffer_instance():
+    """ALLOC b0 (UB, 10 units) -> VEC 5 cycles -> VEC 7 cycles -> FREE b0."""
+    nodes = [alloc(0, 0, 10), op(1, "VEC", "VECTOR", 5, [0]), op(2, "VEC", "VECTOR", 7, [0]), free(3, 0, 10)]
+    return instance_from_records("one", nodes, [[0, 1], [1, 2], [2, 3]])
+
+
+def _emission(inst, limit=None):
+    hw = inst.hw
+    engines = Engines(inst.lists().pred, inst.n, len(hw.pipes))
+    tiers = [Tier(hw.capacity[t]) for t in hw.tiers]
+    pipes = (hw.pipe_index(hw.spill_out_pipe), hw.pipe_index(hw.spill_in_pipe))
+    return Emission(engines, tiers, Buffers.of(inst), pipes, limit)
+
+
+def test_emission_of_a_spill_by_hand():
+    """The buffer is spilled between its two uses and reloaded at offset 20. By hand
+    (transfer 2*10 + 150 = 170 cycles): ALLOC 0, VEC ends 5, SPILL_OUT 5-175, SPILL_IN
+    175-345, VEC 345-352, FREE 352; traffic 2*10. The evaluator agrees."""
+    inst = _one_buffer_instance()
+    em = _emission(inst)
+    em.alloc(0, 0)
+    em.operation(1, inst.lists().pipe[1], 5, [0])
+    em.spill_out(0)
+    assert em.res.pending_in == {0: 0} and em.spill_out_end(0) == 175
+    em.spill_in(0, 20)
+    em.operation(2, inst.lists().pipe[2], 7, [0])
+    em.free(3, 0)
+    assert em.engines.end == [0, 5, 352, 352, 175, 345]
+    plan = em.plan(inst)
+    assert plan.order == (0, 1, 4, 5, 2, 3) and plan.spills == ((0, 20),)
+    ev = evaluate(inst, plan)
+    assert ev.valid and ev.extra_traffic == em.traffic == 20
+    assert list(ev.end) == em.engines.end and ev.makespan == 352
+
+
+def test_emission_stops_past_the_traffic_limit():
+    em = _emission(_one_buffer_instance(), limit=19)
+    em.alloc(0, 0)
+    with pytest.raises(TimedFailed, match="traffic 20 over the allowance 19"):
+        em.spill_out(0)
 
 
 # ------------------------------------------------------------------ placement

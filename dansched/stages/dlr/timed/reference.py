@@ -60,8 +60,9 @@ class Operations:
 
 class NextUse:
     """ν(b, k) of Eq. 26 over the reference order: the position in ``ops`` of buffer
-    ``b``'s first user not yet emitted, ``len(ops)`` when none is left. Emission only
-    moves forward, so each buffer keeps a pointer into its sorted user positions."""
+    ``b``'s first user not yet emitted, ``len(ops)`` when none is left. An emitted
+    node stays emitted, so each buffer keeps a pointer into its sorted user positions
+    that only moves forward."""
 
     def __init__(self, inst: Instance, operations: Operations, emitted: Sequence[bool]) -> None:
         L = inst.lists()
