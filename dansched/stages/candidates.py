@@ -43,7 +43,7 @@ from ..models.traffic import traffic_lower_bound
 from ..params import DlrParams, EffortParams, MpasParams
 from ..plan import Plan
 from ..simulate import Evaluation, evaluate
-from .cpe.timed_memory import DEFAULT_TRIALS, SLACK_TRIALS, timed_schedule
+from .dlr.timed import DEFAULT_TRIALS, SLACK_TRIALS, timed_schedule
 from .dlr.reorder import tighten_lifetimes
 from .dlr.stage import DlrResult, dlr_plan
 from .mpas.stage import mpas_order
