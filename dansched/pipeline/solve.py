@@ -112,6 +112,15 @@ def solve(inst: Instance, opts: SolveOptions | None = None, progress: Progress |
         cpe_info.get("exact_windows") or cpe_info.get("exact_windows_memory"),
     )
     report = SolveReport(
-        3, PlanFigures.of(p3.evaluation), opts.effort_name, mpas, dlr, relayout, cpe, p3.budget, p3.candidates
+        3,
+        PlanFigures.of(p3.evaluation),
+        opts.effort_name,
+        mpas,
+        dlr,
+        relayout,
+        cpe,
+        p3.budget,
+        p3.candidates,
+        p3.search,
     )
     return SolveResult(p3.plan, p3.evaluation, report, stage1)

@@ -43,9 +43,9 @@ from ..models.traffic import traffic_lower_bound
 from ..params import DlrParams, EffortParams, MpasParams
 from ..plan import Plan
 from ..simulate import Evaluation, evaluate
-from .dlr.timed import DEFAULT_TRIALS, SLACK_TRIALS, timed_schedule
 from .dlr.reorder import tighten_lifetimes
 from .dlr.stage import DlrResult, dlr_plan
+from .dlr.timed import DEFAULT_TRIALS, SLACK_TRIALS, timed_schedule
 from .mpas.stage import mpas_order
 
 __all__ = ["Candidate", "SourceContext", "CandidateSource", "SOURCES", "problem2_candidate"]

@@ -50,13 +50,13 @@ INFEASIBLE = float("inf")
 
 @dataclass(frozen=True)
 class SearchParams:
-    """Budgets of the makespan search: at most ``iterations`` iterations and ``work``
-    node-visits in all (one iteration visits every node of the plan a few times, so the
+    """Budgets of one round of the makespan search: at most ``iterations`` iterations and
+    ``work`` node-visits (one iteration visits every node of the plan a few times, so the
     same work per node at every size), the ``choices`` best addresses a move picks from,
     and the roulette wheel's scores (new best, better, accepted, rejected) and decay."""
 
     iterations: int = 200
-    work: int = 3_000_000
+    work: int = 600_000
     choices: int = 3
     scores: tuple[float, float, float, float] = (25.0, 5.0, 1.0, 0.0)
     decay: float = 0.8
