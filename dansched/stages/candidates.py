@@ -16,8 +16,7 @@ found it). The sources:
   rule of the effort:
   the recency-aware rule (:class:`~dansched.stages.dlr.victim.RecencyAware`: reloads land on
   addresses whose last reader finished long ago) and LRU (paper Table 4);
-- ``algorithm-1-order``: DLR's placements on the literal Algorithm-1 order (a different
-  skeleton);
+- ``algorithm-1-order``: DLR on the literal Algorithm-1 order (a different skeleton);
 - ``time-driven``: the time-driven list scheduler with memory
   (:mod:`dansched.stages.dlr.timed`), one candidate per trial;
 - ``dlr-on-time-driven``: DLR's placement on the fastest time-driven order (the
@@ -37,7 +36,7 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 
 from ..budget import TrafficBudget
-from ..errors import PlacementFailed, TimedFailed
+from ..errors import NoLegalOrderError, PlacementFailed, TimedFailed
 from ..instance import Instance
 from ..models.traffic import traffic_lower_bound
 from ..params import DlrParams, EffortParams, MpasParams
@@ -152,12 +151,17 @@ def victim_rules_source(ctx: SourceContext) -> Iterator[Candidate]:
 
 
 def algorithm1_order_source(ctx: SourceContext) -> Iterator[Candidate]:
-    """DLR's placements (the caller's victim rule, no order search) on the literal
-    Algorithm-1 order (``mpas-paper``), unless that is already the Stage-1 order."""
+    """DLR (the caller's victim rule, with its search over orders and placements: on the
+    literal order alone it carries several times the traffic) on the literal Algorithm-1
+    order (``mpas-paper``), unless that is already the Stage-1 order; none when the graph
+    has no L0-legal order."""
     if ctx.variant == "mpas-paper":
         return
-    order = mpas_order(ctx.inst, variant="mpas-paper", params=ctx.mpas).order
-    yield from _dlr_candidate(ctx, order, "algorithm-1-order", "mpas-paper", victim=ctx.victim, search=False)
+    try:
+        order = mpas_order(ctx.inst, variant="mpas-paper", params=ctx.mpas).order
+    except NoLegalOrderError:
+        return
+    yield from _dlr_candidate(ctx, order, "algorithm-1-order", "mpas-paper", victim=ctx.victim)
 
 
 def time_driven_source(ctx: SourceContext) -> Iterator[Candidate]:
