@@ -28,8 +28,18 @@ prefix sums give each column's busy share and spill count in O(log n)).
 
 Data: one JSON object in a ``<script type="application/json">`` element, in
 columnar integer arrays (tasks sorted by pipe, then start; starts delta-coded per
-pipe). Cycle figures and capacities must stay below 2**53 to be exact in JavaScript
-(:func:`build_view_data` refuses a plan beyond it).
+pipe).
+
+Figures past 2**53: refused, not encoded. The page's numbers are JavaScript doubles,
+which hold every integer up to 2**53 - 1 exactly and no longer all of them beyond.
+Rather than carry large figures as strings or BigInt (which would need every drawing,
+hit test, prefix sum and tooltip of the page redone in scaled or big arithmetic, for
+plans of more than 104 days at 1 GHz), :func:`check_view_range` refuses such a plan
+with one line naming the figure (:class:`~dansched.errors.InputError`: exit status 2)
+before anything is written; the plan files, ``dansched evaluate`` and ``dansched
+trace`` still show it. It checks the instance alone (capacities, the Cycles of each
+pipe, whose sum the makespan can never be below) before a solve, and every figure of
+the evaluation and the report before the page is built (:func:`build_view_data`).
 
 For tests the page exposes ``window.dansched`` (``taskAt(x, y)``,
 ``segmentAt(x, y)``, ``hover(x, y)``, ``hoverInfo()``, ``click(x, y)``,
@@ -48,8 +58,9 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
-from ..errors import ViewError
+from ..errors import InputError, ViewError
 from ..instance import Instance
+from ..models.floors import busiest_pipe
 from ..plan import Plan, atomic_write_text, contest_paths
 from ..simulate import Evaluation
 from .trace import BufferSegment, TimedTask, TraceError, buffer_segments, plan_statistics, timed_tasks
@@ -63,6 +74,7 @@ __all__ = [
     "task_columns",
     "segment_columns",
     "build_view_data",
+    "check_view_range",
     "view_html",
     "write_view",
     "read_report",
@@ -244,6 +256,55 @@ def segment_columns(inst: Instance, segments: Sequence[BufferSegment]) -> dict[s
     }
 
 
+def _too_large(inst: Instance, what: str, value: int) -> InputError:
+    return InputError(
+        f"{inst.name}: {what} is {value:,}, past 2**53 - 1 = {JS_SAFE_INTEGER:,}, the largest integer "
+        "the page's JavaScript numbers hold exactly: no page written (the plan files, evaluate and trace show it)"
+    )
+
+
+def _large_in_report(value: Any, path: str) -> tuple[str, int] | None:
+    """The first integer of ``value`` (nested dicts and lists, depth first) beyond
+    :data:`JS_SAFE_INTEGER` in magnitude, with its dotted path; None when there is none."""
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, int):
+        return (path, value) if abs(value) > JS_SAFE_INTEGER else None
+    items = value.items() if isinstance(value, dict) else enumerate(value) if isinstance(value, list) else ()
+    for key, item in items:
+        found = _large_in_report(item, f"{path}.{key}")
+        if found is not None:
+            return found
+    return None
+
+
+def check_view_range(inst: Instance, ev: Evaluation | None = None, report: dict[str, Any] | None = None) -> None:
+    """Refuse a page whose figures JavaScript could not hold exactly (the module docstring
+    says why refusing, not encoding): raises :class:`~dansched.errors.InputError` naming the
+    first figure past 2**53 - 1.
+
+    With the instance alone (before a solve): every tier capacity, and the busiest pipe's
+    load (its Cycles added up), a floor on any plan's makespan (a pipe runs one task at a
+    time, paper Eqs. 9-10). With an evaluation: also its makespan and metrics; with a report: every
+    integer in it. Offsets, sizes, starts, ends and slacks stay below a capacity or the
+    makespan, so they need no check of their own."""
+    for tier in inst.hw.tiers:
+        if int(inst.hw.capacity[tier]) > JS_SAFE_INTEGER:
+            raise _too_large(inst, f"the capacity of {tier}", int(inst.hw.capacity[tier]))
+    L = inst.lists()
+    pipe, load = busiest_pipe(L.pipe, L.cycles)
+    if load > JS_SAFE_INTEGER:
+        raise _too_large(inst, f"the load of pipe {inst.hw.pipes[pipe]} (its Cycles added up, a makespan floor)", load)
+    if ev is not None:
+        for key, value in _metrics(ev).items():
+            if value is not None and abs(int(value)) > JS_SAFE_INTEGER:
+                raise _too_large(inst, f"the plan's {key}", int(value))
+    if report is not None:
+        found = _large_in_report(report, "report")
+        if found is not None:
+            raise _too_large(inst, found[0], found[1])
+
+
 def build_view_data(
     inst: Instance,
     plan: Plan,
@@ -252,13 +313,12 @@ def build_view_data(
     freq_ghz: float = 1.0,
 ) -> dict[str, Any]:
     """The page's data object (columnar; see the module docstring). Raises
-    :class:`~dansched.report.trace.TraceError` for a plan without timing."""
+    :class:`~dansched.report.trace.TraceError` for a plan without timing and
+    :class:`~dansched.errors.InputError` for figures past 2**53 (:func:`check_view_range`)."""
     if not freq_ghz > 0:
         raise TraceError(f"--freq-ghz must be positive, got {freq_ghz}")
     tasks = timed_tasks(inst, plan, ev)
-    largest = max([int(ev.makespan or 0)] + [int(c) for c in inst.hw.capacity.values()])
-    if largest > JS_SAFE_INTEGER:
-        raise TraceError(f"a figure of {largest:,} is beyond 2**53: the page could not show it exactly")
+    check_view_range(inst, ev, report)
     segments = buffer_segments(inst, plan, ev)
     g = ev.graph
     waits = binding_predecessors(plan.order, g.preds, g.pipe, ev.start, ev.end, g.spill_edges, g.reuse_edges)

@@ -366,3 +366,58 @@ def test_dense_lane_draws_merged_columns_and_says_so(chromium, tmp_path):
     assert errors == []
     assert info["kind"] == "task" and abs(info["id"] - k // 2) <= 10 and info["pipe"] == "VECTOR"
     assert re.search(r"\(\d+ tasks share this pixel column: zoom in\)", tip)
+
+
+# ---- figures past 2**53 --------------------------------------------------------------------
+
+
+def huge_instance(tmp_path: Path, copy_cycles: int, add_cycles: int) -> Path:
+    """Exp with the COPY_IN and EXP Cycles replaced (one on MTE2, one on VECTOR, in a chain)."""
+    nodes = json.loads((SHIPPED / "Exp.json").read_text())
+    nodes["Nodes"][1]["Cycles"] = copy_cycles
+    nodes["Nodes"][3]["Cycles"] = add_cycles
+    path = tmp_path / "Huge.json"
+    path.write_text(json.dumps(nodes))
+    return path
+
+
+def test_solve_html_refuses_a_pipe_load_past_2_53_before_solving(monkeypatch, capsys, tmp_path):
+    inst = huge_instance(tmp_path, 2**53, 30)  # MTE2 alone needs 2**53 cycles
+    out = tmp_path / "out"
+    rc, stdout, err = run_cli(monkeypatch, capsys, "solve", inst, "--out", out, "--html", "--quiet")
+    assert rc == 2 and err.count("\n") == 1 and "Traceback" not in err
+    assert "MTE2" in err and f"{2**53:,}" in err and "2**53" in err
+    assert not out.exists()
+
+
+def test_view_and_solve_html_refuse_a_makespan_past_2_53(monkeypatch, capsys, tmp_path):
+    """Each pipe's load fits, but the chain COPY_IN -> EXP makes the makespan 2**53 + 2**51:
+    the solve without a page succeeds; view and solve --html refuse in one line and write nothing."""
+    inst = huge_instance(tmp_path, 2**52, 2**52 + 2**51)
+    plan_dir = tmp_path / "plan"
+    rc, _, err = run_cli(monkeypatch, capsys, "solve", inst, "--out", plan_dir, "--quiet")
+    assert rc == 0, err
+    report = json.loads((plan_dir / "Huge_report.json").read_text())
+    assert report["makespan"] == 2**53 + 2**51 + 15  # COPY_IN, EXP, then the COPY_OUT's 15 cycles
+    before = sorted(p.name for p in plan_dir.iterdir())
+    rc, stdout, err = run_cli(monkeypatch, capsys, "view", inst, "--plan", plan_dir)
+    assert rc == 2 and err.count("\n") == 1 and "Traceback" not in err and "makespan" in err and stdout == ""
+    assert sorted(p.name for p in plan_dir.iterdir()) == before
+    out = tmp_path / "html"
+    rc, _, err = run_cli(monkeypatch, capsys, "solve", inst, "--out", out, "--html", "--quiet")
+    assert rc == 2 and err.count("\n") == 1 and "makespan" in err
+    assert not out.exists() or not any(out.iterdir())
+
+
+def test_check_view_range_names_the_figure(exp_path, tmp_path):
+    from dansched.errors import InputError
+    from dansched.report.view import JS_SAFE_INTEGER, check_view_range
+
+    inst = load_instance(exp_path)
+    check_view_range(inst, None, {"bounds": {"makespan": {"value": JS_SAFE_INTEGER}}})  # the largest exact one
+    with pytest.raises(InputError, match=r"report\.bounds\.makespan\.value is 9,007,199,254,740,992"):
+        check_view_range(inst, None, {"bounds": {"makespan": {"value": JS_SAFE_INTEGER + 1}}})
+    hw = tmp_path / "hw.toml"
+    hw.write_text(f"[tiers]\nUB = {2**60}\n")
+    with pytest.raises(InputError, match="the capacity of UB is 1,152,921,504,606,846,976"):
+        check_view_range(load_instance(exp_path, load_hardware(hw)))
