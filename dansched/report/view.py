@@ -5,18 +5,26 @@ with no network) and shows:
 
 - the engines' timeline, one lane per pipe of the hardware model; wheel zooms,
   drag pans, and where many tasks fall in one pixel column a merged bar is drawn
-  (its opacity is the column's busy share); hovering a task shows its node id,
-  Op, cycles, start, end, buffers (with the residency segment each one is in)
-  and the edge it waited on (:func:`binding_predecessors`); spill tasks have
+  (its opacity is the column's busy share); a zero-cycle task (the SPILL_OUT of a
+  buffer DDR already holds) fills no part of its lane at any zoom, it is a short
+  tick at the lane's foot (as in the ``trace --png`` Gantt chart); the time axis
+  labels every tick with as many digits as its step needs, so no two ticks share a
+  label at any zoom; hovering a task shows its node id, Op, cycles, start, end,
+  buffers (with the residency segment each one is in) and the edge it waited on (:func:`binding_predecessors`); spill tasks have
   their own colours;
-- a memory map per tier: every residency segment a rectangle of offset x time;
-  SPILL_IN segments coloured apart, a SPILL_OUT end marked by a red edge and the
-  spilled-out gap (the buffer in DDR) by a dashed line to where it comes back
+- a memory map per tier: every residency segment a rectangle of offset x time,
+  at least 3 pixels tall and 2 wide (a buffer far smaller than a pixel is still a
+  patch of its light colour; only boxes that are not grown get an outline, so tiny
+  buffers never pile up into dark hairlines); SPILL_IN segments coloured apart, a
+  SPILL_OUT end marked by a red edge and the spilled-out gap (the buffer in DDR) by a dashed line to where it comes back
   (drawn when at most 300 gaps are in view, so that they never hide the map);
 - clicking a task highlights every segment of its buffers, clicking a segment the
   tasks that use that segment;
 - a summary: the evaluator's metrics, the report's stages, bounds and gaps
-  (``<case>_report.json`` when present), and ``taskStatistics``.
+  (``<case>_report.json`` when present; one row per makespan floor), and
+  ``taskStatistics``;
+- a find box (node id) whose answer, found or not, shows beside it in the header,
+  which stays on screen while the page scrolls.
 
 Renderer: a small hand-written 2-D canvas renderer rather than a plotting library.
 The page must stay small and work offline, and a library bundle (plotly's offline
@@ -27,8 +35,8 @@ pixel column per lane (binary search on the lane's sorted starts and ends plus
 prefix sums give each column's busy share and spill count in O(log n)).
 
 Data: one JSON object in a ``<script type="application/json">`` element, in
-columnar integer arrays (tasks sorted by pipe, then start; starts delta-coded per
-pipe).
+columnar integer arrays (tasks sorted by pipe, then start and end; starts delta-coded
+per pipe).
 
 Figures past 2**53: refused, not encoded. The page's numbers are JavaScript doubles,
 which hold every integer up to 2**53 - 1 exactly and no longer all of them beyond.
@@ -37,14 +45,15 @@ hit test, prefix sum and tooltip of the page redone in scaled or big arithmetic,
 plans of more than 104 days at 1 GHz), :func:`check_view_range` refuses such a plan
 with one line naming the figure (:class:`~dansched.errors.InputError`: exit status 2)
 before anything is written; the plan files, ``dansched evaluate`` and ``dansched
-trace`` still show it. It checks the instance alone (capacities, the Cycles of each
-pipe, whose sum the makespan can never be below) before a solve, and every figure of
+trace`` still show it. It checks the instance alone (capacities, the busiest pipe's
+load, below which no makespan can be) before a solve, and every figure of
 the evaluation and the report before the page is built (:func:`build_view_data`).
 
 For tests the page exposes ``window.dansched`` (``taskAt(x, y)``,
 ``segmentAt(x, y)``, ``hover(x, y)``, ``hoverInfo()``, ``click(x, y)``,
 ``highlighted()``, ``find(id)``, ``drawTimes()``, ``taskCenter(id)``, ``segmentCenter(buf, seg)``,
-``setView(t0, t1)``; coordinates are client pixels) and sets ``data-ready`` on
+``setView(t0, t1)``, ``axisTicks()``, ``lane(pipe)``, ``segmentBox(buf, seg)``; coordinates
+are client pixels, except ``lane`` and ``segmentBox``: canvas pixels) and sets ``data-ready`` on
 ``<body>`` (milliseconds since navigation start) once the first draw has finished.
 """
 
@@ -199,7 +208,8 @@ def task_columns(
     segment_index: Callable[[int, int], int],
     ops: dict[str, int],
 ) -> dict[str, list[int]]:
-    """Columns of the timeline, one entry per task, sorted by (pipe, start, id): node id,
+    """Columns of the timeline, one entry per task, sorted by (pipe, start, end, id), so that
+    ends too never decrease along a pipe (a zero-cycle task before a task starting with it): node id,
     Op (index into ``ops``, which grows), pipe index, start minus the previous start on
     the same pipe (the first: its start), cycles, slack, the wait (:class:`Waits`, its
     Op and kind), and the task's buffers in CSR form (``bufPtr``; ``bufs`` BufIds,
@@ -210,7 +220,7 @@ def task_columns(
     appenders = [cols[k].append for k in TASK_COLUMNS[:10]]
     bufs, segs, ptr = cols["bufs"], cols["segs"], cols["bufPtr"]
     last_pipe, last_start = -1, 0
-    for t in sorted(tasks, key=lambda t: (pipe_rank[t.pipe], t.start, t.node)):
+    for t in sorted(tasks, key=lambda t: (pipe_rank[t.pipe], t.start, t.end, t.node)):
         p, v = pipe_rank[t.pipe], t.node
         if p != last_pipe:
             last_pipe, last_start = p, 0
