@@ -400,20 +400,23 @@ def coloured(px: np.ndarray) -> np.ndarray:
 def backed_page(chromium, tmp_path_factory):
     from dansched.report.view import write_view
 
-    inst, plan, ev = backed_spills_instance(3000)
+    inst, plan, ev = backed_spills_instance(2000)
     outs = [v for v in plan.order if v >= inst.n and (v - inst.n) % 2 == 0]
     assert {ev.end[v] - ev.start[v] for v in outs} == {0}  # the evaluator's word: zero-cycle SPILL_OUTs
     path = write_view(inst, plan, ev, tmp_path_factory.mktemp("backed") / "view.html")
-    page, errors = open_page(chromium, path)
+    page, errors = open_page(chromium, path, width=900, height=700)
     yield page, errors, inst, plan, ev
     page.close()
 
 
 def test_zero_cycle_tasks_do_not_paint_their_lane(backed_page):
-    """3,000 zero-cycle SPILL_OUTs on MTE3: the lane's body stays empty at full view (merged
-    columns) and zoomed in (one shape per task); each is only a tick at the lane's foot."""
+    """2,000 zero-cycle SPILL_OUTs on MTE3: the lane's body stays empty at full view (more
+    tasks than twice the pixel columns: merged columns) and zoomed in (one shape per task);
+    each is only a tick at the lane's foot."""
     page, errors, inst, plan, ev = backed_page
     first_out = inst.n  # the first SPILL_OUT
+    lane = page.evaluate("window.dansched.lane('MTE3')")
+    assert ev.spill_count > 2 * (lane["x1"] - lane["x0"])
     views = [(0, ev.makespan * 1.01), (ev.start[first_out] - 500, ev.start[first_out] + 1500)]
     for t0, t1 in views:
         page.evaluate("([a, b]) => window.dansched.setView(a, b)", [t0, t1])
@@ -441,9 +444,9 @@ def test_axis_labels_are_distinct_and_exact_at_every_zoom(backed_page):
     """Zooming in with the wheel down to the smallest span, and views far out on the axis:
     every tick has its own label, and the label reads back as the tick's time."""
     page, errors, *_ = backed_page
-    page.evaluate("window.dansched.setView(0, 642000)")
+    page.evaluate("m => window.dansched.setView(0, m)", page.evaluate("window.dansched.data.makespan"))
     box = page.locator("#timeline").bounding_box()
-    page.mouse.move(box["x"] + box["width"] * 0.03, box["y"] + 30)  # near t = 19k
+    page.mouse.move(box["x"] + box["width"] * 0.05, box["y"] + 30)  # near t = 19k
     seen = []
     for _ in range(24):
         page.mouse.wheel(0, -300)
@@ -595,3 +598,26 @@ def test_check_view_range_names_the_figure(exp_path, tmp_path):
     hw.write_text(f"[tiers]\nUB = {2**60}\n")
     with pytest.raises(InputError, match="the capacity of UB is 1,152,921,504,606,846,976"):
         check_view_range(load_instance(exp_path, load_hardware(hw)))
+
+
+@pytest.mark.slow  # a fresh interpreter and browser: about 10 s
+def test_screenshot_script_solves_and_pictures_the_page(chromium, exp_path, tmp_path):
+    """docs/view_screenshot.py, which regenerates the README's picture, on Exp: it solves
+    (problem 3: makespan 60), shoots the page and says the makespan."""
+    import os
+    import subprocess
+
+    from helpers import REPO
+
+    png = tmp_path / "exp.png"
+    env = dict(os.environ, PYTHONPATH=str(REPO))
+    done = subprocess.run(
+        [sys.executable, str(REPO / "docs" / "view_screenshot.py"), "--instance", str(exp_path), "--out", str(png)],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=300,
+    )
+    assert done.returncode == 0, done.stderr
+    assert "makespan 60 cycles" in done.stdout
+    assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
