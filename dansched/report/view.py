@@ -10,14 +10,15 @@ with no network) and shows:
   tick at the lane's foot (as in the ``trace --png`` Gantt chart); the time axis
   labels every tick with as many digits as its step needs, so no two ticks share a
   label at any zoom; hovering a task shows its node id, Op, cycles, start, end,
-  buffers (with the residency segment each one is in) and the edge it waited on (:func:`binding_predecessors`); spill tasks have
-  their own colours;
+  buffers (with the residency segment each one is in) and the edge it waited on
+  (:func:`binding_predecessors`); spill tasks have their own colours;
 - a memory map per tier: every residency segment a rectangle of offset x time,
   at least 3 pixels tall and 2 wide (a buffer far smaller than a pixel is still a
   patch of its light colour; only boxes that are not grown get an outline, so tiny
   buffers never pile up into dark hairlines); SPILL_IN segments coloured apart, a
-  SPILL_OUT end marked by a red edge and the spilled-out gap (the buffer in DDR) by a dashed line to where it comes back
-  (drawn when at most 300 gaps are in view, so that they never hide the map);
+  SPILL_OUT end marked by a red edge and the spilled-out gap (the buffer in DDR) by
+  a dashed line to where it comes back (drawn when at most 300 gaps are in view, so
+  that they never hide the map);
 - clicking a task highlights every segment of its buffers, clicking a segment the
   tasks that use that segment;
 - a summary: the evaluator's metrics, the report's stages, bounds and gaps
@@ -45,9 +46,9 @@ hit test, prefix sum and tooltip of the page redone in scaled or big arithmetic,
 plans of more than 104 days at 1 GHz), :func:`check_view_range` refuses such a plan
 with one line naming the figure (:class:`~dansched.errors.InputError`: exit status 2)
 before anything is written; the plan files, ``dansched evaluate`` and ``dansched
-trace`` still show it. It checks the instance alone (capacities, the busiest pipe's
-load, below which no makespan can be) before a solve, and every figure of
-the evaluation and the report before the page is built (:func:`build_view_data`).
+trace`` still show it. It checks the instance alone (capacities, BufIds, the busiest
+pipe's load, below which no makespan can be) before a solve, and every figure of the
+evaluation and the report before the page is built (:func:`build_view_data`).
 
 For tests the page exposes ``window.dansched`` (``taskAt(x, y)``,
 ``segmentAt(x, y)``, ``hover(x, y)``, ``hoverInfo()``, ``click(x, y)``,
@@ -293,14 +294,18 @@ def check_view_range(inst: Instance, ev: Evaluation | None = None, report: dict[
     says why refusing, not encoding): raises :class:`~dansched.errors.InputError` naming the
     first figure past 2**53 - 1.
 
-    With the instance alone (before a solve): every tier capacity, and the busiest pipe's
-    load (its Cycles added up), a floor on any plan's makespan (a pipe runs one task at a
-    time, paper Eqs. 9-10). With an evaluation: also its makespan and metrics; with a report: every
-    integer in it. Offsets, sizes, starts, ends and slacks stay below a capacity or the
-    makespan, so they need no check of their own."""
+    With the instance alone (before a solve): every tier capacity, every BufId (the page
+    keys buffers by BufId), and the busiest pipe's load (its Cycles added up), a floor on
+    any plan's makespan (a pipe runs one task at a time, paper Eqs. 9-10). With an
+    evaluation: also its makespan and metrics; with a report: every integer in it. Node
+    ids stay below the node count; offsets, sizes, starts, ends and slacks below a
+    capacity or the makespan, so they need no check of their own."""
     for tier in inst.hw.tiers:
         if int(inst.hw.capacity[tier]) > JS_SAFE_INTEGER:
             raise _too_large(inst, f"the capacity of {tier}", int(inst.hw.capacity[tier]))
+    for bid in (int(inst.buf_id.min()), int(inst.buf_id.max())) if inst.num_buffers else ():
+        if abs(bid) > JS_SAFE_INTEGER:
+            raise _too_large(inst, "a BufId", bid)
     L = inst.lists()
     pipe, load = busiest_pipe(L.pipe, L.cycles)
     if load > JS_SAFE_INTEGER:

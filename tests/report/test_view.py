@@ -598,6 +598,16 @@ def test_check_view_range_names_the_figure(exp_path, tmp_path):
     hw.write_text(f"[tiers]\nUB = {2**60}\n")
     with pytest.raises(InputError, match="the capacity of UB is 1,152,921,504,606,846,976"):
         check_view_range(load_instance(exp_path, load_hardware(hw)))
+    records = json.loads(exp_path.read_text())
+    for rec in records["Nodes"]:  # BufId 1 -> 2**53
+        if rec.get("BufId") == 1:
+            rec["BufId"] = 2**53
+        if "Bufs" in rec:
+            rec["Bufs"] = [2**53 if b == 1 else b for b in rec["Bufs"]]
+    huge = tmp_path / "HugeBuf.json"
+    huge.write_text(json.dumps(records))
+    with pytest.raises(InputError, match="a BufId is 9,007,199,254,740,992"):
+        check_view_range(load_instance(huge))
 
 
 @pytest.mark.slow  # a fresh interpreter and browser: about 10 s
