@@ -64,6 +64,14 @@ class Victim(str, Enum):
     lru = "lru"
 
 
+class Effort(str, Enum):
+    """``--effort`` (:data:`dansched.params.EFFORTS`)."""
+
+    fast = "fast"
+    default = "default"
+    max = "max"
+
+
 class WindowMode(str, Enum):
     """``--exact-window-mode`` (:data:`dansched.pipeline.WINDOW_MODES`)."""
 
@@ -197,6 +205,10 @@ def solve(
     ] = False,
     freq_ghz: Annotated[float, typer.Option("--freq-ghz", help="Clock for the estimated latency and the trace.")] = 1.0,
     quiet: Annotated[bool, typer.Option("--quiet", help="No progress output.")] = False,
+    effort: Annotated[
+        Effort,
+        typer.Option("--effort", help="How much work: fast (MPAS, DLR, CPE once), default, or max."),
+    ] = Effort.default,
 ) -> None:
     """Plan the instance: MPAS (problem 1), + DLR (problem 2), + CPE (problem 3, the default)."""
     from .audit import audit_plan, rows_report
@@ -227,6 +239,7 @@ def solve(
         time_limit=time_limit,
         seed=seed,
         traffic_slack=traffic_slack,
+        effort=effort.value,
     )
     with progress_reporter(quiet) as say:
         try:
@@ -234,7 +247,7 @@ def solve(
         except PlanInvalidError as exc:
             raise Failure(f"{inst.name}: {exc}") from None
     ev = result.evaluation
-    report = dict(result.report)
+    report = result.report.to_dict()
     report["bounds"] = rows_report(audit_plan(inst, result.plan, ev, time_limit=min(10.0, time_limit), cpsat=False))
     files: dict[str, str] = dict(plan_texts(result.plan))
     fingerprint = plan_fingerprint({k: t.encode() for k, t in files.items()})
