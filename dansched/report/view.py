@@ -270,7 +270,8 @@ def segment_columns(inst: Instance, segments: Sequence[BufferSegment]) -> dict[s
 def _too_large(inst: Instance, what: str, value: int) -> InputError:
     return InputError(
         f"{inst.name}: {what} is {value:,}, past 2**53 - 1 = {JS_SAFE_INTEGER:,}, the largest integer "
-        "the page's JavaScript numbers hold exactly: no page written (the plan files, evaluate and trace show it)"
+        "the page's JavaScript numbers hold exactly: nothing written (solve such plans without --html; "
+        "evaluate and trace show them)"
     )
 
 
