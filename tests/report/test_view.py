@@ -1,4 +1,4 @@
-"""``dansched view``: the self-contained HTML page of a plan (issue 19).
+"""``dansched view``: the self-contained HTML page of a plan.
 
 The data tests run everywhere; the browser tests drive headless Chromium through
 Playwright and skip, with one reason, when either is missing."""
