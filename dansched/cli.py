@@ -226,6 +226,10 @@ def solve(
     if not freq_ghz > 0:
         raise InputError(f"--freq-ghz must be positive, got {freq_ghz}")
     _, inst = load_inputs(instance, hw)
+    if html:  # figures the page cannot hold: refused before the solve (report.view.check_view_range)
+        from .report.view import check_view_range
+
+        check_view_range(inst)
     opts = SolveOptions(
         problem=problem,
         variant=variant.value,
