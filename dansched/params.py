@@ -116,9 +116,10 @@ class EffortParams:
     - ``dlr_variants``: DLR's other (order, placement, victim rule) combinations offered;
     - ``victim_rules``: the rules of the ``victim-rules`` source, DLR run once with each;
     - ``stage3_rounds``: timing-aware Stage-2 rounds alternated with CPE in each Stage-3 run;
-    - ``stage1_search``: Stage 1's local search (``False``: the greedy restarts only);
-    - ``stage2_search``: DLR's search over orders and placements and the order search
-      (``False``: the paper's placement on the Stage-1 order, lifetimes tightened);
+    - ``stage1_search``: Stage 1's restarts and local search (``False``: the input order
+      made lazy, eager and L0-legal in linear time, when it is legal; else one restart);
+    - ``stage2_search``: DLR's search over orders and the order search (``False``: DLR's
+      placements on the Stage-1 order, lifetimes tightened);
     - ``search_iterations`` and ``search_work``: rounds of the makespan search over complete
       plans (``dansched.stages.search``), each continuing from the previous round's best
       plan and ending in a full Stage-3 run of its own; round ``r`` runs at most
@@ -179,7 +180,7 @@ EFFORTS: dict[str, EffortParams] = {
         sources=("dlr",),
         dlr_variants=0,
         stage3_runs=1,
-        stage3_rounds=0,
+        stage3_rounds=2,
         stage1_search=False,
         stage2_search=False,
         search_iterations=(),
