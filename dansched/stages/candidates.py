@@ -33,7 +33,7 @@ propagates).
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from ..budget import TrafficBudget
 from ..errors import NoLegalOrderError, PlacementFailed, TimedFailed
@@ -98,9 +98,11 @@ def _dlr_candidate(
     ctx: SourceContext, order: Sequence[int], source: str, detail: str, **kw: object
 ) -> Iterator[Candidate]:
     """DLR on ``order`` (keyword arguments of :func:`~dansched.stages.dlr.stage.dlr_plan`) as
-    one candidate, none when it cannot place."""
+    one candidate, none when it cannot place; its exact spill plan is not packed when its
+    traffic alone passes the budget (that plan could not be admitted)."""
     try:
-        got = dlr_plan(ctx.inst, order, params=ctx.dlr, **kw)  # type: ignore[arg-type]
+        params = replace(ctx.dlr, traffic_limit=ctx.budget.allowance)
+        got = dlr_plan(ctx.inst, order, params=params, **kw)  # type: ignore[arg-type]
     except PlacementFailed:
         return
     if got.evaluation.valid:
