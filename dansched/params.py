@@ -105,7 +105,7 @@ class CpeParams:
         return min(self.local_evaluations, self.local_work // max(1, n))
 
 
-SOURCE_NAMES = ("dlr", "victim-rules", "algorithm-1-order", "time-driven", "dlr-on-time-driven")
+SOURCE_NAMES = ("dlr", "victim-rules", "algorithm-1-order", "reserved-room", "time-driven", "dlr-on-time-driven")
 
 
 @dataclass(frozen=True)

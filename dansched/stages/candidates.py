@@ -17,6 +17,9 @@ found it). The sources:
   the recency-aware rule (:class:`~dansched.stages.dlr.victim.RecencyAware`: reloads land on
   addresses whose last reader finished long ago) and LRU (paper Table 4);
 - ``algorithm-1-order``: DLR on the literal Algorithm-1 order (a different skeleton);
+- ``reserved-room``: per tier the problem-2 plan spills from, the plans of its order whose
+  evictions keep a quarter, half or whole tile free (:mod:`dansched.stages.dlr.room`: room
+  for the next tile);
 - ``time-driven``: the time-driven list scheduler with memory
   (:mod:`dansched.stages.dlr.timed`), one candidate per trial;
 - ``dlr-on-time-driven``: DLR's placement on the fastest time-driven order (the
@@ -43,6 +46,7 @@ from ..params import DlrParams, EffortParams, MpasParams
 from ..plan import Plan
 from ..simulate import Evaluation, evaluate
 from .dlr.reorder import tighten_lifetimes
+from .dlr.room import reserved_room_plan, tile_sizes
 from .dlr.stage import DlrResult, dlr_plan
 from .dlr.timed import DEFAULT_TRIALS, SLACK_TRIALS, timed_schedule
 from .mpas.stage import mpas_order
@@ -166,6 +170,23 @@ def algorithm1_order_source(ctx: SourceContext) -> Iterator[Candidate]:
     yield from _dlr_candidate(ctx, order, "algorithm-1-order", "mpas-paper", victim=ctx.victim)
 
 
+def reserved_room_source(ctx: SourceContext) -> Iterator[Candidate]:
+    """For each tier the problem-2 plan spills from, the plans of its order (spill nodes
+    dropped) that keep a quarter, half and whole tile of that tier free
+    (:func:`~dansched.stages.dlr.room.reserved_room_plan`, the caller's victim rule): more
+    room, more traffic, more overlap."""
+    inst = ctx.inst
+    index = {bid: i for i, bid in enumerate(inst.buf_id.tolist())}
+    spilled = [index[bid] for bid, _ in ctx.stage2.plan.spills]
+    order = [v for v in ctx.stage2.plan.order if v < inst.n]
+    params = replace(ctx.dlr, traffic_limit=ctx.budget.allowance)
+    for tier, tile in tile_sizes(inst, spilled).items():
+        for room in sorted({tile // 4, tile // 2, tile} - {0}):
+            plan = reserved_room_plan(inst, order, tier, room, ctx.victim, params)
+            if plan is not None:
+                yield from _judged(inst, plan, "reserved-room", f"{inst.hw.tiers[tier]} keeps {room} free")
+
+
 def time_driven_source(ctx: SourceContext) -> Iterator[Candidate]:
     """The time-driven scheduler with each trial's parameters on the problem-2 plan's order;
     a trial stops as soon as its traffic passes the budget (no candidate then). Only with the
@@ -201,6 +222,7 @@ SOURCES: dict[str, CandidateSource] = {  # by name, in the order the pipeline ru
     "dlr": dlr_source,
     "victim-rules": victim_rules_source,
     "algorithm-1-order": algorithm1_order_source,
+    "reserved-room": reserved_room_source,
     "time-driven": time_driven_source,
     "dlr-on-time-driven": dlr_on_time_driven_source,
 }
