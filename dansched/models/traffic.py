@@ -278,11 +278,17 @@ def _by_clock(res) -> bool:
     return "time limit" in str(getattr(res, "message", "")).lower()
 
 
-def _tier_lp(c: TierCover, budget: CoverBudget) -> tuple[int | None, bool]:
-    """The LP relaxation of one tier: (its optimum rounded up or None, stopped by clock)."""
+def _tier_lp(c: TierCover, budget: CoverBudget, whole: bool = False) -> tuple[int | None, bool]:
+    """The LP relaxation of one tier: (its optimum rounded up or None, stopped by clock).
+    With ``whole`` (a tier of one size, :func:`_uniform`) each row's excess is first rounded
+    up to whole buffers: every plan spills whole buffers, so the bound still holds, and
+    the matrix being an interval matrix, the LP optimum is then the integer optimum."""
     from scipy.optimize import linprog
 
     A, rhs, cost = cover_matrix(c)
+    if whole and c.rows:
+        size = c.size[0]
+        rhs = np.array([-(-excess // size) * size for _, excess in c.rows], dtype=float)
     res = linprog(
         cost,
         A_ub=-A,
@@ -346,7 +352,8 @@ def lp_bound(covers: Sequence[TierCover], budget: CoverBudget = CoverBudget()) -
 
 def _uniform(c: TierCover) -> bool:
     """One size and one price per unit in the tier: the cover matrix scaled by that size
-    is an interval matrix (totally unimodular), so the LP optimum is integral."""
+    is an interval matrix (each gap covers consecutive positions: totally unimodular), so
+    with every excess rounded up to whole buffers the LP optimum is integral."""
     return len(set(c.size)) <= 1 and len({Fraction(co, si) for co, si in zip(c.cost, c.size)}) <= 1
 
 
@@ -367,7 +374,7 @@ def mip_bound(covers: Sequence[TierCover], budget: CoverBudget = CoverBudget()) 
         if why:
             return CoverResult(None, False, why, clock)
         if _uniform(c):
-            got, fired = _tier_lp(c, budget)
+            got, fired = _tier_lp(c, budget, whole=True)
             opt, kind = got is not None, "integer optimum"
         elif _nonzeros(c) <= budget.mip_max_nonzeros:
             got, opt, fired = _tier_mip(c, budget)
