@@ -41,6 +41,7 @@ import sys
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, replace
 from fractions import Fraction
+from typing import Any
 
 import numpy as np
 
@@ -274,7 +275,8 @@ def _ceil(x: float) -> int:
     return math.ceil(x - 1e-6)
 
 
-def _by_clock(res) -> bool:
+def _by_clock(res: Any) -> bool:
+    """Whether HiGHS says its wall-clock limit (the safety net) stopped it."""
     return "time limit" in str(getattr(res, "message", "")).lower()
 
 
