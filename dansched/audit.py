@@ -41,7 +41,7 @@ from .models.floors import floor_gaps, makespan_floors
 from .models.makespan import makespan_lower_bound
 from .models.peak_bounds import PeakBoundParams, best_peak_bound
 from .models.placement import fixed_order_placement
-from .models.traffic import traffic_lower_bound
+from .models.traffic import CoverBudget, traffic_lower_bound
 from .models.traffic_global import global_traffic_bound
 from .params import BoundParams
 from .plan import Plan
@@ -107,6 +107,8 @@ class AuditRow:
             "stage": self.stage,
             "strength": self.strength,
         }
+        if self.bound.stopped_by_clock:
+            d["stopped_by_clock"] = True
         d.update(self.extra)
         return d
 
@@ -126,13 +128,22 @@ def traffic_bounds(
     cpsat: bool = True,
     params: BoundParams = BoundParams(),
     plan_traffic: int | None = None,
+    cover_budget: CoverBudget | None = None,
 ) -> tuple[Bound, dict[str, Any]]:
     """Fixed-order traffic bound for ``plan``'s order (spill ids aside): the larger of the
-    capacity cover and (with ``cpsat``) the CP-SAT placement model's proven bound, hinted
-    with ``plan``; the placement model only up to ``params.placement_max_nodes`` nodes,
-    and not at all when the cover already reaches ``plan_traffic`` (the plan's own
-    traffic: nothing is left to prove)."""
-    cover = traffic_lower_bound(inst, plan.order, time_limit=max(1.0, time_limit / 3))
+    capacity cover (within ``cover_budget``: by default :class:`CoverBudget`, or
+    :meth:`CoverBudget.quick` without ``cpsat``) and (with ``cpsat``) the CP-SAT placement
+    model's proven bound, hinted with ``plan``; the placement model only up to
+    ``params.placement_max_nodes`` nodes, and not at all when the cover already reaches
+    ``plan_traffic`` (the plan's own traffic: nothing is left to prove).
+
+    Every budget that decides a figure is deterministic: HiGHS counts (see
+    :class:`CoverBudget`), CP-SAT ``deterministic_time = time_limit / 3`` with one worker
+    and ``seed``. Wall clocks (the cover's safety net, ``10 * time_limit`` for CP-SAT) are
+    safety nets only; when one fires the row says so (``stopped_by_clock``,
+    ``cpsat_stopped_by_clock``)."""
+    budget = cover_budget or (CoverBudget() if cpsat else CoverBudget.quick())
+    cover = traffic_lower_bound(inst, plan.order, budget)
     if not cpsat:
         return cover, {"cover_bound": cover.value}
     if plan_traffic is not None and cover.value >= plan_traffic:
@@ -147,8 +158,8 @@ def traffic_bounds(
         inst,
         plan.order,
         hint=plan,
-        time_limit=max(1.0, 2 * time_limit / 3),
-        deterministic_time=max(1.0, time_limit),
+        time_limit=max(10.0, 10 * time_limit),
+        deterministic_time=max(1.0, time_limit / 3),
         seed=seed,
         max_rectangles=params.max_rectangles,
     )
@@ -158,6 +169,8 @@ def traffic_bounds(
         "cpsat_traffic": res.traffic,
         "cover_bound": cover.value,
     }
+    if res.stats.get("stopped_by_clock"):
+        extra["cpsat_stopped_by_clock"] = True
     if res.bound > cover.value:
         how = "proven optimum" if res.optimal else f"best bound ({res.status})"
         return Bound(res.bound, f"fixed order: CP-SAT placement/spill model, {how}"), extra

@@ -20,7 +20,20 @@ from typing import Any
 
 from .errors import HardwareError
 
-__all__ = ["Hardware", "load_hardware", "default_hardware"]
+__all__ = ["Hardware", "load_hardware", "default_hardware", "spill_traffic", "SUPPORTED_LIMIT"]
+
+
+INT_LIMIT = 2**63  # capacities and spill costs must fit in 63 bits, like every instance integer
+# every time and traffic figure a plan of dansched can reach stays below this (docs/rules.md,
+# Supported ranges): CP-SAT needs int64 room for sums of a few such figures
+SUPPORTED_LIMIT = 2**60
+
+
+def spill_traffic(size: int, backed: bool) -> int:
+    """Extra DDR traffic of one spill of a buffer of ``size`` (SPEC section 5; paper Eq. 28):
+    ``Size`` when a COPY_IN uses the buffer (DDR already holds it, the SPILL_OUT writes
+    nothing), ``2*Size`` otherwise. The one home of this rule."""
+    return int(size) if backed else 2 * int(size)
 
 
 @dataclass(frozen=True)
@@ -81,15 +94,24 @@ def _default_table() -> dict[str, Any]:
     return tomllib.loads(text)
 
 
-INT_LIMIT = 2**63  # capacities and spill costs must fit in 63 bits, like every instance integer
-
-
 def _non_negative_int(value: Any, what: str, positive: bool = False) -> int:
     if isinstance(value, bool) or not isinstance(value, int) or value < (1 if positive else 0):
         need = "a positive" if positive else "a non-negative"
         raise HardwareError(f"hardware: {what} must be {need} integer, got {value!r}")
     if value >= INT_LIMIT:
         raise HardwareError(f"hardware: {what} is {value}, too large: values must fit in 63 bits (< 2**63)")
+    return value
+
+
+def _spill_cost(value: Any, what: str) -> int:
+    """A spill cost: a non-negative integer below :data:`SUPPORTED_LIMIT` (one spill alone
+    must fit the time horizon of docs/rules.md, Supported ranges)."""
+    value = _non_negative_int(value, what)
+    if value >= SUPPORTED_LIMIT:
+        raise HardwareError(
+            f"hardware: {what} is {value}, too large: spill costs must stay below 2**60 = {SUPPORTED_LIMIT} "
+            "(docs/rules.md, Supported ranges)"
+        )
     return value
 
 
@@ -136,8 +158,8 @@ def hardware_from_table(table: Mapping[str, Any]) -> Hardware:
         single_residency_tiers=single,
         spill_out_pipe=spill_out,
         spill_in_pipe=spill_in,
-        spill_fixed_cycles=_non_negative_int(spill.get("fixed_cycles"), "spill.fixed_cycles"),
-        spill_cycles_per_unit=_non_negative_int(spill.get("cycles_per_unit"), "spill.cycles_per_unit"),
+        spill_fixed_cycles=_spill_cost(spill.get("fixed_cycles"), "spill.fixed_cycles"),
+        spill_cycles_per_unit=_spill_cost(spill.get("cycles_per_unit"), "spill.cycles_per_unit"),
         dma_pipes=dma,
     )
 

@@ -29,7 +29,7 @@ from typing import Any
 import numpy as np
 
 from .errors import InstanceError
-from .hardware import Hardware, default_hardware
+from .hardware import SUPPORTED_LIMIT, Hardware, default_hardware, spill_traffic
 from .plan import atomic_write_files, atomic_write_text
 
 __all__ = [
@@ -464,6 +464,42 @@ def _buffer_uses(t: _NodeRecords, bt: _BufferTable, hw: Hardware) -> tuple[np.nd
     return np.array(bsrc, dtype=np.int64), np.array(bdst, dtype=np.int64), backed
 
 
+def _check_horizons(t: _NodeRecords, bt: _BufferTable, users: np.ndarray, backed: np.ndarray, hw: Hardware) -> None:
+    """Supported ranges (docs/rules.md): the time horizon (every operation's Cycles plus the
+    cycles of one spill of each buffer between each two consecutive needs of it: ALLOC,
+    each user, FREE) and the traffic horizon (the traffic of those spills) stay below
+    :data:`~dansched.hardware.SUPPORTED_LIMIT`. Exact Python integers throughout; the
+    message names the figure and its largest part."""
+    sizes, gaps = bt.size.tolist(), (users + 1).tolist()
+    c_in = [hw.spill_cycles(s) for s in sizes]
+    spill_time = [g * (c + (0 if k else c)) for g, c, k in zip(gaps, c_in, backed.tolist())]
+    spill_load = [g * spill_traffic(s, bool(k)) for g, s, k in zip(gaps, sizes, backed.tolist())]
+
+    def buffer(i: int) -> str:
+        return f"buffer {int(bt.ids[i])} (Size {sizes[i]}, at most {gaps[i]} spill(s))"
+
+    cycles = t.cycles.tolist()
+    time_total = sum(cycles) + sum(spill_time)
+    if time_total >= SUPPORTED_LIMIT:
+        v = max(range(t.n), key=cycles.__getitem__)
+        b = max(range(len(sizes)), key=spill_time.__getitem__, default=None)
+        if b is not None and spill_time[b] > cycles[v]:
+            largest = f"{buffer(b)}, {spill_time[b]} spill cycles"
+        else:
+            largest = f"node {v} ({t.op[v]}), Cycles {cycles[v]}"
+        raise InstanceError(
+            f"instance: its time horizon is {time_total} cycles, beyond the supported 2**60 = {SUPPORTED_LIMIT} "
+            f"(docs/rules.md, Supported ranges); the largest part: {largest}"
+        )
+    traffic_total = sum(spill_load)
+    if traffic_total >= SUPPORTED_LIMIT:
+        b = max(range(len(sizes)), key=spill_load.__getitem__)
+        raise InstanceError(
+            f"instance: its traffic horizon is {traffic_total} units, beyond the supported 2**60 = {SUPPORTED_LIMIT} "
+            f"(docs/rules.md, Supported ranges); the largest part: {buffer(b)}, {spill_load[b]} units"
+        )
+
+
 def _read_edges(edges: Iterable[Any], n: int) -> np.ndarray:
     """The distinct edges as an ``(E, 2)`` array, sorted; every node must exist, the graph
     must be acyclic."""
@@ -506,6 +542,7 @@ def instance_from_records(
     n = t.n
     node_buf = np.array([-1 if b is None else bt.index_of[b] for b in t.node_bufid], dtype=np.int64)
     bsrc, bdst, backed = _buffer_uses(t, bt, hw)
+    _check_horizons(t, bt, np.bincount(bdst, minlength=len(bt.ids)), backed, hw)
     bufs_ptr, bufs_idx = _csr(n, bsrc, bdst)
     users_ptr, users_idx = _csr(len(bt.ids), bdst, bsrc)
     earr = _read_edges(edges, n)

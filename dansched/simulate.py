@@ -25,6 +25,7 @@ from typing import Any
 import numpy as np
 
 from .errors import PlanInvalidError
+from .hardware import spill_traffic
 from .instance import KIND_ALLOC, KIND_FREE, KIND_OP, Instance
 from .plan import Plan
 
@@ -148,13 +149,6 @@ class _Errors:
 
     def __bool__(self) -> bool:
         return bool(self.counts)
-
-
-def spill_traffic(size: int, backed: bool) -> int:
-    """Extra DDR traffic of one spill of a buffer of ``size`` (SPEC section 5; paper Eq. 28):
-    ``Size`` when a COPY_IN uses the buffer (DDR already holds it, the SPILL_OUT writes
-    nothing), ``2*Size`` otherwise. The one home of this rule."""
-    return int(size) if backed else 2 * int(size)
 
 
 def spill_node_ids(n: int, k: int) -> tuple[int, int]:

@@ -10,14 +10,20 @@ __all__ = ["Bound", "gap"]
 
 @dataclass(frozen=True)
 class Bound:
-    """``value`` is a proven lower bound; ``optimal`` only when a plan of that value is known."""
+    """``value`` is a proven lower bound; ``optimal`` only when a plan of that value is known;
+    ``stopped_by_clock`` when a solver's wall-clock safety net stopped it (the value may
+    then depend on the machine's load, and reports say so)."""
 
     value: int
     method: str
     optimal: bool = False
+    stopped_by_clock: bool = False
 
     def to_dict(self) -> dict[str, Any]:
-        return {"value": int(self.value), "method": self.method, "optimal": bool(self.optimal)}
+        out = {"value": int(self.value), "method": self.method, "optimal": bool(self.optimal)}
+        if self.stopped_by_clock:
+            out["stopped_by_clock"] = True
+        return out
 
 
 def gap(value: int | None, bound: int) -> float | None:

@@ -88,7 +88,7 @@ from ..params import BoundParams
 from ..plan import Plan
 from ..simulate import Evaluation, evaluate, spill_traffic
 from .placement import plan_points, points_to_plan, residency_points
-from .solver import deterministic_solver
+from .solver import deterministic_solver, stopped_by_clock
 
 __all__ = [
     "JointResult",
@@ -568,6 +568,7 @@ def joint_min_traffic(
         wall_seconds=round(solver.wall_time, 3),
         deterministic_time=round(solver.deterministic_time, 3),
         branches=solver.num_branches,
+        stopped_by_clock=stopped_by_clock(solver, status),
     )
     if status not in (cp_model.OPTIMAL, cp_model.FEASIBLE):
         # INFEASIBLE only with max_spills: without it, spilling every gap of every buffer is

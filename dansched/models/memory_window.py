@@ -38,7 +38,7 @@ from ..graph import keyed_topological_order
 from ..instance import KIND_OP, Instance
 from ..plan import Plan
 from ..simulate import AugmentedGraph
-from .solver import deterministic_solver
+from .solver import deterministic_solver, stopped_by_clock
 
 __all__ = ["Segment", "MemoryLayout", "memory_layout", "window_segments", "solve_memory_window"]
 
@@ -237,6 +237,7 @@ def solve_memory_window(
         "nodes": len(window),
         "segments": len(segs),
         "pairs": len(choices),
+        "stopped_by_clock": stopped_by_clock(solver, status),
     }
     if status not in (cp_model.OPTIMAL, cp_model.FEASIBLE):
         return None, stats

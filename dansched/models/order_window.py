@@ -62,7 +62,7 @@ from ..instance import KIND_OP, Instance
 from ..plan import Plan
 from .joint import _JointBuilder, _precedence, spill_cost
 from .placement import plan_points, points_to_plan, residency_points
-from .solver import deterministic_solver
+from .solver import deterministic_solver, stopped_by_clock
 
 __all__ = [
     "PointPlan",
@@ -372,6 +372,7 @@ def solve_order_window(
         "buffers": len(bufs),
         "straddling": len(wb.straddle),
         "deterministic_time": solver.deterministic_time,
+        "stopped_by_clock": stopped_by_clock(solver, status),
     }
     name = solver.status_name(status)
     if status not in (cp_model.OPTIMAL, cp_model.FEASIBLE):

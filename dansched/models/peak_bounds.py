@@ -17,7 +17,7 @@ maximum (the exact optimum when the DP finishes).
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from ..errors import ExactModelTooLarge, NoLegalOrderError
 from ..instance import Instance
@@ -55,7 +55,7 @@ def peak_bounds(
     if prod.value > 0:
         out.append(prod)
     con = contracted_peak_bound(inst, floor=max(b.value for b in out), params=bound_params)
-    if con.value > 0:
+    if con.value > 0 or con.stopped_by_clock:
         out.append(con)
     if inst.n <= params.exact_max_nodes:
         try:
@@ -70,10 +70,14 @@ def peak_bounds(
 def best_peak_bound(
     inst: Instance, params: PeakBoundParams = PeakBoundParams(), bound_params: BoundParams = BoundParams()
 ) -> tuple[Bound, list[Bound]]:
-    """The largest bound (the exact optimum when known; first on ties) and all of them."""
+    """The largest bound (the exact optimum when known; first on ties) and all of them; the
+    best says ``stopped_by_clock`` when any of them was stopped by a wall-clock safety net
+    (it might have been larger)."""
     bounds = peak_bounds(inst, params, bound_params)
     best = bounds[0]
     for b in bounds[1:]:
         if b.value > best.value or (b.optimal and b.value >= best.value):
             best = b
+    if any(b.stopped_by_clock for b in bounds):
+        best = replace(best, stopped_by_clock=True)
     return best, bounds

@@ -35,7 +35,7 @@ from ..instance import KIND_OP, Instance
 from ..params import BoundParams
 from ..plan import Plan
 from ..simulate import spill_traffic
-from .solver import deterministic_solver
+from .solver import deterministic_solver, stopped_by_clock
 
 __all__ = [
     "PlacementResult",
@@ -195,7 +195,11 @@ def _solve(
     solver = deterministic_solver(seed, deterministic_time, time_limit)
     status = solver.solve(m)
     name = solver.status_name(status)
-    stats = {"rectangles": nrect, "wall_seconds": round(solver.wall_time, 3)}
+    stats = {
+        "rectangles": nrect,
+        "wall_seconds": round(solver.wall_time, 3),
+        "stopped_by_clock": stopped_by_clock(solver, status),
+    }
     if status == cp_model.INFEASIBLE:
         return PlacementResult(name, None, 0, stats=stats)
     if status not in (cp_model.OPTIMAL, cp_model.FEASIBLE):

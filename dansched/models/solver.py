@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from ortools.sat.python import cp_model
 
-__all__ = ["deterministic_solver"]
+__all__ = ["deterministic_solver", "stopped_by_clock"]
 
 
 def deterministic_solver(seed: int, deterministic_time: float, time_limit: float) -> cp_model.CpSolver:
@@ -17,3 +17,12 @@ def deterministic_solver(seed: int, deterministic_time: float, time_limit: float
     solver.parameters.max_deterministic_time = deterministic_time
     solver.parameters.max_time_in_seconds = max(0.01, time_limit)
     return solver
+
+
+def stopped_by_clock(solver: cp_model.CpSolver, status: int) -> bool:
+    """Whether the wall-clock safety net, not the deterministic budget, ended a solve that
+    had not finished (then its result may depend on the machine's load)."""
+    if status in (cp_model.OPTIMAL, cp_model.INFEASIBLE, cp_model.MODEL_INVALID):
+        return False
+    p = solver.parameters
+    return solver.wall_time >= p.max_time_in_seconds and solver.deterministic_time < p.max_deterministic_time

@@ -15,18 +15,21 @@ when backed by a COPY_IN, ``2*Size`` otherwise). So, per tier, with ``x_g`` in
 
 is a relaxation of every valid plan with that order (an LP; integral when all
 sizes of a tier are equal, because each column covers consecutive positions).
-Two bounds come from it:
+Three bounds come from it:
 
 - :func:`position_bound`: the largest over ``k`` of the cheapest fractional cover of
-  the excess at ``k`` alone (closed form, always cheap);
+  the excess at ``k`` alone (closed form, exact rational arithmetic, always cheap);
 - :func:`lp_bound`: the LP above, solved by HiGHS (:func:`scipy.optimize.linprog`);
   rows whose covering gaps and excess repeat are merged;
 - :func:`mip_bound`: the integer program itself (:func:`scipy.optimize.milp`), whose
   optimum is the least traffic of any plan with that order when placement costs
   nothing (its dual bound when branch and bound stops early).
 
-:func:`traffic_lower_bound` returns the best that finishes as a :class:`~dansched.models.bound.Bound`.
-Fragmentation is ignored, so the bound holds for every placement.
+:func:`traffic_lower_bound` returns what HiGHS proves within a :class:`CoverBudget`
+(counts: matrix size, branch-and-bound nodes, simplex iterations; so the same inputs
+give the same bound on a busy machine), else the per-position cover, as a
+:class:`~dansched.models.bound.Bound`. Fragmentation is ignored, so the bound holds for
+every placement.
 """
 
 from __future__ import annotations
@@ -35,9 +38,10 @@ import contextlib
 import math
 import os
 import sys
-import time
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
+from fractions import Fraction
+from typing import Any
 
 import numpy as np
 
@@ -53,6 +57,8 @@ __all__ = [
     "position_bound",
     "lp_bound",
     "mip_bound",
+    "CoverBudget",
+    "CoverResult",
     "cover_matrix",
     "quiet_native_stdout",
     "traffic_lower_bound",
@@ -142,28 +148,43 @@ def tier_covers(inst: Instance, order: Sequence[int]) -> list[TierCover]:
     return out
 
 
-def _fractional_cover(cols: Sequence[int], cost: Sequence[int], size: Sequence[int], excess: int) -> float:
+def _unit_prices(c: TierCover) -> list[int | Fraction]:
+    """Each gap's price per unit (an integer when it divides, else an exact fraction)."""
+    out: list[int | Fraction] = []
+    for co, si in zip(c.cost, c.size):
+        q, r = divmod(co, si)
+        out.append(q if r == 0 else Fraction(co, si))
+    return out
+
+
+def _fractional_cover(
+    cols: Sequence[int], price: Sequence[int | Fraction], size: Sequence[int], excess: int
+) -> int | Fraction | None:
     """Cheapest fractional choice of ``cols`` whose sizes add up to ``excess`` (greedy by
-    cost per unit is optimal for one row); infinity when even all of them fall short."""
+    price per unit is optimal for one row), exact; None when even all of them fall short."""
     need = excess
-    total = 0.0
-    for g in sorted(cols, key=lambda g: (cost[g] / size[g], g)):
+    total: int | Fraction = 0
+    for g in sorted(cols, key=lambda g: (price[g], g)):
         take = min(size[g], need)
-        total += cost[g] * take / size[g]
+        total += price[g] * take
         need -= take
         if need <= 0:
             return total
-    return math.inf
+    return None
 
 
 def position_bound(covers: Sequence[TierCover]) -> int:
-    """Sum over tiers of the largest single-position cover cost (rounded up)."""
+    """Sum over tiers of the largest single-position cover cost (rounded up); exact integer
+    and rational arithmetic, so it holds at any size."""
     total = 0
     for c in covers:
-        best = 0.0
+        price = _unit_prices(c)
+        best: int | Fraction = 0
         for cols, excess in c.rows:
-            best = max(best, _fractional_cover(cols, c.cost, c.size, excess))
-        total += math.ceil(best - 1e-6) if best != math.inf else 0
+            got = _fractional_cover(cols, price, c.size, excess)
+            if got is not None and got > best:
+                best = got
+        total += math.ceil(best)
     return total
 
 
@@ -201,90 +222,199 @@ def cover_matrix(c: TierCover):
     return A, np.array(rhs, dtype=float), np.array(c.cost, dtype=float)
 
 
-def lp_bound(covers: Sequence[TierCover], time_limit: float = 30.0) -> int | None:
-    """Sum over tiers of the LP optimum (rounded up), or ``None`` when HiGHS does not
-    finish within ``time_limit`` seconds overall."""
+@dataclass(frozen=True)
+class CoverBudget:
+    """Deterministic budgets of the HiGHS cover models, and the wall-clock safety net.
+
+    ``mip_max_nonzeros``: a tier's integer program is solved only when its cover matrix has
+    at most that many nonzeros (the root of a larger one can take minutes); larger tiers get
+    the LP relaxation, up to ``lp_max_nonzeros`` (beyond, HiGHS is not run and the
+    per-position bound stands). ``node_limit``: branch-and-bound nodes per tier.
+    ``lp_iteration_limit``: simplex iterations per LP. ``exact_max_cost``: HiGHS computes
+    in doubles, so a tier whose gaps cost more than this in all gets the exact
+    per-position bound instead. ``safety_seconds``: wall clock per HiGHS call, a safety net
+    only: when it fires the bound says so (``stopped_by_clock``)."""
+
+    mip_max_nonzeros: int = 1_000_000
+    lp_max_nonzeros: int = 5_000_000
+    node_limit: int = 5000
+    lp_iteration_limit: int = 200_000
+    exact_max_cost: int = 2**30
+    safety_seconds: float = 300.0
+
+    @classmethod
+    def quick(cls) -> CoverBudget:
+        """The budget of the bounds in ``solve``'s report: the integer program only on tiers
+        of at most 150,000 nonzeros (every official case but FlashAttention_Case1's UB,
+        whose root alone takes about 15 s), the LP relaxation above."""
+        return cls(mip_max_nonzeros=150_000)
+
+    def __post_init__(self) -> None:
+        for name in ("mip_max_nonzeros", "lp_max_nonzeros", "node_limit", "lp_iteration_limit", "exact_max_cost"):
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+                raise ValueError(f"CoverBudget.{name} must be a non-negative integer, got {value!r}")
+        if not self.safety_seconds > 0:
+            raise ValueError(f"CoverBudget.safety_seconds must be positive, got {self.safety_seconds!r}")
+
+
+@dataclass(frozen=True)
+class CoverResult:
+    """What HiGHS proved over the tiers: the bound (None when a tier gave none), whether
+    every tier was solved to optimality, how (``integer optimum``, ``LP relaxation``, ...)
+    and whether the wall-clock safety net stopped a solve."""
+
+    value: int | None
+    exact: bool
+    how: str
+    stopped_by_clock: bool = False
+
+
+def _ceil(x: float) -> int:
+    """A HiGHS objective rounded up to the integer bound it proves (1e-6 of slack)."""
+    return math.ceil(x - 1e-6)
+
+
+def _by_clock(res: Any) -> bool:
+    """Whether HiGHS says its wall-clock limit (the safety net) stopped it."""
+    return "time limit" in str(getattr(res, "message", "")).lower()
+
+
+def _tier_lp(c: TierCover, budget: CoverBudget, whole: bool = False) -> tuple[int | None, bool]:
+    """The LP relaxation of one tier: (its optimum rounded up or None, stopped by clock).
+    With ``whole`` (a tier of one size, :func:`_uniform`) each row's excess is first rounded
+    up to whole buffers: every plan spills whole buffers, so the bound still holds, and
+    the matrix being an interval matrix, the LP optimum is then the integer optimum."""
     from scipy.optimize import linprog
 
-    deadline = time.perf_counter() + time_limit
-    total = 0
-    for c in covers:
-        if not c.rows:
-            continue
-        left = deadline - time.perf_counter()
-        if left <= 0:
-            return None
-        A, rhs, cost = cover_matrix(c)
-        res = linprog(cost, A_ub=-A, b_ub=-rhs, bounds=(0, 1), method="highs", options={"time_limit": max(1.0, left)})
-        if res.status != 0:
-            return None
-        total += math.ceil(res.fun - 1e-6)
-    return total
+    A, rhs, cost = cover_matrix(c)
+    if whole and c.rows:
+        size = c.size[0]
+        rhs = np.array([-(-excess // size) * size for _, excess in c.rows], dtype=float)
+    res = linprog(
+        cost,
+        A_ub=-A,
+        b_ub=-rhs,
+        bounds=(0, 1),
+        method="highs",
+        options={"time_limit": budget.safety_seconds, "maxiter": budget.lp_iteration_limit},
+    )
+    return (_ceil(res.fun) if res.status == 0 else None), _by_clock(res)
 
 
-def _uniform(c: TierCover) -> bool:
-    """One size and one price per unit in the tier: the cover matrix scaled by that size
-    is an interval matrix (totally unimodular), so the LP optimum is integral."""
-    return len(set(c.size)) <= 1 and len({co / si for co, si in zip(c.cost, c.size)}) <= 1
-
-
-def _tier_optimum(c: TierCover, time_limit: float, node_limit: int) -> tuple[int, bool] | None:
-    """(bound, exact) for one tier: the LP when it is integral, else branch and bound."""
-    from scipy.optimize import Bounds, LinearConstraint, linprog, milp
+def _tier_mip(c: TierCover, budget: CoverBudget) -> tuple[int | None, bool, bool]:
+    """Branch and bound on one tier: (its proven dual bound rounded up or None, optimal,
+    stopped by clock). The gap is closed to zero, so "optimal" means the integer optimum."""
+    from scipy.optimize import Bounds, LinearConstraint, milp
 
     A, rhs, cost = cover_matrix(c)
-    if _uniform(c):
-        res = linprog(cost, A_ub=-A, b_ub=-rhs, bounds=(0, 1), method="highs", options={"time_limit": time_limit})
-        return (math.ceil(res.fun - 1e-6), True) if res.status == 0 else None
     with quiet_native_stdout():
         res = milp(
             cost,
             constraints=LinearConstraint(A, lb=rhs),
             integrality=np.ones(len(cost)),
             bounds=Bounds(0, 1),
-            options={"time_limit": time_limit, "node_limit": node_limit},
+            options={"time_limit": budget.safety_seconds, "node_limit": budget.node_limit, "mip_rel_gap": 0.0},
         )
-    if res.status == 0 and res.fun is not None:
-        return math.ceil(res.fun - 1e-6), True
     dual = getattr(res, "mip_dual_bound", None)
     if dual is None or not math.isfinite(dual):
-        return None
-    return math.ceil(dual - 1e-6), False
+        return None, False, _by_clock(res)
+    return _ceil(dual), res.status == 0, _by_clock(res)
 
 
-def mip_bound(covers: Sequence[TierCover], time_limit: float = 30.0, node_limit: int = 5000) -> tuple[int, bool] | None:
-    """Sum over tiers of the integer optimum of the cover (HiGHS: the LP where it is
-    integral, branch and bound elsewhere, its proven dual bound where the search stops
-    early); the flag says whether every tier was solved to optimality. ``None`` when a
-    tier yields no bound in time."""
-    deadline = time.perf_counter() + time_limit
+def _beyond_highs(c: TierCover, budget: CoverBudget) -> str | None:
+    """Why HiGHS is not run on a tier (None when it is): costs beyond its exact range, or a
+    cover matrix larger than ``budget.lp_max_nonzeros``."""
+    if sum(c.cost) > budget.exact_max_cost:
+        return "costs beyond HiGHS's exact range"
+    if _nonzeros(c) > budget.lp_max_nonzeros:
+        return f"a tier's cover has more than {budget.lp_max_nonzeros} nonzeros"
+    return None
+
+
+def _nonzeros(c: TierCover) -> int:
+    return sum(len(cols) for cols, _ in c.rows)
+
+
+def lp_bound(covers: Sequence[TierCover], budget: CoverBudget = CoverBudget()) -> int | None:
+    """Sum over tiers of the LP optimum (rounded up), or ``None`` when a tier's LP does not
+    finish within ``budget`` (or HiGHS is not run on it, see :func:`_beyond_highs`)."""
     total = 0
-    exact = True
     for c in covers:
         if not c.rows:
             continue
-        left = deadline - time.perf_counter()
-        if left <= 0:
+        if _beyond_highs(c, budget):
             return None
-        got = _tier_optimum(c, max(1.0, left), node_limit)
+        got, _ = _tier_lp(c, budget)
         if got is None:
             return None
-        total += got[0]
-        exact = exact and got[1]
-    return total, exact
+        total += got
+    return total
 
 
-def traffic_lower_bound(inst: Instance, order: Sequence[int], time_limit: float = 20.0) -> Bound:
+def _uniform(c: TierCover) -> bool:
+    """One size and one price per unit in the tier: the cover matrix scaled by that size
+    is an interval matrix (each gap covers consecutive positions: totally unimodular), so
+    with every excess rounded up to whole buffers the LP optimum is integral."""
+    return len(set(c.size)) <= 1 and len({Fraction(co, si) for co, si in zip(c.cost, c.size)}) <= 1
+
+
+def mip_bound(covers: Sequence[TierCover], budget: CoverBudget = CoverBudget()) -> CoverResult:
+    """Sum over tiers of what HiGHS proves about the cover: the integer optimum (the LP where
+    it is integral, branch and bound on tiers of at most ``budget.mip_max_nonzeros``
+    nonzeros, its dual bound where the node limit stops it first), the LP relaxation on
+    larger tiers. Every budget is a count, so the result does not depend on the machine's
+    load; only the safety net can stop a solve by the clock, and the result says so."""
+    total = 0
+    exact = True
+    kinds: list[str] = []
+    clock = False
+    for c in covers:
+        if not c.rows:
+            continue
+        why = _beyond_highs(c, budget)
+        if why:
+            return CoverResult(None, False, why, clock)
+        if _uniform(c):
+            got, fired = _tier_lp(c, budget, whole=True)
+            opt, kind = got is not None, "integer optimum"
+        elif _nonzeros(c) <= budget.mip_max_nonzeros:
+            got, opt, fired = _tier_mip(c, budget)
+            kind = "integer optimum" if opt else "branch-and-bound dual bound"
+        else:
+            got, fired = _tier_lp(c, budget)
+            opt, kind = False, "LP relaxation"
+        clock = clock or fired
+        if got is None:
+            return CoverResult(None, False, "no bound within the budget", clock)
+        total += got
+        exact = exact and opt
+        if kind not in kinds:
+            kinds.append(kind)
+    return CoverResult(total, exact, " + ".join(kinds) or "integer optimum", clock)
+
+
+def traffic_lower_bound(
+    inst: Instance, order: Sequence[int], budget: CoverBudget = CoverBudget(), time_limit: float | None = None
+) -> Bound:
     """Lower bound on the extra traffic of every valid plan whose instance nodes run in
-    ``order``'s relative order (spill ids in ``order`` are ignored): the integer optimum of
-    the cover when HiGHS proves it (placement aside, no plan of this order does better),
-    else its dual bound, else the per-position cover."""
+    ``order``'s relative order (spill ids in ``order`` are ignored): what HiGHS proves about
+    the cover within ``budget`` (:func:`mip_bound`; with its integer optimum, placement
+    aside, no plan of this order does better), else the per-position cover. ``time_limit``
+    (seconds) can only lengthen the wall-clock safety net (``budget.safety_seconds``): a
+    shorter clock would let the machine's load decide the bound."""
+    if time_limit is not None and time_limit > budget.safety_seconds:
+        budget = replace(budget, safety_seconds=time_limit)
     covers = tier_covers(inst, order)
     if not covers:
         return Bound(0, "fixed order: no tier is ever over capacity", optimal=True)
-    got = mip_bound(covers, time_limit)
-    if got is not None:
-        value, exact = got
-        how = "integer optimum" if exact else "branch-and-bound dual bound"
-        return Bound(value, f"fixed order: {how} of the per-position capacity cover (HiGHS)")
-    return Bound(position_bound(covers), "fixed order: cheapest cover of the largest per-position excess")
+    got = mip_bound(covers, budget)
+    net = " (the wall-clock safety net stopped HiGHS)" if got.stopped_by_clock else ""
+    if got.value is not None:
+        method = f"fixed order: {got.how} of the per-position capacity cover (HiGHS){net}"
+        return Bound(got.value, method, stopped_by_clock=got.stopped_by_clock)
+    return Bound(
+        position_bound(covers),
+        f"fixed order: cheapest cover of the largest per-position excess (HiGHS: {got.how}){net}",
+        stopped_by_clock=got.stopped_by_clock,
+    )

@@ -29,7 +29,7 @@ from typing import Any
 from ortools.sat.python import cp_model
 
 from ...graph import bottom_level, keyed_topological_order
-from ...models.solver import deterministic_solver
+from ...models.solver import deterministic_solver, stopped_by_clock
 from ...simulate import simulate_timing
 from .skeleton import Skeleton, critical_chain
 
@@ -197,7 +197,11 @@ def solve_window(
     m.minimize(obj)
     solver = deterministic_solver(seed, deterministic_time, max(0.01, wall_time))
     status = solver.solve(m)
-    stats = {"status": solver.status_name(status), "nodes": len(window)}
+    stats = {
+        "status": solver.status_name(status),
+        "nodes": len(window),
+        "stopped_by_clock": stopped_by_clock(solver, status),
+    }
     if status not in (cp_model.OPTIMAL, cp_model.FEASIBLE):
         return None, stats
     stats["objective"] = int(solver.objective_value)
@@ -228,6 +232,7 @@ def exact_windows(
     if max_windows is None:  # a count, not the clock, decides how far we go: deterministic
         max_windows = max(1, int(10 * time_limit))
     solved = improved = 0
+    clock = False  # the wall-clock safety net ended a window or the loop
     statuses: dict[str, int] = {}
     done_centers: set[int] = set()
     while solved < max_windows and time.monotonic() - t0 < time_limit:
@@ -256,6 +261,7 @@ def exact_windows(
                 seed=seed,
             )
             solved += 1
+            clock = clock or st["stopped_by_clock"]
             statuses[st["status"]] = statuses.get(st["status"], 0) + 1
             if seq is None:
                 continue
@@ -269,4 +275,6 @@ def exact_windows(
                 break
         if not progressed:
             break
-    return order, best, {"windows": solved, "improved": improved, "statuses": statuses, "width": width}
+    clock = clock or (solved < max_windows and time.monotonic() - t0 >= time_limit)
+    stats = {"windows": solved, "improved": improved, "statuses": statuses, "width": width}
+    return order, best, stats | {"stopped_by_clock": clock}

@@ -11,6 +11,11 @@ order, goes to the free range whose previous occupants finished earliest relativ
 to the time the segment is wanted (estimated by the cycle simulator on the plan
 without reuse edges), ties broken best-fit. A plan is returned only when every
 segment fits and the evaluator accepts it.
+
+Memory and time depend on the segments, not on the tiers' capacities: free space is a
+free-segment list (:class:`~dansched.stages.dlr.freelist.FreeList`) and the release
+time of each address a piecewise-constant map (:class:`.address_times.AddressTimes`);
+times are Python integers, exact at any size.
 """
 
 from __future__ import annotations
@@ -24,15 +29,10 @@ import numpy as np
 from ...instance import KIND_ALLOC, KIND_OP, Instance
 from ...plan import Plan
 from ...simulate import Evaluation, evaluate, simulate_timing
+from ..dlr.freelist import FreeList, free_ranges
+from .address_times import AddressTimes
 
-__all__ = ["relayout_for_timing", "free_runs"]
-
-
-def free_runs(owner: np.ndarray) -> list[tuple[int, int]]:
-    """Maximal runs ``[l, r)`` of free addresses (owner -1) in a tier."""
-    free = np.concatenate(([False], owner < 0, [False]))
-    edges = np.flatnonzero(np.diff(free.astype(np.int8)))
-    return list(zip(edges[0::2].tolist(), edges[1::2].tolist()))
+__all__ = ["relayout_for_timing", "move_late_segments"]
 
 
 def _wanted_times(ev: Evaluation, order: Sequence[int]) -> list[int]:
@@ -70,8 +70,8 @@ def _relayout(inst: Instance, plan: Plan, ev: Evaluation, keep_old: bool) -> tup
     wanted = _wanted_times(ev, order)
     sizes, tiers = inst.buf_size.tolist(), inst.buf_tier.tolist()
     caps = [inst.hw.capacity[t] for t in inst.hw.tiers]
-    owner = [np.full(c, -1, dtype=np.int64) for c in caps]
-    freed_at = [np.zeros(c, dtype=np.int64) for c in caps]  # estimated end time of the last occupant
+    free = [FreeList(c) for c in caps]
+    freed_at = [AddressTimes(c) for c in caps]  # estimated end time of the last occupant
     where: dict[int, int] = {}
     first_offset = [0] * inst.num_buffers
     spill_offset = [0] * len(g.spill_buf)
@@ -94,20 +94,20 @@ def _relayout(inst: Instance, plan: Plan, ev: Evaluation, keep_old: bool) -> tup
         t, s = tiers[b], sizes[b]
         if not starting:
             off = where.pop(b)
-            owner[t][off : off + s] = -1
-            freed_at[t][off : off + s] = wanted[v] + g.cycles[v] if v >= n else wanted[v]
+            free[t].release(off, s)
+            freed_at[t].assign(off, off + s, wanted[v] + g.cycles[v] if v >= n else wanted[v])
             continue
         old = old_first[b] if v < n else old_spill[(v - n) // 2]
 
         def lateness(off: int, t: int = t, s: int = s, v: int = v) -> int:
-            return max(0, int(freed_at[t][off : off + s].max()) - wanted[v])
+            return max(0, freed_at[t].latest(off, off + s) - wanted[v])
 
-        old_free = old + s <= caps[t] and bool((owner[t][old : old + s] < 0).all())
+        old_free = free[t].is_free(old, s)
         if keep_old and old_free and lateness(old) == 0:
             off = old
         else:
             best = None
-            for lo, hi in free_runs(owner[t]):
+            for lo, hi in free[t].segments():
                 if hi - lo < s:
                     continue
                 cands = {lo, hi - s} | ({old} if old_free and lo <= old and old + s <= hi else set())
@@ -118,7 +118,7 @@ def _relayout(inst: Instance, plan: Plan, ev: Evaluation, keep_old: bool) -> tup
             if best is None:
                 return None
             off = best[2]
-        owner[t][off : off + s] = b
+        free[t].take(off, s)
         where[b] = off
         if v < n:
             first_offset[b] = off
@@ -228,27 +228,23 @@ def move_late_segments(inst: Instance, plan: Plan, ev: Evaluation) -> tuple[Plan
         )
         by_end = np.argsort(S.end, kind="stable").tolist()
         painted = 0
-        freed = np.zeros(cap, dtype=np.int64)  # end time of the last occupant ended so far
+        freed = AddressTimes(cap)  # end time of the last occupant ended so far
         overlapping = _OverlapSweep(S.start, S.end)
         for j in cand_rows:
             ps, pe, size = int(S.start[j]), int(S.end[j]), int(S.size[j])
             while painted < len(by_end) and S.end[by_end[painted]] <= ps:
                 k = by_end[painted]
-                freed[S.off[k] : S.off[k] + S.size[k]] = end_time[int(S.end_event[k])]
+                o = int(S.off[k])
+                freed.assign(o, o + int(S.size[k]), end_time[int(S.end_event[k])])
                 painted += 1
-            busy = np.zeros(cap + 1, dtype=np.int64)
-            for k in overlapping(ps, pe):
-                if k != j:
-                    busy[S.off[k]] += 1
-                    busy[S.off[k] + S.size[k]] -= 1
-            occupied = np.cumsum(busy[:cap]) > 0
+            busy = [(int(S.off[k]), int(S.size[k])) for k in overlapping(ps, pe) if k != j]
             want = wanted[int(S.start_event[j])]
             best = None
-            for lo, hi in free_runs(np.where(occupied, 0, -1)):
+            for lo, hi in free_ranges(cap, busy):
                 if hi - lo < size:
                     continue
                 for off in (lo, hi - size):
-                    key = (max(0, int(freed[off : off + size].max()) - want), hi - lo - size, off)
+                    key = (max(0, freed.latest(off, off + size) - want), hi - lo - size, off)
                     if best is None or key < best:
                         best = key
             if best is None or best[0] >= late_events[int(S.start_event[j])]:

@@ -11,6 +11,10 @@ by ``left`` and merged, so the same sequence of calls always gives the same offs
 4
 >>> fl.release(0, 4); fl.segments()
 [(0, 6), (8, 10)]
+>>> fl.is_free(2, 4), fl.is_free(5, 2)
+(True, False)
+>>> free_ranges(10, [(1, 2), (2, 3), (7, 1)])
+[(0, 1), (5, 7), (8, 10)]
 """
 
 from __future__ import annotations
@@ -18,7 +22,7 @@ from __future__ import annotations
 import bisect
 from collections.abc import Iterable
 
-__all__ = ["FreeList", "best_fit"]
+__all__ = ["FreeList", "best_fit", "free_ranges"]
 
 
 def best_fit(segments: Iterable[tuple[int, int]], size: int) -> int | None:
@@ -33,6 +37,21 @@ def best_fit(segments: Iterable[tuple[int, int]], size: int) -> int | None:
             if slack == 0:
                 break
     return best
+
+
+def free_ranges(capacity: int, occupied: Iterable[tuple[int, int]]) -> list[tuple[int, int]]:
+    """The maximal free ranges ``[lo, hi)`` of a tier of ``capacity`` units, by address, when
+    the segments ``(offset, size)`` of ``occupied`` (which may overlap) are in use: the
+    free segments ``F_m`` of Eq. 22 built from scratch, in the number of segments."""
+    out = []
+    at = 0
+    for off, size in sorted(occupied):
+        if off > at:
+            out.append((at, off))
+        at = max(at, off + size)
+    if at < capacity:
+        out.append((at, capacity))
+    return out
 
 
 class FreeList:
@@ -52,6 +71,11 @@ class FreeList:
     def best_fit(self, size: int) -> int | None:
         """Eq. 24 over this tier's segments."""
         return best_fit(zip(self._starts, self._ends), size)
+
+    def is_free(self, offset: int, size: int) -> bool:
+        """Whether ``[offset, offset+size)`` lies inside one free segment."""
+        i = bisect.bisect_right(self._starts, offset) - 1
+        return i >= 0 and offset + size <= self._ends[i]
 
     def take(self, offset: int, size: int) -> None:
         """Mark ``[offset, offset+size)`` used; it must lie inside one free segment."""

@@ -21,7 +21,6 @@ from collections.abc import Mapping, Sequence
 
 import numpy as np
 from ortools.sat.python import cp_model
-from scipy.optimize import Bounds, LinearConstraint, milp
 
 from ...instance import Instance
 from ...models.solver import deterministic_solver
@@ -41,6 +40,8 @@ def cover_optimum(
     HiGHS proved it optimal; ``None`` when no feasible cover is found within ``node_limit``
     branch-and-bound nodes (the deterministic budget; ``time_limit`` seconds is a safety net).
     ``capacity_cut`` shrinks the tier (every excess grows by that many units)."""
+    from scipy.optimize import Bounds, LinearConstraint, milp  # loaded on first use: a second of start-up
+
     if not cover.rows:
         return [0.0] * len(cover.gaps), 0.0, True
     A, rhs, cost = cover_matrix(cover)

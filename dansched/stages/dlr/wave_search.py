@@ -289,8 +289,9 @@ def full_order(inst: Instance, key_ops: Sequence[int]) -> list[int]:
 
 def wave_search(inst: Instance, params: WaveParams = WaveParams(), deadline: float | None = None) -> WaveResult | None:
     """The best sweep's plan (module docstring), or ``None`` when the graph has no grid
-    structure or no sweep could be placed. ``deadline`` (``time.perf_counter()`` value)
-    stops scoring further sweeps."""
+    structure or no sweep could be placed. ``deadline`` (``time.perf_counter()`` value), a
+    safety net only, stops scoring further sweeps; the result's info then says
+    ``stopped_by_clock``."""
     if inst.n > params.max_nodes:
         return None
     grid = detect_grid(inst)
@@ -302,8 +303,10 @@ def wave_search(inst: Instance, params: WaveParams = WaveParams(), deadline: flo
     sweeps = sweep_orders(grid, params.max_band)
     ranked = sorted((source_loads(inst, grid, seq), name) for name, seq in sweeps.items())
     scored: list[tuple[tuple[int, int], str, list[int]]] = []
+    stopped = False  # the wall-clock safety net cut the replays short
     for _, name in ranked[: params.replay]:
         if deadline is not None and time.perf_counter() > deadline:
+            stopped = True
             break
         order = full_order(inst, sweeps[name])
         try:
@@ -325,6 +328,7 @@ def wave_search(inst: Instance, params: WaveParams = WaveParams(), deadline: flo
             best = WaveResult(
                 got.plan,
                 t,
-                {"sweep": name, "grid": [R, C, K], "width": grid.width, "sweeps": len(ranked), "replayed": len(scored)},
+                {"sweep": name, "grid": [R, C, K], "width": grid.width, "sweeps": len(ranked), "replayed": len(scored)}
+                | ({"stopped_by_clock": True} if stopped else {}),
             )
     return best
