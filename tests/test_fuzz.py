@@ -772,7 +772,7 @@ def test_tier_missing_from_the_hardware_is_an_input_error_naming_it(run, tmp_pat
             args += ["--hw", tmp_path / "hw.toml"]
         _, _, err = run(*args, expect=2)
         assert "'SRAM'" in err and "buffer 1" in err and "not a tier" in err, err
-    (tmp_path / "hw.toml").write_text("[tiers]\nSRAM = 5\n")
+    (tmp_path / "hw.toml").write_text("[new_tiers]\nSRAM = 5\n")
     _, out, _ = run(
         "evaluate",
         inst,
