@@ -24,7 +24,7 @@ Two library calls sit on top (``dansched bound`` and ``dansched audit`` print th
   problem-1 plan. When the instance has no problem-1 order (no order keeps the L0
   single-residency rule) but problems 2 and 3 plan it, the bounds of the problem-3
   plan are still given and ``not_bounded`` says what is missing and why;
-- :func:`audit`: a plan folder you bring, checked against its fingerprint, judged,
+- :func:`audit_folder`: a plan folder you bring, checked against its fingerprint, judged,
   and every metric beside its best bound, with the stage furthest from its bound.
 
 Each row also says how strong its bound is (:func:`bound_strength`):
@@ -75,7 +75,7 @@ __all__ = [
     "BoundResult",
     "AuditResult",
     "bound",
-    "audit",
+    "audit_folder",
     "require_valid",
 ]
 
@@ -333,7 +333,7 @@ def bound(
         try:
             plan1 = run_pipeline(inst, SolveOptions(problem=1)).stage1
         except NoLegalOrderError as exc:
-            not_bounded["problem 1"] = f"no problem-1 order exists ({exc}); maxV_stay is bounded for the problem-3 plan"
+            not_bounded["problem 1"] = f"{exc}; maxV_stay is bounded for the problem-3 plan instead"
     rows: list[AuditRow] = []
     if plan1 is not None:
         ev1 = judged(inst, plan1, "Stage 1 (MPAS)")
@@ -355,7 +355,7 @@ def bound(
 
 @dataclass
 class AuditResult:
-    """What :func:`audit` found: a row per bound tried for the plan."""
+    """What :func:`audit_folder` found: a row per bound tried for the plan."""
 
     rows: list[AuditRow]
 
@@ -368,7 +368,7 @@ class AuditResult:
         return {"bounds": [dict(metric=r.metric, **r.to_dict()) for r in self.rows], "worst_stage": self.worst_stage}
 
 
-def audit(
+def audit_folder(
     inst: Instance,
     folder: str | Path,
     time_limit: float = 30.0,

@@ -337,11 +337,11 @@ def audit(
     quiet: QuietOption = False,
 ) -> None:
     """A plan's figures beside their lower bounds, the gaps, and the stage that loses the most."""
-    from .audit import audit as run_audit
+    from .audit import audit_folder
 
     _, inst = load_inputs(instance, hw)
     with _progress(quiet) as say:
-        result = run_audit(inst, plan_dir, time_limit, seed, progress=say)
+        result = audit_folder(inst, plan_dir, time_limit, seed, progress=say)
     if as_json:
         typer.echo(json.dumps(result.to_dict(), indent=2))
         return

@@ -35,7 +35,7 @@ from typing import Any
 
 from .hardware import Hardware
 from .instance import Instance, instance_from_records, instance_name, write_csv_pair
-from .plan import atomic_write_text
+from .plan import atomic_write_text, check_output_file
 
 __all__ = ["FAMILIES", "generate", "generate_file", "GraphBuilder"]
 
@@ -360,6 +360,7 @@ def generate_file(family: str, scale: int, seed: int, out: str | Path) -> Instan
     """Write ``family`` at ``scale`` from ``seed`` to ``out`` (contest JSON, or the CSV pair
     when ``out`` is ``<case>_Nodes.csv``) and return the instance, checked before writing."""
     out = Path(out)
+    check_output_file(out)  # before the work
     nodes, edges = generate(family, scale, seed)
     inst = instance_from_records(instance_name(out), nodes, edges)  # the generator's output must load
     if out.suffix.lower() == ".csv":

@@ -126,7 +126,7 @@ def check_contract(code: Any, out: str, err: str, args: tuple = ()) -> None:
     lines = err.splitlines()
     errors = [s for s in lines if s.startswith("dansched: error: ")]
     others = [s for s in lines if not s.startswith(("dansched: error: ", "dansched: warning: ", "Estimated latency"))]
-    if code == 2 or args[:1] in (("evaluate",), ("info",)):  # generate reports what it wrote on stderr
+    if code == 2 or args[:1] in (("evaluate",), ("info",)):  # generate reports what it wrote on stdout
         assert not others, where
     if code == 2:
         assert len(errors) == 1 and lines[-1] == errors[0], where

@@ -1,7 +1,7 @@
 """Progress for long work: what runs now and for how long.
 
 Library calls that take a while (:func:`dansched.solution.solve`, :func:`dansched.audit.bound`,
-:func:`dansched.audit.audit`) accept ``progress(message)``, called with the name of each
+:func:`dansched.audit.audit_folder`) accept ``progress(message)``, called with the name of each
 step as it starts (where the number of steps is known, the message says ``k/n``).
 :func:`progress_reporter` turns those calls into something a user sees on stderr:
 
@@ -110,7 +110,7 @@ def progress_reporter(
             return spinner
 
         live = Live(
-            console=Console(file=out),
+            console=Console(file=out, force_terminal=True),
             get_renderable=render,
             refresh_per_second=params.refresh_per_second,
             transient=True,
