@@ -102,10 +102,14 @@ def folder_lock(directory: Path) -> Iterator[None]:
     """Exclusive lock on ``directory/.dansched.lock``, waiting for another holder. The
     lock file is removed on the way out, success or failure, so a folder holds no lock
     file between runs; a waiter that was granted the lock on a file its holder has
-    removed since tries again on the current one (same device and inode). A folder
-    created here is removed again when the block fails and leaves it empty."""
+    removed since tries again on the current one (same device and inode). Folders
+    created here are removed again when the block fails and leaves them empty."""
     path = directory / LOCK_NAME
-    created = not directory.exists()
+    created = []  # the folders this call creates, deepest first
+    missing = directory
+    while not missing.exists() and missing != missing.parent:
+        created.append(missing)
+        missing = missing.parent
     while True:
         try:
             directory.mkdir(parents=True, exist_ok=True)
@@ -128,9 +132,9 @@ def folder_lock(directory: Path) -> Iterator[None]:
         with contextlib.suppress(FileNotFoundError):
             os.unlink(path)
         os.close(fd)  # releases the lock
-        if created and not ok:
+        for folder in created if not ok else ():
             with contextlib.suppress(OSError):
-                directory.rmdir()  # only when empty
+                folder.rmdir()  # only when empty
 
 
 def remove_leftovers(directory: Path, case: str) -> None:

@@ -208,9 +208,9 @@ def test_sigterm_after_the_plan_is_written_never_ends_the_process_by_signal(tmp_
     """Once the plan is complete a SIGTERM gives exit 143, or 0 when the process had already
     ended; before, the interpreter's half-second teardown ran with the default handler
     back in place and the process died by the signal (status -15) nearly every time."""
-    codes = [_solve_and_term(tmp_path / f"p{i}", delay) for i, delay in enumerate((0.0, 0.002, 0.02))]
+    codes = [_solve_and_term(tmp_path / f"p{i}", delay) for i, delay in enumerate((0.0, 0.01))]
     assert set(codes) <= {0, 143}, codes
-    for i in range(3):
+    for i in range(2):
         assert check_folder(tmp_path / f"p{i}", "Exp") is not None
 
 
