@@ -355,3 +355,26 @@ def test_trace_png_to_an_existing_folder_writes_nothing(tmp_path):
     )
     assert r.returncode == 2 and len(r.stderr.splitlines()) == 1 and "is a folder" in r.stderr
     assert sorted(p.name for p in out.iterdir()) == before and list((tmp_path / "pic").iterdir()) == []
+
+
+@pytest.mark.parametrize("command", ["evaluate", "audit", "trace", "view"])
+@pytest.mark.parametrize("damage", ["marker", "edit"])
+def test_every_reader_refuses_a_half_written_or_mixed_folder(monkeypatch, capsys, tmp_path, command, damage):
+    """`view` checks the folder like `evaluate`, `audit` and `trace`: one line, exit 2,
+    nothing written (no page drawn from a folder an interrupted run left)."""
+    from helpers import run_cli
+
+    inst = ROOT / "instances" / "Exp.json"
+    folder = tmp_path / "plans"
+    assert run_cli(monkeypatch, capsys, "solve", inst, "--out", folder, "--quiet")[0] == 0
+    if damage == "marker":
+        (folder / ".Exp.incomplete").write_text("")
+    else:
+        (folder / "Exp_memory.txt").write_text("0:0\n1:500\n")  # still a valid layout
+    before = sorted(p.name for p in folder.iterdir())
+    schedule = ["--schedule", folder / "Exp_schedule.txt", "--memory", folder / "Exp_memory.txt"]
+    args = schedule if command == "evaluate" else ["--plan", folder]
+    code, out, err = run_cli(monkeypatch, capsys, command, inst, *args)
+    assert code == 2 and out == "" and len(err.splitlines()) == 1, err
+    assert ("interrupted" if damage == "marker" else "mixes two plans") in err
+    assert sorted(p.name for p in folder.iterdir()) == before
