@@ -19,7 +19,7 @@ import typer.main
 from typer.cli import get_docs_for_click
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from dansched.cli import app  # noqa: E402  (this checkout's CLI, not an installed one)
+from dansched.cli import app  # this checkout's CLI, not an installed one
 
 TARGET = Path(__file__).resolve().parent / "cli.md"
 PREAMBLE = (
