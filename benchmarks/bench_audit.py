@@ -22,7 +22,7 @@ traffic > 0 are audited (where the pipeline spends nothing it is optimal, since
 0 is a lower bound); the scan's counts are printed with the results. Seeds are
 selected by the plan of DLR alone (``SolveOptions(problem=2, order_search=None)``),
 so the audited set does not depend on the Stage-2 order search (issue 15), whose
-result is the *pipeline* column (with the producer that won).
+result is the *pipeline* column (with the method that found it).
 ``--select all`` audits the first ``--count`` seeds instead.
 
 Per instance: the pipeline's traffic; the fixed-order optimum for the pipeline's
@@ -95,7 +95,7 @@ def run_one(inst: Instance, pipeline_plan, pipeline_traffic: int, pipeline_secon
         "buffers": inst.num_buffers,
         "caps": {t: inst.hw.capacity[t] for t in inst.hw.tiers},
         "pipeline": pipeline_traffic,
-        "producer": "-",
+        "found_by": "-",
         "pipeline_seconds": pipeline_seconds,
         "fixed": fixed.traffic,
         "fixed_status": fixed.status,
@@ -193,7 +193,7 @@ def report(rows: list[dict[str, Any]], scan: dict[str, Any], args: argparse.Name
         " optional order dominance constraints (the default), hinted with the better of the pipeline's"
         " plan and the fixed-order plan.",
         f"- Pipeline: `SolveOptions(problem=2, time_limit={args.time_limit:g})`: the order search's exact"
-        " producer runs the joint model with its default deterministic budget; the wall-clock safety net is"
+        " method runs the joint model with its default deterministic budget; the wall-clock safety net is"
         " raised from the CLI's 60 s so that the shared host's load does not cut that budget.",
         f"- Machine: {platform.machine()}, Python {platform.python_version()}; the host was shared with"
         " other jobs, so wall times are indicative; deterministic times are reproducible.",
@@ -225,8 +225,8 @@ def report(rows: list[dict[str, Any]], scan: dict[str, Any], args: argparse.Name
         f" {stage2:,} is Stage 2's (layout and spills for the given order) and {stage1:,} Stage 1's (the order):"
         f" {100.0 * (total_p - total_j) / total_p if total_p else 0.0:.0f}% of the pipeline's traffic was avoidable.",
         f"- DLR alone (order search off): {sum(r.get('dlr') or 0 for r in solved):,} total, at the joint optimum on"
-        f" {sum(1 for r in solved if r.get('dlr') == r['joint'])}; producers of the pipeline's plans:"
-        f" {', '.join(f'{k} {v}' for k, v in sorted(Counter(r['producer'] for r in rows).items()))}.",
+        f" {sum(1 for r in solved if r.get('dlr') == r['joint'])}; methods that found the pipeline's plans:"
+        f" {', '.join(f'{k} {v}' for k, v in sorted(Counter(r['found_by'] for r in rows).items()))}.",
         f"- Joint solve time per instance: median {median(walls):.1f} s wall ({median(dts):.2f} deterministic),"
         f" max {walls[-1] if walls else 0:.1f} s wall ({dts[-1] if dts else 0:.2f} deterministic).",
         "",
@@ -236,7 +236,7 @@ def report(rows: list[dict[str, Any]], scan: dict[str, Any], args: argparse.Name
         "for the pipeline's order. *gap*: (pipeline - joint) / joint. Seconds: wall clock of the joint solve",
         "(deterministic time in brackets).",
         "",
-        "| seed | nodes | bufs | capacities | DLR | pipeline | producer | fixed-order | joint | spills | status"
+        "| seed | nodes | bufs | capacities | DLR | pipeline | found by | fixed-order | joint | spills | status"
         " | bound | gap | joint s |",
         "|---:|---:|---:|---|---:|---:|---|---:|---:|---:|---|---:|---:|---:|",
     ]
@@ -245,7 +245,7 @@ def report(rows: list[dict[str, Any]], scan: dict[str, Any], args: argparse.Name
         fixed = fmt(r["fixed"]) + ("" if r["fixed_status"] == "OPTIMAL" else f" ({r['fixed_status']})")
         out.append(
             f"| {r['seed']} | {r['nodes']} | {r['buffers']} | {caps} | {fmt(r.get('dlr'))} | {fmt(r['pipeline'])}"
-            f" | {r['producer']} | {fixed} | "
+            f" | {r['found_by']} | {fixed} | "
             f"{fmt(r['joint'])} | {fmt(r['joint_spills'])} | {r['joint_status']} | {fmt(r['joint_bound'])} | "
             f"{gap_text(r['pipeline'], r['joint'])} | {r['joint_wall']:.1f} ({r['joint_dtime']:.2f}) |"
         )
@@ -288,7 +288,7 @@ def main(argv: list[str] | None = None) -> int:
             row = run_one(inst, res.plan, traffic, seconds, args.deterministic_time)
             row["seed"] = seed
             row["dlr"] = dlr_traffic
-            row["producer"] = res.report["stages"]["dlr"].get("producer", "dlr")
+            row["found_by"] = res.report.to_dict()["stages"]["dlr"].get("found_by", "dlr")
             rows.append(row)
             print(
                 f"seed {seed}: n={row['nodes']} pipeline {traffic} fixed {row['fixed']} joint {row['joint']}"

@@ -52,7 +52,7 @@ def run(inst, problem: int, search: bool) -> dict[str, Any]:
     ev = res.evaluation
     if not ev.valid:
         raise SystemExit(f"{inst.name}: the evaluator rejects the plan")
-    dlr = res.report["stages"]["dlr"]
+    dlr = res.report.to_dict()["stages"]["dlr"]
     return {
         "traffic": int(ev.extra_traffic),
         "spills": int(ev.spill_count),

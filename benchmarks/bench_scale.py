@@ -59,7 +59,8 @@ def run_size(target_nodes: int, family: str, seed: int) -> dict:
     row["nodes"], row["edges"] = inst.n, inst.num_edges
     res = solve(inst, SolveOptions(problem=3), progress=lambda _msg: rss.append(peak_rss_mib()))
     rss.append(peak_rss_mib())  # rss[k]: peak so far when stage k+1 starts; the last: at the end
-    stages = res.report["stages"]
+    report = res.report.to_dict()
+    stages = report["stages"]
     for key in ("mpas", "dlr", "cpe"):
         row[f"{key}_s"] = stages[key]["seconds"]
     row["rss_mpas"], row["rss_dlr"], row["rss_cpe"] = rss[1], rss[2], rss[3]
@@ -67,8 +68,8 @@ def run_size(target_nodes: int, family: str, seed: int) -> dict:
     row["mpas_variant"] = stages["mpas"]["variant"]
     row["stage3_steps"] = stages.get("relayout", {}).get("steps", [])
     row["max_v_stay"] = stages["mpas"]["max_v_stay"]
-    row["extra_traffic"] = res.report["extra_traffic"]
-    row["makespan_dlr"], row["makespan"] = stages["dlr"]["makespan"], res.report["makespan"]
+    row["extra_traffic"] = report["extra_traffic"]
+    row["makespan_dlr"], row["makespan"] = stages["dlr"]["makespan"], report["makespan"]
     row["total_s"] = sum(row[k] for k in ("load_s", "mpas_s", "dlr_s", "cpe_s"))
     return row
 

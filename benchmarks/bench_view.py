@@ -60,7 +60,7 @@ def ensure_plan(instance: Path, work: Path) -> Path:
     if not contest_paths(folder, inst.name)["memory"].is_file():
         print(f"solving {inst.name} ({inst.n:,} nodes) with --problem 3 ...", file=sys.stderr)
         result = solve(inst, SolveOptions(problem=3))
-        write_plan(result.plan, folder, inst.name, report=json.dumps(result.report, indent=2) + "\n")
+        write_plan(result.plan, folder, inst.name, report=json.dumps(result.report.to_dict(), indent=2) + "\n")
     return folder
 
 

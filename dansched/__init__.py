@@ -44,7 +44,9 @@ _EXPORTS: dict[str, str] = {
     "MpasParams": "dansched.params",
     "DlrParams": "dansched.params",
     "CpeParams": "dansched.params",
-    "PortfolioParams": "dansched.params",
+    "EffortParams": "dansched.params",
+    "EFFORTS": "dansched.params",
+    "SolveReport": "dansched.pipeline",
     "BoundParams": "dansched.params",
     # plans: the contest files
     "Plan": "dansched.plan",
@@ -99,7 +101,9 @@ __all__ = [  # a literal list, so that linters see the names; tests/test_api.py 
     "MpasParams",
     "DlrParams",
     "CpeParams",
-    "PortfolioParams",
+    "EffortParams",
+    "EFFORTS",
+    "SolveReport",
     "BoundParams",
     "Plan",
     "read_plan_dir",
@@ -156,8 +160,8 @@ if TYPE_CHECKING:  # the same names for type checkers and editors
     from .models.makespan import makespan_lower_bound
     from .models.peak import peak_lower_bound
     from .models.traffic import traffic_lower_bound
-    from .params import BoundParams, CpeParams, DlrParams, MpasParams
-    from .pipeline import SolveOptions, SolveResult
+    from .params import EFFORTS, BoundParams, CpeParams, DlrParams, EffortParams, MpasParams
+    from .pipeline import SolveOptions, SolveReport, SolveResult
     from .plan import Plan, contest_paths, read_memory, read_plan_dir, read_schedule, read_spill, write_plan
     from .report.folder import trace_folder, view_folder
     from .simulate import Evaluation, evaluate

@@ -50,7 +50,7 @@ from .errors import NoLegalOrderError, PlanInvalidError
 from .instance import Instance
 from .judge import judge_folder
 from .models.bound import Bound, gap
-from .models.floors import makespan_floors
+from .models.floors import floor_gaps, makespan_floors
 from .models.makespan import makespan_lower_bound
 from .models.peak_bounds import PeakBoundParams, best_peak_bound
 from .models.placement import fixed_order_placement
@@ -241,8 +241,8 @@ def rows_report(rows: list[AuditRow]) -> dict[str, Any]:
     """``{metric: {value, method, optimal, scope, plan_value, gap, stage, strength, ...}}``,
     keeping for each metric its tightest bound (the first row on ties), plus
     ``extra_traffic_all_orders`` when a fixed-order traffic bound is the tightest; then
-    ``makespan_floors``: every makespan floor by name (value, method, scope, gap), ``best``
-    and ``gap_to_best``."""
+    ``makespan_floors``: every makespan floor by name (value, method, scope, gap), and the
+    gaps to the best floor of each scope (:func:`~dansched.models.floors.floor_gaps`)."""
     out: dict[str, Any] = {}
     floors: dict[str, Any] = {}
     for r in rows:
@@ -264,10 +264,7 @@ def rows_report(rows: list[AuditRow]) -> dict[str, Any]:
         ):
             out["extra_traffic_all_orders"] = r.to_dict()
     if floors:
-        best = max(floors, key=lambda k: floors[k]["value"])  # first on ties
-        floors["best"] = best
-        floors["gap_to_best"] = floors[best]["gap"]
-        out["makespan_floors"] = floors
+        out["makespan_floors"] = floors | floor_gaps(floors)
     return out
 
 

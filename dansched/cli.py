@@ -123,6 +123,14 @@ class Victim(str, Enum):
     lru = "lru"
 
 
+class Effort(str, Enum):
+    """``--effort`` (:data:`dansched.params.EFFORTS`)."""
+
+    fast = "fast"
+    default = "default"
+    max = "max"
+
+
 class WindowMode(str, Enum):
     """``--exact-window-mode`` (:data:`dansched.pipeline.WINDOW_MODES`)."""
 
@@ -254,6 +262,10 @@ def solve(
         bool, typer.Option("--json", help="Print one JSON object (figures and files written) instead of lines.")
     ] = False,
     quiet: QuietOption = False,
+    effort: Annotated[
+        Effort,
+        typer.Option("--effort", help="How much work: fast (MPAS, DLR, CPE once), default, or max."),
+    ] = Effort.default,
 ) -> None:
     """Plan the instance: MPAS (problem 1), + DLR (problem 2), + CPE (problem 3, the default).
     Writes the plan folder (default ./dansched-out) and prints the figures and every file written."""
@@ -277,6 +289,7 @@ def solve(
         time_limit=time_limit,
         seed=seed,
         traffic_slack=traffic_slack,
+        effort=effort.value,
     )
     with _progress(quiet) as say:
         try:

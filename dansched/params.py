@@ -8,10 +8,10 @@ parameters instead of patching module globals.
 
 >>> MpasParams(restart_work=1000).restart_work
 1000
->>> DlrParams(max_alternatives=-1)
+>>> DlrParams(packing_rounds=0)
 Traceback (most recent call last):
 ...
-ValueError: DlrParams.max_alternatives must be an integer >= 0, got -1
+ValueError: DlrParams.packing_rounds must be an integer >= 1, got 0
 """
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ from __future__ import annotations
 from dataclasses import dataclass, fields
 from typing import Any
 
-__all__ = ["MpasParams", "DlrParams", "CpeParams", "PortfolioParams", "BoundParams"]
+__all__ = ["MpasParams", "DlrParams", "CpeParams", "EffortParams", "EFFORTS", "SOURCE_NAMES", "BoundParams"]
 
 
 def _check_int(obj: Any, name: str, low: int) -> None:
@@ -66,7 +66,6 @@ class DlrParams:
         300  # seconds per tier, a safety net only: the node limit binds first, so plans do not depend on load
     )
     max_tie_evaluations: int = 4  # plans judged for the makespan tie-break
-    max_alternatives: int = 6  # Stage-2 plans offered to Stage 3 under --traffic-slack
     second_order_within: float = 2.0  # the runner-up order gets every placement only within 2x the best probe traffic
     reuse_search_max_nodes: int = 40_000  # beyond: only the plain reuse order, within a scan budget
     reuse_scans_per_node: int = 10  # measured: ~3 scan steps per node on matmul, 80-250 on fa/conv/random
@@ -84,47 +83,83 @@ class DlrParams:
 
 @dataclass(frozen=True)
 class CpeParams:
-    """Stage 3 budgets: how many timing-aware Stage-2 rounds alternate with CPE."""
+    """Stage 3 (CPE, paper Algorithm 3) budgets: the window of the local moves (Eq. 35) and how
+    many timing evaluations they may spend, as node-visits (``local_work``: one evaluation
+    visits every node once) capped at ``local_evaluations``; the number of timing-aware rounds
+    comes from the effort (:class:`EffortParams`)."""
 
-    medium_graph_nodes: int = 10_000  # from here on at most ``medium_rounds`` rounds ...
-    large_graph_nodes: int = 200_000  # ... and from here on one round of late-segment moves only
-    small_rounds: int = 6  # rounds below ``medium_graph_nodes``
-    medium_rounds: int = 3
-    large_rounds: int = 1
+    width: int = 8  # W of Eq. 35
+    local_work: int = 4_000_000  # node-visits of the local moves' timing evaluations
+    local_evaluations: int = 2000  # at most this many evaluations
 
     def __post_init__(self) -> None:
         _check_all_ints(self)
-        if self.medium_graph_nodes > self.large_graph_nodes:
-            raise ValueError(
-                "CpeParams.medium_graph_nodes must not exceed large_graph_nodes, "
-                f"got {self.medium_graph_nodes} > {self.large_graph_nodes}"
-            )
 
-    def max_rounds(self, n: int) -> int:
-        """Rounds allowed on a graph of ``n`` nodes."""
-        if n < self.medium_graph_nodes:
-            return self.small_rounds
-        return self.large_rounds if n >= self.large_graph_nodes else self.medium_rounds
+    def evaluations(self, n: int) -> int:
+        """Local-move evaluations on a plan of ``n`` nodes: the same work per node at every size."""
+        return min(self.local_evaluations, self.local_work // max(1, n))
+
+
+SOURCE_NAMES = ("dlr", "victim-rules", "algorithm-1-order", "time-driven", "dlr-on-time-driven")
 
 
 @dataclass(frozen=True)
-class PortfolioParams:
-    """Problem 3's other Stage-2 producers (``dansched.pipeline.stage2_portfolio``): DLR
-    with the recency-aware victim rule for each window in ``recency_windows`` (positions;
-    measured: window 32 takes FlashAttention_Case0 from 31,224 to 31,101 cycles at equal
-    traffic, window 16 Conv_Case0 to 421,574 at 1.28x traffic), on graphs of up to
-    ``max_nodes`` nodes; under ``--traffic-slack`` also the LRU rule and the Algorithm-1
-    order, up to ``slack_max_nodes`` nodes."""
+class EffortParams:
+    """How much work a solve does, as deterministic budgets counted in candidates, Stage-3
+    runs and rounds (never a clock, never a switch on the graph's size: work that scales
+    with the graph is a budget per node). Problem 3 collects Stage-2 candidates from
+    ``sources`` (each a name of ``dansched.stages.candidates.SOURCES``), screens every one
+    within the traffic budget (the problem-2 plan first) with one list-scheduling pass and
+    runs the full Stage 3 on ``stage3_runs`` of them: the problem-2 plan and the best
+    screened others.
 
-    recency_windows: tuple[int, ...] = (16, 32)
-    max_nodes: int = 20_000
-    slack_max_nodes: int = 100_000
+    - ``dlr_variants``: DLR's other (order, placement, victim rule) combinations offered;
+    - ``victim_rules``: the rules of the ``victim-rules`` source, DLR run once with each;
+    - ``stage3_rounds``: timing-aware Stage-2 rounds alternated with CPE in each Stage-3 run;
+    - ``stage1_search``: Stage 1's local search (``False``: the greedy restarts only);
+    - ``stage2_search``: DLR's search over orders and placements and the order search
+      (``False``: the paper's placement on the Stage-1 order, lifetimes tightened).
+
+    :data:`EFFORTS` names the presets of ``--effort``; ``fast`` is the paper's faster
+    compile mode, MPAS, DLR and CPE once."""
+
+    sources: tuple[str, ...] = SOURCE_NAMES
+    dlr_variants: int = 6
+    victim_rules: tuple[str, ...] = ("recency-16", "recency-32", "lru")
+    stage3_runs: int = 4
+    stage3_rounds: int = 6
+    stage1_search: bool = True
+    stage2_search: bool = True
 
     def __post_init__(self) -> None:
-        _check_all_ints(self, skip=("recency_windows",))
-        w = self.recency_windows
-        if not isinstance(w, tuple) or not all(isinstance(x, int) and not isinstance(x, bool) and x >= 1 for x in w):
-            raise ValueError(f"PortfolioParams.recency_windows must be a tuple of integers >= 1, got {w!r}")
+        _check_all_ints(self, skip=("sources", "victim_rules", "stage1_search", "stage2_search"))
+        _check_int(self, "stage3_runs", 1)
+        for name in ("sources", "victim_rules"):
+            value = getattr(self, name)
+            if not isinstance(value, tuple) or not all(isinstance(x, str) for x in value):
+                raise ValueError(f"EffortParams.{name} must be a tuple of names, got {value!r}")
+        unknown = [x for x in self.sources if x not in SOURCE_NAMES]
+        if unknown:
+            raise ValueError(
+                f"EffortParams.sources: unknown source {unknown[0]!r}; choose from {', '.join(SOURCE_NAMES)}"
+            )
+        for name in ("stage1_search", "stage2_search"):
+            if not isinstance(getattr(self, name), bool):
+                raise ValueError(f"EffortParams.{name} must be True or False, got {getattr(self, name)!r}")
+
+
+EFFORTS: dict[str, EffortParams] = {
+    "fast": EffortParams(
+        sources=("dlr",), dlr_variants=0, stage3_runs=1, stage3_rounds=0, stage1_search=False, stage2_search=False
+    ),
+    "default": EffortParams(),
+    "max": EffortParams(
+        dlr_variants=12,
+        victim_rules=("recency-8", "recency-12", "recency-16", "recency-24", "recency-32", "lru"),
+        stage3_runs=8,
+        stage3_rounds=12,
+    ),
+}
 
 
 @dataclass(frozen=True)

@@ -42,7 +42,7 @@ REPORT_BOUNDS_SECONDS = 10.0  # at most this much of --time-limit goes to the re
 
 def report_dict(result: SolveResult) -> dict[str, Any]:
     """The pipeline's report as JSON-ready data (the one place this module reads it)."""
-    return dict(result.report)
+    return result.report.to_dict()
 
 
 def _needs_timing(what: str, plan: Plan) -> None:

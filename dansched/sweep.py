@@ -48,11 +48,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from .errors import SweepInputError
+from .errors import PlanInvalidError, SweepInputError
 from .executor import ExecutorError, ExecutorOptions, run_tasks
 from .hardware import Hardware, HardwareError, hardware_from_table, load_hardware
 from .instance import InstanceError, instance_name, load_instance
-from .pipeline import PlanInvalidError, SolveOptions, solve
+from .pipeline import SolveOptions, solve
 from .plan import atomic_write_files
 
 __all__ = [

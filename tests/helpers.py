@@ -286,3 +286,22 @@ def one_spill_instance(tmp_path: Path, backed: bool):
     ]
     edges = [[0, 1], [1, 3], [3, 4], [0, 4], [4, 5], [0, 5], [2, 3], [3, 6], [2, 6]]
     return instance_from_records("one-spill", nodes, edges, hw)
+
+
+def report_schema_errors(path: Path) -> list[str]:
+    """What breaks dansched/data/report.schema.json in the solve report at ``path`` (empty when
+    it conforms). A file that is not JSON or carries no ``problem`` (a report a test wrote by
+    hand, e.g. to break a folder's fingerprint on purpose) is not a solve's report: no errors."""
+    import json
+
+    import jsonschema
+
+    try:
+        report = json.loads(path.read_text())
+    except (OSError, ValueError):
+        return []
+    if not isinstance(report, dict) or "problem" not in report:
+        return []
+    schema = json.loads((REPO / "dansched" / "data" / "report.schema.json").read_text())
+    validator = jsonschema.Draft202012Validator(schema)
+    return [f"{'/'.join(map(str, e.absolute_path))}: {e.message}" for e in validator.iter_errors(report)]

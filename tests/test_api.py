@@ -125,10 +125,12 @@ def test_solve_options_reject_a_problem_out_of_range():
         (lambda: dansched.SolveOptions(mpas=dansched.DlrParams()), "mpas must be a MpasParams"),
         (lambda: dansched.MpasParams(ls_evaluations=-1), "ls_evaluations"),
         (lambda: dansched.DlrParams(serial_wave_widths=(0,)), "serial_wave_widths"),
-        (lambda: dansched.CpeParams(medium_graph_nodes=10, large_graph_nodes=5), "medium_graph_nodes"),
+        (lambda: dansched.CpeParams(width=-1), "width"),
         (lambda: dansched.BoundParams(joint_max_nodes=1.5), "joint_max_nodes"),
-        (lambda: dansched.PortfolioParams(recency_windows=(0,)), "recency_windows"),
-        (lambda: dansched.SolveOptions(portfolio=True), "portfolio must be a PortfolioParams"),
+        (lambda: dansched.EffortParams(stage3_runs=0), "stage3_runs"),
+        (lambda: dansched.EffortParams(sources=("dlr", "oracle")), "unknown source 'oracle'"),
+        (lambda: dansched.SolveOptions(effort="slow"), "effort must be one of fast, default, max"),
+        (lambda: dansched.SolveOptions(traffic_slack=-1), "traffic_slack"),
     ],
 )
 def test_parameters_are_validated_on_construction(make, message):
@@ -140,12 +142,11 @@ def test_parameter_defaults_are_the_measured_values():
     """The defaults are the values the tables in benchmarks/results were measured with
     (they were module constants before; changing one is a decision, not a refactor)."""
     assert dansched.MpasParams() == dansched.MpasParams(ls_evaluations=8000, ls_max_ops=6000, restart_work=60_000)
-    assert dansched.CpeParams().max_rounds(9_999) == 6
-    assert dansched.CpeParams().max_rounds(10_000) == 3
-    assert dansched.CpeParams().max_rounds(200_000) == 1
+    assert dansched.CpeParams() == dansched.CpeParams(width=8, local_work=4_000_000, local_evaluations=2000)
+    assert dansched.CpeParams().evaluations(1000) == 2000 and dansched.CpeParams().evaluations(40_000) == 100
     assert dansched.BoundParams().exact_peak_max_nodes == dansched.BoundParams().joint_max_nodes == 80
-    assert dansched.PortfolioParams() == dansched.PortfolioParams(
-        recency_windows=(16, 32), max_nodes=20_000, slack_max_nodes=100_000
+    assert dansched.EFFORTS["default"] == dansched.EffortParams(
+        dlr_variants=6, victim_rules=("recency-16", "recency-32", "lru"), stage3_runs=4, stage3_rounds=6
     )
 
 
@@ -165,9 +166,10 @@ def test_problem3_result_carries_the_problem1_plan_of_its_stage1_order():
     assert p1.stage1 == p1.plan
 
 
-def test_problem3_progress_names_each_producer_stage3_runs_on(tmp_path):
-    """solve's progress callback says when the portfolio and the time-driven producer run
-    and names each Stage-2 plan Stage 3 is run on (a long --traffic-slack run shows where it is)."""
+def test_problem3_progress_names_each_source_and_each_stage3_run(tmp_path):
+    """solve's progress callback names each candidate source as it runs and each candidate
+    the full Stage 3 runs on, in the order of the report's candidates (a long
+    --traffic-slack run shows where it is)."""
     from helpers import SHIPPED
 
     from dansched.hardware import load_hardware
@@ -179,8 +181,11 @@ def test_problem3_progress_names_each_producer_stage3_runs_on(tmp_path):
     inst = load_instance(SHIPPED / "conv_s2.json", load_hardware(toml))
     said: list[str] = []
     res = solve(inst, SolveOptions(problem=3, traffic_slack=50.0), progress=said.append)
-    assert said[:2] == ["Stage 1: MPAS", "Stage 2: DLR"] and "Stage 3: CPE" in said
-    assert "Stage 2 portfolio: recency-aware victims, LRU, Algorithm-1 order" in said
-    assert "Stage 2: time-driven producer" in said
-    tried = [p["producer"] for p in res.report["pareto"][1:]]
-    assert [m.removeprefix("Stage 3: CPE on ") for m in said if m.startswith("Stage 3: CPE on ")] == tried
+    assert said[:2] == ["Stage 1: MPAS", "Stage 2: DLR"]
+    sources = [m.split(" from ")[1].split(" (")[0] for m in said if m.startswith("Problem 3: candidates from ")]
+    assert sources == list(dansched.EFFORTS["default"].sources)
+    runs = [m for m in said if m.startswith("Stage 3 on candidate ")]
+    finalists = [c for c in res.report.to_dict()["candidates"] if c["makespan"] is not None]
+    assert len(runs) == len(finalists) == res.report.cpe.runs <= dansched.EFFORTS["default"].stage3_runs
+    for line, row in zip(runs, finalists):
+        assert line.endswith(f"{row['source']} {row['detail']}".rstrip())

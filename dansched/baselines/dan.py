@@ -6,13 +6,11 @@
 - ``lru``: the full pipeline with the LRU victim rule in Stage 2 (paper Table 4);
 - ``mpas-paper``: the full pipeline with the literal Algorithm-1 Stage 1;
 - ``dan-memory-windows``: the full pipeline plus Stage 3's memory-aware exact
-  windows (``--exact-window 64 --exact-window-mode memory``), the ablation row of
-  the timing-aware memory planning (issue 14);
-- ``dan-no-timed``: the full pipeline without problem 3's time-driven Stage-2
-  producer (``SolveOptions(timed=None)``), so its effect is visible (issue 14);
-- ``dan-no-portfolio``: the full pipeline without problem 3's other Stage-2 producers
-  (``SolveOptions(portfolio=None)``: recency-aware victims, and under slack LRU and
-  the Algorithm-1 order; :func:`dansched.pipeline.stage2_portfolio`).
+  windows (``--exact-window 64 --exact-window-mode memory``);
+- ``dan-no-timed``: the full pipeline without problem 3's time-driven candidate sources
+  (``time-driven`` and ``dlr-on-time-driven``, :mod:`dansched.stages.candidates`);
+- ``dan-no-portfolio``: the full pipeline without problem 3's other-victim-rule and
+  Algorithm-1-order candidate sources (``victim-rules``, ``algorithm-1-order``).
 
 ``info["stage_seconds"]`` holds each stage's seconds from the pipeline report
 (Figure 11); ``info["stages"]`` its figures after each stage.
@@ -20,9 +18,11 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from functools import partial
 
 from ..instance import Instance
+from ..params import EffortParams
 from ..pipeline import SolveOptions, solve
 from .common import MethodResult
 
@@ -44,7 +44,7 @@ MEMORY_WINDOW_WIDTH = 64  # operation nodes per memory-aware window in the ablat
 def run_pipeline(inst: Instance, time_limit: float = 60.0, **options) -> MethodResult:
     """``solve`` with ``options`` (fields of :class:`~dansched.pipeline.SolveOptions`)."""
     res = solve(inst, SolveOptions(time_limit=time_limit, **options))
-    stages = res.report.get("stages", {})
+    stages = res.report.to_dict().get("stages", {})
     seconds = {name: fig.get("seconds") for name, fig in stages.items()}
     figures = {name: {k: v for k, v in fig.items() if k != "seconds"} for name, fig in stages.items()}
     return MethodResult(res.plan, {"stage_seconds": seconds, "stages": figures})
@@ -55,5 +55,12 @@ dan_no_cpe = partial(run_pipeline, problem=2)
 lru = partial(run_pipeline, problem=3, victim="lru")
 mpas_paper = partial(run_pipeline, problem=3, variant="mpas-paper")
 dan_memory_windows = partial(run_pipeline, problem=3, exact_window=MEMORY_WINDOW_WIDTH, exact_window_mode="memory")
-dan_no_timed = partial(run_pipeline, problem=3, timed=None)
-dan_no_portfolio = partial(run_pipeline, problem=3, portfolio=None)
+
+
+def _without(*sources: str) -> EffortParams:
+    """The default effort without the named candidate sources."""
+    return replace(EffortParams(), sources=tuple(s for s in EffortParams().sources if s not in sources))
+
+
+dan_no_timed = partial(run_pipeline, problem=3, effort=_without("time-driven", "dlr-on-time-driven"))
+dan_no_portfolio = partial(run_pipeline, problem=3, effort=_without("victim-rules", "algorithm-1-order"))

@@ -44,6 +44,7 @@ __all__ = [
     "dag_floor",
     "Floors",
     "makespan_floors",
+    "floor_gaps",
     "INSTANCE_SCOPE",
     "PLAN_SCOPE",
 ]
@@ -187,21 +188,38 @@ class Floors:
             out["head_body_tail"] = (self.head_body_tail, PLAN_SCOPE)
         return out
 
-    def best(self) -> tuple[str, Bound]:
-        """The largest floor (the first in :meth:`named` order on ties)."""
-        items = list(self.named().items())
-        name, (b, _) = max(items, key=lambda kv: kv[1][0].value)
-        return name, b
+    def best(self, scope: str | None = None) -> tuple[str, Bound]:
+        """The largest floor, of ``scope`` when given (:data:`INSTANCE_SCOPE`: valid for every
+        plan; :data:`PLAN_SCOPE`: for this plan's memory behaviour), the first in
+        :meth:`named` order on ties. ``ValueError`` when no floor has that scope."""
+        items = [(name, b) for name, (b, s) in self.named().items() if scope is None or s == scope]
+        if not items:
+            raise ValueError(f"no makespan floor of scope {scope!r}")
+        return max(items, key=lambda kv: kv[1].value)
 
     def to_dict(self, makespan: int | None) -> dict[str, Any]:
-        """Each floor with method, scope and the gap of ``makespan`` to it, then the best."""
+        """Each floor with method, scope and the gap of ``makespan`` to it; then the two gaps
+        that say different things: ``gap_to_global_floor`` (to the best floor valid for
+        every plan: how far any plan could go) and, with a plan, ``gap_to_plan_floor`` (to
+        the best floor of this plan's memory behaviour: what reordering alone could gain)."""
         out: dict[str, Any] = {}
         for name, (b, scope) in self.named().items():
             out[name] = {"value": int(b.value), "method": b.method, "scope": scope, "gap": gap(makespan, b.value)}
-        name, b = self.best()
-        out["best"] = name
-        out["gap_to_best"] = gap(makespan, b.value)
-        return out
+        return out | floor_gaps(out)
+
+
+def floor_gaps(floors: dict[str, dict[str, Any]]) -> dict[str, Any]:
+    """``global_floor``/``gap_to_global_floor`` and, when a floor of the plan's scope is
+    there, ``plan_floor``/``gap_to_plan_floor``: for each scope the largest floor of
+    ``floors`` (``{name: {value, scope, gap, ...}}``, the first on ties) and the gap to it."""
+    out: dict[str, Any] = {}
+    for scope, key in ((INSTANCE_SCOPE, "global"), (PLAN_SCOPE, "plan")):
+        named = [k for k, f in floors.items() if isinstance(f, dict) and f.get("scope") == scope]
+        if named:
+            best = max(named, key=lambda k: floors[k]["value"])
+            out[f"{key}_floor"] = best
+            out[f"gap_to_{key}_floor"] = floors[best]["gap"]
+    return out
 
 
 def makespan_floors(inst: Instance, graph: AugmentedGraph | None = None, order: Sequence[int] | None = None) -> Floors:

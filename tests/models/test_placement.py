@@ -67,7 +67,7 @@ def _check_bounds(seed: int, tmp_path) -> bool:
     toml = tmp_path / "tight.toml"
     toml.write_text("[tiers]\n" + "".join(f"{t} = {x}\n" for t, x in sorted(need.items())))
     inst = instance_from_records(f"r{seed}", nodes, edges, load_hardware(toml))
-    for opts in (SolveOptions(problem=3), SolveOptions(problem=3, order_search=None, timed=None)):
+    for opts in (SolveOptions(problem=3), SolveOptions(problem=3, effort="fast")):
         res = solve(inst, opts)
         assert res.evaluation.valid
         for row in audit_plan(inst, res.plan, res.evaluation, time_limit=5):

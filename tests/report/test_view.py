@@ -60,7 +60,7 @@ def spilled(tmp_path_factory):
     # the order windows find a plan without spills here (issue 15), so they stay off: this fixture wants spills
     result = solve(inst, SolveOptions(problem=2, order_search=OrderSearchParams(lns=False)))
     assert result.evaluation.valid and result.evaluation.spill_count > 0
-    write_plan(result.plan, folder, inst.name, report=json.dumps(result.report) + "\n")
+    write_plan(result.plan, folder, inst.name, report=json.dumps(result.report.to_dict()) + "\n")
     return inst, result.plan, result.evaluation, folder, hw_file
 
 

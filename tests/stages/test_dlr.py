@@ -230,7 +230,7 @@ def test_very_tight_tiers_fragmented_by_an_operations_own_buffers_stay_valid(fam
     p.write_text("[tiers]\nL1 = 1536\nUB = 512\n")
     hw = load_hardware(p)
     from dansched.plan import plan_from_indices
-    from dansched.stages.dlr.stage import candidate_orders
+    from dansched.stages.dlr.stage import stage2_orders
 
     for scale, seed in ((1, 0), (2, 1), (3, 2)):
         nodes, edges = generate(family, scale=scale, seed=seed)
@@ -238,7 +238,7 @@ def test_very_tight_tiers_fragmented_by_an_operations_own_buffers_stay_valid(fam
             inst = instance_from_records(family, nodes, edges, hw)
         except InstanceError:
             continue
-        for o in candidate_orders(inst, list(range(inst.n))).values():
+        for o in stage2_orders(inst, list(range(inst.n))).values():
             for placement in PLACEMENTS:
                 for rule in ("cost", "lru"):
                     res = scan_variant(inst, o, placement, rule)

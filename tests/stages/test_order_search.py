@@ -72,8 +72,8 @@ def test_wave_plan_valid_and_not_worse_than_dlr(tmp_path):
     res = solve(inst, SolveOptions(problem=2))
     assert res.evaluation.valid and res.evaluation.extra_traffic <= dlr.extra_traffic
     assert res.evaluation.extra_traffic <= got.traffic
-    info = res.report["stages"]["dlr"]
-    assert info["producer"] in ("dlr", "wave", "exact")
+    info = res.report.to_dict()["stages"]["dlr"]
+    assert info["found_by"] in ("dlr", "wave", "exact")
 
 
 def test_exact_producer_reaches_the_joint_optimum():
@@ -83,9 +83,9 @@ def test_exact_producer_reaches_the_joint_optimum():
     joint = joint_min_traffic(inst, deterministic_time=20)
     assert joint.optimal
     assert res.evaluation.valid and res.evaluation.extra_traffic == joint.traffic
-    info = res.report["stages"]["dlr"]
+    info = res.report.to_dict()["stages"]["dlr"]
     assert info["proven_optimal"] is True and info["bound"] == joint.traffic and info["gap"] == 0
-    assert info["producer"] == ("exact" if joint.traffic < dlr else "dlr")
+    assert info["found_by"] == ("exact" if joint.traffic < dlr else "dlr")
 
 
 def test_problem3_inherits_the_search():

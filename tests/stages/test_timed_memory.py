@@ -4,15 +4,12 @@ keeps stays within the traffic allowance."""
 
 from __future__ import annotations
 
-import json
-
 import pytest
-from helpers import SHIPPED, official_path
+from helpers import SHIPPED
 
 from dansched.generate import generate
 from dansched.hardware import default_hardware, hardware_from_table
 from dansched.instance import instance_from_records, load_instance
-from dansched.pipeline import SolveOptions, solve
 from dansched.simulate import evaluate
 from dansched.stages.cpe.timed_memory import (
     DEFAULT_TRIALS,
@@ -134,27 +131,6 @@ def test_deterministic():
     inst = _generated("fa", 2, 3)
     _, ref = _reference(inst)
     assert timed_schedule(inst, ref, DEFAULT_TRIALS[1]) == timed_schedule(inst, ref, DEFAULT_TRIALS[1])
-
-
-def test_pipeline_reports_the_producer():
-    inst = load_instance(SHIPPED / "fa_s2.json")
-    res = solve(inst, SolveOptions(problem=3, traffic_slack=20))
-    timed = res.report["stages"]["timed"]
-    assert timed["allowance"] >= res.report["stages"]["dlr"].get("within_slack_of", 0)
-    assert all({"producer"} <= set(t) and ("failed" in t or {"traffic", "makespan"} <= set(t)) for t in timed["tried"])
-    assert res.evaluation.valid
-    json.dumps(res.report)  # serialisable
-
-
-@pytest.mark.slow
-def test_official_flash_attention_within_allowance():
-    inst = load_instance(official_path("FlashAttention_Case0"))
-    p2 = solve(inst, SolveOptions(problem=2)).evaluation.extra_traffic
-    for slack in (0, 20):
-        res = solve(inst, SolveOptions(problem=3, traffic_slack=slack))
-        assert res.evaluation.valid
-        assert res.evaluation.extra_traffic <= traffic_allowance(p2, slack)
-        assert evaluate(inst, res.plan).makespan == res.evaluation.makespan
 
 
 def test_buffer_without_users_next_to_a_full_tier():

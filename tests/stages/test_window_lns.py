@@ -107,11 +107,11 @@ def test_pipeline_reports_the_lns_producer():
     inst = audit_instance(41)
     on = solve(inst, SolveOptions(problem=2, order_search=OrderSearchParams(exact=False, wave=False, lns_params=SMALL)))
     off = solve(inst, SolveOptions(problem=2, order_search=OrderSearchParams(exact=False, wave=False, lns=False)))
-    d_on, d_off = on.report["stages"]["dlr"], off.report["stages"]["dlr"]
+    d_on, d_off = on.report.to_dict()["stages"]["dlr"], off.report.to_dict()["stages"]["dlr"]
     assert on.evaluation.valid and off.evaluation.valid
-    assert d_on["producer"] == "lns" and d_on["lns_windows_improved"] >= 1
+    assert d_on["found_by"] == "lns" and d_on["order_search"]["lns"]["improved"] >= 1
     assert on.evaluation.extra_traffic < off.evaluation.extra_traffic
-    assert d_off["producer"] == "dlr" and "lns_windows_improved" not in d_off
+    assert d_off["found_by"] == "dlr" and "lns" not in d_off.get("order_search", {})
 
 
 @pytest.mark.slow
@@ -119,7 +119,7 @@ def test_flash_attention_case1_drops_below_dlr():
     """FlashAttention_Case1 (problem 2): the windows remove a spill DLR's order needs."""
     inst = load_instance(official_path("FlashAttention_Case1"))
     res = solve(inst, SolveOptions(problem=2))
-    dlr = res.report["stages"]["dlr"]
+    dlr = res.report.to_dict()["stages"]["dlr"]
     assert res.evaluation.valid
-    assert dlr["producer"] == "lns" and dlr["lns_windows_improved"] >= 1
+    assert dlr["found_by"] == "lns" and dlr["order_search"]["lns"]["improved"] >= 1
     assert res.evaluation.extra_traffic < dlr["order_search"]["lns"]["traffic_before"]

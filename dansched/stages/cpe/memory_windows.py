@@ -183,5 +183,5 @@ def memory_window_polish(
     if _acceptable(ev_again, ev):
         plan, ev = again.plan, ev_again
         stats["makespan_after_cpe"] = ev.makespan
-    info["winner"] = f"{s3.info.get('winner', 'CPE')} + memory-aware CP-SAT windows"
+    info["found_by"] = f"{s3.info.get('found_by', 'CPE')} + memory-aware CP-SAT windows"
     return CPEResult(plan, info), ev

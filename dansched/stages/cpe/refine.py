@@ -28,6 +28,7 @@ from typing import Any
 
 from ...graph import bottom_level
 from ...instance import Instance
+from ...params import CpeParams
 from ...plan import Plan
 from ...simulate import Evaluation, simulate_timing
 from .exact_window import exact_windows
@@ -238,32 +239,29 @@ def cpe_refine(
     exact_window: int = 0,
     time_limit: float = 60.0,
     seed: int = 0,
-    width: int = 8,
-    eval_budget: int | None = None,
+    params: CpeParams = CpeParams(),
 ) -> CPEResult:
     """Refine the valid Stage-2 ``plan`` (judged as ``ev``) for makespan; memory behaviour fixed."""
     assert ev.valid and ev.graph is not None and ev.makespan is not None
     skel = memory_skeleton(inst, plan.order, ev.graph)
     best_order, best = list(plan.order), ev.makespan
     tried: dict[str, int] = {}
-    winner = "stage-2 order"
+    found_by = "stage-2 order"
     for name, (prio, tie) in priority_rules(skel, plan.order).items():
         cand = list_schedule(skel, prio, tie)
         m = makespan_of(skel, cand)
         tried[name] = m
         if m < best:
-            best_order, best, winner = cand, m, f"list scheduling ({name})"
+            best_order, best, found_by = cand, m, f"list scheduling ({name})"
     fb, m, runs = forward_backward(skel, best_order)
     tried["forward-backward"] = m
     if m < best:
-        best_order, best, winner = fb, m, winner + " + forward-backward"
-    if eval_budget is None:
-        eval_budget = min(2000, 4_000_000 // max(1, skel.n))  # each evaluation is O(V + E)
-    refined, m, used = local_refinement(skel, best_order, width, eval_budget)
+        best_order, best, found_by = fb, m, found_by + " + forward-backward"
+    refined, m, used = local_refinement(skel, best_order, params.width, params.evaluations(skel.n))
     if m < best:
-        best_order, best, winner = refined, m, winner + " + local moves"
+        best_order, best, found_by = refined, m, found_by + " + local moves"
     info: dict[str, Any] = {
-        "winner": winner,
+        "found_by": found_by,
         "list_schedule_makespans": tried,
         "local_evaluations": used,
     }
@@ -271,8 +269,8 @@ def cpe_refine(
         polished, m, stats = exact_windows(skel, best_order, exact_window, time_limit=time_limit, seed=seed)
         info["exact_windows"] = stats
         if m < best:
-            best_order, best, winner = polished, m, winner + " + CP-SAT windows"
-            info["winner"] = winner
+            best_order, best, found_by = polished, m, found_by + " + CP-SAT windows"
+            info["found_by"] = found_by
     if not is_refinement(skel, best_order):
         raise AssertionError("CPE produced an order outside the Stage-2 memory skeleton")
     return CPEResult(Plan(order=tuple(best_order), offsets=plan.offsets, spills=plan.spills), info)

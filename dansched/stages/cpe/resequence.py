@@ -19,23 +19,28 @@ from __future__ import annotations
 from ...graph import bottom_level
 from ...instance import Instance
 from ...plan import Plan
-from ...simulate import Evaluation, evaluate
+from ...simulate import AugmentedGraph, Evaluation, evaluate
 from .list_schedule import forward_backward, list_schedule
-from .skeleton import memory_skeleton
+from .skeleton import Skeleton, memory_skeleton
 
-__all__ = ["resequence_for_timing"]
+__all__ = ["resequence_for_timing", "loose_list_schedule"]
+
+
+def loose_list_schedule(inst: Instance, plan: Plan, g: AugmentedGraph) -> tuple[Skeleton, list[int]]:
+    """The looser skeleton of ``plan`` (memory events not chained) and one non-delay
+    list-scheduling pass over it: priority to the longest tail (criticality h(v), Eq. 20),
+    ties by the position in ``plan``. ``g`` is the plan's augmented DAG."""
+    skel = memory_skeleton(inst, plan.order, g, chain=False)
+    pos = [0] * g.n
+    for i, v in enumerate(plan.order):
+        pos[v] = i
+    return skel, list_schedule(skel, bottom_level(g.preds, g.cycles, plan.order), pos)
 
 
 def resequence_for_timing(inst: Instance, plan: Plan, ev: Evaluation) -> tuple[Plan, Evaluation] | None:
     """A faster order with the same memory behaviour, or None."""
     assert ev.valid and ev.graph is not None
-    g = ev.graph
-    skel = memory_skeleton(inst, plan.order, g, chain=False)
-    tail = bottom_level(g.preds, g.cycles, plan.order)
-    pos = [0] * g.n
-    for i, v in enumerate(plan.order):
-        pos[v] = i
-    first = list_schedule(skel, tail, pos)
+    skel, first = loose_list_schedule(inst, plan, ev.graph)
     order, _, _ = forward_backward(skel, first)
     new = Plan(order=tuple(order), offsets=plan.offsets, spills=plan.spills)
     ev2 = evaluate(inst, new)

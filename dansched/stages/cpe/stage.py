@@ -4,10 +4,8 @@ exact CP-SAT windows.
 
 The rounds are *resequencing* (:mod:`.resequence`: a faster order with the same
 segments, offsets and spills), *relayout* (:mod:`.relayout`: same order, segments
-and spills, new offsets) and *late-segment moves* (:func:`.relayout.move_late_segments`).
-From :attr:`~dansched.params.CpeParams.large_graph_nodes` nodes on, a single round of
-the cheapest step (moving late segments, the one that wins first on large graphs)
-keeps a million nodes within minutes. Every candidate keeps Stage 2's traffic and
+and spills, new offsets) and *late-segment moves* (:func:`.relayout.move_late_segments`);
+the effort sets how many rounds may run (``rounds``), at every graph size. Every candidate keeps Stage 2's traffic and
 spill count, and every plan is judged by the shared evaluator
 (:func:`dansched.simulate.judged`). Evaluations that are only reported from then on
 (the Stage-2 one included) drop their per-node detail to save memory.
@@ -56,15 +54,13 @@ class Stage3Result:
         return self.evaluation.makespan
 
 
-def _round_steps(n: int, large: bool, first_round: bool) -> list[str]:
+def _round_steps(first_round: bool) -> list[str]:
     """The steps one round tries, in order: resequence, late-segment moves, and relayout
-    in the first round only; on large graphs the late-segment moves alone."""
-    if large:
-        return ["move late segments"]
+    in the first round only."""
     return ["resequence", "move late segments"] + (["relayout"] if first_round else [])
 
 
-def _best_round(inst: Instance, cur: Stage3Result, names: list[str]) -> Stage3Result | None:
+def _best_round(inst: Instance, cur: Stage3Result, names: list[str], params: CpeParams) -> Stage3Result | None:
     """The round step whose plan is fastest after CPE, if it beats ``cur`` (one candidate
     at a time: each holds a full evaluation)."""
     best: Stage3Result | None = None
@@ -72,7 +68,7 @@ def _best_round(inst: Instance, cur: Stage3Result, names: list[str]) -> Stage3Re
         r = ROUND_STEPS[name](inst, cur.cpe.plan, cur.evaluation)
         if r is None:
             continue
-        c = cpe_refine(inst, r[0], r[1])
+        c = cpe_refine(inst, r[0], r[1], params=params)
         r[1].drop_detail()
         ev_c = judged(inst, c.plan, f"Stage 3 (CPE after {name})")
         if ev_c.makespan < (best.makespan if best else cur.makespan):
@@ -80,12 +76,16 @@ def _best_round(inst: Instance, cur: Stage3Result, names: list[str]) -> Stage3Re
     return best
 
 
-def _exact_windows(inst: Instance, cur: Stage3Result, width: int, time_limit: float, seed: int) -> Stage3Result:
+def _exact_windows(
+    inst: Instance, cur: Stage3Result, width: int, time_limit: float, seed: int, params: CpeParams
+) -> Stage3Result:
     """``cur`` polished by exact CP-SAT windows when that is strictly faster."""
-    polished = cpe_refine(inst, cur.cpe.plan, cur.evaluation, exact_window=width, time_limit=time_limit, seed=seed)
+    polished = cpe_refine(
+        inst, cur.cpe.plan, cur.evaluation, exact_window=width, time_limit=time_limit, seed=seed, params=params
+    )
     ev_p = judged(inst, polished.plan, "Stage 3 (CPE exact windows)")
     if ev_p.makespan < cur.makespan:
-        polished.info["winner"] = "CPE then " + polished.info["winner"]
+        polished.info["found_by"] = "CPE then " + polished.info["found_by"]
         return Stage3Result(cur.layout, cur.layout_evaluation, polished, ev_p, cur.info)
     return cur
 
@@ -95,26 +95,27 @@ def stage3(
     plan2: Plan,
     ev2: Evaluation,
     *,
+    rounds: int = 6,
     exact_window: int = 0,
     time_limit: float = 60.0,
     seed: int = 0,
     params: CpeParams = CpeParams(),
 ) -> Stage3Result:
     """Stage 3 on the Stage-2 plan ``plan2`` (judged ``ev2``); see the module docstring.
-    ``exact_window`` > 0 adds the CP-SAT windows of that width (``time_limit``, ``seed``)."""
-    s3 = cpe_refine(inst, plan2, ev2)
+    At most ``rounds`` timing-aware rounds; ``exact_window`` > 0 adds the CP-SAT windows of
+    that width (``time_limit``, ``seed``)."""
+    s3 = cpe_refine(inst, plan2, ev2, params=params)
     ev2.drop_detail()  # from here on only its metrics are read
     cur = Stage3Result(plan2, ev2, s3, judged(inst, s3.plan, "Stage 3 (CPE)"))
     t0 = time.perf_counter()
     used: list[str] = []
-    large = inst.n >= params.large_graph_nodes
-    while len(used) < params.max_rounds(inst.n):
-        best = _best_round(inst, cur, _round_steps(inst.n, large, first_round=not used))
+    while len(used) < rounds:
+        best = _best_round(inst, cur, _round_steps(first_round=not used), params)
         if best is None:
             break
         used.append(best.info.pop("step"))
         cur = best
     cur.info = {"rounds": len(used), "steps": used, "seconds": time.perf_counter() - t0}
     if exact_window > 0:
-        cur = _exact_windows(inst, cur, exact_window, time_limit, seed)
+        cur = _exact_windows(inst, cur, exact_window, time_limit, seed, params)
     return cur

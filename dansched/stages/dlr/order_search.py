@@ -1,4 +1,4 @@
-"""Stage 2's order search for traffic (issue 15): producers that may beat DLR's plan.
+"""Stage 2's order search for traffic: methods that may find a plan with less traffic than DLR's.
 
 Problem 2 is decided by the order: for the orders DLR tries, its traffic already
 meets the fixed-order optimum, so what is left is the choice of order. After
@@ -16,11 +16,11 @@ deterministic budget:
   exact CP-SAT windows over the best plan so far (order, residency, offsets and spills
   inside each window, the rest fixed), spill windows first, within a deterministic budget.
 
-A producer's plan replaces DLR's only when the shared evaluator accepts it and it
+A method's plan replaces DLR's only when the shared evaluator accepts it and it
 has less traffic (then fewer spills). The report's ``stages.dlr`` gets
-``producer`` (``dlr``, ``exact``, ``wave`` or ``lns``), ``proven_optimal``, where a
+``found_by`` (``dlr``, ``exact``, ``wave`` or ``lns``), ``proven_optimal``, where a
 bound exists ``bound`` and ``gap`` (traffic - bound), and when the windows ran
-``lns_windows_improved`` (how many windows improved the plan).
+``order_search.lns.improved`` (how many windows improved the plan).
 """
 
 from __future__ import annotations
@@ -86,15 +86,13 @@ def search_order(
     time_limit: float = 60.0,
     seed: int = 0,
     progress: Callable[[str], None] | None = None,
-    slack: float = 0.0,
 ) -> DlrResult:
-    """DLR's result ``s2``, or a better plan from the exact or the wave producer (module
-    docstring), with ``info`` extended by ``producer``, ``proven_optimal`` and, where
+    """DLR's result ``s2``, or a better plan from the wave, exact or window method (module
+    docstring), with ``info`` extended by ``found_by``, ``proven_optimal`` and, where
     known, ``bound``/``gap``/``order_search``. ``time_limit`` (wall seconds) is only a
-    safety net; the budgets are deterministic. ``slack`` (percent, problem 3): DLR's
-    alternatives are kept only within ``slack``% of the winning plan's traffic."""
+    safety net; the budgets are deterministic. DLR's ``variants`` are passed on."""
     say = progress or (lambda _m: None)
-    best_plan, best_ev, producer = s2.plan, s2.evaluation, "dlr"
+    best_plan, best_ev, found_by = s2.plan, s2.evaluation, "dlr"
     info: dict[str, Any] = {}
     bound: int | None = 0 if best_ev.extra_traffic == 0 else None
     proven = best_ev.extra_traffic == 0
@@ -110,7 +108,7 @@ def search_order(
                 "seconds": round(time.perf_counter() - t0, 3),
             } | got.info
             if ev is not None and _key(ev) < _key(best_ev):
-                best_plan, best_ev, producer = got.plan, ev, "wave"
+                best_plan, best_ev, found_by = got.plan, ev, "wave"
     if best_ev.extra_traffic > 0 and params.exact and inst.n <= params.exact_max_nodes:
         say("Stage 2: exact joint model")
         t0 = time.perf_counter()
@@ -142,26 +140,22 @@ def search_order(
                 bound = max(bound or 0, res.bound)
                 ev = _accepted(inst, res.plan)
                 if ev is not None and _key(ev) < _key(best_ev):
-                    best_plan, best_ev, producer = res.plan, ev, "exact"
+                    best_plan, best_ev, found_by = res.plan, ev, "exact"
                 proven = res.optimal and res.traffic is not None and best_ev.extra_traffic <= res.traffic
     if best_ev.extra_traffic > 0 and params.lns and not proven:  # skips past lns_params.max_nodes at once
         say("Stage 2: exact order windows")
         got_lns = window_lns(inst, best_plan, best_ev, params.lns_params, seed=seed, deadline=deadline)
         info["lns"] = got_lns.info
         if _key(got_lns.evaluation) < _key(best_ev):
-            best_plan, best_ev, producer = got_lns.plan, got_lns.evaluation, "lns"
+            best_plan, best_ev, found_by = got_lns.plan, got_lns.evaluation, "lns"
     out_info = dict(s2.info) | {
-        "producer": producer,
+        "found_by": found_by,
         "proven_optimal": bool(proven or (bound is not None and bound >= best_ev.extra_traffic)),
     }
     if bound is not None:
         out_info |= {"bound": int(bound), "gap": int(best_ev.extra_traffic) - int(bound)}
-    if "lns" in info:
-        out_info["lns_windows_improved"] = int(info["lns"].get("improved", 0))
     if info:
         out_info["order_search"] = info
-    if producer == "dlr":
+    if found_by == "dlr":
         return replace(s2, info=out_info)
-    limit = best_ev.extra_traffic * (1 + slack / 100)
-    alternatives = [a for a in s2.alternatives if a[1].extra_traffic <= limit]
-    return DlrResult(best_plan, best_ev, out_info, alternatives)
+    return DlrResult(best_plan, best_ev, out_info, s2.variants)

@@ -51,7 +51,7 @@ __all__ = [
     "Variant",
     "dlr_plan",
     "scan_variant",
-    "candidate_orders",
+    "stage2_orders",
     "uniform_tiers",
     "PLACEMENTS",
     "VICTIMS",
@@ -77,6 +77,10 @@ class Variant:
     def name(self) -> str:
         return f"{self.order_name}/{self.placement}/{self.rule}"
 
+    def plan(self, inst: Instance) -> Plan:
+        """The plan this variant's scan made (not yet judged)."""
+        return plan_from_indices(inst, self.scan.sequence, self.scan.offsets, self.scan.spills())
+
 
 @dataclass
 class DlrResult:
@@ -85,7 +89,7 @@ class DlrResult:
     plan: Plan
     evaluation: Evaluation
     info: dict[str, Any] = field(default_factory=dict)
-    alternatives: list[tuple[Plan, Evaluation, str]] = field(default_factory=list)  # see dlr_plan(slack=...)
+    variants: list[Variant] = field(default_factory=list)  # every variant scanned, the winner included
 
 
 def _greedy_scan(inst: Instance, order: Sequence[int], rule: str, params: DlrParams) -> ScanResult:
@@ -165,7 +169,7 @@ def scan_variant(
         return None
 
 
-def candidate_orders(
+def stage2_orders(
     inst: Instance,
     order: Sequence[int],
     search: bool = True,
@@ -219,10 +223,6 @@ def uniform_tiers(inst: Instance) -> bool:
     return all(len(k) == 1 for k in kinds.values())
 
 
-def _plan_of(inst: Instance, res: ScanResult) -> Plan:
-    return plan_from_indices(inst, res.sequence, res.offsets, res.spills())
-
-
 def _probe_orders(
     inst: Instance, order: list[int], search: bool, probe: str, rule: str, params: DlrParams
 ) -> tuple[dict[str, list[int]], list[Variant], bool]:
@@ -231,7 +231,7 @@ def _probe_orders(
     ``params.reuse_search_max_nodes``, budgeted beyond. Returns the orders, their probe
     variants and whether the cheap orders spill."""
     variants: list[Variant] = []
-    orders = candidate_orders(inst, order, search, reuse=False, params=params)
+    orders = stage2_orders(inst, order, search, reuse=False, params=params)
     for name, o in orders.items():
         res = scan_variant(inst, o, probe, rule, params)
         if res is not None:
@@ -239,7 +239,7 @@ def _probe_orders(
     spills = not variants or min(v.scan.traffic for v in variants) > 0
     if search and spills:
         large = inst.n > params.reuse_search_max_nodes
-        for name, o in candidate_orders(inst, order, search, reuse=True, large=large, params=params).items():
+        for name, o in stage2_orders(inst, order, search, reuse=True, large=large, params=params).items():
             if name in orders:
                 continue
             orders[name] = o
@@ -260,27 +260,6 @@ def _ranked_orders(variants: list[Variant], within: float) -> list[str]:
     return ranked
 
 
-def _alternatives(
-    inst: Instance, variants: list[Variant], winner: Variant, ev: Evaluation, slack: float, limit_count: int
-) -> list[tuple[Plan, Evaluation, str]]:
-    """The other valid variants within ``slack`` percent of the winner's traffic (at most
-    ``limit_count``), least traffic first."""
-    alternatives: list[tuple[Plan, Evaluation, str]] = []
-    limit = ev.extra_traffic * (1 + slack / 100)
-    seen = {winner.name}
-    for v in sorted(variants, key=lambda v: (v.key, v.name)):
-        if len(alternatives) >= limit_count or v.scan.traffic > limit:
-            break
-        if v.name in seen:
-            continue
-        seen.add(v.name)
-        alt = _plan_of(inst, v.scan)
-        alt_ev = evaluate(inst, alt)
-        if alt_ev.valid:
-            alternatives.append((alt, alt_ev, v.name))
-    return alternatives
-
-
 def _report_info(variants: list[Variant], winner: Variant) -> dict[str, Any]:
     by_order: dict[str, int] = {}
     for v in variants:
@@ -290,7 +269,7 @@ def _report_info(variants: list[Variant], winner: Variant) -> dict[str, Any]:
         "placement": winner.placement,
         "victim_rule": winner.rule,
         "order_traffic": by_order,
-        "variants": len(variants),
+        "combinations": len(variants),
     }
 
 
@@ -301,7 +280,6 @@ def dlr_plan(
     search: bool = True,
     placements: Sequence[str] = tuple(PLACEMENTS),
     progress: Callable[[str], None] | None = None,
-    slack: float = 0.0,
     params: DlrParams = DlrParams(),
 ) -> DlrResult:
     """Stage 2 on a Stage-1 ``order`` (node ids of the instance, a topological order).
@@ -310,10 +288,8 @@ def dlr_plan(
     every placement that evicts; no exact spill plan) or ``"recency-<W>"`` (the
     cost-aware score with a recency penalty, :class:`~dansched.stages.dlr.victim.RecencyAware`;
     no exact spill plan). ``search=False`` keeps the
-    Stage-1 order (only lifetimes tightened). With ``slack`` > 0 (percent), the other
-    valid variants whose traffic is within ``slack``% of the best are returned too, in
-    ``alternatives`` (at most ``params.max_alternatives``), for a traffic/makespan trade-off.
-    ``params``: the budgets (:class:`~dansched.params.DlrParams`).
+    Stage-1 order (only lifetimes tightened). Every variant scanned is returned in
+    ``variants`` (problem 3 offers the others to Stage 3 as candidates). ``params``: the budgets (:class:`~dansched.params.DlrParams`).
     Raises ``ValueError`` for an order that is not a topological order of the instance."""
     if victim not in VICTIMS and not (victim.startswith(RecencyAware.prefix) and is_victim_rule(victim)):
         raise ValueError(f"victim must be one of {sorted(VICTIMS)} or recency-<W>, got {victim!r}")
@@ -344,8 +320,7 @@ def dlr_plan(
     if not variants:
         raise PlacementFailed(f"{inst.name}: no placement variant could place every buffer")
     plan, ev, winner = _pick(inst, variants, params.max_tie_evaluations)
-    alternatives = _alternatives(inst, variants, winner, ev, slack, params.max_alternatives) if slack > 0 else []
-    return DlrResult(plan, ev, _report_info(variants, winner), alternatives)
+    return DlrResult(plan, ev, _report_info(variants, winner), variants)
 
 
 def _pick(inst: Instance, variants: list[Variant], max_tie_evaluations: int) -> tuple[Plan, Evaluation, Variant]:
@@ -365,7 +340,7 @@ def _pick(inst: Instance, variants: list[Variant], max_tie_evaluations: int) -> 
         trial = (firsts + [v for v in tied if v not in firsts])[:max_tie_evaluations]
         best = None
         for v in trial:
-            plan = _plan_of(inst, v.scan)
+            plan = v.plan(inst)
             ev = evaluate(inst, plan)
             if not ev.valid:
                 continue

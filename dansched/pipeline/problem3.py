@@ -1,0 +1,163 @@
+"""Problem 3 as one search: candidates, one traffic budget, screen, Stage 3 on the best few.
+
+1. **Budget.** The traffic budget (:class:`~dansched.budget.TrafficBudget`) is computed
+   once from the problem-2 plan's traffic and ``--traffic-slack``.
+2. **Candidates.** The problem-2 plan is the first candidate; then each source the effort
+   names (:data:`dansched.stages.candidates.SOURCES`) yields complete Stage-2 plans. No
+   source is switched on or off by the slack or the graph's size: every candidate the
+   budget admits competes.
+3. **Screen.** Each admitted candidate (a plan identical to an earlier one's is recorded,
+   not screened again) is screened by one list-scheduling pass inside its
+   skeleton (:func:`~dansched.stages.cpe.screen.screened_makespan`); only the best few
+   keep their per-node detail meanwhile.
+4. **Stage 3.** The full Stage 3 (:func:`~dansched.stages.cpe.stage.stage3`) runs on
+   ``effort.stage3_runs`` finalists: the problem-2 plan and the best screened others
+   (ties: less traffic, then the earlier candidate). The fastest result is kept (ties: the
+   earlier finalist).
+
+Every candidate, finalist or not, is a row of the report's ``candidates``.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, replace
+
+from ..budget import TrafficBudget
+from ..errors import PlanInvalidError
+from ..instance import Instance
+from ..plan import Plan
+from ..simulate import Evaluation, evaluate, judged
+from ..stages.candidates import SOURCES, Candidate, SourceContext, problem2_candidate
+from ..stages.cpe.memory_windows import memory_window_polish
+from ..stages.cpe.screen import screened_makespan
+from ..stages.cpe.stage import Stage3Result, stage3
+from ..stages.dlr.stage import DlrResult
+from .options import SolveOptions
+from .report import CandidateRecord
+
+__all__ = ["Problem3Result", "problem3", "run_stage3"]
+
+Progress = Callable[[str], None]
+
+
+@dataclass
+class Problem3Result:
+    """The final plan, the Stage-3 run that made it, the candidates (rows of the report),
+    the budget and how many full Stage-3 runs were made."""
+
+    plan: Plan
+    evaluation: Evaluation
+    stage3: Stage3Result
+    candidates: list[CandidateRecord]
+    budget: TrafficBudget
+    runs: int
+    seconds: float
+
+
+def run_stage3(inst: Instance, plan2: Plan, ev2: Evaluation, opts: SolveOptions) -> Stage3Result:
+    """The full Stage 3 on one Stage-2 plan (:func:`~dansched.stages.cpe.stage.stage3`); with
+    ``exact_window_mode="memory"`` the memory-aware CP-SAT windows polish its result."""
+    s3 = stage3(
+        inst,
+        plan2,
+        ev2,
+        rounds=opts.effort_params.stage3_rounds,
+        exact_window=opts.exact_window,
+        time_limit=opts.time_limit,
+        seed=opts.seed,
+        params=opts.cpe,
+    )
+    if opts.exact_window > 0 and opts.exact_window_mode == "memory":
+        cpe, ev = memory_window_polish(
+            inst, s3.cpe, s3.evaluation, opts.exact_window, time_limit=opts.time_limit, seed=opts.seed
+        )
+        ev = judged(inst, cpe.plan, "Stage 3 (memory-aware CP-SAT windows)", ev)
+        s3 = replace(s3, cpe=cpe, evaluation=ev)
+    return s3
+
+
+def _check_stage3(ev2: Evaluation, s3: Stage3Result, opts: SolveOptions) -> None:
+    """Stage 3 keeps its candidate's traffic and spill count, and CPE keeps the layout it ran
+    on; the physical peak too, except in the memory-window mode, whose windows may reorder
+    memory events (problem 3 bounds traffic, not peak)."""
+    ev3 = s3.evaluation
+    for key in ("extra_traffic", "spill_count"):
+        if getattr(ev3, key) != getattr(ev2, key):
+            raise PlanInvalidError(f"Stage 3 (CPE) changed {key} ({getattr(ev2, key)} -> {getattr(ev3, key)})")
+    if ev3.physical_peak != s3.layout_evaluation.physical_peak and opts.exact_window_mode != "memory":
+        raise PlanInvalidError("Stage 3 (CPE) changed the physical peak")
+    if s3.cpe.plan.offsets != s3.layout.offsets or s3.cpe.plan.spills != s3.layout.spills:
+        raise PlanInvalidError("Stage 3 (CPE) changed the layout or the spill plan")
+
+
+@dataclass
+class _Screened:
+    """An admitted candidate, its row and its place in the screen's ranking."""
+
+    key: tuple[int, int, int]  # (screened makespan, traffic, row index)
+    candidate: Candidate
+    row: CandidateRecord
+
+
+def _collect(
+    inst: Instance, s2: DlrResult, order1: list[int], budget: TrafficBudget, opts: SolveOptions, say: Progress
+) -> tuple[list[CandidateRecord], list[_Screened]]:
+    """Steps 2 and 3 of the module docstring: every candidate's row, and the admitted ones
+    screened. Only the problem-2 plan and the ``stage3_runs`` best screened candidates keep
+    their per-node detail; the others drop it at once."""
+    effort = opts.effort_params
+    ctx = SourceContext(inst, order1, s2, budget, effort, opts.mpas, opts.dlr, opts.variant, opts.victim)
+    rows: list[CandidateRecord] = []
+    screened: list[_Screened] = []
+    detailed: list[_Screened] = []  # the best screened others, at most stage3_runs - 1
+    first_row: dict[Plan, int] = {}
+
+    def take(cand: Candidate) -> None:
+        ctx.made.append(cand)
+        row = CandidateRecord(cand.source, cand.detail, cand.traffic, same_as=first_row.get(cand.plan))
+        rows.append(row)
+        first_row.setdefault(cand.plan, len(rows) - 1)
+        if row.same_as is not None or not budget.admits(cand.traffic):
+            cand.evaluation.drop_detail()
+            return
+        row.screened = screened_makespan(inst, cand.plan, cand.evaluation)
+        item = _Screened((row.screened, cand.traffic, len(rows) - 1), cand, row)
+        screened.append(item)
+        if len(rows) == 1:  # the problem-2 plan is always a finalist
+            return
+        detailed.append(item)
+        detailed.sort(key=lambda s: s.key)
+        while len(detailed) > effort.stage3_runs - 1:
+            detailed.pop().candidate.evaluation.drop_detail()
+
+    take(problem2_candidate(s2))
+    for name in effort.sources:
+        say(f"Problem 3: candidates from {name} (budget {budget.allowance:,} traffic)")
+        for cand in SOURCES[name](ctx):
+            take(cand)
+    return rows, screened
+
+
+def problem3(inst: Instance, s2: DlrResult, order1: list[int], opts: SolveOptions, say: Progress) -> Problem3Result:
+    """Problem 3 on the Stage-2 result ``s2`` (module docstring)."""
+    t0 = time.perf_counter()
+    budget = TrafficBudget.of(int(s2.evaluation.extra_traffic or 0), opts.traffic_slack)
+    rows, screened = _collect(inst, s2, order1, budget, opts, say)
+    first, others = screened[0], sorted(screened[1:], key=lambda s: s.key)
+    finalists = [first] + others[: opts.effort_params.stage3_runs - 1]
+    best: tuple[int, int, Stage3Result, Evaluation, _Screened] | None = None
+    for k, item in enumerate(finalists):
+        cand = item.candidate
+        say(f"Stage 3 on candidate {k + 1}/{len(finalists)}: {cand.source} {cand.detail}".rstrip())
+        ev2 = cand.evaluation if cand.evaluation.graph is not None else evaluate(inst, cand.plan)
+        s3 = run_stage3(inst, cand.plan, ev2, opts)
+        item.row.makespan = s3.makespan
+        if best is None or s3.makespan < best[0]:
+            best = (s3.makespan, k, s3, ev2, item)
+    assert best is not None
+    _, _, s3, ev2, kept = best
+    kept.row.kept = True
+    _check_stage3(ev2, s3, opts)
+    return Problem3Result(s3.cpe.plan, s3.evaluation, s3, rows, budget, len(finalists), time.perf_counter() - t0)

@@ -1,0 +1,117 @@
+"""The full DAN-Scheduler pipeline (paper Eq. 16): MPAS -> DLR -> CPE, each stage's result
+judged by the shared evaluator before the next stage sees it.
+
+:func:`solve` returns the final :class:`~dansched.plan.Plan`, the evaluator's verdict and
+the typed report (:class:`~dansched.pipeline.report.SolveReport`). Problem 3 is one search
+over Stage-2 candidates (:mod:`dansched.pipeline.problem3`).
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from ..errors import NoLegalOrderError
+from ..instance import Instance
+from ..params import MpasParams
+from ..plan import Plan
+from ..simulate import Evaluation, judged, max_v_stay
+from ..stages.dlr.order_search import search_order
+from ..stages.dlr.stage import DlrResult, dlr_plan
+from ..stages.mpas.lifetime import lifetime_order
+from ..stages.mpas.stage import mpas_order
+from .options import SolveOptions
+from .problem3 import problem3
+from .report import PlanFigures, RelayoutReport, SolveReport, Stage1Report, Stage2Report, Stage3Report
+
+__all__ = ["SolveResult", "solve"]
+
+Progress = Callable[[str], None]
+
+
+@dataclass
+class SolveResult:
+    """The final plan, the evaluator's verdict on it and the report. ``stage1`` is the
+    Stage-1 order as a problem-1 plan (``None`` when Stage 1 found no L0-legal order and
+    problems 2/3 fell back to a topological one): ``dansched bound`` audits it instead of
+    solving problem 1 again."""
+
+    plan: Plan
+    evaluation: Evaluation
+    report: SolveReport
+    stage1: Plan | None = None
+
+
+def _stage1(inst: Instance, opts: SolveOptions) -> tuple[list[int], str, bool]:
+    """The Stage-1 order, how it was found and whether it is L0-legal (a problem-1 plan).
+    Problems 2 and 3 have no single-residency rule, so when no L0-legal order exists any
+    order that keeps the buffer lifetimes will do."""
+    params = opts.mpas if opts.effort_params.stage1_search else MpasParams(ls_evaluations=0)
+    variant = "mpas-greedy" if opts.variant == "mpas" and not opts.effort_params.stage1_search else opts.variant
+    try:
+        s1 = mpas_order(inst, variant=variant, params=params)
+        return list(s1.order), s1.variant, True
+    except NoLegalOrderError as exc:
+        if opts.problem == 1:
+            raise
+        # a lifetime cycle (an edge FREE -> user or user -> ALLOC) raises NoLegalOrderError here: no plan exists
+        return lifetime_order(inst), f"topological order (no L0-legal order: {exc})", False
+
+
+def _stage2(inst: Instance, order1: list[int], opts: SolveOptions, say: Progress) -> DlrResult:
+    """DLR on the Stage-1 order, then the order search (which keeps DLR's plan unless it
+    finds an evaluator-accepted one with less traffic); the LRU ablation keeps DLR's own
+    plan, and an effort without Stage-2 search runs the paper's placement alone."""
+    search = opts.effort_params.stage2_search
+    if search:
+        s2 = dlr_plan(inst, order1, victim=opts.victim, params=opts.dlr)
+    else:
+        s2 = dlr_plan(inst, order1, victim=opts.victim, search=False, placements=("bestfit-greedy",), params=opts.dlr)
+    if search and opts.order_search is not None and opts.victim == "cost":
+        s2 = search_order(inst, s2, opts.order_search, time_limit=opts.time_limit, seed=opts.seed, progress=say)
+    return s2
+
+
+def solve(inst: Instance, opts: SolveOptions | None = None, progress: Progress | None = None) -> SolveResult:
+    """Run the stages that ``opts.problem`` needs and return the final plan and report."""
+    opts = opts or SolveOptions()
+    say = progress or (lambda _msg: None)
+    say("Stage 1: MPAS")
+    t0 = time.perf_counter()
+    order1, variant1, legal1 = _stage1(inst, opts)
+    stage1 = Plan(order=tuple(order1)) if legal1 else None
+    if opts.problem == 1:
+        assert stage1 is not None
+        ev1 = judged(inst, stage1, "Stage 1 (MPAS)")
+        mpas = Stage1Report(int(ev1.max_v_stay or 0), time.perf_counter() - t0, variant1)
+        return SolveResult(stage1, ev1, SolveReport(1, PlanFigures.of(ev1), opts.effort_name, mpas), stage1)
+    mpas = Stage1Report(max_v_stay(inst, order1), time.perf_counter() - t0, variant1)
+    say("Stage 2: DLR")
+    t0 = time.perf_counter()
+    s2 = _stage2(inst, order1, opts, say)
+    ev2 = judged(inst, s2.plan, "Stage 2 (DLR)", s2.evaluation)  # dlr_plan's evaluator verdict on s2.plan
+    dlr = Stage2Report.of(ev2, time.perf_counter() - t0, s2.info)
+    if opts.problem == 2:
+        report = SolveReport(2, PlanFigures.of(ev2), opts.effort_name, mpas, dlr)
+        return SolveResult(s2.plan, ev2, report, stage1)
+    p3 = problem3(inst, s2, order1, opts, say)
+    s3 = p3.stage3
+    info = s3.info
+    relayout = None
+    if info["rounds"]:
+        relayout = RelayoutReport(PlanFigures.of(s3.layout_evaluation), info["seconds"], info["rounds"], info["steps"])
+    cpe_info = s3.cpe.info
+    cpe = Stage3Report(
+        PlanFigures.of(p3.evaluation),
+        p3.seconds,
+        p3.runs,
+        str(cpe_info.get("found_by", "")),
+        dict(cpe_info.get("list_schedule_makespans", {})),
+        int(cpe_info.get("local_evaluations", 0)),
+        cpe_info.get("exact_windows") or cpe_info.get("exact_windows_memory"),
+    )
+    report = SolveReport(
+        3, PlanFigures.of(p3.evaluation), opts.effort_name, mpas, dlr, relayout, cpe, p3.budget, p3.candidates
+    )
+    return SolveResult(p3.plan, p3.evaluation, report, stage1)

@@ -1,0 +1,193 @@
+"""Problem 3's Stage-2 candidates: the plans Stage 3 may turn into the final plan.
+
+Stage 3 only reorders inside a memory skeleton (paper Eq. 14), so which Stage-2 plan it
+starts from decides much of the makespan. A *candidate* is a complete Stage-2 plan judged
+by the shared evaluator, with the name of the *source* that made it. Sources register by
+name in :data:`SOURCES`; the pipeline runs those its effort names
+(:attr:`dansched.params.EffortParams.sources`), keeps the candidates the one traffic budget
+admits (:class:`dansched.budget.TrafficBudget`), screens them and runs the full Stage 3 on
+the best few (``dansched.pipeline.problem3``). The first candidate is always the problem-2 plan
+(:func:`problem2_candidate`: source ``dlr``, or ``order-search`` when the order search
+found it). The sources:
+
+- ``dlr``: DLR's other (order, placement, victim rule) combinations, least traffic
+  first (paper Algorithm 2);
+- ``victim-rules``: DLR on the Stage-1 order with each other victim rule of the effort:
+  the recency-aware rule (:class:`~dansched.stages.dlr.victim.RecencyAware`: reloads land on
+  addresses whose last reader finished long ago) and LRU (paper Table 4);
+- ``algorithm-1-order``: DLR on the literal Algorithm-1 order (a different skeleton);
+- ``time-driven``: the time-driven list scheduler with memory
+  (:mod:`dansched.stages.dlr.timed`), one candidate per trial;
+- ``dlr-on-time-driven``: DLR's placement on the fastest time-driven order (the
+  scheduler's engine overlap with DLR's spill decisions).
+
+A source yields every plan it made, whatever its traffic, one at a time (the pipeline
+screens each and forgets its per-node detail before the next is made): the budget
+filters, in one place, so every path keeps exactly the plans within it. A source that cannot place a plan
+returns fewer candidates (:class:`~dansched.errors.PlacementFailed` and
+:class:`~dansched.errors.TimedFailed` are expected outcomes; anything else is a bug and
+propagates).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass, field
+
+from ..budget import TrafficBudget
+from ..errors import PlacementFailed, TimedFailed
+from ..instance import Instance
+from ..models.traffic import traffic_lower_bound
+from ..params import DlrParams, EffortParams, MpasParams
+from ..plan import Plan
+from ..simulate import Evaluation, evaluate
+from .cpe.timed_memory import DEFAULT_TRIALS, SLACK_TRIALS, timed_schedule
+from .dlr.reorder import tighten_lifetimes
+from .dlr.stage import DlrResult, dlr_plan
+from .mpas.stage import mpas_order
+
+__all__ = ["Candidate", "SourceContext", "CandidateSource", "SOURCES", "problem2_candidate"]
+
+
+@dataclass(frozen=True)
+class Candidate:
+    """A complete Stage-2 plan, the evaluator's verdict on it, the source that made it and
+    what within the source (``detail``: a DLR combination, a trial's parameters)."""
+
+    plan: Plan
+    evaluation: Evaluation
+    source: str
+    detail: str = ""
+
+    @property
+    def traffic(self) -> int:
+        return int(self.evaluation.extra_traffic or 0)
+
+
+@dataclass
+class SourceContext:
+    """What a source may read: the instance, the Stage-1 order, Stage 2's result, the
+    budget, the stage parameters, the effort, the Stage-1 variant and victim rule the caller
+    chose, and the candidates the sources before it made (``made``, whatever their traffic)."""
+
+    inst: Instance
+    order1: Sequence[int]
+    stage2: DlrResult
+    budget: TrafficBudget
+    effort: EffortParams
+    mpas: MpasParams = field(default_factory=MpasParams)
+    dlr: DlrParams = field(default_factory=DlrParams)
+    variant: str = "mpas"
+    victim: str = "cost"
+    made: list[Candidate] = field(default_factory=list)
+
+
+CandidateSource = Callable[[SourceContext], Iterator[Candidate]]
+
+
+def _judged(inst: Instance, plan: Plan, source: str, detail: str) -> Iterator[Candidate]:
+    """The candidate of ``plan`` when the evaluator accepts it (an invalid plan is a bug of
+    its source, never a result: the tests catch it)."""
+    ev = evaluate(inst, plan)
+    if ev.valid:
+        yield Candidate(plan, ev, source, detail)
+
+
+def _dlr_candidate(
+    ctx: SourceContext, order: Sequence[int], source: str, detail: str, **kw: object
+) -> Iterator[Candidate]:
+    """DLR on ``order`` (keyword arguments of :func:`~dansched.stages.dlr.stage.dlr_plan`) as
+    one candidate, none when it cannot place."""
+    try:
+        got = dlr_plan(ctx.inst, order, params=ctx.dlr, **kw)  # type: ignore[arg-type]
+    except PlacementFailed:
+        return
+    if got.evaluation.valid:
+        yield Candidate(got.plan, got.evaluation, source, detail)
+
+
+def combination_name(info: dict[str, object]) -> str:
+    """``order/placement/victim rule`` of a DLR result's ``info``."""
+    return "/".join(str(info[k]) for k in ("order", "placement", "victim_rule") if k in info)
+
+
+def problem2_candidate(s2: DlrResult) -> Candidate:
+    """The problem-2 plan as a candidate: source ``dlr`` (detail: its combination) or
+    ``order-search`` (detail: the method that found it)."""
+    found_by = str(s2.info.get("found_by", "dlr"))
+    if found_by == "dlr":
+        return Candidate(s2.plan, s2.evaluation, "dlr", combination_name(s2.info))
+    return Candidate(s2.plan, s2.evaluation, "order-search", found_by)
+
+
+def dlr_source(ctx: SourceContext) -> Iterator[Candidate]:
+    """Up to ``effort.dlr_variants`` of DLR's other combinations, least traffic first (one
+    whose scan already exceeds the budget is not built: its plan carries the scan's traffic)."""
+    seen = {combination_name(ctx.stage2.info)}
+    made = 0
+    for v in sorted(ctx.stage2.variants, key=lambda v: (v.key, v.name)):
+        if made >= ctx.effort.dlr_variants or not ctx.budget.admits(v.scan.traffic):
+            return
+        if v.name in seen:
+            continue
+        seen.add(v.name)
+        for cand in _judged(ctx.inst, v.plan(ctx.inst), "dlr", v.name):
+            made += 1
+            yield cand
+
+
+def victim_rules_source(ctx: SourceContext) -> Iterator[Candidate]:
+    """DLR on the Stage-1 order with each victim rule of ``effort.victim_rules`` (only when
+    the caller's rule is the cost-aware one: an ablation keeps its own rule)."""
+    if ctx.victim != "cost":
+        return
+    for rule in ctx.effort.victim_rules:
+        yield from _dlr_candidate(ctx, ctx.order1, "victim-rules", rule, victim=rule)
+
+
+def algorithm1_order_source(ctx: SourceContext) -> Iterator[Candidate]:
+    """DLR (the caller's victim rule) on the literal Algorithm-1 order (``mpas-paper``),
+    unless that is already the Stage-1 order."""
+    if ctx.variant == "mpas-paper":
+        return
+    order = mpas_order(ctx.inst, variant="mpas-paper", params=ctx.mpas).order
+    yield from _dlr_candidate(ctx, order, "algorithm-1-order", "mpas-paper", victim=ctx.victim)
+
+
+def time_driven_source(ctx: SourceContext) -> Iterator[Candidate]:
+    """The time-driven scheduler with each trial's parameters on the problem-2 plan's order
+    (trials run without the budget: the fastest order is worth DLR's placement even when the
+    scheduler's own spills cost too much). Only with the cost-aware victim rule."""
+    if ctx.victim != "cost":
+        return
+    reference = [v for v in ctx.stage2.plan.order if v < ctx.inst.n]
+    for trial in DEFAULT_TRIALS + SLACK_TRIALS:
+        try:
+            plan = timed_schedule(ctx.inst, reference, trial)
+        except TimedFailed:
+            continue
+        yield from _judged(ctx.inst, plan, "time-driven", trial.name)
+
+
+def dlr_on_time_driven_source(ctx: SourceContext) -> Iterator[Candidate]:
+    """DLR's placement and victim rules (no order search) on the order of the fastest
+    time-driven plan made so far, spill nodes dropped. DLR is not run when the capacity
+    cover bound of that order (lifetimes tightened as DLR does) already exceeds the budget:
+    no placement of the order could be admitted, so the answer is the same, only sooner."""
+    timed = [c for c in ctx.made if c.source == "time-driven"]
+    if not timed:
+        return
+    fastest = min(timed, key=lambda c: int(c.evaluation.makespan or 0))
+    order = [v for v in fastest.plan.order if v < ctx.inst.n]
+    if not ctx.budget.admits(traffic_lower_bound(ctx.inst, tighten_lifetimes(ctx.inst, order)).value):
+        return
+    yield from _dlr_candidate(ctx, order, "dlr-on-time-driven", fastest.detail, victim=ctx.victim, search=False)
+
+
+SOURCES: dict[str, CandidateSource] = {  # by name, in the order the pipeline runs them
+    "dlr": dlr_source,
+    "victim-rules": victim_rules_source,
+    "algorithm-1-order": algorithm1_order_source,
+    "time-driven": time_driven_source,
+    "dlr-on-time-driven": dlr_on_time_driven_source,
+}

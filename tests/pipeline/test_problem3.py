@@ -1,0 +1,177 @@
+"""Problem 3 as one search (dansched.pipeline.problem3): one traffic budget, candidates from
+named sources, one screen each, the full Stage 3 on the best few, the fastest kept."""
+
+from __future__ import annotations
+
+import pytest
+from helpers import SHIPPED
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from dansched.budget import TrafficBudget
+from dansched.hardware import load_hardware
+from dansched.instance import load_instance
+from dansched.params import EFFORTS, SOURCE_NAMES
+from dansched.pipeline import SolveOptions, solve
+from dansched.pipeline.solve import _stage1, _stage2
+from dansched.simulate import evaluate
+from dansched.stages.candidates import SOURCES, SourceContext
+
+SLACKS = (0, 12.5, 50)
+
+
+def oracle_allowance(traffic: int, slack: str) -> int:
+    """floor(traffic * (100 + slack) / 100) in integers, the slack given as a decimal string."""
+    whole, _, frac = slack.partition(".")
+    scale = 10 ** len(frac)
+    num = int(whole or "0") * scale + int(frac or "0")
+    return traffic * (100 * scale + num) // (100 * scale)
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    traffic=st.integers(0, 10**7),
+    whole=st.integers(0, 300),
+    frac=st.text("0123456789", max_size=3),
+    delta=st.integers(-3, 3),
+)
+def test_budget_admits_exactly_the_traffic_within_the_allowance(traffic, whole, frac, delta):
+    text = f"{whole}.{frac}" if frac else str(whole)
+    want = oracle_allowance(traffic, text)
+    for slack in (text, float(text)) + ((whole,) if not frac.strip("0") else ()):
+        budget = TrafficBudget.of(traffic, slack)
+        assert budget.allowance == want, slack
+        assert budget.admits(want + delta) == (delta <= 0)
+
+
+def test_budget_of_the_known_disagreement():
+    """At traffic 25 and slack 16, 25 * 1.16 is 28.999... in floating point: the exact
+    allowance is 29, so a plan of traffic 29 is admitted."""
+    assert TrafficBudget.of(25, 16).allowance == 29 and TrafficBudget.of(25, 16.0).admits(29)
+    with pytest.raises(ValueError, match="finite number >= 0"):
+        TrafficBudget.of(25, float("nan"))
+
+
+@pytest.fixture(scope="module")
+def tight(tmp_path_factory):
+    """conv_s2 with L1 cut to 1024 units: Stage 2 spills, candidates differ in traffic."""
+    toml = tmp_path_factory.mktemp("hw") / "tight.toml"
+    toml.write_text("[tiers]\nL1 = 1024\n")
+    return load_instance(SHIPPED / "conv_s2.json", load_hardware(toml))
+
+
+@pytest.fixture(scope="module")
+def solved(tight):
+    return {slack: solve(tight, SolveOptions(problem=3, traffic_slack=slack)) for slack in SLACKS}
+
+
+@pytest.mark.parametrize("slack", SLACKS)
+def test_every_path_screens_exactly_the_candidates_within_the_budget(solved, slack):
+    res = solved[slack]
+    report = res.report.to_dict()
+    base = report["stages"]["dlr"]["extra_traffic"]
+    allowance = oracle_allowance(base, str(slack))
+    assert report["traffic_budget"] == {"base": base, "slack_percent": slack, "allowance": allowance}
+    rows = report["candidates"]
+    assert rows[0]["traffic"] == base and rows[0]["source"] in ("dlr", "order-search")
+    for row in rows:
+        if row.get("same_as") is None:
+            assert (row["screened"] is not None) == (row["traffic"] <= allowance), row
+    assert res.evaluation.extra_traffic <= allowance
+
+
+@pytest.mark.parametrize("slack", SLACKS)
+def test_the_fastest_finalist_is_kept_and_is_the_final_plan(tight, solved, slack):
+    res = solved[slack]
+    ev = evaluate(tight, res.plan)
+    assert ev.valid and ev.makespan == res.evaluation.makespan
+    rows = res.report.to_dict()["candidates"]
+    finalists = [r for r in rows if r["makespan"] is not None]
+    kept = [r for r in rows if r["kept"]]
+    assert len(kept) == 1 and kept[0] in finalists
+    assert kept[0]["makespan"] == ev.makespan == min(r["makespan"] for r in finalists)
+    assert kept[0]["traffic"] == ev.extra_traffic
+    assert rows[0] in finalists  # the problem-2 plan always gets the full Stage 3
+    assert len(finalists) == res.report.cpe.runs <= EFFORTS["default"].stage3_runs
+    # a finalist's full Stage 3 never ends above its screen (Stage 3 starts from that order)
+    assert all(r["makespan"] <= r["screened"] for r in finalists)
+
+
+@pytest.mark.parametrize("slack", SLACKS)
+def test_finalists_are_the_problem2_plan_and_the_best_screened_others(solved, slack):
+    rows = solved[slack].report.to_dict()["candidates"]
+    others = [(r["screened"], r["traffic"], i) for i, r in enumerate(rows) if i and r["screened"] is not None]
+    want = {i for *_, i in sorted(others)[: EFFORTS["default"].stage3_runs - 1]}
+    got = {i for i, r in enumerate(rows) if i and r["makespan"] is not None}
+    assert got == want
+
+
+def test_identical_plans_are_screened_once(solved):
+    for res in solved.values():
+        rows = res.report.to_dict()["candidates"]
+        for i, row in enumerate(rows):
+            if row.get("same_as") is not None:
+                first = rows[row["same_as"]]
+                assert row["same_as"] < i and first.get("same_as") is None and row["traffic"] == first["traffic"]
+                assert row["screened"] is None and row["makespan"] is None
+
+
+def test_source_names_are_the_registry():
+    assert tuple(SOURCES) == SOURCE_NAMES
+
+
+def _context(inst, **opts):
+    o = SolveOptions(problem=3, **opts)
+    order1, _, _ = _stage1(inst, o)
+    s2 = _stage2(inst, order1, o, lambda _m: None)
+    budget = TrafficBudget.of(s2.evaluation.extra_traffic, 1000)
+    return SourceContext(inst, order1, s2, budget, o.effort_params, o.mpas, o.dlr, o.variant, o.victim)
+
+
+def test_each_source_yields_evaluator_accepted_plans_named_by_what_made_them(tight):
+    ctx = _context(tight)
+    for name, source in SOURCES.items():
+        for cand in source(ctx):
+            ctx.made.append(cand)
+            ev = evaluate(tight, cand.plan)
+            assert ev.valid and ev.extra_traffic == cand.traffic and ev.makespan == cand.evaluation.makespan
+            assert cand.source == name
+    by = {}
+    for c in ctx.made:
+        by.setdefault(c.source, []).append(c.detail)
+    assert by["victim-rules"] == list(EFFORTS["default"].victim_rules)
+    assert by["algorithm-1-order"] == ["mpas-paper"]
+    assert by["dlr-on-time-driven"] == [
+        min((c for c in ctx.made if c.source == "time-driven"), key=lambda c: c.evaluation.makespan).detail
+    ]
+    assert len(by["dlr"]) <= EFFORTS["default"].dlr_variants
+
+
+def test_an_ablation_keeps_its_own_victim_rule(tight):
+    ctx = _context(tight, victim="lru")
+    assert list(SOURCES["victim-rules"](ctx)) == [] and list(SOURCES["time-driven"](ctx)) == []
+    assert [c.detail for c in SOURCES["algorithm-1-order"](ctx)] == ["mpas-paper"]
+    paper = _context(tight, variant="mpas-paper")
+    assert list(SOURCES["algorithm-1-order"](paper)) == []
+
+
+def test_effort_fast_runs_each_stage_once(tight):
+    res = solve(tight, SolveOptions(problem=3, effort="fast"))
+    report = res.report.to_dict()
+    assert evaluate(tight, res.plan).valid
+    assert len(report["candidates"]) == 1 and report["candidates"][0]["kept"]
+    assert report["stages"]["cpe"]["runs"] == 1 and "relayout" not in report["stages"]
+    assert report["effort"] == "fast" and report["stages"]["mpas"]["variant"].startswith("mpas[")
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("slack", [0, 20])
+def test_official_flash_attention_stays_within_the_budget(slack):
+    from helpers import official_path
+
+    inst = load_instance(official_path("FlashAttention_Case0"))
+    p2 = solve(inst, SolveOptions(problem=2)).evaluation.extra_traffic
+    res = solve(inst, SolveOptions(problem=3, traffic_slack=slack))
+    ev = evaluate(inst, res.plan)
+    assert ev.valid and ev.makespan == res.evaluation.makespan
+    assert ev.extra_traffic <= oracle_allowance(p2, str(slack))
