@@ -33,7 +33,8 @@ def test_all_names_what_the_package_exports():
     with pytest.raises(AttributeError):
         dansched.not_a_name  # noqa: B018
     # the public solve is the one that writes the plan folder; the pipeline stays the engine
-    assert dansched.solve.__module__ == "dansched.solution" and dansched.SolveOptions.__module__ == "dansched.pipeline"
+    assert dansched.solve.__module__ == "dansched.solution"
+    assert dansched.SolveOptions.__module__.startswith("dansched.pipeline")
     import importlib
 
     for module in ("dansched.audit", "dansched.generate", "dansched.judge", "dansched.solution"):
