@@ -13,9 +13,10 @@ from __future__ import annotations
 import json
 import os
 import sys
+from contextlib import AbstractContextManager
 from enum import Enum
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
@@ -31,6 +32,9 @@ from .errors import (
 from .hardware import Hardware, load_hardware
 from .instance import Instance, load_instance
 from .report.text import printable
+
+if TYPE_CHECKING:
+    from .report.progress import Reporter
 
 app = typer.Typer(
     add_completion=False,
@@ -88,7 +92,7 @@ def _check_freq(freq_ghz: float) -> None:
         raise InputError(f"--freq-ghz must be positive, got {freq_ghz}")
 
 
-def _progress(quiet: bool):
+def _progress(quiet: bool) -> AbstractContextManager[Reporter]:
     """The progress reporter of a long command (live line on a terminal, else a heartbeat
     line every ``$DANSCHED_HEARTBEAT`` seconds, default 5; nothing with --quiet)."""
     from .report.progress import ProgressParams, progress_reporter
