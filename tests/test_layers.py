@@ -21,7 +21,19 @@ import pytest
 
 PACKAGE = Path(__file__).resolve().parents[1] / "dansched"
 
-CORE = {"errors", "params", "budget", "hardware", "instance", "graph", "plan", "plan_folder", "simulate", "generate", "testing"}
+CORE = {
+    "errors",
+    "params",
+    "budget",
+    "hardware",
+    "instance",
+    "graph",
+    "plan",
+    "plan_folder",
+    "simulate",
+    "generate",
+    "testing",
+}
 APPLICATION = {"audit", "baselines", "bench", "report", "executor", "judge", "solution", "sweep"}
 LAYERS = {"core": 0, "models": 1, "stages": 2, "pipeline": 3, "application": 4, "top": 5}
 DEFERRED_IMPORTS_ALLOWED = {"dansched.cli", "dansched"}
