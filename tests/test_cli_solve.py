@@ -54,10 +54,10 @@ def test_default_folder_holds_the_plan_and_nothing_else_is_left(tmp_path):
     assert proc.stderr == ""  # a short run on a pipe: no heartbeat, no warning
 
 
-def test_json_prints_one_object_for_scripts(tmp_path):
-    proc = run_proc_cli("solve", EXP, "--problem", "2", "--out", tmp_path / "p", "--json")
-    assert proc.returncode == 0, proc.stderr
-    summary = json.loads(proc.stdout)  # the whole of stdout is one object
+def test_json_prints_one_object_for_scripts(monkeypatch, capsys, tmp_path):
+    code, out, err = run_cli(monkeypatch, capsys, "solve", EXP, "--problem", "2", "--out", tmp_path / "p", "--json")
+    assert code == 0, err
+    summary = json.loads(out)  # the whole of stdout is one object
     ev = evaluate(load_instance(EXP), read_plan_dir(tmp_path / "p", "Exp"))
     assert summary == {
         "instance": "Exp",
@@ -72,45 +72,43 @@ def test_json_prints_one_object_for_scripts(tmp_path):
     }
 
 
-def test_quiet_drops_only_the_progress(tmp_path):
-    """--quiet with a heartbeat every 0.05 s: no progress line, the result still printed."""
-    env = {"DANSCHED_HEARTBEAT": "0.05"}
+def heartbeats(err: str) -> list[str]:
+    """The progress lines of a run whose stderr is not a terminal, checked for their form."""
+    beats = err.splitlines()
+    assert beats and all(s.startswith("dansched: ") for s in beats), beats
+    assert all(" elapsed; now: " in s and s.endswith(" in this step)") for s in beats), beats
+    return beats
+
+
+def test_solve_shows_a_heartbeat_and_quiet_drops_only_that(monkeypatch, capsys, tmp_path):
+    """Piped, solve says every few seconds what runs and for how long (here every 0.05 s,
+    so that a short run shows it); --quiet drops those lines and nothing else."""
+    monkeypatch.setenv("DANSCHED_HEARTBEAT", "0.05")
     conv = SHIPPED / "conv_s2.json"
-    loud = run_proc_cli("solve", conv, "--problem", "2", "--out", tmp_path / "a", env=env)
-    quiet = run_proc_cli("solve", conv, "--problem", "2", "--out", tmp_path / "b", "--quiet", env=env)
-    assert loud.returncode == quiet.returncode == 0
-    assert "elapsed; now: " in loud.stderr and quiet.stderr == ""
+    code, loud, err = run_cli(monkeypatch, capsys, "solve", conv, "--problem", "2", "--out", tmp_path / "a")
+    assert code == 0 and any("Stage " in s for s in heartbeats(err))
+    code, quiet, err = run_cli(monkeypatch, capsys, "solve", conv, "--problem", "2", "--out", tmp_path / "b", "--quiet")
+    assert code == 0 and err == ""
     group = [n.replace("Exp", "conv_s2") for n in GROUP]
-    assert quiet.stdout.splitlines()[1:] == [
-        loud.stdout.splitlines()[1],
+    assert quiet.splitlines()[1:] == [
+        loud.splitlines()[1],
         "wrote " + ", ".join(str(tmp_path / "b" / n) for n in group),
     ]
 
 
-@pytest.mark.parametrize("command", ["solve", "bound", "audit"])
-def test_long_runs_print_a_heartbeat_when_stderr_is_not_a_terminal(monkeypatch, capsys, tmp_path, command):
-    """Piped, each long command says every few seconds what runs and for how long (here
-    every 0.05 s, so that a short run shows it). conv_s2 with L1 = 1024 spills, so the
-    audit has a placement model to run."""
+@pytest.mark.parametrize("command", ["bound", "audit"])
+def test_bound_and_audit_show_their_steps_and_how_many_are_left(monkeypatch, capsys, tmp_path, command):
+    """conv_s2 with L1 = 1024 spills, so the audit has a placement model to run."""
     conv, hw = SHIPPED / "conv_s2.json", tmp_path / "l1.toml"
     hw.write_text("[tiers]\nL1 = 1024\n")
     if command == "audit":
         args = ["--problem", "2", "--out", tmp_path / "plan", "--hw", hw, "--quiet"]
         assert run_cli(monkeypatch, capsys, "solve", conv, *args)[0] == 0
-    extra = {
-        "solve": ["--problem", "2", "--out", tmp_path / "o"],
-        "bound": ["--time-limit", "1"],
-        "audit": ["--plan", tmp_path / "plan", "--hw", hw, "--time-limit", "1"],
-    }
-    proc = run_proc_cli(
-        command, conv if command != "bound" else EXP, *extra[command], env={"DANSCHED_HEARTBEAT": "0.05"}
-    )
-    assert proc.returncode == 0, proc.stderr
-    beats = proc.stderr.splitlines()
-    assert beats and all(s.startswith("dansched: ") for s in beats), beats
-    assert all(" elapsed; now: " in s and s.endswith(" in this step)") for s in beats), beats
-    if command != "solve":
-        assert any(f"{command} " in s and "/" in s for s in beats), beats  # "bound 2/3: ...": how much is left
+    extra = {"bound": ["--time-limit", "1"], "audit": ["--plan", tmp_path / "plan", "--hw", hw, "--time-limit", "1"]}
+    monkeypatch.setenv("DANSCHED_HEARTBEAT", "0.05")
+    code, _, err = run_cli(monkeypatch, capsys, command, conv, *extra[command], "--json")
+    assert code == 0, err
+    assert any(f"now: {command} " in s and "/" in s for s in heartbeats(err))  # "bound 2/3: ...": how much is left
 
 
 def test_the_reporter_on_a_terminal_shows_the_step_and_the_time(tmp_path):
