@@ -69,9 +69,14 @@ class DlrParams:
     second_order_within: float = 2.0  # the runner-up order gets every placement only within 2x the best probe traffic
     reuse_search_max_nodes: int = 40_000  # beyond: only the plain reuse order, within a scan budget
     reuse_scans_per_node: int = 10  # measured: ~3 scan steps per node on matmul, 80-250 on fa/conv/random
+    # the exact spill plan stops before packing when its traffic alone passes this (a caller
+    # that can only use plans within a budget, e.g. problem 3's candidate sources); None: no limit
+    traffic_limit: int | None = None
 
     def __post_init__(self) -> None:
-        _check_all_ints(self, skip=("serial_wave_widths", "second_order_within"))
+        _check_all_ints(self, skip=("serial_wave_widths", "second_order_within", "traffic_limit"))
+        if self.traffic_limit is not None:
+            _check_int(self, "traffic_limit", 0)
         _check_int(self, "packing_rounds", 1)
         _check_number(self, "second_order_within", 1.0)
         widths = self.serial_wave_widths
@@ -116,9 +121,16 @@ class EffortParams:
     - ``dlr_variants``: DLR's other (order, placement, victim rule) combinations offered;
     - ``victim_rules``: the rules of the ``victim-rules`` source, DLR run once with each;
     - ``stage3_rounds``: timing-aware Stage-2 rounds alternated with CPE in each Stage-3 run;
-    - ``stage1_search``: Stage 1's local search (``False``: the greedy restarts only);
-    - ``stage2_search``: DLR's search over orders and placements and the order search
-      (``False``: the paper's placement on the Stage-1 order, lifetimes tightened).
+    - ``stage1_search``: Stage 1's restarts and local search (``False``: the input order
+      made lazy, eager and L0-legal in linear time, when it is legal; else one restart);
+    - ``stage2_search``: DLR's search over orders and the order search (``False``: DLR's
+      placements on the Stage-1 order, lifetimes tightened);
+    - ``search_iterations`` and ``search_work``: rounds of the makespan search over complete
+      plans (``dansched.stages.search``), each continuing from the previous round's best
+      plan and ending in a full Stage-3 run of its own; round ``r`` runs at most
+      ``search_iterations[r]`` iterations and ``search_work[r]`` node-visits (an iteration
+      visits the plan's nodes a few times: the same work per node at every size).
+      ``stage3_runs`` counts those runs too.
 
     :data:`EFFORTS` names the presets of ``--effort``; ``fast`` is the paper's faster
     compile mode, MPAS, DLR and CPE once."""
@@ -130,10 +142,30 @@ class EffortParams:
     stage3_rounds: int = 6
     stage1_search: bool = True
     stage2_search: bool = True
+    search_iterations: tuple[int, ...] = (200,)
+    search_work: tuple[int, ...] = (600_000,)
 
     def __post_init__(self) -> None:
-        _check_all_ints(self, skip=("sources", "victim_rules", "stage1_search", "stage2_search"))
+        _check_all_ints(
+            self, skip=("sources", "victim_rules", "stage1_search", "stage2_search", "search_iterations", "search_work")
+        )
         _check_int(self, "stage3_runs", 1)
+        for name in ("search_iterations", "search_work"):
+            its = getattr(self, name)
+            if not isinstance(its, tuple) or not all(
+                isinstance(x, int) and not isinstance(x, bool) and x >= 1 for x in its
+            ):
+                raise ValueError(f"EffortParams.{name} must be a tuple of integers >= 1, got {its!r}")
+        its = self.search_iterations
+        if len(self.search_work) != len(its):
+            raise ValueError(
+                f"EffortParams.search_work must give one budget per search round ({len(its)}), got {self.search_work!r}"
+            )
+        if len(its) >= self.stage3_runs:
+            raise ValueError(
+                f"EffortParams.stage3_runs ({self.stage3_runs}) must exceed the search rounds ({len(its)}): "
+                "each round ends in a Stage-3 run and the problem-2 plan needs one"
+            )
         for name in ("sources", "victim_rules"):
             value = getattr(self, name)
             if not isinstance(value, tuple) or not all(isinstance(x, str) for x in value):
@@ -150,15 +182,18 @@ class EffortParams:
 
 EFFORTS: dict[str, EffortParams] = {
     "fast": EffortParams(
-        sources=("dlr",), dlr_variants=0, stage3_runs=1, stage3_rounds=0, stage1_search=False, stage2_search=False
+        sources=("dlr",),
+        dlr_variants=0,
+        stage3_runs=1,
+        stage3_rounds=2,
+        stage1_search=False,
+        stage2_search=False,
+        search_iterations=(),
+        search_work=(),
     ),
     "default": EffortParams(),
-    "max": EffortParams(
-        dlr_variants=12,
-        victim_rules=("recency-8", "recency-12", "recency-16", "recency-24", "recency-32", "lru"),
-        stage3_runs=8,
-        stage3_rounds=12,
-    ),
+    # the default's work, then a longer search from its best plan: never slower than the default
+    "max": EffortParams(stage3_runs=5, search_iterations=(200, 1000), search_work=(600_000, 3_000_000)),
 }
 
 

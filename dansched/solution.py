@@ -31,7 +31,7 @@ from .pipeline import solve as run_pipeline
 from .plan import Plan, plan_texts
 from .plan_folder import check_group_targets, plan_fingerprint, write_group
 from .report.trace import build_trace, trace_json_text
-from .report.view import build_view_data, view_html
+from .report.view import build_view_data, check_view_range, view_html
 from .simulate import Evaluation
 
 __all__ = ["Solution", "solve", "report_dict", "REPORT_BOUNDS_SECONDS"]
@@ -157,6 +157,8 @@ def solve(
         check_group_targets(out, inst.name, kinds)
         if (trace or html) and not freq_ghz > 0:
             raise TraceError(f"the clock must be positive, got {freq_ghz} GHz")
+        if html:  # figures the page cannot hold: refused before the solve
+            check_view_range(inst)
     result = run_pipeline(inst, options, progress=say)
     solution = Solution(inst, options, result)
     if bounds:

@@ -1,33 +1,62 @@
-"""Screenshot of a ``dansched view`` page for the README (``docs/view_fa0.png``).
+"""Regenerate the README's screenshot of a ``dansched view`` page (``docs/view_fa0.png``).
 
-Opens the page in headless Chromium (Playwright, the system ``chromium``), clicks
-the first SPILL_IN task (its buffer's segments are outlined in the memory map),
-leaves the pointer on it (the tooltip shows), and saves the viewport as a
-128-colour PNG.
+Solves the instance with the ``dansched`` importable here (``solve --html`` into a
+temporary folder; or, with ``--plan``, builds the page of an existing plan folder with
+``dansched view``; or takes a ready ``--page``), opens the page in headless Chromium
+(Playwright, the system ``chromium``), clicks the first SPILL_IN task (its buffer's
+segments are outlined in the memory map), leaves the pointer on it (the tooltip shows),
+and saves the viewport as a 128-colour PNG. It prints the makespan the picture shows,
+so the README's figures can be checked against it.
 
-Usage::
+Usage (from the repository root; run it again whenever the solver's makespan changes)::
 
-    dansched solve ../shared/instances/official/FlashAttention_Case0.json --out /tmp/fa0 --html
-    python3 docs/view_screenshot.py /tmp/fa0/FlashAttention_Case0_view.html docs/view_fa0.png
+    python3 docs/view_screenshot.py                      # FlashAttention_Case0 -> docs/view_fa0.png
+    python3 docs/view_screenshot.py --instance CASE.json --out PICTURE.png
+    python3 docs/view_screenshot.py --plan SOLVED_FOLDER  # the page of a plan already solved
+    python3 docs/view_screenshot.py --page PAGE.html      # a page already written
 """
 
 from __future__ import annotations
 
+import argparse
 import io
 import shutil
+import subprocess
 import sys
+import tempfile
 from pathlib import Path
 
-from PIL import Image
-from playwright.sync_api import sync_playwright
+REPO = Path(__file__).resolve().parents[1]
+DEFAULT_INSTANCE = REPO.parent / "shared" / "instances" / "official" / "FlashAttention_Case0.json"
+DEFAULT_OUT = REPO / "docs" / "view_fa0.png"
+VIEWPORT = {"width": 1200, "height": 1250}
+COLOURS = 128
 
 
-def main(page_path: Path, png: Path) -> None:
+def build_page(instance: Path, plan: Path | None, folder: Path) -> Path:
+    """The page of ``instance``: solved afresh into ``folder``, or of the plan in ``plan``."""
+    if plan is None:
+        args = ["solve", str(instance), "--out", str(folder), "--html", "--quiet"]
+    else:
+        args = ["view", str(instance), "--plan", str(plan), "--out", str(folder / f"{instance.stem}_view.html")]
+    subprocess.run([sys.executable, "-m", "dansched.cli", *args], check=True)
+    pages = sorted(folder.glob("*_view.html"))
+    if len(pages) != 1:
+        sys.exit(f"expected one page in {folder}, found {[p.name for p in pages]}")
+    return pages[0]
+
+
+def screenshot(page_path: Path, png: Path) -> int:
+    """Save the screenshot of ``page_path`` to ``png``; returns the makespan the page shows."""
+    from PIL import Image
+    from playwright.sync_api import sync_playwright
+
     errors: list[str] = []
     with sync_playwright() as pw:
         browser = pw.chromium.launch(executable_path=shutil.which("chromium"), args=["--no-sandbox"])
-        page = browser.new_page(viewport={"width": 1200, "height": 1250})
+        page = browser.new_page(viewport=VIEWPORT)
         page.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
+        page.on("pageerror", lambda e: errors.append(str(e)))
         page.goto(page_path.resolve().as_uri())
         page.wait_for_selector("body[data-ready]")
         data = page.evaluate("window.dansched.data")
@@ -41,13 +70,26 @@ def main(page_path: Path, png: Path) -> None:
         browser.close()
     if errors:
         sys.exit(f"console errors: {errors}")
-    Image.open(io.BytesIO(raw)).convert("RGB").quantize(colors=128, method=Image.Quantize.MEDIANCUT).save(
-        png, optimize=True
-    )
-    print(f"{png}: {png.stat().st_size:,} bytes")
+    image = Image.open(io.BytesIO(raw)).convert("RGB")
+    image.quantize(colors=COLOURS, method=Image.Quantize.MEDIANCUT).save(png, optimize=True)
+    return int(data["makespan"])
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--instance", type=Path, default=DEFAULT_INSTANCE, help="instance to solve and show")
+    source = parser.add_mutually_exclusive_group()
+    source.add_argument("--plan", type=Path, help="plan folder to show instead of solving")
+    source.add_argument("--page", type=Path, help="page to show instead of building one")
+    parser.add_argument("--out", type=Path, default=DEFAULT_OUT, help="PNG to write")
+    args = parser.parse_args(argv)
+    if args.page is None and not args.instance.is_file():
+        sys.exit(f"{args.instance}: no such instance (give --instance)")
+    with tempfile.TemporaryDirectory() as tmp:
+        page = args.page if args.page is not None else build_page(args.instance, args.plan, Path(tmp))
+        makespan = screenshot(page, args.out)
+    print(f"{args.out}: {args.out.stat().st_size:,} bytes, makespan {makespan:,} cycles")
 
 
 if __name__ == "__main__":
-    if len(sys.argv) != 3:
-        sys.exit("usage: python3 docs/view_screenshot.py PAGE.html OUT.png")
-    main(Path(sys.argv[1]), Path(sys.argv[2]))
+    main()

@@ -14,9 +14,13 @@ from pathlib import Path
 import pytest
 
 from dansched.cli import main
-from dansched.hardware import load_hardware
+from dansched.generate import generate
+from dansched.hardware import default_hardware, hardware_from_table, load_hardware
 from dansched.instance import instance_from_records
+from dansched.params import MpasParams
 from dansched.plan import Plan
+from dansched.stages.dlr.stage import dlr_plan
+from dansched.stages.mpas.stage import mpas_order
 
 REPO = Path(__file__).resolve().parents[1]
 SHIPPED = REPO / "instances"
@@ -305,3 +309,26 @@ def report_schema_errors(path: Path) -> list[str]:
     schema = json.loads((REPO / "dansched" / "data" / "report.schema.json").read_text())
     validator = jsonschema.Draft202012Validator(schema)
     return [f"{'/'.join(map(str, e.absolute_path))}: {e.message}" for e in validator.iter_errors(report)]
+
+
+QUICK_MPAS = MpasParams(ls_evaluations=200, restart_work=0)
+
+
+def stage2_reference(inst):
+    """A Stage-2 plan (DLR's scan on an MPAS order, small budgets: the reference only has
+    to be a good order, not the best) and its order without spill ids."""
+    s2 = dlr_plan(inst, mpas_order(inst, params=QUICK_MPAS).order, search=False)
+    return s2, [v for v in s2.plan.order if v < inst.n]
+
+
+def capacities(**caps: int):
+    """The default core with the given tier capacities."""
+    table = default_hardware().to_dict()
+    return hardware_from_table({**table, "tiers": {**table["tiers"], **caps}})
+
+
+def generated(family: str, scale: int, seed: int, tight: bool = True):
+    """A generated graph; ``tight``: L1 and UB cut to 1024 and 256 units, so it spills."""
+    nodes, edges = generate(family, scale, seed=seed)
+    hw = capacities(L1=1024, UB=256) if tight else None
+    return instance_from_records(f"{family}_s{scale}_{seed}", nodes, edges, hw)

@@ -188,5 +188,6 @@ def test_problem3_progress_names_each_source_and_each_stage3_run(tmp_path):
     runs = [m for m in said if m.startswith("Stage 3 on candidate ")]
     finalists = [c for c in res.report.to_dict()["candidates"] if c["makespan"] is not None]
     assert len(runs) == len(finalists) == res.report.cpe.runs <= dansched.EFFORTS["default"].stage3_runs
-    for line, row in zip(runs, finalists):
-        assert line.endswith(f"{row['source']} {row['detail']}".rstrip())
+    named = sorted(line.split(": ", 1)[1] for line in runs)
+    assert named == sorted(f"{row['source']} {row['detail']}".rstrip() for row in finalists)
+    assert runs[0].endswith(f"{finalists[0]['source']} {finalists[0]['detail']}".rstrip())  # the problem-2 plan first

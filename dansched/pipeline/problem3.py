@@ -10,10 +10,14 @@
    not screened again) is screened by one list-scheduling pass inside its
    skeleton (:func:`~dansched.stages.cpe.screen.screened_makespan`); only the best few
    keep their per-node detail meanwhile.
-4. **Stage 3.** The full Stage 3 (:func:`~dansched.stages.cpe.stage.stage3`) runs on
-   ``effort.stage3_runs`` finalists: the problem-2 plan and the best screened others
-   (ties: less traffic, then the earlier candidate). The fastest result is kept (ties: the
-   earlier finalist).
+4. **Stage 3.** The full Stage 3 (:func:`~dansched.stages.cpe.stage.stage3`) runs on the
+   finalists: the problem-2 plan and the best screened others (ties: less traffic, then the
+   earlier candidate), ``effort.stage3_runs`` less one per search round. The fastest result
+   is kept (ties: the earlier finalist).
+5. **Makespan search.** From the kept plan, the search over complete plans
+   (:mod:`dansched.stages.search.makespan_search`) changes victims, reload times and
+   addresses within the same budget, round after round (``effort.search_iterations``); a
+   round whose plan is faster ends in a full Stage-3 run, kept when fastest.
 
 Every candidate, finalist or not, is a row of the report's ``candidates``.
 """
@@ -22,7 +26,8 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
+from typing import Any
 
 from ..budget import TrafficBudget
 from ..errors import PlanInvalidError
@@ -34,6 +39,7 @@ from ..stages.cpe.memory_windows import memory_window_polish
 from ..stages.cpe.screen import screened_makespan
 from ..stages.cpe.stage import Stage3Result, stage3
 from ..stages.dlr.stage import DlrResult
+from ..stages.search.makespan_search import SearchParams, makespan_search
 from .options import SolveOptions
 from .report import CandidateRecord
 
@@ -45,7 +51,8 @@ Progress = Callable[[str], None]
 @dataclass
 class Problem3Result:
     """The final plan, the Stage-3 run that made it, the candidates (rows of the report),
-    the budget and how many full Stage-3 runs were made."""
+    the budget, how many full Stage-3 runs were made, the seconds, and each makespan-search
+    round's report."""
 
     plan: Plan
     evaluation: Evaluation
@@ -54,6 +61,7 @@ class Problem3Result:
     budget: TrafficBudget
     runs: int
     seconds: float
+    search: list[dict[str, Any]] = field(default_factory=list)
 
 
 def run_stage3(inst: Instance, plan2: Plan, ev2: Evaluation, opts: SolveOptions) -> Stage3Result:
@@ -90,6 +98,16 @@ def _check_stage3(ev2: Evaluation, s3: Stage3Result, opts: SolveOptions) -> None
         raise PlanInvalidError("Stage 3 (CPE) changed the physical peak")
     if s3.cpe.plan.offsets != s3.layout.offsets or s3.cpe.plan.spills != s3.layout.spills:
         raise PlanInvalidError("Stage 3 (CPE) changed the layout or the spill plan")
+
+
+@dataclass
+class _Kept:
+    """The fastest Stage-3 run so far: its result, the evaluation of the plan it started
+    from and that candidate's row."""
+
+    stage3: Stage3Result
+    stage2_evaluation: Evaluation
+    row: CandidateRecord
 
 
 @dataclass
@@ -140,24 +158,86 @@ def _collect(
     return rows, screened
 
 
-def problem3(inst: Instance, s2: DlrResult, order1: list[int], opts: SolveOptions, say: Progress) -> Problem3Result:
-    """Problem 3 on the Stage-2 result ``s2`` (module docstring)."""
-    t0 = time.perf_counter()
-    budget = TrafficBudget.of(int(s2.evaluation.extra_traffic or 0), opts.traffic_slack)
-    rows, screened = _collect(inst, s2, order1, budget, opts, say)
+def _stage3_on_finalists(
+    inst: Instance, rows: list[CandidateRecord], screened: list[_Screened], opts: SolveOptions, say: Progress
+) -> tuple[_Kept, int]:
+    """Step 4: the full Stage 3 on the problem-2 plan and the best screened others, as many
+    as the effort leaves once the search rounds have their runs; the fastest (the earlier
+    on ties) and how many runs were made."""
+    effort = opts.effort_params
     first, others = screened[0], sorted(screened[1:], key=lambda s: s.key)
-    finalists = [first] + others[: opts.effort_params.stage3_runs - 1]
-    best: tuple[int, int, Stage3Result, Evaluation, _Screened] | None = None
+    finalists = [first] + others[: max(1, effort.stage3_runs - len(effort.search_iterations)) - 1]
+    best: _Kept | None = None
     for k, item in enumerate(finalists):
         cand = item.candidate
         say(f"Stage 3 on candidate {k + 1}/{len(finalists)}: {cand.source} {cand.detail}".rstrip())
         ev2 = cand.evaluation if cand.evaluation.graph is not None else evaluate(inst, cand.plan)
         s3 = run_stage3(inst, cand.plan, ev2, opts)
         item.row.makespan = s3.makespan
-        if best is None or s3.makespan < best[0]:
-            best = (s3.makespan, k, s3, ev2, item)
+        if best is None or s3.makespan < best.stage3.makespan:
+            best = _Kept(s3, ev2, item.row)
     assert best is not None
-    _, _, s3, ev2, kept = best
+    return best, len(finalists)
+
+
+def _search_rounds(
+    inst: Instance,
+    kept: _Kept,
+    rows: list[CandidateRecord],
+    budget: TrafficBudget,
+    opts: SolveOptions,
+    say: Progress,
+) -> tuple[_Kept, list[dict[str, Any]], int]:
+    """Step 5: the makespan search over complete plans (:mod:`dansched.stages.search`), round
+    after round from the best plan so far; a round that improves it ends in a full Stage-3
+    run on its plan, a candidate row of source ``makespan-search``. Returns the fastest
+    plan, each round's report and the Stage-3 runs made."""
+    effort = opts.effort_params
+    reports: list[dict[str, Any]] = []
+    runs = 0
+    start = kept
+    plan, ev = kept.stage3.cpe.plan, kept.stage3.evaluation
+    for r, (iterations, work) in enumerate(zip(effort.search_iterations, effort.search_work)):
+        say(f"Makespan search, round {r + 1} of {len(effort.search_iterations)}: at most {iterations} moves")
+        if ev.graph is None:
+            ev = evaluate(inst, plan)
+        got = makespan_search(inst, plan, ev, budget.allowance, SearchParams(iterations, work), seed=opts.seed + r)
+        reports.append(got.to_dict())
+        if got.plan is plan:
+            continue
+        say(f"Stage 3 on the makespan search's plan of round {r + 1}")
+        s3 = run_stage3(inst, got.plan, got.evaluation, opts)
+        runs += 1
+        detail = f"round {r + 1} from {start.row.source} {start.row.detail}".rstrip()
+        row = CandidateRecord(
+            "makespan-search",
+            detail,
+            int(got.evaluation.extra_traffic or 0),
+            screened=int(got.evaluation.makespan or 0),
+            makespan=s3.makespan,
+        )
+        rows.append(row)
+        if s3.makespan < kept.stage3.makespan:
+            kept = _Kept(s3, got.evaluation, row)
+        plan, ev = (
+            (s3.cpe.plan, s3.evaluation)
+            if s3.makespan < int(got.evaluation.makespan or 0)
+            else (
+                got.plan,
+                got.evaluation,
+            )
+        )
+    return kept, reports, runs
+
+
+def problem3(inst: Instance, s2: DlrResult, order1: list[int], opts: SolveOptions, say: Progress) -> Problem3Result:
+    """Problem 3 on the Stage-2 result ``s2`` (module docstring)."""
+    t0 = time.perf_counter()
+    budget = TrafficBudget.of(int(s2.evaluation.extra_traffic or 0), opts.traffic_slack)
+    rows, screened = _collect(inst, s2, order1, budget, opts, say)
+    kept, runs = _stage3_on_finalists(inst, rows, screened, opts, say)
+    kept, search, more = _search_rounds(inst, kept, rows, budget, opts, say)
     kept.row.kept = True
-    _check_stage3(ev2, s3, opts)
-    return Problem3Result(s3.cpe.plan, s3.evaluation, s3, rows, budget, len(finalists), time.perf_counter() - t0)
+    _check_stage3(kept.stage2_evaluation, kept.stage3, opts)
+    s3 = kept.stage3
+    return Problem3Result(s3.cpe.plan, s3.evaluation, s3, rows, budget, runs + more, time.perf_counter() - t0, search)

@@ -197,7 +197,9 @@ class CandidateRecord:
 @dataclass
 class SolveReport:
     """What a solve reports: the final plan's figures, each stage's report, and for problem
-    3 the effort, the traffic budget and every candidate."""
+    3 the effort, the traffic budget, every candidate and each makespan-search round
+    (``start_makespan``, ``makespan``, ``iterations``, and per move that found a new best
+    plan how often and how many cycles it saved)."""
 
     problem: int
     figures: PlanFigures
@@ -208,6 +210,7 @@ class SolveReport:
     cpe: Stage3Report | None = None
     budget: TrafficBudget | None = None
     candidates: list[CandidateRecord] = field(default_factory=list)
+    search: list[dict[str, Any]] = field(default_factory=list)
 
     def to_dict(self) -> dict[str, Any]:
         """The report as plain JSON data (the keys of docs/report.md)."""
@@ -223,4 +226,5 @@ class SolveReport:
             out["traffic_budget"] = self.budget.to_dict()
         if self.problem == 3:
             out["candidates"] = [c.to_dict() for c in self.candidates]
+            out["search"] = self.search
         return out

@@ -10,11 +10,10 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from ..errors import NoLegalOrderError
 from ..instance import Instance
-from ..params import MpasParams
 from ..plan import Plan
 from ..simulate import Evaluation, judged, max_v_stay
 from ..stages.dlr.order_search import search_order
@@ -47,8 +46,9 @@ def _stage1(inst: Instance, opts: SolveOptions) -> tuple[list[int], str, bool]:
     """The Stage-1 order, how it was found and whether it is L0-legal (a problem-1 plan).
     Problems 2 and 3 have no single-residency rule, so when no L0-legal order exists any
     order that keeps the buffer lifetimes will do."""
-    params = opts.mpas if opts.effort_params.stage1_search else MpasParams(ls_evaluations=0)
-    variant = "mpas-greedy" if opts.variant == "mpas" and not opts.effort_params.stage1_search else opts.variant
+    search = opts.effort_params.stage1_search
+    params = opts.mpas if search else replace(opts.mpas, restart_work=0)  # no search: the compacted input order
+    variant = "mpas-greedy" if opts.variant == "mpas" and not search else opts.variant
     try:
         s1 = mpas_order(inst, variant=variant, params=params)
         return list(s1.order), s1.variant, True
@@ -62,12 +62,10 @@ def _stage1(inst: Instance, opts: SolveOptions) -> tuple[list[int], str, bool]:
 def _stage2(inst: Instance, order1: list[int], opts: SolveOptions, say: Progress) -> DlrResult:
     """DLR on the Stage-1 order, then the order search (which keeps DLR's plan unless it
     finds an evaluator-accepted one with less traffic); the LRU ablation keeps DLR's own
-    plan, and an effort without Stage-2 search runs the paper's placement alone."""
+    plan, and an effort without Stage-2 search runs DLR's placements on the Stage-1 order
+    alone (lifetimes tightened)."""
     search = opts.effort_params.stage2_search
-    if search:
-        s2 = dlr_plan(inst, order1, victim=opts.victim, params=opts.dlr)
-    else:
-        s2 = dlr_plan(inst, order1, victim=opts.victim, search=False, placements=("bestfit-greedy",), params=opts.dlr)
+    s2 = dlr_plan(inst, order1, victim=opts.victim, search=search, params=opts.dlr)
     if search and opts.order_search is not None and opts.victim == "cost":
         s2 = search_order(inst, s2, opts.order_search, time_limit=opts.time_limit, seed=opts.seed, progress=say)
     return s2
@@ -112,6 +110,15 @@ def solve(inst: Instance, opts: SolveOptions | None = None, progress: Progress |
         cpe_info.get("exact_windows") or cpe_info.get("exact_windows_memory"),
     )
     report = SolveReport(
-        3, PlanFigures.of(p3.evaluation), opts.effort_name, mpas, dlr, relayout, cpe, p3.budget, p3.candidates
+        3,
+        PlanFigures.of(p3.evaluation),
+        opts.effort_name,
+        mpas,
+        dlr,
+        relayout,
+        cpe,
+        p3.budget,
+        p3.candidates,
+        p3.search,
     )
     return SolveResult(p3.plan, p3.evaluation, report, stage1)

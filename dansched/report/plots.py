@@ -2,15 +2,25 @@
 
 - :func:`plan_png_bytes`: a Gantt chart of the pipes (the seed paper's Figure 10; two
   charts side by side on a shared time axis when a second plan is given, e.g. the
-  plan before CPE on the left and after on the right) above a per-tier
-  offset-vs-time heatmap of the layout (Figure 9).
+  plan before CPE on the left and after on the right) above, per tier, the layout
+  over time (Figure 9): a strip of the tier's occupancy (resident bytes as a
+  percentage of its capacity) over a residency map (offset from 0 to the capacity
+  against time, each resident segment in its own colour).
 - :func:`info_png`: counts, operator and pipe mix (Figure 5), the ECDF of ALLOC
   sizes and the distribution of buffer lifetimes (Figure 6).
 
-The heatmap samples the time axis at :data:`TIME_SAMPLES` instants (bin centres)
-and the used address range of a tier in at most :data:`OFFSET_ROWS` bins; a cell
-holds the fraction of its addresses taken by resident buffers at that instant
-(0 to 1 for a valid plan). Times are in cycles.
+Zero-cycle tasks (the SPILL_OUT of a buffer DDR already holds, an operation with
+``Cycles: 0``) occupy no time, so they fill no bar: each is a short tick at the
+foot of its pipe's row, as on the ``dansched view`` page.
+
+The residency map splits time into :data:`TIME_SAMPLES` bins and the tier's
+addresses ``[0, capacity)`` into at most :data:`OFFSET_ROWS` bins; each segment
+paints every cell its offset range and residency touch (at least one cell, so
+that no buffer vanishes), later-starting segments over earlier ones, in the
+pastel colour of its buffer (the page's colours, cycled by BufId), orange after a
+SPILL_IN, white where nothing is resident. A tier that is always full (the L0
+tiers of a matmul) thus shows its buffers turning over instead of one flat colour.
+Times are in cycles.
 
 Figures are drawn on :class:`matplotlib.figure.Figure` with the Agg canvas (no
 pyplot state, no display needed) and written through a temporary file and a
@@ -40,7 +50,9 @@ __all__ = [
     "info_png_bytes",
     "info_png",
     "write_bytes_atomic",
-    "occupancy_grid",
+    "residency_grid",
+    "residency_rgb",
+    "occupancy_steps",
     "TIME_SAMPLES",
     "OFFSET_ROWS",
 ]
@@ -50,6 +62,11 @@ OFFSET_ROWS = 256
 CLASS_COLOURS = {"DMA": "#4c72b0", "CUBE": "#dd8452", "VECTOR": "#55a868"}
 SPILL_COLOUR = "#c44e52"
 OTHER_COLOUR = "#8c8c8c"
+#: Colours of resident segments, cycled by BufId, and of a segment after a SPILL_IN
+#: (the ``dansched view`` page's memory-map colours).
+BUFFER_HUES = ("#a9c4ec", "#b7dfc2", "#d5c3ec", "#f1d7a7", "#b9e0e3", "#ecc0cf", "#d6dba9", "#c9ccd3")
+SPILLED_IN_HUE = "#f5a65b"
+TICK_HEIGHT = 0.15  # zero-cycle task ticks, in rows of the Gantt chart
 
 
 @dataclass(frozen=True)
@@ -112,11 +129,18 @@ def _draw_gantt(ax, pic: PlanPicture, x_max: int) -> None:
     """One row per pipe (first pipe on top), one bar per task, coloured by engine class."""
     rows = {p: len(pic.pipes) - 1 - i for i, p in enumerate(pic.pipes)}
     by_row: dict[tuple[str, str], list[tuple[int, int]]] = {}
+    ticks: dict[str, tuple[list[int], list[float]]] = {}
     for t in pic.tasks:
         if t.end > t.start:
             by_row.setdefault((t.pipe, _task_colour(t)), []).append((t.start, t.end - t.start))
+        else:  # a zero-cycle task: a tick at the row's foot, never a bar
+            xs, ys = ticks.setdefault(_task_colour(t), ([], []))
+            xs.append(t.start)
+            ys.append(rows[t.pipe] - 0.4)
     for (pipe, colour), bars in sorted(by_row.items()):
         ax.broken_barh(bars, (rows[pipe] - 0.4, 0.8), facecolors=colour, linewidth=0)
+    for colour, (xs, ys) in sorted(ticks.items()):
+        ax.vlines(xs, ys, [y + TICK_HEIGHT for y in ys], colors=colour, linewidth=0.6)
     ax.set_yticks(list(rows.values()), list(rows.keys()))
     ax.set_ylim(-0.6, len(pic.pipes) - 0.4)
     ax.set_xlim(0, max(x_max, 1))
@@ -125,85 +149,133 @@ def _draw_gantt(ax, pic: PlanPicture, x_max: int) -> None:
     ax.set_title(f"{pic.label}\nmakespan {pic.makespan:,} cycles, idle {idle:.1f} %", fontsize=10)
 
 
-def _gantt_legend(ax) -> None:
+def _gantt_legend(ax, zero_cycle: bool) -> None:
+    from matplotlib.lines import Line2D
     from matplotlib.patches import Patch
 
     handles = [Patch(color=c, label=k) for k, c in CLASS_COLOURS.items()] + [Patch(color=SPILL_COLOUR, label="spill")]
+    if zero_cycle:
+        handles.append(Line2D([], [], color=SPILL_COLOUR, marker="|", linestyle="", label="zero-cycle task"))
     ax.legend(handles=handles, loc="upper right", fontsize=8, framealpha=0.8)
 
 
-def occupancy_grid(
+def residency_grid(
     segments: Sequence[BufferSegment],
     makespan: int,
-    top: int,
+    capacity: int,
     samples: int = TIME_SAMPLES,
     rows: int = OFFSET_ROWS,
 ) -> np.ndarray:
-    """Occupied fraction of each (time sample, offset bin) cell, shape ``(samples, rows)``.
+    """Which segment each (offset bin, time bin) cell shows, shape ``(rows, samples)``
+    (row 0 at offset 0): an index into ``segments``, -1 where nothing is resident.
 
-    Sample ``i`` is the instant ``(i + 0.5) * makespan / samples``; a segment covers the
-    samples inside ``[start, end)``. Offset bins split ``[0, top)`` evenly."""
-    rows = max(1, min(rows, top))
-    grid = np.zeros((samples + 1, rows))
-    if not segments or makespan <= 0 or top <= 0:
-        return grid[:samples]
-    start = np.array([s.start for s in segments], dtype=float)
-    end = np.array([s.end for s in segments], dtype=float)
-    lo = np.array([s.offset for s in segments], dtype=float)
-    hi = lo + np.array([s.size for s in segments], dtype=float)
-    i0 = np.clip(np.ceil(start * samples / makespan - 0.5), 0, samples).astype(int)
-    i1 = np.clip(np.ceil(end * samples / makespan - 0.5), 0, samples).astype(int)
-    edges = np.linspace(0.0, float(top), rows + 1)
-    width = edges[1] - edges[0]
-    for chunk in range(0, len(segments), 2048):
-        sl = slice(chunk, chunk + 2048)
-        cover = np.minimum(hi[sl, None], edges[None, 1:]) - np.maximum(lo[sl, None], edges[None, :-1])
-        cover = np.clip(cover, 0.0, None) / width
-        np.add.at(grid, i0[sl], cover)
-        np.add.at(grid, i1[sl], -cover)
-    return np.cumsum(grid, axis=0)[:samples]
+    Time bin ``j`` is ``[j, j + 1) * makespan / samples``; offset bin ``r`` is
+    ``[r, r + 1) * capacity / rows`` (``rows`` is at most the capacity). A segment
+    paints every cell that its ``[start, end)`` and ``[offset, offset + size)`` touch,
+    and at least one, in the order of their starts (the later one shows where two
+    share a cell); bins are computed in integers, so no rounding moves a segment."""
+    rows = max(1, min(rows, capacity))
+    grid = np.full((rows, samples), -1, dtype=np.int64)
+    if makespan <= 0 or capacity <= 0:
+        return grid
+    for i in sorted(range(len(segments)), key=lambda k: (segments[k].start, segments[k].offset)):
+        s = segments[i]
+        c0 = min(samples - 1, max(0, s.start * samples // makespan))
+        c1 = max(c0 + 1, min(samples, -(-s.end * samples // makespan)))
+        r0 = min(rows - 1, max(0, s.offset * rows // capacity))
+        r1 = max(r0 + 1, min(rows, -(-(s.offset + s.size) * rows // capacity)))
+        grid[r0:r1, c0:c1] = i
+    return grid
 
 
-def _draw_heatmap(ax, tier: str, capacity: int, segments: Sequence[BufferSegment], makespan: int):
-    top = max(s.offset + s.size for s in segments)
-    grid = occupancy_grid(segments, makespan, top)
-    image = ax.imshow(
-        grid.T,
+def residency_rgb(segments: Sequence[BufferSegment], grid: np.ndarray) -> np.ndarray:
+    """RGB image (floats 0-1, shape ``grid.shape + (3,)``) of a :func:`residency_grid`:
+    white where free, else the segment's buffer hue (cycled by BufId), orange after a SPILL_IN."""
+    from matplotlib.colors import to_rgb
+
+    hues = np.array([to_rgb(h) for h in BUFFER_HUES])
+    buf = np.array([s.buf_id for s in segments], dtype=np.int64)
+    spilled_in = np.array([s.segment > 0 for s in segments], dtype=bool)
+    colours = np.ones((len(segments) + 1, 3))  # the last row: white, for index -1
+    colours[:-1] = hues[buf % len(hues)]
+    colours[:-1][spilled_in] = to_rgb(SPILLED_IN_HUE)
+    return colours[grid]
+
+
+def occupancy_steps(segments: Sequence[BufferSegment]) -> tuple[np.ndarray, np.ndarray]:
+    """Resident bytes over time as a step function: ``(times, bytes)``, where ``bytes[k]``
+    holds from ``times[k]`` to ``times[k + 1]`` (a segment counts in ``[start, end)``)."""
+    if not segments:
+        return np.zeros(1, dtype=np.int64), np.zeros(1, dtype=np.int64)
+    change: dict[int, int] = {}
+    for s in segments:
+        change[s.start] = change.get(s.start, 0) + s.size
+        change[s.end] = change.get(s.end, 0) - s.size
+    times = np.array(sorted(change), dtype=np.int64)
+    return times, np.cumsum([change[int(t)] for t in times])
+
+
+def _draw_occupancy(ax, tier: str, capacity: int, segments: Sequence[BufferSegment], makespan: int) -> None:
+    """Resident bytes of a tier as a percentage of its capacity, over time (a step plot)."""
+    times, used = occupancy_steps(segments)
+    pct = 100.0 * used / capacity
+    ax.fill_between(times, pct, step="post", color="#4c72b0", alpha=0.6, linewidth=0)
+    ax.step(times, pct, where="post", color="#4c72b0", linewidth=0.6)
+    spans = np.diff(np.r_[times, max(makespan, int(times[-1]))])
+    mean = float((pct * spans).sum() / max(makespan, 1))
+    ax.set_ylim(0, 105)
+    ax.set_yticks([0, 50, 100])
+    ax.set_ylabel("% of cap.", fontsize=8)
+    ax.tick_params(labelsize=7, labelbottom=False)
+    ax.set_title(
+        f"{tier}: {len(segments):,} segments, capacity {capacity:,}\n"
+        f"occupancy peak {pct.max():.0f} %, mean {mean:.0f} %",
+        fontsize=9,
+    )
+
+
+def _draw_residency(ax, capacity: int, segments: Sequence[BufferSegment], makespan: int) -> None:
+    """The residency map of a tier (:func:`residency_grid`), offsets 0 to its capacity."""
+    from matplotlib.ticker import MaxNLocator
+
+    grid = residency_grid(segments, makespan, capacity)
+    ax.imshow(
+        residency_rgb(segments, grid),
         origin="lower",
         aspect="auto",
-        extent=(0, max(makespan, 1), 0, top),
-        cmap="Blues",
-        vmin=0.0,
-        vmax=1.0,
+        extent=(0, max(makespan, 1), 0, capacity),
         interpolation="nearest",
     )
-    ax.set_title(f"{tier}: {len(segments):,} segments\naddresses 0-{top:,} of {capacity:,}", fontsize=9)
+    ax.xaxis.set_major_locator(MaxNLocator(nbins=4))
     ax.set_xlabel("time (cycles)")
     ax.set_ylabel("offset")
-    return image
 
 
 def plan_png_bytes(pictures: Sequence[PlanPicture]) -> bytes:
     """PNG of the Gantt chart(s) of ``pictures`` side by side (shared time axis; give the
-    plan before CPE first), above the layout heatmaps of the last picture (one per tier it uses)."""
+    plan before CPE first), above the layout of the last picture (one occupancy strip and
+    residency map per tier it uses)."""
     main = pictures[-1]
     used = [t for t in main.tiers if any(s.tier == t for s in main.segments)]
     ncols = max(len(pictures), 1)
-    fig = _figure(max(7.0 * ncols, 3.6 * max(len(used), 1)), 4.0 + (3.2 if used else 0.0))
-    top, bottom = fig.subfigures(2, 1, height_ratios=[4.0, 3.2]) if used else (fig, None)
+    fig = _figure(max(7.0 * ncols, 3.6 * max(len(used), 1)), 4.0 + (4.2 if used else 0.0))
+    top, bottom = fig.subfigures(2, 1, height_ratios=[4.0, 4.2]) if used else (fig, None)
     axes = np.atleast_1d(top.subplots(1, ncols, sharex=True, sharey=True))
     x_max = max(p.makespan for p in pictures)
     for ax, pic in zip(axes, pictures):
         _draw_gantt(ax, pic, x_max)
-    _gantt_legend(axes[-1])
+    _gantt_legend(axes[-1], any(t.end == t.start for p in pictures for t in p.tasks))
     if bottom is not None:
-        hax = np.atleast_1d(bottom.subplots(1, len(used)))
-        image = None
-        for ax, tier in zip(hax, used):
+        grid = np.array(bottom.subplots(2, len(used), sharex="col", height_ratios=[1, 3])).reshape(2, len(used))
+        for k, tier in enumerate(used):
             segs = [s for s in main.segments if s.tier == tier]
-            image = _draw_heatmap(ax, tier, main.capacity[tier], segs, main.makespan)
-        bottom.colorbar(image, ax=list(hax), label="occupied fraction", shrink=0.9)
-        bottom.suptitle(f"{main.label}: layout (offset vs time)", fontsize=10)
+            _draw_occupancy(grid[0, k], tier, main.capacity[tier], segs, main.makespan)
+            _draw_residency(grid[1, k], main.capacity[tier], segs, main.makespan)
+        bottom.suptitle(
+            f"{main.label}: layout over time (strips: resident bytes, % of the tier's capacity; maps: offset vs time, "
+            "one colour per buffer, orange after a SPILL_IN, white free)",
+            fontsize=9,
+        )
     return _png_bytes(fig)
 
 

@@ -5,18 +5,27 @@ with no network) and shows:
 
 - the engines' timeline, one lane per pipe of the hardware model; wheel zooms,
   drag pans, and where many tasks fall in one pixel column a merged bar is drawn
-  (its opacity is the column's busy share); hovering a task shows its node id,
-  Op, cycles, start, end, buffers (with the residency segment each one is in)
-  and the edge it waited on (:func:`binding_predecessors`); spill tasks have
-  their own colours;
-- a memory map per tier: every residency segment a rectangle of offset x time;
-  SPILL_IN segments coloured apart, a SPILL_OUT end marked by a red edge and the
-  spilled-out gap (the buffer in DDR) by a dashed line to where it comes back
-  (drawn when at most 300 gaps are in view, so that they never hide the map);
+  (its opacity is the column's busy share); a zero-cycle task (the SPILL_OUT of a
+  buffer DDR already holds) fills no part of its lane at any zoom, it is a short
+  tick at the lane's foot (as in the ``trace --png`` Gantt chart); the time axis
+  labels every tick with as many digits as its step needs, so no two ticks share a
+  label at any zoom; hovering a task shows its node id, Op, cycles, start, end,
+  buffers (with the residency segment each one is in) and the edge it waited on
+  (:func:`binding_predecessors`); spill tasks have their own colours;
+- a memory map per tier: every residency segment a rectangle of offset x time,
+  at least 3 pixels tall and 2 wide (a buffer far smaller than a pixel is still a
+  patch of its light colour; only boxes that are not grown get an outline, so tiny
+  buffers never pile up into dark hairlines); SPILL_IN segments coloured apart, a
+  SPILL_OUT end marked by a red edge and the spilled-out gap (the buffer in DDR) by
+  a dashed line to where it comes back (drawn when at most 300 gaps are in view, so
+  that they never hide the map);
 - clicking a task highlights every segment of its buffers, clicking a segment the
   tasks that use that segment;
 - a summary: the evaluator's metrics, the report's stages, bounds and gaps
-  (``<case>_report.json`` when present), and ``taskStatistics``.
+  (``<case>_report.json`` when present; one row per makespan floor), and
+  ``taskStatistics``;
+- a find box (node id) whose answer, found or not, shows beside it in the header,
+  which stays on screen while the page scrolls.
 
 Renderer: a small hand-written 2-D canvas renderer rather than a plotting library.
 The page must stay small and work offline, and a library bundle (plotly's offline
@@ -27,14 +36,25 @@ pixel column per lane (binary search on the lane's sorted starts and ends plus
 prefix sums give each column's busy share and spill count in O(log n)).
 
 Data: one JSON object in a ``<script type="application/json">`` element, in
-columnar integer arrays (tasks sorted by pipe, then start; starts delta-coded per
-pipe). Cycle figures and capacities must stay below 2**53 to be exact in JavaScript
-(:func:`build_view_data` refuses a plan beyond it).
+columnar integer arrays (tasks sorted by pipe, then start and end; starts delta-coded
+per pipe).
+
+Figures past 2**53: refused, not encoded. The page's numbers are JavaScript doubles,
+which hold every integer up to 2**53 - 1 exactly and no longer all of them beyond.
+Rather than carry large figures as strings or BigInt (which would need every drawing,
+hit test, prefix sum and tooltip of the page redone in scaled or big arithmetic, for
+plans of more than 104 days at 1 GHz), :func:`check_view_range` refuses such a plan
+with one line naming the figure (:class:`~dansched.errors.InputError`: exit status 2)
+before anything is written; the plan files, ``dansched evaluate`` and ``dansched
+trace`` still show it. It checks the instance alone (capacities, BufIds, the busiest
+pipe's load, below which no makespan can be) before a solve, and every figure of the
+evaluation and the report before the page is built (:func:`build_view_data`).
 
 For tests the page exposes ``window.dansched`` (``taskAt(x, y)``,
 ``segmentAt(x, y)``, ``hover(x, y)``, ``hoverInfo()``, ``click(x, y)``,
 ``highlighted()``, ``find(id)``, ``drawTimes()``, ``taskCenter(id)``, ``segmentCenter(buf, seg)``,
-``setView(t0, t1)``; coordinates are client pixels) and sets ``data-ready`` on
+``setView(t0, t1)``, ``axisTicks()``, ``lane(pipe)``, ``segmentBox(buf, seg)``; coordinates
+are client pixels, except ``lane`` and ``segmentBox``: canvas pixels) and sets ``data-ready`` on
 ``<body>`` (milliseconds since navigation start) once the first draw has finished.
 """
 
@@ -48,8 +68,9 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
-from ..errors import ViewError
+from ..errors import InputError, ViewError
 from ..instance import Instance
+from ..models.floors import busiest_pipe
 from ..plan import Plan, atomic_write_text, contest_paths
 from ..simulate import Evaluation
 from .trace import BufferSegment, TimedTask, TraceError, buffer_segments, plan_statistics, timed_tasks
@@ -63,6 +84,7 @@ __all__ = [
     "task_columns",
     "segment_columns",
     "build_view_data",
+    "check_view_range",
     "view_html",
     "write_view",
     "read_report",
@@ -187,7 +209,8 @@ def task_columns(
     segment_index: Callable[[int, int], int],
     ops: dict[str, int],
 ) -> dict[str, list[int]]:
-    """Columns of the timeline, one entry per task, sorted by (pipe, start, id): node id,
+    """Columns of the timeline, one entry per task, sorted by (pipe, start, end, id), so that
+    ends too never decrease along a pipe (a zero-cycle task before a task starting with it): node id,
     Op (index into ``ops``, which grows), pipe index, start minus the previous start on
     the same pipe (the first: its start), cycles, slack, the wait (:class:`Waits`, its
     Op and kind), and the task's buffers in CSR form (``bufPtr``; ``bufs`` BufIds,
@@ -198,7 +221,7 @@ def task_columns(
     appenders = [cols[k].append for k in TASK_COLUMNS[:10]]
     bufs, segs, ptr = cols["bufs"], cols["segs"], cols["bufPtr"]
     last_pipe, last_start = -1, 0
-    for t in sorted(tasks, key=lambda t: (pipe_rank[t.pipe], t.start, t.node)):
+    for t in sorted(tasks, key=lambda t: (pipe_rank[t.pipe], t.start, t.end, t.node)):
         p, v = pipe_rank[t.pipe], t.node
         if p != last_pipe:
             last_pipe, last_start = p, 0
@@ -244,6 +267,60 @@ def segment_columns(inst: Instance, segments: Sequence[BufferSegment]) -> dict[s
     }
 
 
+def _too_large(inst: Instance, what: str, value: int) -> InputError:
+    return InputError(
+        f"{inst.name}: {what} is {value:,}, past 2**53 - 1 = {JS_SAFE_INTEGER:,}, the largest integer "
+        "the page's JavaScript numbers hold exactly: nothing written (solve such plans without --html; "
+        "evaluate and trace show them)"
+    )
+
+
+def _large_in_report(value: Any, path: str) -> tuple[str, int] | None:
+    """The first integer of ``value`` (nested dicts and lists, depth first) beyond
+    :data:`JS_SAFE_INTEGER` in magnitude, with its dotted path; None when there is none."""
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, int):
+        return (path, value) if abs(value) > JS_SAFE_INTEGER else None
+    items = value.items() if isinstance(value, dict) else enumerate(value) if isinstance(value, list) else ()
+    for key, item in items:
+        found = _large_in_report(item, f"{path}.{key}")
+        if found is not None:
+            return found
+    return None
+
+
+def check_view_range(inst: Instance, ev: Evaluation | None = None, report: dict[str, Any] | None = None) -> None:
+    """Refuse a page whose figures JavaScript could not hold exactly (the module docstring
+    says why refusing, not encoding): raises :class:`~dansched.errors.InputError` naming the
+    first figure past 2**53 - 1.
+
+    With the instance alone (before a solve): every tier capacity, every BufId (the page
+    keys buffers by BufId), and the busiest pipe's load (its Cycles added up), a floor on
+    any plan's makespan (a pipe runs one task at a time, paper Eqs. 9-10). With an
+    evaluation: also its makespan and metrics; with a report: every integer in it. Node
+    ids stay below the node count; offsets, sizes, starts, ends and slacks below a
+    capacity or the makespan, so they need no check of their own."""
+    for tier in inst.hw.tiers:
+        if int(inst.hw.capacity[tier]) > JS_SAFE_INTEGER:
+            raise _too_large(inst, f"the capacity of {tier}", int(inst.hw.capacity[tier]))
+    for bid in (int(inst.buf_id.min()), int(inst.buf_id.max())) if inst.num_buffers else ():
+        if abs(bid) > JS_SAFE_INTEGER:
+            raise _too_large(inst, "a BufId", bid)
+    L = inst.lists()
+    pipe, load = busiest_pipe(L.pipe, L.cycles)
+    if load > JS_SAFE_INTEGER:
+        raise _too_large(inst, f"the load of pipe {inst.hw.pipes[pipe]} (its Cycles added up, a makespan floor)", load)
+    if ev is not None:
+        for key, value in _metrics(ev).items():
+            if value is not None and abs(int(value)) > JS_SAFE_INTEGER:
+                raise _too_large(inst, f"the plan's {key}", int(value))
+    if report is not None:
+        found = _large_in_report(report, "report")
+        if found is not None:
+            raise _too_large(inst, found[0], found[1])
+
+
 def build_view_data(
     inst: Instance,
     plan: Plan,
@@ -252,13 +329,12 @@ def build_view_data(
     freq_ghz: float = 1.0,
 ) -> dict[str, Any]:
     """The page's data object (columnar; see the module docstring). Raises
-    :class:`~dansched.report.trace.TraceError` for a plan without timing."""
+    :class:`~dansched.report.trace.TraceError` for a plan without timing and
+    :class:`~dansched.errors.InputError` for figures past 2**53 (:func:`check_view_range`)."""
     if not freq_ghz > 0:
         raise TraceError(f"--freq-ghz must be positive, got {freq_ghz}")
     tasks = timed_tasks(inst, plan, ev)
-    largest = max([int(ev.makespan or 0)] + [int(c) for c in inst.hw.capacity.values()])
-    if largest > JS_SAFE_INTEGER:
-        raise TraceError(f"a figure of {largest:,} is beyond 2**53: the page could not show it exactly")
+    check_view_range(inst, ev, report)
     segments = buffer_segments(inst, plan, ev)
     g = ev.graph
     waits = binding_predecessors(plan.order, g.preds, g.pipe, ev.start, ev.end, g.spill_edges, g.reuse_edges)

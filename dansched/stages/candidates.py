@@ -12,7 +12,8 @@ found it). The sources:
 
 - ``dlr``: DLR's other (order, placement, victim rule) combinations, least traffic
   first (paper Algorithm 2);
-- ``victim-rules``: DLR on the Stage-1 order with each other victim rule of the effort:
+- ``victim-rules``: DLR's placements on the problem-2 plan's order with each other victim
+  rule of the effort:
   the recency-aware rule (:class:`~dansched.stages.dlr.victim.RecencyAware`: reloads land on
   addresses whose last reader finished long ago) and LRU (paper Table 4);
 - ``algorithm-1-order``: DLR on the literal Algorithm-1 order (a different skeleton);
@@ -32,18 +33,18 @@ propagates).
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from ..budget import TrafficBudget
-from ..errors import PlacementFailed, TimedFailed
+from ..errors import NoLegalOrderError, PlacementFailed, TimedFailed
 from ..instance import Instance
 from ..models.traffic import traffic_lower_bound
 from ..params import DlrParams, EffortParams, MpasParams
 from ..plan import Plan
 from ..simulate import Evaluation, evaluate
-from .cpe.timed_memory import DEFAULT_TRIALS, SLACK_TRIALS, timed_schedule
 from .dlr.reorder import tighten_lifetimes
 from .dlr.stage import DlrResult, dlr_plan
+from .dlr.timed import DEFAULT_TRIALS, SLACK_TRIALS, timed_schedule
 from .mpas.stage import mpas_order
 
 __all__ = ["Candidate", "SourceContext", "CandidateSource", "SOURCES", "problem2_candidate"]
@@ -97,9 +98,11 @@ def _dlr_candidate(
     ctx: SourceContext, order: Sequence[int], source: str, detail: str, **kw: object
 ) -> Iterator[Candidate]:
     """DLR on ``order`` (keyword arguments of :func:`~dansched.stages.dlr.stage.dlr_plan`) as
-    one candidate, none when it cannot place."""
+    one candidate, none when it cannot place; its exact spill plan is not packed when its
+    traffic alone passes the budget (that plan could not be admitted)."""
     try:
-        got = dlr_plan(ctx.inst, order, params=ctx.dlr, **kw)  # type: ignore[arg-type]
+        params = replace(ctx.dlr, traffic_limit=ctx.budget.allowance)
+        got = dlr_plan(ctx.inst, order, params=params, **kw)  # type: ignore[arg-type]
     except PlacementFailed:
         return
     if got.evaluation.valid:
@@ -137,33 +140,42 @@ def dlr_source(ctx: SourceContext) -> Iterator[Candidate]:
 
 
 def victim_rules_source(ctx: SourceContext) -> Iterator[Candidate]:
-    """DLR on the Stage-1 order with each victim rule of ``effort.victim_rules`` (only when
-    the caller's rule is the cost-aware one: an ablation keeps its own rule)."""
+    """DLR's placements (no order search) on the problem-2 plan's order, spill nodes dropped,
+    with each victim rule of ``effort.victim_rules`` (only when the caller's rule is the
+    cost-aware one: an ablation keeps its own rule). The order search would cost several
+    times more for the same plans: measured on FlashAttention_Case0 and Conv_Case0, the
+    rule's plan on the searched order and on this one reach the same makespan."""
     if ctx.victim != "cost":
         return
+    order = [v for v in ctx.stage2.plan.order if v < ctx.inst.n]
     for rule in ctx.effort.victim_rules:
-        yield from _dlr_candidate(ctx, ctx.order1, "victim-rules", rule, victim=rule)
+        yield from _dlr_candidate(ctx, order, "victim-rules", rule, victim=rule, search=False)
 
 
 def algorithm1_order_source(ctx: SourceContext) -> Iterator[Candidate]:
-    """DLR (the caller's victim rule) on the literal Algorithm-1 order (``mpas-paper``),
-    unless that is already the Stage-1 order."""
+    """DLR (the caller's victim rule, with its search over orders and placements: on the
+    literal order alone it carries several times the traffic) on the literal Algorithm-1
+    order (``mpas-paper``), unless that is already the Stage-1 order; none when the graph
+    has no L0-legal order."""
     if ctx.variant == "mpas-paper":
         return
-    order = mpas_order(ctx.inst, variant="mpas-paper", params=ctx.mpas).order
+    try:
+        order = mpas_order(ctx.inst, variant="mpas-paper", params=ctx.mpas).order
+    except NoLegalOrderError:
+        return
     yield from _dlr_candidate(ctx, order, "algorithm-1-order", "mpas-paper", victim=ctx.victim)
 
 
 def time_driven_source(ctx: SourceContext) -> Iterator[Candidate]:
-    """The time-driven scheduler with each trial's parameters on the problem-2 plan's order
-    (trials run without the budget: the fastest order is worth DLR's placement even when the
-    scheduler's own spills cost too much). Only with the cost-aware victim rule."""
+    """The time-driven scheduler with each trial's parameters on the problem-2 plan's order;
+    a trial stops as soon as its traffic passes the budget (no candidate then). Only with the
+    cost-aware victim rule."""
     if ctx.victim != "cost":
         return
     reference = [v for v in ctx.stage2.plan.order if v < ctx.inst.n]
     for trial in DEFAULT_TRIALS + SLACK_TRIALS:
         try:
-            plan = timed_schedule(ctx.inst, reference, trial)
+            plan = timed_schedule(ctx.inst, reference, trial, traffic_limit=ctx.budget.allowance)
         except TimedFailed:
             continue
         yield from _judged(ctx.inst, plan, "time-driven", trial.name)
@@ -171,7 +183,8 @@ def time_driven_source(ctx: SourceContext) -> Iterator[Candidate]:
 
 def dlr_on_time_driven_source(ctx: SourceContext) -> Iterator[Candidate]:
     """DLR's placement and victim rules (no order search) on the order of the fastest
-    time-driven plan made so far, spill nodes dropped. DLR is not run when the capacity
+    time-driven candidate, spill nodes dropped (its memory events kept in DLR's own way: the
+    order's engine overlap with DLR's spills). DLR is not run when the capacity
     cover bound of that order (lifetimes tightened as DLR does) already exceeds the budget:
     no placement of the order could be admitted, so the answer is the same, only sooner."""
     timed = [c for c in ctx.made if c.source == "time-driven"]

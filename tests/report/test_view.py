@@ -1,4 +1,4 @@
-"""``dansched view``: the self-contained HTML page of a plan (issue 19).
+"""``dansched view``: the self-contained HTML page of a plan.
 
 The data tests run everywhere; the browser tests drive headless Chromium through
 Playwright and skip, with one reason, when either is missing."""
@@ -9,10 +9,13 @@ import json
 import re
 import shutil
 import sys
+from decimal import Decimal
 from pathlib import Path
 
+import numpy as np
 import pytest
 from helpers import SHIPPED
+from view_instances import backed_spills_instance
 
 from dansched.hardware import load_hardware
 from dansched.instance import load_instance
@@ -57,7 +60,7 @@ def spilled(tmp_path_factory):
     hw_file = folder / "tight.toml"
     hw_file.write_text(TIGHT_HW)
     inst = load_instance(SHIPPED / "random_s5.json", load_hardware(hw_file))
-    # the order windows find a plan without spills here (issue 15), so they stay off: this fixture wants spills
+    # the order windows find a plan without spills here, so they stay off: this fixture wants spills
     result = solve(inst, SolveOptions(problem=2, order_search=OrderSearchParams(lns=False)))
     assert result.evaluation.valid and result.evaluation.spill_count > 0
     write_plan(result.plan, folder, inst.name, report=json.dumps(result.report.to_dict()) + "\n")
@@ -366,3 +369,268 @@ def test_dense_lane_draws_merged_columns_and_says_so(chromium, tmp_path):
     assert errors == []
     assert info["kind"] == "task" and abs(info["id"] - k // 2) <= 10 and info["pipe"] == "VECTOR"
     assert re.search(r"\(\d+ tasks share this pixel column: zoom in\)", tip)
+
+
+# ---- the page tells the truth at every zoom ----------------------------------------------
+
+
+def canvas_pixels(page, canvas: int, x0: float, y0: float, x1: float, y1: float) -> np.ndarray:
+    """RGB pixels (height, width, 3) of the box [x0, x1) x [y0, y1) of the page's
+    ``canvas``-th canvas, in CSS pixels, as seen on the white page (alpha composited)."""
+    w, h, data = page.evaluate(
+        """([i, x0, y0, x1, y1]) => {
+            const cv = document.querySelectorAll('canvas')[i], d = window.devicePixelRatio || 1;
+            const img = cv.getContext('2d').getImageData(Math.round(x0 * d), Math.round(y0 * d),
+                Math.round((x1 - x0) * d), Math.round((y1 - y0) * d));
+            return [img.width, img.height, Array.from(img.data)];
+        }""",
+        [canvas, x0, y0, x1, y1],
+    )
+    rgba = np.array(data, dtype=np.float64).reshape(h, w, 4)
+    alpha = rgba[:, :, 3:] / 255
+    return np.rint(rgba[:, :, :3] * alpha + 255 * (1 - alpha)).astype(np.int32)
+
+
+def coloured(px: np.ndarray) -> np.ndarray:
+    """Pixels of a saturated colour (a task's fill or a tick), not white nor a grey grid line."""
+    return (px.max(axis=2) - px.min(axis=2)) > 40
+
+
+@pytest.fixture(scope="module")
+def backed_page(chromium, tmp_path_factory):
+    from dansched.report.view import write_view
+
+    inst, plan, ev = backed_spills_instance(2000)
+    outs = [v for v in plan.order if v >= inst.n and (v - inst.n) % 2 == 0]
+    assert {ev.end[v] - ev.start[v] for v in outs} == {0}  # the evaluator's word: zero-cycle SPILL_OUTs
+    path = write_view(inst, plan, ev, tmp_path_factory.mktemp("backed") / "view.html")
+    page, errors = open_page(chromium, path, width=900, height=700)
+    yield page, errors, inst, plan, ev
+    page.close()
+
+
+def test_zero_cycle_tasks_do_not_paint_their_lane(backed_page):
+    """2,000 zero-cycle SPILL_OUTs on MTE3: the lane's body stays empty at full view (more
+    tasks than twice the pixel columns: merged columns) and zoomed in (one shape per task);
+    each is only a tick at the lane's foot."""
+    page, errors, inst, plan, ev = backed_page
+    first_out = inst.n  # the first SPILL_OUT
+    lane = page.evaluate("window.dansched.lane('MTE3')")
+    assert ev.spill_count > 2 * (lane["x1"] - lane["x0"])
+    views = [(0, ev.makespan * 1.01), (ev.start[first_out] - 500, ev.start[first_out] + 1500)]
+    for t0, t1 in views:
+        page.evaluate("([a, b]) => window.dansched.setView(a, b)", [t0, t1])
+        mte3, mte2 = page.evaluate("window.dansched.lane('MTE3')"), page.evaluate("window.dansched.lane('MTE2')")
+        x1 = mte3["x0"] + 0.95 * (mte3["x1"] - mte3["x0"])  # clear of the makespan line
+        body = canvas_pixels(page, 0, mte3["x0"], mte3["y0"], x1, mte3["markY0"] - 1)
+        ticks = canvas_pixels(page, 0, mte3["x0"], mte3["markY0"], x1, mte3["y1"])
+        spill_ins = canvas_pixels(page, 0, mte2["x0"], mte2["y0"], x1, mte2["markY0"] - 1)
+        assert coloured(body).sum() == 0, (t0, t1)
+        assert coloured(ticks).any(axis=0).sum() >= 2, (t0, t1)  # the SPILL_OUTs are marked
+        assert coloured(spill_ins).mean() > 0.5, (t0, t1)  # MTE2's SPILL_INs, which take time, fill it
+    c = page.evaluate("id => window.dansched.taskCenter(id)", first_out)
+    info = page.evaluate("([x, y]) => window.dansched.hover(x, y)", [c["x"], c["y"]])
+    assert (info["id"], info["op"], info["cycles"]) == (first_out, "SPILL_OUT", 0)
+    assert errors == []
+
+
+def _label_value(label: str) -> Decimal:
+    scale = {"k": 10**3, "M": 10**6, "G": 10**9}
+    text = label.replace(",", "")
+    return Decimal(text[:-1]) * scale[text[-1]] if text[-1] in scale else Decimal(text)
+
+
+def test_axis_labels_are_distinct_and_exact_at_every_zoom(backed_page):
+    """Zooming in with the wheel down to the smallest span, and views far out on the axis:
+    every tick has its own label, and the label reads back as the tick's time."""
+    page, errors, *_ = backed_page
+    page.evaluate("m => window.dansched.setView(0, m)", page.evaluate("window.dansched.data.makespan"))
+    box = page.locator("#timeline").bounding_box()
+    page.mouse.move(box["x"] + box["width"] * 0.05, box["y"] + 30)  # near t = 19k
+    seen = []
+    for _ in range(24):
+        page.mouse.wheel(0, -300)
+        page.wait_for_timeout(40)
+        seen.append(page.evaluate("window.dansched.axisTicks()"))
+    for t0, t1 in [(19_000, 19_012), (19_000_000_000, 19_000_001_000), (999_990, 1_000_090), (-40, 60)]:
+        page.evaluate("([a, b]) => window.dansched.setView(a, b)", [t0, t1])
+        seen.append(page.evaluate("window.dansched.axisTicks()"))
+    assert page.evaluate("window.dansched.view()")["t1"] - page.evaluate("window.dansched.view()")["t0"] > 0
+    for ticks in seen:
+        labels = [t["label"] for t in ticks]
+        assert len(ticks) >= 3 and len(set(labels)) == len(labels), labels
+        assert all(_label_value(t["label"]) == t["t"] for t in ticks), labels
+    assert errors == []
+
+
+def test_bounds_table_has_a_row_per_makespan_floor_and_nothing_undefined(
+    chromium, exp_path, monkeypatch, capsys, tmp_path
+):
+    rc, _, err = run_cli(
+        monkeypatch, capsys, "solve", exp_path, "--problem", "3", "--out", tmp_path, "--html", "--quiet"
+    )
+    assert rc == 0, err
+    report = json.loads((tmp_path / "Exp_report.json").read_text())
+    floors = {k: v for k, v in report["bounds"]["makespan_floors"].items() if isinstance(v, dict)}
+    assert floors
+    page, errors = open_page(chromium, tmp_path / "Exp_view.html")
+    rows = page.evaluate(
+        """() => {
+            const t = Array.from(document.querySelectorAll('#summary table')).find(t => t.caption.textContent === 'Bounds');
+            return Array.from(t.querySelectorAll('tr'), r => Array.from(r.children, c => c.textContent));
+        }"""
+    )
+    text = page.inner_text("#summary")
+    page.close()
+    assert errors == [] and "undefined" not in text and "NaN" not in text
+    labels = {r[0]: r for r in rows[1:]}
+    assert "makespan_floors" not in labels
+    top = max(f["value"] for f in floors.values())
+    tagged = []
+    for name, f in floors.items():
+        (row,) = [r for label, r in labels.items() if re.fullmatch(rf"makespan floor {name}( \(best[^)]*\))?", label)]
+        assert row[1] == f"{f['value']:,}" and row[2] == f"{report['makespan']:,}"
+        tagged += [f["value"]] if "(best" in row[0] else []
+    assert top in tagged  # a floor of the largest value is marked best (ties: the first)
+    assert len(rows) == 1 + len(floors) + sum(isinstance(v, dict) and "value" in v for v in report["bounds"].values())
+    for metric in ("max_v_stay", "makespan"):
+        assert labels[metric][1] == f"{report['bounds'][metric]['value']:,}"
+
+
+def test_find_message_shows_beside_the_box_in_the_viewport(browser_page):
+    page, errors = browser_page
+    page.evaluate("window.scrollTo(0, document.body.scrollHeight)")
+    page.fill("#find", "987654")
+    page.press("#find", "Enter")
+    msg, box = page.locator("#findMsg"), page.locator("#find").bounding_box()
+    assert msg.is_visible() and "987654" in msg.inner_text() and "not found" in msg.inner_text()
+    m, height = msg.bounding_box(), page.viewport_size["height"]
+    assert 0 <= m["y"] and m["y"] + m["height"] <= height  # on screen, though the page is scrolled
+    assert m["x"] >= box["x"] + box["width"] and m["y"] < box["y"] + box["height"] and box["y"] < m["y"] + m["height"]
+    page.fill("#find", "x1")
+    page.press("#find", "Enter")
+    assert "node id" in msg.inner_text()
+    page.evaluate("window.scrollTo(0, 0)")
+    assert errors == []
+
+
+def test_tiny_segments_are_drawn_with_a_visible_size_and_no_dark_lines(chromium, tmp_path):
+    """30 buffers of 8 bytes resident together in a UB of 1 MiB: each is far below a pixel
+    tall, yet each is drawn as a patch at least 3 pixels tall in its light colour, with no
+    dark hairlines, and hovering it still names it."""
+    from dansched.hardware import load_hardware
+    from dansched.instance import instance_from_records
+    from dansched.report.view import write_view
+
+    k = 30
+    nodes = [{"Id": i, "Op": "ALLOC", "BufId": i, "Size": 8, "Type": "UB"} for i in range(k)]
+    nodes += [{"Id": k + i, "Op": "ADD", "Pipe": "VECTOR", "Cycles": 10, "Bufs": [i]} for i in range(k)]
+    nodes += [{"Id": 2 * k + i, "Op": "FREE", "BufId": i, "Size": 8, "Type": "UB"} for i in range(k)]
+    edges = [[i, k] for i in range(k)] + [[k + i, k + i + 1] for i in range(k - 1)]
+    edges += [[2 * k - 1, 2 * k + i] for i in range(k)] + [[k + i, 2 * k + i] for i in range(k)]
+    hw = tmp_path / "hw.toml"
+    hw.write_text("[tiers]\nUB = 1048576\n")
+    inst = instance_from_records("tiny", nodes, edges, load_hardware(hw))
+    plan = Plan(order=tuple(range(3 * k)), offsets=tuple((i, 8 * i) for i in range(k)))
+    ev = evaluate(inst, plan)
+    assert ev.valid
+    page, errors = open_page(chromium, write_view(inst, plan, ev, tmp_path / "tiny.html"), width=1000, height=700)
+    b = page.evaluate("window.dansched.segmentBox(15, 0)")
+    xm = (b["x0"] + b["x1"]) / 2
+    h = page.evaluate(f"document.querySelectorAll('canvas')[{b['canvas']}].clientHeight")
+    px = canvas_pixels(page, b["canvas"], xm - 20, 0, xm + 20, h - 21)  # the plot, above the axis
+    painted = (255 - px).max(axis=2) > 20  # anything but white (grid lines are lighter than that)
+    assert painted.sum(axis=0).min() >= 3  # every column crosses a patch at least 3 pixels tall
+    assert px[painted].mean(axis=1).min() > 150  # light fills only: no dark hairlines
+    c = page.evaluate("window.dansched.segmentCenter(15, 0)")
+    info = page.evaluate("([x, y]) => window.dansched.hover(x, y)", [c["x"], c["y"]])
+    page.close()
+    assert info["kind"] == "segment" and info["size"] == 8 and errors == []
+
+
+# ---- figures past 2**53 --------------------------------------------------------------------
+
+
+def huge_instance(tmp_path: Path, copy_cycles: int, add_cycles: int) -> Path:
+    """Exp with the COPY_IN and EXP Cycles replaced (one on MTE2, one on VECTOR, in a chain)."""
+    nodes = json.loads((SHIPPED / "Exp.json").read_text())
+    nodes["Nodes"][1]["Cycles"] = copy_cycles
+    nodes["Nodes"][3]["Cycles"] = add_cycles
+    path = tmp_path / "Huge.json"
+    path.write_text(json.dumps(nodes))
+    return path
+
+
+def test_solve_html_refuses_a_pipe_load_past_2_53_before_solving(monkeypatch, capsys, tmp_path):
+    inst = huge_instance(tmp_path, 2**53, 30)  # MTE2 alone needs 2**53 cycles
+    out = tmp_path / "out"
+    rc, stdout, err = run_cli(monkeypatch, capsys, "solve", inst, "--out", out, "--html", "--quiet")
+    assert rc == 2 and err.count("\n") == 1 and "Traceback" not in err
+    assert "MTE2" in err and f"{2**53:,}" in err and "2**53" in err
+    assert not out.exists()
+
+
+def test_view_and_solve_html_refuse_a_makespan_past_2_53(monkeypatch, capsys, tmp_path):
+    """Each pipe's load fits, but the chain COPY_IN -> EXP makes the makespan 2**53 + 2**51:
+    the solve without a page succeeds; view and solve --html refuse in one line and write nothing."""
+    inst = huge_instance(tmp_path, 2**52, 2**52 + 2**51)
+    plan_dir = tmp_path / "plan"
+    rc, _, err = run_cli(monkeypatch, capsys, "solve", inst, "--out", plan_dir, "--quiet")
+    assert rc == 0, err
+    report = json.loads((plan_dir / "Huge_report.json").read_text())
+    assert report["makespan"] == 2**53 + 2**51 + 15  # COPY_IN, EXP, then the COPY_OUT's 15 cycles
+    before = sorted(p.name for p in plan_dir.iterdir())
+    rc, stdout, err = run_cli(monkeypatch, capsys, "view", inst, "--plan", plan_dir)
+    assert rc == 2 and err.count("\n") == 1 and "Traceback" not in err and "makespan" in err and stdout == ""
+    assert sorted(p.name for p in plan_dir.iterdir()) == before
+    out = tmp_path / "html"
+    rc, _, err = run_cli(monkeypatch, capsys, "solve", inst, "--out", out, "--html", "--quiet")
+    assert rc == 2 and err.count("\n") == 1 and "makespan" in err
+    assert not out.exists() or not any(out.iterdir())
+
+
+def test_check_view_range_names_the_figure(exp_path, tmp_path):
+    from dansched.errors import InputError
+    from dansched.report.view import JS_SAFE_INTEGER, check_view_range
+
+    inst = load_instance(exp_path)
+    check_view_range(inst, None, {"bounds": {"makespan": {"value": JS_SAFE_INTEGER}}})  # the largest exact one
+    with pytest.raises(InputError, match=r"report\.bounds\.makespan\.value is 9,007,199,254,740,992"):
+        check_view_range(inst, None, {"bounds": {"makespan": {"value": JS_SAFE_INTEGER + 1}}})
+    hw = tmp_path / "hw.toml"
+    hw.write_text(f"[tiers]\nUB = {2**60}\n")
+    with pytest.raises(InputError, match="the capacity of UB is 1,152,921,504,606,846,976"):
+        check_view_range(load_instance(exp_path, load_hardware(hw)))
+    records = json.loads(exp_path.read_text())
+    for rec in records["Nodes"]:  # BufId 1 -> 2**53
+        if rec.get("BufId") == 1:
+            rec["BufId"] = 2**53
+        if "Bufs" in rec:
+            rec["Bufs"] = [2**53 if b == 1 else b for b in rec["Bufs"]]
+    huge = tmp_path / "HugeBuf.json"
+    huge.write_text(json.dumps(records))
+    with pytest.raises(InputError, match="a BufId is 9,007,199,254,740,992"):
+        check_view_range(load_instance(huge))
+
+
+@pytest.mark.slow  # a fresh interpreter and browser: about 10 s
+def test_screenshot_script_solves_and_pictures_the_page(chromium, exp_path, tmp_path):
+    """docs/view_screenshot.py, which regenerates the README's picture, on Exp: it solves
+    (problem 3: makespan 60), shoots the page and says the makespan."""
+    import os
+    import subprocess
+
+    from helpers import REPO
+
+    png = tmp_path / "exp.png"
+    env = dict(os.environ, PYTHONPATH=str(REPO))
+    done = subprocess.run(
+        [sys.executable, str(REPO / "docs" / "view_screenshot.py"), "--instance", str(exp_path), "--out", str(png)],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=300,
+    )
+    assert done.returncode == 0, done.stderr
+    assert "makespan 60 cycles" in done.stdout
+    assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"

@@ -38,48 +38,61 @@ def list_schedule_arrays(
     priority: Sequence[int],
     tie: Sequence[int],
 ) -> list[int]:
-    """:func:`list_schedule` on plain arrays (so it can run on a reversed graph too)."""
+    """:func:`list_schedule` on plain arrays (so it can run on a reversed graph too). A node's
+    ready time is the latest end of its timing predecessors, known when its last order
+    predecessor is emitted (every timing predecessor is an order predecessor)."""
     n = len(pipe)
     osucc = order_succs
     indeg = [len(p) for p in order_preds]
     end = [0] * n
     order: list[int] = []
+    append = order.append
     pipes = sorted({p for p in pipe if p >= 0})
     pipe_free = {p: 0 for p in pipes}
     waiting: dict[int, list[tuple[int, int, int, int]]] = {p: [] for p in pipes}
     available: dict[int, list[tuple[int, int, int]]] = {p: [] for p in pipes}
     free_nodes: list[int] = []
+    push, pop = heapq.heappush, heapq.heappop
 
-    def release(v: int) -> None:
-        if pipe[v] < 0:
-            free_nodes.append(v)
-            return
-        rt = max((end[u] for u in tpreds[v]), default=0)
-        heapq.heappush(waiting[pipe[v]], (rt, -priority[v], tie[v], v))
+    def ready(v: int) -> int:
+        rt = 0
+        for u in tpreds[v]:
+            e = end[u]
+            if e > rt:
+                rt = e
+        return rt
 
     def emit(v: int, start: int) -> None:
         end[v] = start + cycles[v]
-        order.append(v)
+        append(v)
         for w in osucc[v]:
             indeg[w] -= 1
             if indeg[w] == 0:
-                release(w)
+                p = pipe[w]
+                if p < 0:
+                    free_nodes.append(w)
+                else:
+                    push(waiting[p], (ready(w), -priority[w], tie[w], w))
 
     for v in range(n):
         if indeg[v] == 0:
-            release(v)
+            if pipe[v] < 0:
+                free_nodes.append(v)
+            else:
+                push(waiting[pipe[v]], (ready(v), -priority[v], tie[v], v))
     while len(order) < n:
         while free_nodes:
             v = free_nodes.pop()
-            emit(v, max((end[u] for u in tpreds[v]), default=0))
+            emit(v, ready(v))
         best = None
         for p in pipes:
             w, a = waiting[p], available[p]
-            while w and w[0][0] <= pipe_free[p]:
-                _, negp, t, v = heapq.heappop(w)
-                heapq.heappush(a, (negp, t, v))
+            free = pipe_free[p]
+            while w and w[0][0] <= free:
+                _, negp, t, v = pop(w)
+                push(a, (negp, t, v))
             if a:
-                key = (pipe_free[p], a[0][0], a[0][1], p)
+                key = (free, a[0][0], a[0][1], p)
             elif w:
                 key = (w[0][0], w[0][1], w[0][2], p)
             else:
@@ -92,9 +105,9 @@ def list_schedule_arrays(
             continue
         start, _, _, p = best
         if available[p]:
-            v = heapq.heappop(available[p])[2]
+            v = pop(available[p])[2]
         else:
-            v = heapq.heappop(waiting[p])[3]
+            v = pop(waiting[p])[3]
         emit(v, start)
         pipe_free[p] = end[v]
     return order

@@ -46,8 +46,12 @@ __all__ = [
 
 @dataclass
 class CPEResult:
+    """The refined plan, its makespan on the skeleton's timing graph (G2 is unchanged by
+    CPE, so this is the evaluator's makespan too) and what CPE did (``info``)."""
+
     plan: Plan
     info: dict[str, Any] = field(default_factory=dict)
+    makespan: int | None = None
 
 
 def makespan_of(skel: Skeleton, order: Sequence[int]) -> int:
@@ -273,4 +277,4 @@ def cpe_refine(
             info["found_by"] = found_by
     if not is_refinement(skel, best_order):
         raise AssertionError("CPE produced an order outside the Stage-2 memory skeleton")
-    return CPEResult(Plan(order=tuple(best_order), offsets=plan.offsets, spills=plan.spills), info)
+    return CPEResult(Plan(order=tuple(best_order), offsets=plan.offsets, spills=plan.spills), info, best)

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from functools import cached_property
 
 from ...instance import KIND_OP, Instance
 from ...simulate import AugmentedGraph
@@ -35,6 +36,11 @@ class Skeleton:
         return self.timing.n
 
     def order_succs(self) -> list[list[int]]:
+        """The successors of each node under the order constraints (computed once; read only)."""
+        return self._order_succs
+
+    @cached_property
+    def _order_succs(self) -> list[list[int]]:
         out: list[list[int]] = [[] for _ in range(self.n)]
         for v, ps in enumerate(self.order_preds):
             for u in ps:

@@ -61,19 +61,26 @@ def _round_steps(first_round: bool) -> list[str]:
 
 
 def _best_round(inst: Instance, cur: Stage3Result, names: list[str], params: CpeParams) -> Stage3Result | None:
-    """The round step whose plan is fastest after CPE, if it beats ``cur`` (one candidate
-    at a time: each holds a full evaluation)."""
-    best: Stage3Result | None = None
+    """The round step whose plan is fastest after CPE, if it beats ``cur``. Steps are
+    compared by CPE's makespan (the timing of the step's augmented DAG, which CPE keeps);
+    only the winner is judged by the evaluator, which must agree."""
+    best: tuple[int, str, Plan, Evaluation, CPEResult] | None = None
     for name in names:
         r = ROUND_STEPS[name](inst, cur.cpe.plan, cur.evaluation)
         if r is None:
             continue
         c = cpe_refine(inst, r[0], r[1], params=params)
         r[1].drop_detail()
-        ev_c = judged(inst, c.plan, f"Stage 3 (CPE after {name})")
-        if ev_c.makespan < (best.makespan if best else cur.makespan):
-            best = Stage3Result(r[0], r[1], c, ev_c, {"step": name})
-    return best
+        assert c.makespan is not None
+        if c.makespan < (best[0] if best else cur.makespan):
+            best = (c.makespan, name, r[0], r[1], c)
+    if best is None:
+        return None
+    makespan, name, layout, layout_ev, c = best
+    ev_c = judged(inst, c.plan, f"Stage 3 (CPE after {name})")
+    if ev_c.makespan != makespan:
+        raise AssertionError(f"CPE's timing ({makespan}) disagrees with the evaluator ({ev_c.makespan}) after {name}")
+    return Stage3Result(layout, layout_ev, c, ev_c, {"step": name})
 
 
 def _exact_windows(

@@ -122,7 +122,8 @@ def _planned_scan(inst: Instance, order: Sequence[int], rule: str, params: DlrPa
     """The exact spill plan of ``order`` (:func:`~dansched.stages.dlr.spillplan.planned_spills`),
     its segments packed greedily or else by CP-SAT; a tier that still does not pack is
     planned again one percent smaller (at most ``params.packing_rounds`` times); only up to
-    ``params.spill_plan_max_nodes`` nodes."""
+    ``params.spill_plan_max_nodes`` nodes, and not packed when the plan's traffic already
+    passes ``params.traffic_limit``."""
     if inst.n > params.spill_plan_max_nodes:
         return None
     caps = {t: inst.hw.capacity[name] for t, name in enumerate(inst.hw.tiers)}
@@ -132,6 +133,8 @@ def _planned_scan(inst: Instance, order: Sequence[int], rule: str, params: DlrPa
         if got is None:
             return None
         planned = got[0]
+        if params.traffic_limit is not None and got[1] > params.traffic_limit:
+            return None
         res = linear_scan(inst, order, rule=rule, mode="units", planned=planned)
         offsets, overflow = pack_segments(res.segments, caps)
         if overflow:
