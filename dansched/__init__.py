@@ -3,13 +3,15 @@
 Three deterministic stages from the DAN-Scheduler paper (MPAS, DLR, CPE), one
 shared evaluator and cycle simulator (:mod:`dansched.simulate`), CP-SAT bounds.
 
-The public Python API, for callers that drive dansched from a compiler flow::
+The public Python API, for callers that drive dansched from a compiler flow; every
+command of the ``dansched`` command line is one of these calls::
 
     import dansched
-    inst = dansched.load_instance("case.json")          # or instance_from_records(name, nodes, edges)
+    inst = dansched.load_instance("case.json")          # or GraphBuilder().build(name), instance_from_records
     result = dansched.solve(inst, dansched.SolveOptions(problem=3))
     result.evaluation.makespan                          # every plan is judged by dansched.evaluate
-    dansched.write_plan(result.plan, "out", inst.name)  # the contest files
+    result.write("out", trace=True, html=True)          # the plan folder, as `dansched solve` writes it
+    dansched.bound(inst).to_dict()                      # `dansched bound`; audit_folder: `dansched audit`
 
 Names are loaded on first use (``dansched.cli`` stays quick to start: ``dansched
 evaluate`` never loads CP-SAT); :data:`__all__` lists them all.
@@ -29,13 +31,16 @@ _EXPORTS: dict[str, str] = {
     "instance_from_records": "dansched.instance",
     "write_json": "dansched.instance",
     "write_csv_pair": "dansched.instance",
+    "GraphBuilder": "dansched.generate",
+    "generate_file": "dansched.generate",
     "Hardware": "dansched.hardware",
     "load_hardware": "dansched.hardware",
     "default_hardware": "dansched.hardware",
-    # solving: options, the stages' parameters, the pipeline
+    # solving: options, the stages' parameters, the pipeline and what solve returns
     "SolveOptions": "dansched.pipeline",
     "SolveResult": "dansched.pipeline",
-    "solve": "dansched.pipeline",
+    "solve": "dansched.solution",
+    "Solution": "dansched.solution",
     "MpasParams": "dansched.params",
     "DlrParams": "dansched.params",
     "CpeParams": "dansched.params",
@@ -54,12 +59,21 @@ _EXPORTS: dict[str, str] = {
     # judging plans
     "Evaluation": "dansched.simulate",
     "evaluate": "dansched.simulate",
+    "evaluate_files": "dansched.judge",
+    "judge_folder": "dansched.judge",
+    # reports of a plan folder
+    "trace_folder": "dansched.report.folder",
+    "view_folder": "dansched.report.folder",
     # lower bounds
     "Bound": "dansched.models.bound",
     "peak_lower_bound": "dansched.models.peak",
     "traffic_lower_bound": "dansched.models.traffic",
     "makespan_lower_bound": "dansched.models.makespan",
     "audit_plan": "dansched.audit",
+    "bound": "dansched.audit",
+    "BoundResult": "dansched.audit",
+    "audit_folder": "dansched.audit",
+    "AuditResult": "dansched.audit",
     # errors
     "InstanceError": "dansched.errors",
     "HardwareError": "dansched.errors",
@@ -75,12 +89,15 @@ __all__ = [  # a literal list, so that linters see the names; tests/test_api.py 
     "instance_from_records",
     "write_json",
     "write_csv_pair",
+    "GraphBuilder",
+    "generate_file",
     "Hardware",
     "load_hardware",
     "default_hardware",
     "SolveOptions",
     "SolveResult",
     "solve",
+    "Solution",
     "MpasParams",
     "DlrParams",
     "CpeParams",
@@ -97,11 +114,19 @@ __all__ = [  # a literal list, so that linters see the names; tests/test_api.py 
     "contest_paths",
     "Evaluation",
     "evaluate",
+    "evaluate_files",
+    "judge_folder",
+    "trace_folder",
+    "view_folder",
     "Bound",
     "peak_lower_bound",
     "traffic_lower_bound",
     "makespan_lower_bound",
     "audit_plan",
+    "bound",
+    "BoundResult",
+    "audit_folder",
+    "AuditResult",
     "InstanceError",
     "HardwareError",
     "PlanFormatError",
@@ -125,15 +150,19 @@ def __dir__() -> list[str]:
 
 
 if TYPE_CHECKING:  # the same names for type checkers and editors
-    from .audit import audit_plan
+    from .audit import AuditResult, BoundResult, audit_folder, audit_plan, bound
     from .errors import HardwareError, InstanceError, NoLegalOrderError, PlanFormatError, PlanInvalidError
+    from .generate import GraphBuilder, generate_file
     from .hardware import Hardware, default_hardware, load_hardware
     from .instance import Instance, instance_from_records, load_instance, write_csv_pair, write_json
+    from .judge import evaluate_files, judge_folder
     from .models.bound import Bound
     from .models.makespan import makespan_lower_bound
     from .models.peak import peak_lower_bound
     from .models.traffic import traffic_lower_bound
     from .params import EFFORTS, BoundParams, CpeParams, DlrParams, EffortParams, MpasParams
-    from .pipeline import SolveOptions, SolveReport, SolveResult, solve
+    from .pipeline import SolveOptions, SolveReport, SolveResult
     from .plan import Plan, contest_paths, read_memory, read_plan_dir, read_schedule, read_spill, write_plan
+    from .report.folder import trace_folder, view_folder
     from .simulate import Evaluation, evaluate
+    from .solution import Solution, solve

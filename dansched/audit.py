@@ -18,6 +18,15 @@ Every figure dansched prints comes with how far it can be from the best possible
 
 ``optimal`` is true only when a plan of that value is known and the bound meets it.
 
+Two library calls sit on top (``dansched bound`` and ``dansched audit`` print them):
+
+- :func:`bound`: solves problem 3 and bounds its plan, and its Stage-1 order as the
+  problem-1 plan. When the instance has no problem-1 order (no order keeps the L0
+  single-residency rule) but problems 2 and 3 plan it, the bounds of the problem-3
+  plan are still given and ``not_bounded`` says what is missing and why;
+- :func:`audit_folder`: a plan folder you bring, checked against its fingerprint, judged,
+  and every metric beside its best bound, with the stage furthest from its bound.
+
 Each row also says how strong its bound is (:func:`bound_strength`):
 
 - ``exact``: the bound is a proven optimum (an exact solver finished) or meets the
@@ -32,10 +41,14 @@ Each row also says how strong its bound is (:func:`bound_strength`):
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
+from .errors import NoLegalOrderError, PlanInvalidError
 from .instance import Instance
+from .judge import judge_folder
 from .models.bound import Bound, gap
 from .models.floors import floor_gaps, makespan_floors
 from .models.makespan import makespan_lower_bound
@@ -44,8 +57,10 @@ from .models.placement import fixed_order_placement
 from .models.traffic import CoverBudget, traffic_lower_bound
 from .models.traffic_global import global_traffic_bound
 from .params import BoundParams
+from .pipeline import SolveOptions
+from .pipeline import solve as run_pipeline
 from .plan import Plan
-from .simulate import Evaluation
+from .simulate import Evaluation, judged
 
 __all__ = [
     "AuditRow",
@@ -57,7 +72,19 @@ __all__ = [
     "worst_stage",
     "STRONG_RATIO",
     "bound_strength",
+    "BoundResult",
+    "AuditResult",
+    "bound",
+    "audit_folder",
+    "require_valid",
 ]
+
+Progress = Callable[[str], None]
+
+
+def _quiet(_msg: str) -> None:
+    """The progress callback that shows nothing."""
+
 
 STRONG_RATIO = 0.5  # a bound of at least this share of the plan's value is "strong"
 
@@ -193,12 +220,16 @@ def audit_plan(
     cpsat: bool = True,
     params: BoundParams = BoundParams(),
     with_peak: bool = True,
+    progress: Progress | None = None,
 ) -> list[AuditRow]:
     """Bounds and gaps for each metric of a valid plan (problem 1: peak only). Without
     ``cpsat`` only the fast bounds are computed (as ``solve`` does for its report); without
-    ``with_peak`` no maxV_stay row (a caller that audits another plan's peak already)."""
+    ``with_peak`` no maxV_stay row (a caller that audits another plan's peak already).
+    ``progress(message)`` is called as each bound starts."""
+    say = progress or _quiet
     rows = []
     if with_peak:
+        say("maxV_stay bound over all orders")
         pb, _ = peak_bound(inst, params)
         rows.append(AuditRow("max_v_stay", "MPAS", ev.max_v_stay, pb, "global"))
     if ev.problem == 1:
@@ -206,9 +237,13 @@ def audit_plan(
     if ev.extra_traffic == 0:
         tb, extra = Bound(0, "no traffic: nothing to bound"), {}
     else:
+        budget = f"; CP-SAT placement model, up to {max(1.0, 2 * time_limit / 3):g} s" if cpsat else ""
+        say(f"traffic bound for the plan's order (capacity cover{budget})")
         tb, extra = traffic_bounds(inst, plan, time_limit, seed, cpsat, params, ev.extra_traffic)
     rows.append(AuditRow("extra_traffic", "DLR", ev.extra_traffic, tb, "fixed order", extra))
+    say("traffic bound over all orders")
     rows.append(AuditRow("extra_traffic", "DLR", ev.extra_traffic, global_traffic_bound(inst), "global"))
+    say("makespan floors")
     floors = makespan_floors(inst, ev.graph, plan.order) if ev.graph is not None else makespan_floors(inst)
     for name, (b, scope) in floors.named().items():
         rows.append(AuditRow("makespan", "CPE", ev.makespan, b, scope, {"floor": name}))
@@ -257,3 +292,106 @@ def worst_stage(rows: list[AuditRow]) -> str | None:
         if g is not None and g > 0 and (worst is None or g > worst[0]):
             worst = (g, r.stage)
     return worst[1] if worst else None
+
+
+def require_valid(inst: Instance, folder: str | Path, ev: Evaluation, then: str = "") -> None:
+    """Raise :class:`PlanInvalidError` (exit status 1) naming the first violation when the
+    plan read from ``folder`` is invalid; ``then`` is appended (e.g. what to run next)."""
+    if not ev.valid:
+        raise PlanInvalidError(
+            f"{inst.name}: the plan in {folder} is invalid ({ev.error_count} violation(s); "
+            f"first: {ev.first_violation('')}){then}"
+        )
+
+
+@dataclass
+class BoundResult:
+    """What :func:`bound` found: a row per bound tried, and what could not be bounded
+    (``not_bounded``: metric or problem -> why)."""
+
+    rows: list[AuditRow]
+    not_bounded: dict[str, str] = field(default_factory=dict)
+
+    def to_dict(self) -> dict[str, Any]:
+        """:func:`rows_report` of the rows, plus ``not_bounded`` when something is missing."""
+        out = rows_report(self.rows)
+        if self.not_bounded:
+            out["not_bounded"] = dict(self.not_bounded)
+        return out
+
+
+def bound(
+    inst: Instance,
+    time_limit: float = 30.0,
+    seed: int = 0,
+    params: BoundParams = BoundParams(),
+    progress: Progress | None = None,
+) -> BoundResult:
+    """Lower bounds on maxV_stay, extra traffic and makespan with how each was obtained:
+    problem 3 is solved once; its Stage-1 order, judged as a problem-1 plan, is bounded
+    for the peak, and its final plan for traffic (fixed-order and all-orders bounds) and
+    makespan. Without a problem-1 order (none keeps the L0 rule) the problem-3 plan is
+    bounded for the peak too and ``not_bounded`` says why problem 1 is not. Raises
+    :class:`PlanInvalidError` when problem 3 has no plan either (nothing to bound)."""
+    say = progress or _quiet
+    steps = 3
+    say(f"bound 1/{steps}: solving problem 3 (its plans are the ones bounded)")
+    p3 = run_pipeline(inst, SolveOptions(problem=3), progress=lambda m: say(f"bound 1/{steps}, solving problem 3: {m}"))
+    not_bounded: dict[str, str] = {}
+    plan1 = p3.stage1
+    if plan1 is None:  # no L0-legal Stage-1 order: solving problem 1 says why
+        try:
+            plan1 = run_pipeline(inst, SolveOptions(problem=1)).stage1
+        except NoLegalOrderError as exc:
+            not_bounded["problem 1"] = f"{exc}; maxV_stay is bounded for the problem-3 plan instead"
+    rows: list[AuditRow] = []
+    if plan1 is not None:
+        ev1 = judged(inst, plan1, "Stage 1 (MPAS)")
+        rows += audit_plan(
+            inst, plan1, ev1, time_limit, seed, params=params, progress=lambda m: say(f"bound 2/{steps}: {m}")
+        )
+    rows += audit_plan(
+        inst,
+        p3.plan,
+        p3.evaluation,
+        time_limit,
+        seed,
+        params=params,
+        with_peak=plan1 is None,
+        progress=lambda m: say(f"bound 3/{steps}: {m}"),
+    )
+    return BoundResult(rows, not_bounded)
+
+
+@dataclass
+class AuditResult:
+    """What :func:`audit_folder` found: a row per bound tried for the plan."""
+
+    rows: list[AuditRow]
+
+    @property
+    def worst_stage(self) -> str | None:
+        return worst_stage(self.rows)
+
+    def to_dict(self) -> dict[str, Any]:
+        """``bounds`` (every row, with its metric) and ``worst_stage``."""
+        return {"bounds": [dict(metric=r.metric, **r.to_dict()) for r in self.rows], "worst_stage": self.worst_stage}
+
+
+def audit_folder(
+    inst: Instance,
+    folder: str | Path,
+    time_limit: float = 30.0,
+    seed: int = 0,
+    params: BoundParams = BoundParams(),
+    progress: Progress | None = None,
+) -> AuditResult:
+    """The plan of ``inst`` in ``folder`` beside its lower bounds: the folder is checked
+    against its fingerprint (:func:`dansched.judge.judge_folder`), the plan must be valid
+    (else :class:`PlanInvalidError`), then :func:`audit_plan` with the exact models."""
+    say = progress or _quiet
+    say(f"audit 1/2: judging the plan in {folder}")
+    plan, ev = judge_folder(inst, folder)
+    require_valid(inst, folder, ev)
+    rows = audit_plan(inst, plan, ev, time_limit, seed, params=params, progress=lambda m: say(f"audit 2/2: {m}"))
+    return AuditResult(rows)

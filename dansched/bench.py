@@ -1,4 +1,8 @@
-"""``dansched bench``: the paper's comparison and ablations, reproduced side by side (issue 8).
+"""``dansched bench``: the paper's comparison and ablations, reproduced side by side.
+
+:func:`bench` is the library call behind the command: it checks its inputs and the
+output folder first (bad input: :class:`~dansched.errors.InputError`), runs the
+jobs and writes the tables.
 
 :func:`run_bench` runs every (instance, method) job — methods from
 :data:`dansched.baselines.METHODS` — in parallel processes, judges every plan with
@@ -40,10 +44,11 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
 from .baselines import EXTERNAL, METHODS
+from .errors import InputError
 from .executor import ExecutorOptions, run_tasks
 from .hardware import load_hardware
 from .instance import instance_name, load_instance
-from .plan import atomic_write_files
+from .plan import atomic_write_files, check_output_file
 from .simulate import evaluate
 
 __all__ = [
@@ -56,6 +61,8 @@ __all__ = [
     "default_instances",
     "run_job",
     "run_bench",
+    "bench",
+    "BENCH_FILES",
     "bench_markdown",
     "bench_csv",
     "write_bench",
@@ -593,15 +600,51 @@ def bench_csv(rows: Sequence[dict[str, Any]]) -> str:
     return buf.getvalue()
 
 
+BENCH_FILES = ("bench.json", "bench.csv", "bench.md")
+
+
 def write_bench(
     rows: Sequence[dict[str, Any]], out: str | Path, anchors: dict[str, dict[str, Any]] | None = None
 ) -> list[Path]:
     """Write ``bench.json``, ``bench.csv`` and ``bench.md`` into ``out`` (all or nothing)."""
     d = Path(out)
-    files = [
-        (d / "bench.json", json.dumps(list(rows), indent=2) + "\n"),
-        (d / "bench.csv", bench_csv(rows)),
-        (d / "bench.md", bench_markdown(rows, anchors if anchors is not None else load_anchors())),
+    texts = [
+        json.dumps(list(rows), indent=2) + "\n",
+        bench_csv(rows),
+        bench_markdown(rows, anchors if anchors is not None else load_anchors()),
     ]
+    files = [(d / name, text) for name, text in zip(BENCH_FILES, texts)]
     atomic_write_files(files)
     return [p for p, _ in files]
+
+
+def bench(
+    instances: Sequence[str | Path] | None = None,
+    methods: Sequence[str] | None = None,
+    out: str | Path = "bench",
+    jobs: int = 1,
+    time_limit: float = 60.0,
+    hw_path: str | Path | None = None,
+    progress: bool = True,
+) -> tuple[list[dict[str, Any]], list[Path]]:
+    """Check the inputs (methods of :data:`METHODS`, None: all; instances that exist,
+    default :func:`default_instances`; the hardware file; the output folder), then
+    :func:`run_bench` and :func:`write_bench`. Returns the rows and the files written."""
+    chosen = list(METHODS) if methods is None else list(methods)
+    unknown = [m for m in chosen if m not in METHODS]
+    if unknown or not chosen:
+        raise InputError(f"unknown method(s) {', '.join(unknown) or '(none given)'}; choose from {', '.join(METHODS)}")
+    paths = [Path(p) for p in instances] if instances else default_instances()
+    if not paths:
+        raise InputError(
+            f"no instances given and none found in {official_dir() or '../shared/instances/official'} or instances/"
+        )
+    for p in paths:
+        if not p.is_file() and not (p.suffix.lower() == ".csv" and p.parent.is_dir()):
+            raise InputError(f"{p}: no such instance file")
+    if hw_path is not None:
+        load_hardware(hw_path)  # a bad hardware file is bad input (exit 2), not n failed rows
+    for name in BENCH_FILES:
+        check_output_file(Path(out) / name)
+    rows = run_bench(paths, chosen, jobs=jobs, time_limit=time_limit, hw_path=hw_path, progress=progress)
+    return rows, write_bench(rows, out)

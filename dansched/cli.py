@@ -1,23 +1,40 @@
-"""The ``dansched`` command line (contract in DESIGN.md).
+"""The ``dansched`` command line: each command parses its arguments, makes one library
+call and prints the result (the reference, generated from this app: docs/cli.md).
 
-Exit codes everywhere: 0 success / valid, 1 a plan is invalid or a target could
-not be met, 2 bad input or usage (one line on stderr, no traceback).
+Results go to stdout (``--json``: one JSON object); progress, warnings and errors to
+stderr. Exit codes everywhere: 0 success / valid, 1 a plan is invalid or no valid plan
+exists, 2 bad input or usage (one line on stderr, no traceback). Every line printed
+from input (names, paths, messages quoting files) goes through
+:func:`dansched.report.text.printable`.
 """
 
 from __future__ import annotations
 
 import json
+import os
 import sys
+from contextlib import AbstractContextManager
 from enum import Enum
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from .errors import HardwareError, InputError, InstanceError, PlanFormatError
+from .errors import (
+    HardwareError,
+    InputError,
+    InstanceError,
+    PlanFormatError,
+    PlanInvalidError,
+    TraceError,
+    ViewError,
+)
 from .hardware import Hardware, load_hardware
 from .instance import Instance, load_instance
-from .plan import Plan, read_memory, read_schedule, read_spill
+from .report.text import printable
+
+if TYPE_CHECKING:
+    from .report.progress import Reporter
 
 app = typer.Typer(
     add_completion=False,
@@ -27,9 +44,25 @@ app = typer.Typer(
     help="Schedule operator-level DAGs onto one NPU core: MPAS -> DLR -> CPE, with a shared evaluator.",
 )
 
+DEFAULT_OUT = Path("dansched-out")  # solve's folder when --out is not given
+HEARTBEAT_ENV = "DANSCHED_HEARTBEAT"  # seconds between progress lines when stderr is not a terminal
+BAD_INPUT = (InstanceError, HardwareError, PlanFormatError, InputError, TraceError, ViewError)
+
+
+def _version(value: bool) -> None:
+    if value:
+        from . import __version__
+
+        typer.echo(f"dansched {__version__}")
+        raise typer.Exit()
+
 
 @app.callback()
-def _root() -> None:
+def _root(
+    version: Annotated[
+        bool, typer.Option("--version", callback=_version, is_eager=True, help="Print the version and exit.")
+    ] = False,
+) -> None:
     """Schedule operator-level DAGs onto one NPU core: MPAS -> DLR -> CPE, with a shared evaluator."""
 
 
@@ -47,6 +80,36 @@ def load_inputs(instance: Path, hw_path: Path | None) -> tuple[Hardware, Instanc
     inst = load_instance(instance, hw)
     _pending_warnings.extend(f"{inst.name}: {w}" for w in inst.warnings)
     return hw, inst
+
+
+def _echo(line: str, err: bool = False) -> None:
+    """One line from input-derived text, escaped (:func:`printable`)."""
+    typer.echo(printable(line), err=err)
+
+
+def _check_freq(freq_ghz: float) -> None:
+    if not freq_ghz > 0:
+        raise InputError(f"--freq-ghz must be positive, got {freq_ghz}")
+
+
+def _progress(quiet: bool) -> AbstractContextManager[Reporter]:
+    """The progress reporter of a long command (live line on a terminal, else a heartbeat
+    line every ``$DANSCHED_HEARTBEAT`` seconds, default 5; nothing with --quiet)."""
+    from .report.progress import ProgressParams, progress_reporter
+
+    value = os.environ.get(HEARTBEAT_ENV)
+    try:
+        params = ProgressParams(heartbeat_seconds=float(value)) if value else ProgressParams()
+    except ValueError:
+        raise InputError(f"{HEARTBEAT_ENV} must be a positive number of seconds, got {value!r}") from None
+    return progress_reporter(quiet, params)
+
+
+def _latency(makespan: int | None, freq_ghz: float, err: bool) -> None:
+    if makespan is not None:
+        from .report.stats import estimated_latency_line
+
+        typer.echo(estimated_latency_line(makespan, freq_ghz), err=err)
 
 
 class Variant(str, Enum):
@@ -90,8 +153,17 @@ class Family(str, Enum):
     ladder = "ladder"
 
 
+InstanceArg = Annotated[Path, typer.Argument(help="Instance: <case>.json or <case>_Nodes.csv")]
 HwOption = Annotated[
-    Path | None, typer.Option("--hw", help="TOML file whose keys replace the default hardware model's.")
+    Path | None,
+    typer.Option("--hw", help="TOML file whose keys replace the default hardware model's (new tiers: [new_tiers])."),
+]
+JsonOption = Annotated[bool, typer.Option("--json", help="Print one JSON object instead of a table.")]
+QuietOption = Annotated[bool, typer.Option("--quiet", help="No progress line (the result is still printed).")]
+BoundSeconds = Annotated[float, typer.Option("--time-limit", min=0.0, help="Budget in seconds for CP-SAT bounds.")]
+SeedOption = Annotated[int, typer.Option("--seed", help="Seed for CP-SAT.")]
+PlanFolder = Annotated[
+    Path, typer.Option("--plan", help="Folder holding <case>_schedule.txt (and _memory.txt, _spill.txt, _report.json).")
 ]
 
 
@@ -106,56 +178,39 @@ def _with_warnings(line: str) -> str:
 
 def _flush_warnings() -> None:
     for w in _pending_warnings:
-        typer.echo(f"dansched: warning: {w}", err=True)
+        _echo(f"dansched: warning: {w}", err=True)
     _pending_warnings.clear()
-
-
-def _check_plan_folder(folder: Path, case: str) -> dict | None:
-    """:func:`dansched.plan_folder.check_folder`: a folder mixing two plans is bad input (exit 2)."""
-    from .plan_folder import check_folder
-
-    return check_folder(folder, case)
 
 
 @app.command()
 def evaluate(
-    instance: Annotated[Path, typer.Argument(help="Instance: <case>.json or <case>_Nodes.csv")],
+    instance: InstanceArg,
     schedule: Annotated[Path, typer.Option("--schedule", help="<case>_schedule.txt: one node id per line")],
     memory: Annotated[Path | None, typer.Option("--memory", help="<case>_memory.txt: BufId:Offset per line")] = None,
     spill: Annotated[Path | None, typer.Option("--spill", help="<case>_spill.txt: BufId:NewOffset per line")] = None,
     hw: HwOption = None,
-    as_json: Annotated[bool, typer.Option("--json", help="Print one JSON object instead of a table.")] = False,
+    as_json: JsonOption = False,
     freq_ghz: Annotated[float, typer.Option("--freq-ghz", help="Clock for the estimated latency line.")] = 1.0,
 ) -> None:
-    """Judge a plan: a problem-1 order (--schedule alone) or a full plan (--memory, --spill)."""
-    from .simulate import evaluate as run_evaluate
+    """Judge a plan: a problem-1 order (--schedule alone) or a full plan for problems 2 and 3 (--memory, --spill)."""
+    from .judge import evaluate_files
 
-    if spill is not None and memory is None:
-        raise InputError("--spill needs --memory (a spill list only makes sense with a layout)")
     _, inst = load_inputs(instance, hw)
-    if schedule.name == f"{inst.name}_schedule.txt":
-        _check_plan_folder(schedule.parent, inst.name)
-    order = read_schedule(schedule)
-    plan = Plan(order=order)
-    if memory is not None:
-        plan = Plan(order=order, offsets=read_memory(memory), spills=read_spill(spill) if spill else ())
-    ev = run_evaluate(inst, plan)
+    ev = evaluate_files(inst, schedule, memory, spill)
     if as_json:
         typer.echo(json.dumps(ev.to_dict(), indent=2))
     else:
         from .report.tables import print_evaluation
 
         print_evaluation(inst, ev)
-        if ev.makespan is not None and freq_ghz > 0:
-            from .report.stats import estimated_latency_line
-
-            typer.echo(estimated_latency_line(ev.makespan, freq_ghz), err=True)
+        if freq_ghz > 0:
+            _latency(ev.makespan, freq_ghz, err=True)
     raise typer.Exit(0 if ev.valid else 1)
 
 
 @app.command()
 def solve(
-    instance: Annotated[Path, typer.Argument(help="Instance: <case>.json or <case>_Nodes.csv")],
+    instance: InstanceArg,
     problem: Annotated[
         int,
         typer.Option(
@@ -166,8 +221,11 @@ def solve(
         ),
     ] = 3,
     out: Annotated[
-        Path, typer.Option("--out", help="Folder for <case>_schedule.txt, _memory.txt, _spill.txt and _report.json.")
-    ] = Path("."),
+        Path,
+        typer.Option(
+            "--out", help="Folder for <case>_schedule.txt, _memory.txt, _spill.txt, _report.json (and the trace, page)."
+        ),
+    ] = DEFAULT_OUT,
     hw: HwOption = None,
     exact_window: Annotated[
         int, typer.Option("--exact-window", min=0, help="Width W of the CP-SAT timing windows in Stage 3 (0: off).")
@@ -204,32 +262,28 @@ def solve(
         bool, typer.Option("--html", help="Also write <case>_view.html (dansched view) for problems 2 and 3.")
     ] = False,
     freq_ghz: Annotated[float, typer.Option("--freq-ghz", help="Clock for the estimated latency and the trace.")] = 1.0,
-    quiet: Annotated[bool, typer.Option("--quiet", help="No progress output.")] = False,
+    as_json: Annotated[
+        bool, typer.Option("--json", help="Print one JSON object (figures and files written) instead of lines.")
+    ] = False,
+    quiet: QuietOption = False,
     effort: Annotated[
         Effort,
         typer.Option("--effort", help="How much work: fast (MPAS, DLR, CPE once), default, or max."),
     ] = Effort.default,
 ) -> None:
-    """Plan the instance: MPAS (problem 1), + DLR (problem 2), + CPE (problem 3, the default)."""
-    from .audit import audit_plan, rows_report
-    from .errors import PlanInvalidError
+    """Plan the instance: MPAS (problem 1), + DLR (problem 2), + CPE (problem 3, the default).
+    Writes the plan folder (default ./dansched-out) and prints the figures and every file written."""
     from .pipeline import SolveOptions
-    from .pipeline import solve as run_solve
-    from .plan import plan_texts
-    from .plan_folder import plan_fingerprint, write_group
-    from .report.progress import progress_reporter
+    from .plan import check_writable_folder
+    from .solution import solve as run_solve
 
     if (trace or html) and problem == 1:
         raise InputError(
             f"--{'trace' if trace else 'html'} needs timing: use --problem 2 or 3 (a problem-1 order has no layout)"
         )
-    if not freq_ghz > 0:
-        raise InputError(f"--freq-ghz must be positive, got {freq_ghz}")
+    _check_freq(freq_ghz)
+    check_writable_folder(out)  # before the instance is even read
     _, inst = load_inputs(instance, hw)
-    if html:  # figures the page cannot hold: refused before the solve (report.view.check_view_range)
-        from .report.view import check_view_range
-
-        check_view_range(inst)
     opts = SolveOptions(
         problem=problem,
         variant=variant.value,
@@ -241,145 +295,77 @@ def solve(
         traffic_slack=traffic_slack,
         effort=effort.value,
     )
-    with progress_reporter(quiet) as say:
+    with _progress(quiet) as say:
         try:
-            result = run_solve(inst, opts, progress=say)
+            solution = run_solve(inst, opts, say, out=out, trace=trace, html=html, freq_ghz=freq_ghz)
         except PlanInvalidError as exc:
             raise Failure(f"{inst.name}: {exc}") from None
-    ev = result.evaluation
-    report = result.report.to_dict()
-    report["bounds"] = rows_report(audit_plan(inst, result.plan, ev, time_limit=min(10.0, time_limit), cpsat=False))
-    files: dict[str, str] = dict(plan_texts(result.plan))
-    fingerprint = plan_fingerprint({k: t.encode() for k, t in files.items()})
-    report["fingerprint"] = fingerprint
-    if trace:
-        from .report.trace import build_trace, trace_json_text
-
-        trace_obj = build_trace(inst, result.plan, ev, freq_ghz)
-        trace_obj.setdefault("otherData", {})["plan_fingerprint"] = fingerprint["sha256"]
-        files["trace"] = trace_json_text(trace_obj)
+    summary = solution.summary()
+    if as_json:
+        typer.echo(json.dumps(summary))
+        return
+    figures = ", ".join(
+        f"{k} {summary[k]:,}" for k in ("max_v_stay", "extra_traffic", "spill_count", "makespan") if k in summary
+    )
+    _echo(f"{inst.name}: {figures} ({say.elapsed:.1f} s)")
+    _latency(summary.get("makespan"), freq_ghz, err=False)
+    _echo("wrote " + ", ".join(summary["files"]))
     if html:
-        from .report.view import build_view_data, view_html
+        from .plan_folder import group_paths
 
-        files["view"] = view_html(build_view_data(inst, result.plan, ev, report, freq_ghz))
-    files["report"] = json.dumps(report, indent=2) + "\n"
-    write_group(out, inst.name, files)
-    if not quiet:
-        summary = ", ".join(
-            f"{k} {report[k]:,}"
-            for k in ("max_v_stay", "extra_traffic", "spill_count", "makespan")
-            if report.get(k) is not None
-        )
-        typer.echo(f"{inst.name}: {summary} -> {out}", err=True)
-        if ev.makespan is not None:
-            from .report.stats import estimated_latency_line
-
-            typer.echo(estimated_latency_line(ev.makespan, freq_ghz), err=True)
+        _echo(f"open {group_paths(out, inst.name)['view']} in a browser to explore the plan")
 
 
 @app.command()
 def bound(
-    instance: Annotated[Path, typer.Argument(help="Instance: <case>.json or <case>_Nodes.csv")],
+    instance: InstanceArg,
     hw: HwOption = None,
-    time_limit: Annotated[
-        float, typer.Option("--time-limit", min=0.0, help="Budget in seconds for CP-SAT bounds.")
-    ] = 30.0,
-    seed: Annotated[int, typer.Option("--seed", help="Seed for CP-SAT.")] = 0,
-    as_json: Annotated[bool, typer.Option("--json", help="Print one JSON object instead of a table.")] = False,
+    time_limit: BoundSeconds = 30.0,
+    seed: SeedOption = 0,
+    as_json: JsonOption = False,
+    quiet: QuietOption = False,
 ) -> None:
     """Lower bounds on maxV_stay, extra traffic and makespan, with how each was obtained
     (the traffic bound is for the order of dansched's own plan, and says so)."""
-    from .audit import audit_plan, rows_report
-    from .errors import PlanInvalidError
-    from .pipeline import SolveOptions
-    from .pipeline import solve as run_solve
-    from .simulate import judged
+    from .audit import bound as run_bound
 
     _, inst = load_inputs(instance, hw)
-    try:
-        p3 = run_solve(inst, SolveOptions(problem=3))
-        # the problem-1 plan is problem 3's Stage-1 order; without one, solving problem 1 says why
-        plan1 = p3.stage1 or run_solve(inst, SolveOptions(problem=1)).stage1
-        ev1 = judged(inst, plan1, "Stage 1 (MPAS)")
-    except PlanInvalidError as exc:
-        raise Failure(f"{inst.name}: {exc}") from None
-    rows = audit_plan(inst, plan1, ev1, time_limit, seed)
-    rows += audit_plan(inst, p3.plan, p3.evaluation, time_limit, seed, with_peak=False)
-    report = rows_report(rows)
+    with _progress(quiet) as say:
+        try:
+            result = run_bound(inst, time_limit, seed, progress=say)
+        except PlanInvalidError as exc:
+            raise Failure(f"{inst.name}: {exc}") from None
     if as_json:
-        typer.echo(json.dumps(report, indent=2))
+        typer.echo(json.dumps(result.to_dict(), indent=2))
         return
-    _print_rows(f"{inst.name}: lower bounds (plan values from dansched solve)", report)
+    from .report.tables import print_bounds
+
+    print_bounds(f"{inst.name}: lower bounds (plan values from dansched solve)", result.to_dict())
 
 
 @app.command()
 def audit(
-    instance: Annotated[Path, typer.Argument(help="Instance: <case>.json or <case>_Nodes.csv")],
-    plan_dir: Annotated[
-        Path, typer.Option("--plan", help="Folder holding <case>_schedule.txt (and _memory.txt, _spill.txt).")
-    ],
+    instance: InstanceArg,
+    plan_dir: PlanFolder,
     hw: HwOption = None,
-    time_limit: Annotated[
-        float, typer.Option("--time-limit", min=0.0, help="Budget in seconds for CP-SAT bounds.")
-    ] = 30.0,
-    seed: Annotated[int, typer.Option("--seed", help="Seed for CP-SAT.")] = 0,
-    as_json: Annotated[bool, typer.Option("--json", help="Print one JSON object instead of a table.")] = False,
+    time_limit: BoundSeconds = 30.0,
+    seed: SeedOption = 0,
+    as_json: JsonOption = False,
+    quiet: QuietOption = False,
 ) -> None:
     """A plan's figures beside their lower bounds, the gaps, and the stage that loses the most."""
-    from .audit import audit_plan, worst_stage
-    from .plan import read_plan_dir
-    from .simulate import evaluate as run_evaluate
+    from .audit import audit_folder
 
     _, inst = load_inputs(instance, hw)
-    _check_plan_folder(plan_dir, inst.name)
-    plan = read_plan_dir(plan_dir, inst.name)
-    ev = run_evaluate(inst, plan)
-    if not ev.valid:
-        first = ev.first_violation("")
-        raise Failure(f"{inst.name}: the plan in {plan_dir} is invalid ({ev.error_count} violation(s); first: {first})")
-    rows = audit_plan(inst, plan, ev, time_limit, seed)
-    report = {"bounds": [dict(metric=r.metric, **r.to_dict()) for r in rows], "worst_stage": worst_stage(rows)}
+    with _progress(quiet) as say:
+        result = audit_folder(inst, plan_dir, time_limit, seed, progress=say)
     if as_json:
-        typer.echo(json.dumps(report, indent=2))
+        typer.echo(json.dumps(result.to_dict(), indent=2))
         return
-    _print_rows(f"{inst.name}: audit of {plan_dir}", {_row_name(r): r for r in report["bounds"]})
-    typer.echo(f"stage furthest from its bound: {report['worst_stage'] or 'none (no informative bound leaves a gap)'}")
+    from .report.tables import print_bounds
 
-
-def _row_name(r: dict) -> str:
-    """Table label of one audit row: metric, floor name (makespan floors) and scope."""
-    floor = f" {r['floor']}" if "floor" in r else ""
-    return f"{r['metric']}{floor} ({r['scope']})"
-
-
-def _print_rows(title: str, rows: dict) -> None:
-    from rich.console import Console
-    from rich.table import Table
-
-    floors = rows.get("makespan_floors")
-    if floors is not None:  # `bound`: the floors as rows of their own, beside the best per metric
-        rows = {k: v for k, v in rows.items() if k != "makespan_floors"}
-        plan_value = rows.get("makespan", {}).get("plan_value")
-        for name, f in floors.items():
-            if isinstance(f, dict):
-                rows[f"makespan floor {name} ({f['scope']})"] = dict(f, plan_value=plan_value, optimal=False)
-
-    table = Table(title=title, title_justify="left")
-    for col in ("metric", "plan", "bound", "gap", "strength", "method", "optimal"):
-        table.add_column(col, justify="right" if col in ("plan", "bound", "gap") else "left")
-    for k, b in rows.items():
-        plan_value = b.get("plan_value")
-        g = b.get("gap")
-        table.add_row(
-            k,
-            "-" if plan_value is None else f"{plan_value:,}",
-            f"{b['value']:,}",
-            "-" if g is None else f"{100 * g:.1f}%",
-            b.get("strength", "-"),
-            b["method"],
-            "yes" if b["optimal"] else "not proven",
-        )
-    Console().print(table)
+    print_bounds(f"{inst.name}: audit of {plan_dir}", result.to_dict()["bounds"])
+    typer.echo(f"stage furthest from its bound: {result.worst_stage or 'none (no informative bound leaves a gap)'}")
 
 
 @app.command()
@@ -392,22 +378,15 @@ def generate(
     seed: Annotated[int, typer.Option("--seed", help="Random seed.")] = 0,
 ) -> None:
     """Write a synthetic instance of a family in the contest format."""
-    from .generate import generate as run_generate
-    from .instance import instance_from_records, instance_name, write_csv_pair
-    from .plan import atomic_write_text
+    from .generate import generate_file
 
-    nodes, edges = run_generate(family.value, scale, seed)
-    inst = instance_from_records(instance_name(out), nodes, edges)  # the generator's output must load
-    if out.suffix.lower() == ".csv":
-        write_csv_pair(inst, out.parent)
-    else:
-        atomic_write_text(out, json.dumps({"Nodes": nodes, "Edges": edges}, separators=(",", ":")) + "\n")
-    typer.echo(f"{out}: {inst.n} nodes, {inst.num_edges} edges, {inst.num_buffers} buffers", err=True)
+    inst = generate_file(family.value, scale, seed, out)
+    _echo(f"{out}: {inst.n} nodes, {inst.num_edges} edges, {inst.num_buffers} buffers")
 
 
 @app.command()
 def trace(
-    instance: Annotated[Path, typer.Argument(help="Instance: <case>.json or <case>_Nodes.csv")],
+    instance: InstanceArg,
     plan_dir: Annotated[
         Path, typer.Option("--plan", help="Folder holding <case>_schedule.txt, _memory.txt and _spill.txt.")
     ],
@@ -429,102 +408,36 @@ def trace(
     hw: HwOption = None,
 ) -> None:
     """Perfetto trace (Trace Event Format JSON + taskStatistics) of a plan with a layout; optionally a picture."""
-    from .errors import TraceError
-    from .report.stats import estimated_latency_line, format_statistics
-    from .report.trace import build_trace, plan_statistics, read_timed_plan, timed_tasks, trace_json_text
-    from .report.waits import busiest_pipe, format_waits, pipe_waits
+    from .report.folder import trace_folder
 
-    if compare is not None and png is None:
-        raise InputError("--compare is drawn beside --plan in the picture: give --png FILE too")
-    if not freq_ghz > 0:
-        raise InputError(f"--freq-ghz must be positive, got {freq_ghz}")
-    from .instance import instance_name
-    from .plan import plan_texts
-    from .plan_folder import group_paths, plan_fingerprint, write_group
-
-    target = out if out is not None else plan_dir / f"{instance_name(instance)}_trace.json"
-    for p in (target, png):  # checked before anything is read or written
-        if p is not None and p.is_dir():
-            raise InputError(f"{p}: is a folder, not a file name")
+    _check_freq(freq_ghz)
     _, inst = load_inputs(instance, hw)
-    plans = []
-    for folder in ([compare] if compare is not None else []) + [plan_dir]:
-        _check_plan_folder(folder, inst.name)
-        try:
-            plan, ev = read_timed_plan(inst, folder)
-        except TraceError as exc:
-            raise InputError(str(exc)) from None
-        if not ev.valid:
-            first = ev.first_violation("")
-            raise Failure(
-                f"{inst.name}: the plan in {folder} is invalid ({ev.error_count} violation(s); first: {first}); see dansched evaluate"
-            )
-        plans.append((folder, plan, ev))
-    _, plan, ev = plans[-1]
-    trace_obj = build_trace(inst, plan, ev, freq_ghz)
-    fingerprint = plan_fingerprint({k: t.encode() for k, t in plan_texts(plan).items()})["sha256"]
-    trace_obj.setdefault("otherData", {})["plan_fingerprint"] = fingerprint
-    text = trace_json_text(trace_obj)
-    picture = None
-    if png is not None:
-        from .report.plots import plan_picture, plan_png_bytes
-
-        picture = plan_png_bytes(
-            [plan_picture(inst, p, e, f"{inst.name} ({folder.resolve().name})") for folder, p, e in plans]
-        )
-    extra = {png: picture} if picture is not None else {}
-    if target.resolve() == group_paths(plan_dir, inst.name)["trace"].resolve():
-        write_group(plan_dir, inst.name, {"trace": text}, extra=extra, replace_group=False)
-    else:
-        from .plan import atomic_write_files
-
-        atomic_write_files([(target, text), *extra.items()])
-    typer.echo(estimated_latency_line(int(ev.makespan or 0), freq_ghz))
-    for line in format_statistics(plan_statistics(timed_tasks(inst, plan, ev), int(ev.makespan or 0)), freq_ghz):
-        typer.echo(line)
-    for line in format_waits(pipe_waits(inst, plan, ev, busiest_pipe(inst, ev))):
-        typer.echo(line)
-    typer.echo(f"trace -> {target}" + (f", picture -> {png}" if png is not None else ""))
+    result = trace_folder(inst, plan_dir, out, freq_ghz, png, compare)
+    _latency(int(result.evaluation.makespan or 0), freq_ghz, err=False)
+    for line in result.lines:
+        _echo(line)
+    _echo(f"trace -> {result.trace}" + (f", picture -> {result.png}" if result.png is not None else ""))
 
 
 @app.command()
 def view(
-    instance: Annotated[Path, typer.Argument(help="Instance: <case>.json or <case>_Nodes.csv")],
-    plan_dir: Annotated[
-        Path,
-        typer.Option("--plan", help="Folder holding <case>_schedule.txt, _memory.txt, _spill.txt (and _report.json)."),
-    ],
+    instance: InstanceArg,
+    plan_dir: PlanFolder,
     out: Annotated[Path | None, typer.Option("--out", help="Page to write (default: <plan>/<case>_view.html).")] = None,
     freq_ghz: Annotated[float, typer.Option("--freq-ghz", help="Clock for the times in microseconds.")] = 1.0,
     hw: HwOption = None,
 ) -> None:
     """One self-contained HTML page to explore a plan: engine timeline, memory maps, summary."""
-    from .report.trace import TraceError, read_timed_plan
-    from .report.view import ViewError, read_report, view_path, write_view
+    from .report.folder import view_folder
 
-    if not freq_ghz > 0:
-        raise InputError(f"--freq-ghz must be positive, got {freq_ghz}")
+    _check_freq(freq_ghz)
     _, inst = load_inputs(instance, hw)
-    try:
-        plan, ev = read_timed_plan(inst, plan_dir)
-        report = read_report(plan_dir, inst.name)
-    except (TraceError, ViewError) as exc:
-        raise InputError(str(exc)) from None
-    if not ev.valid:
-        typer.echo(
-            f"dansched: {inst.name}: the plan in {plan_dir} is invalid ({ev.error_count} violation(s); first: {ev.first_violation('')}); see dansched evaluate",
-            err=True,
-        )
-        raise typer.Exit(1)
-    target = write_view(
-        inst, plan, ev, out if out is not None else view_path(plan_dir, inst.name), report=report, freq_ghz=freq_ghz
-    )
-    typer.echo(f"view -> {target}")
+    _echo(f"view -> {view_folder(inst, plan_dir, out, freq_ghz)}")
 
 
 @app.command()
 def info(
-    instance: Annotated[Path, typer.Argument(help="Instance: <case>.json or <case>_Nodes.csv")],
+    instance: InstanceArg,
     png: Annotated[
         Path | None, typer.Option("--png", help="Also draw counts, op/pipe mix, ALLOC-size ECDF and lifetimes.")
     ] = None,
@@ -532,8 +445,11 @@ def info(
     hw: HwOption = None,
 ) -> None:
     """Instance statistics: node/edge counts, op and pipe mix, ALLOC/FREE counts, ALLOC sizes, buffer lifetimes."""
+    from .plan import check_output_file
     from .report.info import instance_info, print_info
 
+    if png is not None:
+        check_output_file(png)
     _, inst = load_inputs(instance, hw)
     facts = instance_info(inst)
     if png is not None:
@@ -570,33 +486,18 @@ def bench(
         ),
     ] = 60.0,
     hw: HwOption = None,
-    quiet: Annotated[bool, typer.Option("--quiet", help="No progress output.")] = False,
+    quiet: Annotated[bool, typer.Option("--quiet", help="No progress bar or summary.")] = False,
 ) -> None:
     """Run baselines, ablations and DAN over instances; judge every plan; write tables (paper Tables 2, 4, 5, Figure 11)."""
-    from .baselines import METHODS
-    from .bench import default_instances, official_dir, run_bench, write_bench
+    from .bench import bench as run_bench
 
-    chosen = list(METHODS) if not methods else [m.strip() for m in methods.split(",") if m.strip()]
-    unknown = [m for m in chosen if m not in METHODS]
-    if unknown or not chosen:
-        raise InputError(f"unknown method(s) {', '.join(unknown) or '(none given)'}; choose from {', '.join(METHODS)}")
-    paths = list(instances) if instances else default_instances()
-    if not paths:
-        raise InputError(
-            f"no instances given and none found in {official_dir() or '../shared/instances/official'} or instances/"
-        )
-    for p in paths:
-        if not p.is_file() and not (p.suffix.lower() == ".csv" and p.parent.is_dir()):
-            raise InputError(f"{p}: no such instance file")
-    if hw is not None:
-        load_hardware(hw)  # a bad hardware file is bad input (exit 2), not n failed rows
-    rows = run_bench(paths, chosen, jobs=jobs, time_limit=time_limit, hw_path=hw, progress=not quiet)
-    files = write_bench(rows, out)
+    chosen = None if methods is None else [m.strip() for m in methods.split(",") if m.strip()]
+    rows, files = run_bench(instances, chosen, out, jobs, time_limit, hw, progress=not quiet)
     bad = [r for r in rows if not r["valid"]]
     if not quiet:
-        typer.echo(f"bench: {len(rows)} rows ({len(bad)} invalid) -> {', '.join(str(f) for f in files)}", err=True)
+        _echo(f"bench: {len(rows)} rows ({len(bad)} invalid) -> {', '.join(str(f) for f in files)}", err=True)
         for r in bad:
-            typer.echo(f"dansched: {r['instance']} / {r['method']}: {r['error']}", err=True)
+            _echo(f"dansched: {r['instance']} / {r['method']}: {r['error']}", err=True)
     raise typer.Exit(1 if bad else 0)
 
 
@@ -650,21 +551,25 @@ def sweep(
     except (SweepInputError, ExecutorError) as exc:
         raise InputError(str(exc)) from None
     except KeyboardInterrupt:
-        typer.echo(
+        _echo(
             f"dansched: sweep interrupted; finished cells are kept in {out / 'sweep.jsonl'} (rerun to finish)", err=True
         )
         raise typer.Exit(130) from None
     raise typer.Exit(1 if result.lost else 0)
 
 
-def _terminated(signum, _frame) -> None:
+def _terminated(signum: int, _frame: Any) -> None:
     """SIGTERM unwinds like an exception, so temporary files are removed on the way out."""
     raise SystemExit(128 + signum)
 
 
+def _error_line(line: str) -> None:
+    typer.echo(printable(_with_warnings(line)), err=True)
+
+
 def main() -> None:
-    """Console entry point: typer app with input errors mapped to exit status 2. Every
-    error is one line on stderr, with any warning folded into it."""
+    """Run the app with errors mapped to exit statuses (raises SystemExit; tests call it
+    in-process). Every error is one line on stderr, with any warning folded into it."""
     import signal
 
     _pending_warnings.clear()
@@ -672,30 +577,71 @@ def main() -> None:
         signal.signal(signal.SIGTERM, _terminated)
     try:
         rc = app(standalone_mode=False)
-    except (InstanceError, HardwareError, PlanFormatError, InputError) as exc:
-        typer.echo(_with_warnings(f"dansched: error: {exc}"), err=True)
+    except BAD_INPUT as exc:
+        _error_line(f"dansched: error: {exc}")
         sys.exit(2)
-    except Failure as exc:
-        typer.echo(_with_warnings(f"dansched: {exc}"), err=True)
+    except (Failure, PlanInvalidError) as exc:
+        _error_line(f"dansched: {exc}")
         sys.exit(1)
     except typer.Exit as exc:
         _flush_warnings()
         sys.exit(exc.exit_code)
     except OSError as exc:  # an output that cannot be written, outside the atomic writers
         where = f"{exc.filename}: " if getattr(exc, "filename", None) else ""
-        typer.echo(_with_warnings(f"dansched: error: {where}{exc.strerror or exc}"), err=True)
+        _error_line(f"dansched: error: {where}{exc.strerror or exc}")
         sys.exit(2)
-    except typer.Abort:
-        typer.echo(_with_warnings("dansched: aborted"), err=True)
+    except (typer.Abort, KeyboardInterrupt):
+        _error_line("dansched: interrupted")
         sys.exit(130)
     except Exception as exc:
         if hasattr(exc, "format_message"):  # click / typer usage errors
-            typer.echo(_with_warnings(f"dansched: error: {exc.format_message()}"), err=True)
+            _error_line(f"dansched: error: {exc.format_message()}")
             sys.exit(2)
         raise
     _flush_warnings()
     sys.exit(rc if isinstance(rc, int) else 0)
 
 
+def _exit_now(code: int) -> None:
+    """End the process with ``code`` at once. SIGTERM and SIGINT are blocked first, the
+    atexit handlers run and the output is flushed; a signal that arrived meanwhile turns
+    the status into 143 (SIGTERM) or 130 (SIGINT). Skipping the interpreter's teardown
+    (half a second with the solvers loaded) is what makes the status reliable: during
+    that teardown Python has already put the default handlers back, and a SIGTERM then
+    killed the process by signal instead of ending it with 143."""
+    import atexit
+    import signal
+
+    held = {signal.SIGTERM, signal.SIGINT}
+    signal.pthread_sigmask(signal.SIG_BLOCK, held)
+    atexit._run_exitfuncs()
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()
+        except (OSError, ValueError):
+            pass
+    pending = signal.sigpending()
+    if signal.SIGTERM in pending:
+        code = 128 + signal.SIGTERM
+    elif signal.SIGINT in pending:
+        code = 128 + signal.SIGINT
+    os._exit(code)
+
+
+def entry() -> None:
+    """The process's entry point (the ``dansched`` script and ``python -m dansched.cli``):
+    :func:`main`, then :func:`_exit_now` with its status."""
+    try:
+        main()
+        code = 0
+    except SystemExit as exc:
+        if exc.code is None or isinstance(exc.code, int):
+            code = exc.code or 0
+        else:
+            print(exc.code, file=sys.stderr)
+            code = 1
+    _exit_now(code)
+
+
 if __name__ == "__main__":
-    main()
+    entry()

@@ -14,7 +14,7 @@ shape of the official family it imitates:
 - ``random``: layered DAGs with random pipes, cycles and buffers.
 - ``chain``: ``64*scale`` ALLOC -> op -> FREE triples, each node linked to the next
   (``i -> i+1``), buffer sizes 1, 2, 3, ... (modulo the L1 capacity): as deep as a
-  graph of its size can be (issue 17).
+  graph of its size can be.
 - ``ladder``: two such chains interleaved, with a rung from the i-th operation of
   the first to the i-th operation of the second.
 
@@ -27,16 +27,35 @@ Everything is a function of ``(family, scale, seed)``: same arguments, same file
 
 from __future__ import annotations
 
+import json
 import random
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
+from pathlib import Path
 from typing import Any
 
-__all__ = ["FAMILIES", "generate", "GraphBuilder"]
+from .hardware import Hardware
+from .instance import Instance, instance_from_records, instance_name, write_csv_pair
+from .plan import atomic_write_text, check_output_file
+
+__all__ = ["FAMILIES", "generate", "generate_file", "GraphBuilder"]
 
 
 class GraphBuilder:
-    """Accumulates contest node records and edges; buffers get ALLOC/FREE nodes and
-    the edges ALLOC -> user -> FREE (and ALLOC -> FREE) that the official graphs carry."""
+    """Builds an instance in memory, node by node, as a compiler flow would: each buffer
+    gets its ALLOC node (:meth:`alloc`) and FREE node (:meth:`free`), and the edges
+    ALLOC -> user -> FREE (and ALLOC -> FREE) that the contest graphs carry are added
+    for you; :meth:`op` adds an operation, ``after`` its other predecessors. Node ids
+    are given in creation order, buffer ids from 0.
+
+    >>> g = GraphBuilder()
+    >>> a = g.alloc(64, "UB")
+    >>> load = g.op("COPY_IN", "MTE2", 20, [a])
+    >>> add = g.op("ADD", "VECTOR", 30, [a], after=[load])
+    >>> _ = g.free(a)
+    >>> inst = g.build("tiny")
+    >>> inst.n, inst.num_edges
+    (4, 6)
+    """
 
     def __init__(self) -> None:
         self.nodes: list[dict[str, Any]] = []
@@ -54,7 +73,7 @@ class GraphBuilder:
         self._users[b] = []
         return b
 
-    def op(self, name: str, pipe: str, cycles: int, bufs: list[int], after: list[int] = ()) -> int:
+    def op(self, name: str, pipe: str, cycles: int, bufs: Sequence[int], after: Sequence[int] = ()) -> int:
         v = len(self.nodes)
         self.nodes.append({"Id": v, "Op": name, "Pipe": pipe, "Cycles": int(cycles), "Bufs": list(bufs)})
         for b in bufs:
@@ -76,8 +95,14 @@ class GraphBuilder:
         return v
 
     def records(self) -> tuple[list[dict[str, Any]], list[list[int]]]:
+        """Contest node records and edges (sorted, without duplicates)."""
         edges = sorted({(u, w) for u, w in self.edges})
         return self.nodes, [list(e) for e in edges]
+
+    def build(self, name: str, hw: Hardware | None = None) -> Instance:
+        """The checked :class:`~dansched.instance.Instance` (every well-formedness rule of
+        :func:`~dansched.instance.instance_from_records`; ``hw`` defaults to the shipped model)."""
+        return instance_from_records(name, *self.records(), hw)
 
 
 def _matmul(scale: int, rng: random.Random) -> GraphBuilder:
@@ -329,3 +354,17 @@ def generate(family: str, scale: int = 1, seed: int = 0) -> tuple[list[dict[str,
     if scale < 1:
         raise ValueError(f"scale must be >= 1, got {scale}")
     return FAMILIES[family](scale, random.Random(f"{family}:{scale}:{seed}")).records()
+
+
+def generate_file(family: str, scale: int, seed: int, out: str | Path) -> Instance:
+    """Write ``family`` at ``scale`` from ``seed`` to ``out`` (contest JSON, or the CSV pair
+    when ``out`` is ``<case>_Nodes.csv``) and return the instance, checked before writing."""
+    out = Path(out)
+    check_output_file(out)  # before the work
+    nodes, edges = generate(family, scale, seed)
+    inst = instance_from_records(instance_name(out), nodes, edges)  # the generator's output must load
+    if out.suffix.lower() == ".csv":
+        write_csv_pair(inst, out.parent)
+    else:
+        atomic_write_text(out, json.dumps({"Nodes": nodes, "Edges": edges}, separators=(",", ":")) + "\n")
+    return inst

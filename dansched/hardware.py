@@ -2,7 +2,9 @@
 
 The model is data: ``dansched/data/davinci.toml`` is the default, and a file given
 with ``--hw`` replaces only the keys it sets (tables merge key by key, lists and
-scalars are replaced whole).
+scalars are replaced whole). A key or section the model does not have is a typo, not
+a new setting: :func:`load_hardware` refuses it with one line naming it and the
+closest known name. A tier the model lacks is declared in ``[new_tiers]``.
 
 >>> hw = load_hardware()
 >>> hw.capacity["UB"], hw.spill_cycles(128)
@@ -11,6 +13,7 @@ scalars are replaced whole).
 
 from __future__ import annotations
 
+import difflib
 import tomllib
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -20,7 +23,7 @@ from typing import Any
 
 from .errors import HardwareError
 
-__all__ = ["Hardware", "load_hardware", "default_hardware", "spill_traffic", "SUPPORTED_LIMIT"]
+__all__ = ["Hardware", "load_hardware", "default_hardware", "spill_traffic", "SUPPORTED_LIMIT", "SECTION_KEYS"]
 
 
 INT_LIMIT = 2**63  # capacities and spill costs must fit in 63 bits, like every instance integer
@@ -34,6 +37,15 @@ def spill_traffic(size: int, backed: bool) -> int:
     ``Size`` when a COPY_IN uses the buffer (DDR already holds it, the SPILL_OUT writes
     nothing), ``2*Size`` otherwise. The one home of this rule."""
     return int(size) if backed else 2 * int(size)
+
+
+# the sections of a hardware file and the keys each may set ([tiers] and [new_tiers]: tier names)
+SECTION_KEYS: dict[str, tuple[str, ...] | None] = {
+    "tiers": None,
+    "new_tiers": None,
+    "roles": ("peak", "single_residency", "pipes", "spill_out_pipe", "spill_in_pipe", "dma"),
+    "spill": ("fixed_cycles", "cycles_per_unit"),
+}
 
 
 @dataclass(frozen=True)
@@ -164,8 +176,55 @@ def hardware_from_table(table: Mapping[str, Any]) -> Hardware:
     )
 
 
+def _closest(name: str, known: list[str]) -> str | None:
+    """The known name closest to ``name`` (case-insensitive ``difflib``), or None."""
+    by_lower = {k.lower(): k for k in known}
+    hit = difflib.get_close_matches(name.lower(), list(by_lower), n=1)
+    return by_lower[hit[0]] if hit else None
+
+
+def _did_you_mean(name: str, known: list[str], shown: str = "{}") -> str:
+    hit = _closest(name, known)
+    return f": did you mean {shown.format(hit)}?" if hit is not None else f" (known: {', '.join(known)})"
+
+
+def check_override(override: Mapping[str, Any], base: Mapping[str, Any], where: str) -> None:
+    """Raise :class:`HardwareError` (one line) for a key or section of ``override`` that the
+    model does not have: an unknown section, an unknown key of ``[roles]`` or ``[spill]``,
+    a ``[tiers]`` key that is not a tier of ``base`` (a new tier belongs in ``[new_tiers]``)
+    or a ``[new_tiers]`` key that already is one. Each message names the key and the
+    closest known name (a typo such as ``UBB = 512`` would otherwise leave UB unchanged)."""
+    base_tiers = list(base.get("tiers", {}))
+    for key, value in override.items():
+        if key not in SECTION_KEYS:
+            if isinstance(value, Mapping):
+                hint = _did_you_mean(key, list(SECTION_KEYS), "[{}]")
+                raise HardwareError(f"hardware: {where}: unknown section [{key}]{hint}")
+            owner = (
+                "tiers" if key in base_tiers else next((s for s, ks in SECTION_KEYS.items() if ks and key in ks), None)
+            )
+            hint = f": did you mean [{owner}] {key}?" if owner else _did_you_mean(key, list(SECTION_KEYS), "[{}]")
+            raise HardwareError(f"hardware: {where}: unknown key {key!r} outside any section{hint}")
+        if not isinstance(value, Mapping):
+            continue  # the type is checked with the merged model
+        known = SECTION_KEYS[key]
+        for name in value:
+            if key == "tiers" and name not in base_tiers:
+                hint = _did_you_mean(name, base_tiers)
+                raise HardwareError(
+                    f"hardware: {where}: unknown tier {name!r} in [tiers]{hint} (a tier the model lacks goes in [new_tiers])"
+                )
+            if key == "new_tiers" and name in base_tiers:
+                raise HardwareError(f"hardware: {where}: {name} in [new_tiers] is already a tier: set it in [tiers]")
+            if known is not None and name not in known:
+                raise HardwareError(
+                    f"hardware: {where}: unknown key {name!r} in [{key}]{_did_you_mean(name, list(known))}"
+                )
+
+
 def load_hardware(path: str | Path | None = None) -> Hardware:
-    """The default model, with the keys of the TOML file at ``path`` (if any) replacing its own."""
+    """The default model, with the keys of the TOML file at ``path`` (if any) replacing its own
+    (:func:`check_override` refuses keys the model does not have; ``[new_tiers]`` adds tiers)."""
     table = _default_table()
     if path is not None:
         p = Path(path)
@@ -177,7 +236,13 @@ def load_hardware(path: str | Path | None = None) -> Hardware:
             raise HardwareError(f"hardware: cannot read {p}: {exc}") from None
         except tomllib.TOMLDecodeError as exc:
             raise HardwareError(f"hardware: {p} is not valid TOML: {exc}") from None
+        check_override(override, table, str(p))
+        new_tiers = override.pop("new_tiers", {})
         table = _merge(table, override)
+        if isinstance(new_tiers, Mapping) and isinstance(table.get("tiers"), Mapping):
+            table["tiers"] = {**table["tiers"], **new_tiers}
+        elif not isinstance(new_tiers, Mapping):
+            raise HardwareError(f"hardware: {p}: [new_tiers] must be a table of tier capacities")
     return hardware_from_table(table)
 
 

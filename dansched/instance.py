@@ -316,7 +316,8 @@ def _read_cache_node(t: _NodeRecords, v: int, rec: dict, name_op: str, hw: Hardw
     tier = rec["Type"]
     if not isinstance(tier, str) or tier not in hw.capacity:
         raise InstanceError(
-            f"node {v} ({name_op}) of buffer {b}: Type {_shown(tier)} is not a tier of the hardware model {list(hw.tiers)}"
+            f"node {v} ({name_op}) of buffer {b}: Type {_shown(tier)} is not a tier of the hardware model "
+            f"{list(hw.tiers)} (to add one: --hw FILE with [new_tiers] NAME = capacity)"
         )
     table = t.allocs if name_op == "ALLOC" else t.frees
     if b in table:
@@ -670,6 +671,8 @@ def _read_csv_pair(path: Path) -> tuple[list[dict[str, Any]], list[list[Any]]]:
 def load_instance(path: str | Path, hw: Hardware | None = None) -> Instance:
     """Load a contest instance: ``<case>.json`` or ``<case>_Nodes.csv`` + ``<case>_Edges.csv``."""
     p = Path(path)
+    if p.is_dir():
+        raise InstanceError(f"{p}: is a folder; give <case>.json or <case>_Nodes.csv")
     if p.suffix.lower() == ".csv":
         try:
             nodes, edges = _read_csv_pair(p)

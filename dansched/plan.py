@@ -34,6 +34,8 @@ __all__ = [
     "atomic_write_text",
     "atomic_write_files",
     "contest_paths",
+    "check_writable_folder",
+    "check_output_file",
 ]
 
 
@@ -141,6 +143,37 @@ def _umask() -> int:
     mask = os.umask(0)
     os.umask(mask)
     return mask
+
+
+def _check_under(target: Path, folder: Path) -> None:
+    """``target`` (a file or folder to create under ``folder``) can be written: the nearest
+    existing folder on the way is a folder, and writable."""
+    nearest = folder
+    while not nearest.exists() and nearest != nearest.parent:
+        nearest = nearest.parent
+    if nearest.exists() and not nearest.is_dir():
+        raise OutputError(f"{target}: cannot write: {nearest} is a file, not a folder")
+    if nearest.is_dir() and not os.access(nearest, os.W_OK | os.X_OK):
+        raise OutputError(f"{target}: cannot write: {nearest} is not writable")
+
+
+def check_writable_folder(directory: str | Path) -> None:
+    """Raise :class:`OutputError` (one line) when files cannot be written into
+    ``directory``: it is a file, it would be created under a file, or the nearest folder
+    on its path is not writable. Nothing is created (callers check before long work)."""
+    d = Path(directory)
+    if d.exists() and not d.is_dir():
+        raise OutputError(f"{d}: is a file, not a folder")
+    _check_under(d, d)
+
+
+def check_output_file(path: str | Path) -> None:
+    """Raise :class:`OutputError` (one line) when ``path`` cannot be written as a file: it
+    is a folder, or its folder cannot be written or created."""
+    p = Path(path)
+    if p.is_dir():
+        raise OutputError(f"{p}: is a folder, not a file name")
+    _check_under(p, p.parent)
 
 
 def atomic_write_text(path: str | Path, text: str) -> None:

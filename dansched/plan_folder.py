@@ -1,32 +1,36 @@
-"""One consistent plan per folder (issue 17): the files of one run written as a group,
-a fingerprint that tells a folder holding one plan from one that mixes two, a lock
-so that two runs into one folder do not interleave, and no temporary file left for
-long.
+"""One consistent plan per folder: the files of one run written as a group, a
+fingerprint that tells a folder holding one plan from one that mixes two, a lock so
+that two runs into one folder do not interleave, and no temporary or lock file left
+behind.
 
 The group of a case in a folder is ``<case>_schedule.txt``, ``_memory.txt``,
-``_spill.txt``, ``_trace.json`` and ``_report.json``. :func:`write_group` writes it:
+``_spill.txt``, ``_trace.json``, ``_view.html`` and ``_report.json``.
+:func:`write_group` writes it:
 
 1. take an exclusive ``fcntl`` lock on ``<folder>/.dansched.lock`` (a second run
-   into the folder waits for the first to finish its group);
+   into the folder waits for the first to finish its group); the lock file is removed
+   when the run lets go of it, whether the write succeeded or failed;
 2. remove the temporary files and the ``.<case>.incomplete`` marker a killed run
    left behind;
 3. write every new file to a temporary name beside its target (``.<name>.<tag>``),
    flushed to disk; a failure here (no room, a folder in the way) removes them and
-   leaves the folder as it was;
+   leaves the folder as it was (a folder this run created is removed again when it
+   is empty);
 4. with SIGTERM and SIGINT deferred (so a polite kill never lands in the middle),
    create the marker, remove the group's files this run does not produce (the old
    memory and spill after a problem-1 run, an old trace), rename the new files in
-   the fixed order schedule, memory, spill, trace, report, and remove the marker.
+   the fixed order schedule, memory, spill, trace, view, report, and remove the marker.
 
 The report carries ``fingerprint``: the sha256 of each plan file
 (schedule, memory, spill) and one sha256 over them all; a trace carries the same
 digest in ``otherData.plan_fingerprint``. :func:`check_folder` (run by
-``evaluate``, ``audit`` and ``trace --plan``) says the folder mixes plans when the
-marker is there (a run was killed between its renames; the next run repairs it),
-or when the report's digests do not match the plan files present, or a trace names
-another plan. So whatever moment a run stops at, the folder holds either its
-previous complete group, the new complete group, or a state the checkers refuse.
-A folder without a report (plan files written by hand) is not checked.
+``evaluate``, ``audit``, ``trace --plan`` and ``view``) says the folder mixes plans
+when the marker is there (a run was killed between its renames; the next run
+repairs it), or when the report's digests do not match the plan files present, or a
+trace names another plan; each message says what to do. So whatever moment a run
+stops at, the folder holds either its previous complete group, the new complete
+group, or a state the checkers refuse. A folder without a report (plan files
+written by hand) is not checked.
 """
 
 from __future__ import annotations
@@ -42,7 +46,7 @@ from collections.abc import Iterator, Mapping
 from pathlib import Path
 
 from .errors import MixedPlanError
-from .plan import OutputError
+from .plan import OutputError, check_writable_folder
 
 __all__ = [
     "GROUP_KINDS",
@@ -52,6 +56,7 @@ __all__ = [
     "group_paths",
     "plan_fingerprint",
     "write_group",
+    "check_group_targets",
     "check_folder",
     "folder_lock",
     "remove_leftovers",
@@ -94,17 +99,42 @@ def plan_fingerprint(files: Mapping[str, bytes]) -> dict[str, object]:
 
 @contextlib.contextmanager
 def folder_lock(directory: Path) -> Iterator[None]:
-    """Exclusive lock on ``directory/.dansched.lock``, waiting for another holder."""
-    try:
-        directory.mkdir(parents=True, exist_ok=True)
-        fd = os.open(directory / LOCK_NAME, os.O_RDWR | os.O_CREAT, 0o666)
-    except OSError as exc:
-        raise OutputError(f"{directory}: cannot write: {exc.strerror or exc}") from None
-    try:
+    """Exclusive lock on ``directory/.dansched.lock``, waiting for another holder. The
+    lock file is removed on the way out, success or failure, so a folder holds no lock
+    file between runs; a waiter that was granted the lock on a file its holder has
+    removed since tries again on the current one (same device and inode). Folders
+    created here are removed again when the block fails and leaves them empty."""
+    path = directory / LOCK_NAME
+    created = []  # the folders this call creates, deepest first
+    missing = directory
+    while not missing.exists() and missing != missing.parent:
+        created.append(missing)
+        missing = missing.parent
+    while True:
+        try:
+            directory.mkdir(parents=True, exist_ok=True)
+            fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o666)
+        except OSError as exc:
+            raise OutputError(f"{directory}: cannot write: {exc.strerror or exc}") from None
         fcntl.flock(fd, fcntl.LOCK_EX)
+        try:
+            held, now = os.fstat(fd), os.stat(path)
+            if (held.st_dev, held.st_ino) == (now.st_dev, now.st_ino):
+                break
+        except FileNotFoundError:
+            pass
+        os.close(fd)
+    ok = False
+    try:
         yield
+        ok = True
     finally:
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(path)
         os.close(fd)  # releases the lock
+        for folder in created if not ok else ():
+            with contextlib.suppress(OSError):
+                folder.rmdir()  # only when empty
 
 
 def remove_leftovers(directory: Path, case: str) -> None:
@@ -213,7 +243,19 @@ def write_group(
             for tmp, _ in staged:
                 with contextlib.suppress(FileNotFoundError):
                     os.unlink(tmp)
-    return [p for _, p in targets]
+    return [p for p, _ in targets]
+
+
+def check_group_targets(directory: str | Path, case: str, kinds: tuple[str, ...] = GROUP_KINDS) -> None:
+    """Raise :class:`~dansched.plan.OutputError` (one line) when ``case``'s group of
+    ``kinds`` cannot be written into ``directory``: the folder is a file, sits under a
+    file or cannot be written, or a target is a folder. Run before the work, so that a
+    long solve is not lost to a wrong ``--out``; :func:`write_group` checks again."""
+    check_writable_folder(directory)
+    paths = group_paths(directory, case)
+    for k in kinds:
+        if paths[k].is_dir():
+            raise OutputError(f"{paths[k]}: is a folder, not a file name")
 
 
 def _bytes(x: str | bytes) -> bytes:
@@ -239,28 +281,35 @@ def check_folder(directory: str | Path, case: str) -> dict | None:
     if not isinstance(fp, dict) or not isinstance(fp.get("files"), dict):
         return None
     listed = fp["files"]
+    rep = paths["report"].name
+    # what to do, in the same line: the files changed after dansched solve wrote the folder
+    todo = (
+        f"the files were changed after dansched solve wrote them; to judge them as they are, "
+        f"copy them to another folder or delete {rep}; to start again, run dansched solve"
+    )
     for k in PLAN_KINDS:
         p = paths[k]
         if k not in listed:
             if p.exists():
                 raise MixedPlanError(
-                    f"{d}: {p.name} is not part of the plan in {paths['report'].name}: the folder mixes two plans"
+                    f"{d}: {p.name} is not part of the plan in {rep}: the folder mixes two plans ({todo})"
                 )
             continue
         try:
             got = _digest(p.read_bytes())
         except OSError:
             raise MixedPlanError(
-                f"{d}: {p.name} is missing from the plan in {paths['report'].name}: the folder mixes two plans"
+                f"{d}: {p.name} is missing from the plan in {rep}: the folder mixes two plans ({todo})"
             ) from None
         if got != listed[k]:
             raise MixedPlanError(
-                f"{d}: {p.name} does not match the fingerprint in {paths['report'].name}: the folder mixes two plans"
+                f"{d}: {p.name} does not match the fingerprint in {rep}: the folder mixes two plans ({todo})"
             )
     trace_fp = _trace_fingerprint(paths["trace"])
     if trace_fp is not None and trace_fp != fp.get("sha256"):
         raise MixedPlanError(
-            f"{d}: {paths['trace'].name} traces another plan than {paths['report'].name}: the folder mixes two plans"
+            f"{d}: {paths['trace'].name} traces another plan than {rep}: the folder mixes two plans "
+            f"(delete {paths['trace'].name} or write it again with dansched trace)"
         )
     return fp
 

@@ -6,6 +6,8 @@ with the benchmark scripts live in :mod:`dansched.testing`."""
 from __future__ import annotations
 
 import copy
+import os
+import subprocess
 import sys
 from pathlib import Path
 
@@ -35,6 +37,23 @@ def run_cli(monkeypatch, capsys, *args) -> tuple[int, str, str]:
     out, err = capsys.readouterr()
     code = info.value.code
     return (0 if code is None else code), out, err
+
+
+def run_proc_cli(
+    *args, cwd: Path | None = None, env: dict[str, str] | None = None, timeout: float = 300
+) -> subprocess.CompletedProcess:
+    """Run ``python -m dansched.cli ARGS`` as a real process (this checkout first on the
+    path), the way a user meets it: exit status, stdout and stderr as text."""
+    full = dict(os.environ, **(env or {}))
+    full["PYTHONPATH"] = str(REPO) + os.pathsep + full.get("PYTHONPATH", "")
+    return subprocess.run(
+        [sys.executable, "-m", "dansched.cli", *map(str, args)],
+        capture_output=True,
+        text=True,
+        cwd=cwd,
+        env=full,
+        timeout=timeout,
+    )
 
 
 def official_path(case: str) -> Path:

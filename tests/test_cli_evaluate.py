@@ -370,3 +370,78 @@ def test_valid_and_invalid_in_a_real_process(exp_path, files):
     )
     assert bad.returncode == 1 and "Traceback" not in bad.stderr
     assert json.loads(bad.stdout)["error_counts"] == {"overlap": 1}
+
+
+# ---------------------------------------------------------------------------------
+# what a newcomer meets: a forgotten file, edited files, the plan's name
+# ---------------------------------------------------------------------------------
+
+
+def test_a_forgotten_spill_file_is_named_in_the_violation(monkeypatch, capsys, exp_path, files):
+    """The spilled Exp plan judged without --spill: its spill ids (7, 8 >= N = 7) do not
+    exist; the same line says why and what to pass."""
+    files["schedule"].write_text("0\n1\n2\n3\n4\n7\n8\n5\n6\n")
+    args = ["evaluate", exp_path, "--schedule", files["schedule"], "--hw", files["hw"]]
+    code, out, _ = run_cli(monkeypatch, capsys, *args, "--memory", files["memory"], "--json")
+    assert code == 1
+    messages = [e["message"] for e in json.loads(out)["errors"] if e["kind"] == "unknown-node"]
+    assert messages == [
+        f"schedule names node {v}, which does not exist (valid ids 0..6); ids >= 7 are spill nodes: "
+        "pass --spill Exp_spill.txt"
+        for v in (7, 8)
+    ]
+    code, out, _ = run_cli(monkeypatch, capsys, *args)  # as a problem-1 order: the full-plan files
+    assert code == 1
+    assert (
+        "ids >= 7 are spill nodes: a problem-1 order has none; to judge a full plan pass --memory Exp_memory.txt --spill Exp_spill.txt"
+        in out.replace("\n", " ")
+    )
+    # with the spill file the hint is not needed, and ids past the spills get none
+    files["spill"].write_text("1:0\n")
+    files["schedule"].write_text("0\n1\n2\n3\n4\n7\n9\n5\n6\n")
+    code, out, _ = run_cli(monkeypatch, capsys, *args, "--memory", files["memory"], "--spill", files["spill"], "--json")
+    assert code == 1 and "spill nodes" not in out
+
+
+def test_a_full_plan_is_named_for_problems_2_and_3(monkeypatch, capsys, exp_path, files):
+    base = ["evaluate", exp_path, "--schedule", files["schedule"]]
+    code, out, _ = run_cli(monkeypatch, capsys, *base, "--memory", files["memory"], "--spill", files["spill"])
+    assert code == 0 and out.splitlines()[0] == "Exp: full plan (problems 2 and 3) is valid"
+    assert "problem-2 plan" not in out
+    code, out, _ = run_cli(monkeypatch, capsys, *base)
+    assert code == 0 and out.splitlines()[0] == "Exp: problem-1 order is valid"
+
+
+def test_edited_files_in_a_solve_folder_say_what_to_do(tmp_path, exp_path):
+    """Files edited after `solve` in its folder: one line that says why and how to judge
+    them anyway; a copy elsewhere is judged."""
+    from helpers import run_proc_cli
+
+    folder = tmp_path / "plan"
+    assert run_proc_cli("solve", exp_path, "--out", folder, "--quiet").returncode == 0
+    memory = folder / "Exp_memory.txt"
+    memory.write_text("0:0\n1:5\n" if memory.read_text() != "0:0\n1:5\n" else "0:5\n1:0\n")
+    args = ["--schedule", folder / "Exp_schedule.txt", "--memory", memory, "--spill", folder / "Exp_spill.txt"]
+    proc = run_proc_cli("evaluate", exp_path, *args)
+    assert_input_error(
+        proc.returncode,
+        proc.stdout,
+        proc.stderr,
+        r"Exp_memory.txt does not match the fingerprint in Exp_report.json: the folder mixes two plans \(the files "
+        r"were changed after dansched solve wrote them; to judge them as they are, copy them to another folder "
+        r"or delete Exp_report.json",
+    )
+    copy = tmp_path / "copy"
+    copy.mkdir()
+    for p in folder.glob("Exp_*.txt"):
+        (copy / p.name).write_bytes(p.read_bytes())
+    args = [
+        "--schedule",
+        copy / "Exp_schedule.txt",
+        "--memory",
+        copy / "Exp_memory.txt",
+        "--spill",
+        copy / "Exp_spill.txt",
+    ]
+    proc = run_proc_cli("evaluate", exp_path, *args, "--json")
+    assert proc.returncode == 0 and json.loads(proc.stdout)["valid"] is True

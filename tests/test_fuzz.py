@@ -126,7 +126,7 @@ def check_contract(code: Any, out: str, err: str, args: tuple = ()) -> None:
     lines = err.splitlines()
     errors = [s for s in lines if s.startswith("dansched: error: ")]
     others = [s for s in lines if not s.startswith(("dansched: error: ", "dansched: warning: ", "Estimated latency"))]
-    if code == 2 or args[:1] in (("evaluate",), ("info",)):  # generate reports what it wrote on stderr
+    if code == 2 or args[:1] in (("evaluate",), ("info",)):  # generate reports what it wrote on stdout
         assert not others, where
     if code == 2:
         assert len(errors) == 1 and lines[-1] == errors[0], where
@@ -772,7 +772,7 @@ def test_tier_missing_from_the_hardware_is_an_input_error_naming_it(run, tmp_pat
             args += ["--hw", tmp_path / "hw.toml"]
         _, _, err = run(*args, expect=2)
         assert "'SRAM'" in err and "buffer 1" in err and "not a tier" in err, err
-    (tmp_path / "hw.toml").write_text("[tiers]\nSRAM = 5\n")
+    (tmp_path / "hw.toml").write_text("[new_tiers]\nSRAM = 5\n")
     _, out, _ = run(
         "evaluate",
         inst,

@@ -51,8 +51,66 @@ def test_override_lists_are_replaced_whole(tmp_path):
 
 
 def test_override_can_add_a_tier(tmp_path):
-    hw = load_hardware(write(tmp_path, "[tiers]\nL2 = 65536\n"))
+    hw = load_hardware(write(tmp_path, "[new_tiers]\nL2 = 65536\n"))
     assert hw.capacity["L2"] == 65536 and "L2" in hw.tiers and hw.capacity["UB"] == 1024
+
+
+TYPOS = [
+    (
+        "tier typo",
+        "[tiers]\nUBB = 512\n",
+        "unknown tier 'UBB' in [tiers]: did you mean UB? (a tier the model lacks goes in [new_tiers])",
+    ),
+    (
+        "tier in lower case",
+        "[tiers]\nub = 512\n",
+        "unknown tier 'ub' in [tiers]: did you mean UB? (a tier the model lacks goes in [new_tiers])",
+    ),
+    ("section typo", "[tier]\nUB = 512\n", "unknown section [tier]: did you mean [tiers]?"),
+    (
+        "spill key typo",
+        "[spill]\nfixed_cycle = 7\n",
+        "unknown key 'fixed_cycle' in [spill]: did you mean fixed_cycles?",
+    ),
+    ("roles key typo", '[roles]\npipe = ["MTE2"]\n', "unknown key 'pipe' in [roles]: did you mean pipes?"),
+    ("key outside a section", "UB = 512\n", "unknown key 'UB' outside any section: did you mean [tiers] UB?"),
+    (
+        "unlike anything",
+        "[tiers]\nSRAM = 5\n",
+        "unknown tier 'SRAM' in [tiers] (known: L1, UB, L0A, L0B, L0C) (a tier the model lacks goes in [new_tiers])",
+    ),
+    ("new tier already a tier", "[new_tiers]\nUB = 5\n", "UB in [new_tiers] is already a tier: set it in [tiers]"),
+    ("new tiers not a table", "new_tiers = 5\n", "[new_tiers] must be a table of tier capacities"),
+]
+
+
+@pytest.mark.parametrize("name,text,message", TYPOS, ids=[t[0] for t in TYPOS])
+def test_unknown_keys_and_sections_are_refused_with_a_suggestion(tmp_path, name, text, message):
+    """A typo would otherwise leave the default in place (UBB = 512 keeps UB at 1024)."""
+    path = write(tmp_path, text)
+    with pytest.raises(HardwareError) as info:
+        load_hardware(path)
+    assert str(info.value) == f"hardware: {path}: {message}"
+
+
+def test_a_hardware_typo_is_bad_input_at_the_command_line(tmp_path, exp_path):
+    """The way a user meets it: exit 2, one line naming the key and the suggestion."""
+    import subprocess
+    import sys
+
+    hw = write(tmp_path, "[tiers]\nUBB = 512\n")
+    out = tmp_path / "plan"
+    r = subprocess.run(
+        [sys.executable, "-m", "dansched.cli", "solve", str(exp_path), "--hw", str(hw), "--out", str(out)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert r.returncode == 2 and r.stdout == "", r
+    assert r.stderr.splitlines() == [
+        f"dansched: error: hardware: {hw}: unknown tier 'UBB' in [tiers]: did you mean UB? (a tier the model lacks goes in [new_tiers])"
+    ]
+    assert not out.exists()
 
 
 def test_to_dict_round_trips(tmp_path):

@@ -210,7 +210,7 @@ def test_hardware_decides_tiers_and_pipes(tmp_path):
     with pytest.raises(InstanceError, match=r"Size 5 is larger than tier UB \(4\)"):
         instance_from_records("x", *exp_records(), hw=load_hardware(p))
     p.write_text(
-        '[tiers]\nSRAM = 64\n[roles]\npipes = ["MTE2", "MTE3", "VECTOR", "DMA"]\nspill_out_pipe = "DMA"\nspill_in_pipe = "DMA"\n'
+        '[new_tiers]\nSRAM = 64\n[roles]\npipes = ["MTE2", "MTE3", "VECTOR", "DMA"]\nspill_out_pipe = "DMA"\nspill_in_pipe = "DMA"\n'
     )
     nodes, edges = exp_records()
     nodes[0]["Type"] = nodes[4]["Type"] = "SRAM"

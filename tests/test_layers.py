@@ -1,7 +1,8 @@
 """The package's import graph: no cycles, and every import points down the layer order
 
     core (errors, params, budget, hardware, instance, graph, plan, plan_folder, simulate, generate, testing)
-      <- models <- stages <- pipeline <- (audit, baselines, bench, executor, sweep, report) <- cli, dansched (the public API)
+      <- models <- stages <- pipeline <- (audit, baselines, bench, executor, judge, report, solution, sweep)
+      <- cli, dansched (the public API)
 
 Imports are read with ``ast`` from every module, including imports inside functions
 and under ``TYPE_CHECKING``; a module may import its own layer or a lower one, never a
@@ -33,7 +34,7 @@ CORE = {
     "generate",
     "testing",
 }
-APPLICATION = {"audit", "baselines", "bench", "report", "executor", "sweep"}
+APPLICATION = {"audit", "baselines", "bench", "report", "executor", "judge", "solution", "sweep"}
 LAYERS = {"core": 0, "models": 1, "stages": 2, "pipeline": 3, "application": 4, "top": 5}
 DEFERRED_IMPORTS_ALLOWED = {"dansched.cli", "dansched"}
 
@@ -151,6 +152,8 @@ def test_no_imports_deferred_into_functions_below_the_top_layer():
         ("dansched.models.peak", "models"),
         ("dansched.stages.dlr.scan", "stages"),
         ("dansched.report.progress", "application"),
+        ("dansched.solution", "application"),
+        ("dansched.judge", "application"),
         ("dansched.cli", "top"),
         ("dansched", "top"),
     ],

@@ -1,4 +1,4 @@
-"""One consistent plan per folder (issue 17): group writes, stale files, fingerprints,
+"""One consistent plan per folder: group writes, stale files, fingerprints,
 the folder lock, and kill tests.
 
 Kill tests spawn writers and kill them (SIGTERM or SIGKILL) at seeded random
@@ -27,6 +27,7 @@ from pathlib import Path
 
 import pytest
 
+from dansched.errors import OutputError
 from dansched.plan_folder import (
     LOCK_NAME,
     TMP_TAG,
@@ -100,7 +101,7 @@ def test_stale_files_are_removed_and_the_fingerprint_matches(tmp_path):
     assert check_folder(tmp_path, "c") is not None and generations(tmp_path, "c") == {1}
     write_group(tmp_path, "c", group_files(2, False))  # a problem-1 run after a problem-3 run
     names = sorted(p.name for p in tmp_path.iterdir())
-    assert names == [LOCK_NAME, "c_report.json", "c_schedule.txt"]
+    assert names == ["c_report.json", "c_schedule.txt"]  # and no lock file left behind
     assert check_folder(tmp_path, "c")["files"].keys() == {"schedule"}
 
 
@@ -118,8 +119,16 @@ def test_checker_refuses_a_mixed_folder(tmp_path, damage):
         p["trace"].write_text(json.dumps({"otherData": {"plan_fingerprint": "0" * 64}}, indent=1))
     else:
         (tmp_path / ".c.incomplete").write_text("")
-    with pytest.raises(MixedPlanError, match="mixes two plans|interrupted"):
+    with pytest.raises(MixedPlanError, match="mixes two plans|interrupted") as info:
         check_folder(tmp_path, "c")
+    todo = {  # each refusal says what to do, in the same line
+        "edit": "copy them to another folder or delete c_report.json",
+        "old-memory": "copy them to another folder or delete c_report.json",
+        "missing": "copy them to another folder or delete c_report.json",
+        "foreign-trace": "delete c_trace.json or write it again with dansched trace",
+        "marker": "run dansched solve again",
+    }
+    assert todo[damage] in str(info.value) and "\n" not in str(info.value)
     write_group(tmp_path, "c", group_files(2, True))  # the next run repairs it
     assert assert_one_plan_or_flagged(tmp_path, "c") and temporaries(tmp_path) == []
 
@@ -140,6 +149,48 @@ def test_a_failed_write_touches_nothing(tmp_path):
     with pytest.raises(Exception, match="is a folder"):
         write_group(tmp_path, "c", group_files(2, True), extra={tmp_path / "pic.png": b"png"})
     assert {p.name: p.read_bytes() for p in tmp_path.iterdir() if p.is_file()} == before
+
+
+def test_a_failed_write_leaves_no_lock_file_and_no_new_folder(tmp_path):
+    """The lock file goes with the run that took it, also when the write fails; a folder
+    the failed write created is removed again (nothing half-written)."""
+    (tmp_path / "afile").write_text("x")
+    below_a_file = {tmp_path / "afile" / "pic.png": b"png"}  # fails while the lock is held
+    with pytest.raises(OutputError, match="pic.png: cannot write"):
+        write_group(tmp_path / "plans", "c", group_files(1, True), extra=below_a_file)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["afile"]
+    with pytest.raises(OutputError, match="pic.png: cannot write"):
+        write_group(tmp_path / "new" / "plans", "c", group_files(1, True), extra=below_a_file)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["afile"]
+    write_group(tmp_path, "c", group_files(1, True))
+    with pytest.raises(OutputError, match="pic.png: cannot write"):
+        write_group(tmp_path, "c", group_files(2, True), extra=below_a_file)
+    assert LOCK_NAME not in [p.name for p in tmp_path.iterdir()] and generations(tmp_path, "c") == {1}
+
+
+def test_a_waiter_on_a_removed_lock_file_takes_the_current_one(tmp_path):
+    """Removing the lock file on release is safe: a writer that was waiting on the old file
+    sees it is no longer the folder's lock and locks the current one instead, so two
+    writers never hold "the" lock at once."""
+    lock = tmp_path / LOCK_NAME
+    fd = os.open(lock, os.O_RDWR | os.O_CREAT)
+    fcntl.flock(fd, fcntl.LOCK_EX)
+    got = tmp_path / "got-the-lock"
+    code = (
+        "from pathlib import Path; from dansched.plan_folder import folder_lock\n"
+        f"with folder_lock(Path({str(tmp_path)!r})):\n"
+        f"    Path({str(got)!r}).write_text('')\n"
+    )
+    proc = subprocess.Popen([sys.executable, "-c", code], cwd=ROOT, env=_env())
+    time.sleep(3.0)  # past its imports: the writer now waits on the old file
+    os.unlink(lock)  # what a finishing holder does
+    replacement = os.open(lock, os.O_RDWR | os.O_CREAT)  # a third run takes the new file
+    fcntl.flock(replacement, fcntl.LOCK_EX)
+    os.close(fd)  # the old lock is released: the waiter must not take it as the folder's lock
+    time.sleep(1.0)
+    assert proc.poll() is None and not got.exists()  # still waiting, now on the current file
+    os.close(replacement)
+    assert proc.wait(timeout=60) == 0 and got.exists() and not lock.exists()
 
 
 def test_a_second_writer_waits_for_the_lock(tmp_path):
@@ -304,3 +355,26 @@ def test_trace_png_to_an_existing_folder_writes_nothing(tmp_path):
     )
     assert r.returncode == 2 and len(r.stderr.splitlines()) == 1 and "is a folder" in r.stderr
     assert sorted(p.name for p in out.iterdir()) == before and list((tmp_path / "pic").iterdir()) == []
+
+
+@pytest.mark.parametrize("command", ["evaluate", "audit", "trace", "view"])
+@pytest.mark.parametrize("damage", ["marker", "edit"])
+def test_every_reader_refuses_a_half_written_or_mixed_folder(monkeypatch, capsys, tmp_path, command, damage):
+    """`view` checks the folder like `evaluate`, `audit` and `trace`: one line, exit 2,
+    nothing written (no page drawn from a folder an interrupted run left)."""
+    from helpers import run_cli
+
+    inst = ROOT / "instances" / "Exp.json"
+    folder = tmp_path / "plans"
+    assert run_cli(monkeypatch, capsys, "solve", inst, "--out", folder, "--quiet")[0] == 0
+    if damage == "marker":
+        (folder / ".Exp.incomplete").write_text("")
+    else:
+        (folder / "Exp_memory.txt").write_text("0:0\n1:500\n")  # still a valid layout
+    before = sorted(p.name for p in folder.iterdir())
+    schedule = ["--schedule", folder / "Exp_schedule.txt", "--memory", folder / "Exp_memory.txt"]
+    args = schedule if command == "evaluate" else ["--plan", folder]
+    code, out, err = run_cli(monkeypatch, capsys, command, inst, *args)
+    assert code == 2 and out == "" and len(err.splitlines()) == 1, err
+    assert ("interrupted" if damage == "marker" else "mixes two plans") in err
+    assert sorted(p.name for p in folder.iterdir()) == before

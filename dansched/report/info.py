@@ -27,6 +27,7 @@ import numpy as np
 
 from ..graph import topological_order
 from ..instance import KIND_ALLOC, KIND_FREE, KIND_OP, Instance
+from .text import markup_safe
 
 __all__ = [
     "InstanceInfo",
@@ -167,8 +168,8 @@ def print_info(info: InstanceInfo, console=None) -> None:
     from rich.console import Console
     from rich.table import Table
 
-    console = console or Console()
-    over = Table(title=f"{info.name}: instance", title_justify="left")
+    console = console or Console(emoji=False, highlight=False)
+    over = Table(title=f"{markup_safe(info.name)}: instance", title_justify="left")
     over.add_column("figure")
     over.add_column("value", justify="right")
     for label, value in (
@@ -193,13 +194,15 @@ def print_info(info: InstanceInfo, console=None) -> None:
     for col in ("Op", "nodes", "share"):
         mix.add_column(col, justify="left" if col == "Op" else "right")
     for op, c in info.op_mix.items():
-        mix.add_row(op, f"{c:,}", f"{100 * c / max(info.operations, 1):.1f} %")
+        mix.add_row(markup_safe(op), f"{c:,}", f"{100 * c / max(info.operations, 1):.1f} %")
     pipes = Table(title=None)
     for col in ("Pipe", "operations", "cycles", "cycle share"):
         pipes.add_column(col, justify="left" if col == "Pipe" else "right")
     total_cycles = sum(v["cycles"] for v in info.pipe_mix.values()) or 1
     for p, v in info.pipe_mix.items():
-        pipes.add_row(p, f"{v['operations']:,}", f"{v['cycles']:,}", f"{100 * v['cycles'] / total_cycles:.1f} %")
+        pipes.add_row(
+            markup_safe(p), f"{v['operations']:,}", f"{v['cycles']:,}", f"{100 * v['cycles'] / total_cycles:.1f} %"
+        )
     console.print(mix)
     console.print(pipes)
 
@@ -207,5 +210,5 @@ def print_info(info: InstanceInfo, console=None) -> None:
     for col in ("Type", "buffers", "total size", "max size"):
         tiers.add_column(col, justify="left" if col == "Type" else "right")
     for t, v in info.tier_mix.items():
-        tiers.add_row(t, f"{v['buffers']:,}", f"{v['total_size']:,}", f"{v['max_size']:,}")
+        tiers.add_row(markup_safe(t), f"{v['buffers']:,}", f"{v['total_size']:,}", f"{v['max_size']:,}")
     console.print(tiers)

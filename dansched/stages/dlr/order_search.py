@@ -96,7 +96,7 @@ def search_order(
     info: dict[str, Any] = {}
     bound: int | None = 0 if best_ev.extra_traffic == 0 else None
     proven = best_ev.extra_traffic == 0
-    deadline = time.perf_counter() + max(0.0, time_limit)
+    deadline = time.perf_counter() + 10 * max(0.0, time_limit)  # a safety net: the budgets above are counts
     if best_ev.extra_traffic > 0 and params.wave:
         say("Stage 2: wave search")
         t0 = time.perf_counter()
