@@ -186,8 +186,12 @@ def test_problem3_progress_names_each_source_and_each_stage3_run(tmp_path):
     sources = [m.split(" from ")[1].split(" (")[0] for m in said if m.startswith("Problem 3: candidates from ")]
     assert sources == list(dansched.EFFORTS["default"].sources)
     runs = [m for m in said if m.startswith("Stage 3 on candidate ")]
-    finalists = [c for c in res.report.to_dict()["candidates"] if c["makespan"] is not None]
-    assert len(runs) == len(finalists) == res.report.cpe.runs <= dansched.EFFORTS["default"].stage3_runs
+    searched = [m for m in said if m.startswith("Stage 3 on the makespan search's plan")]
+    rows = res.report.to_dict()["candidates"]
+    finalists = [c for c in rows if c["makespan"] is not None and c["source"] != "makespan-search"]
+    assert len(searched) == sum(c["source"] == "makespan-search" for c in rows)
+    assert len(runs) == len(finalists) and len(runs) + len(searched) == res.report.cpe.runs
+    assert res.report.cpe.runs <= dansched.EFFORTS["default"].stage3_runs
     named = sorted(line.split(": ", 1)[1] for line in runs)
     assert named == sorted(f"{row['source']} {row['detail']}".rstrip() for row in finalists)
     assert runs[0].endswith(f"{finalists[0]['source']} {finalists[0]['detail']}".rstrip())  # the problem-2 plan first
