@@ -29,7 +29,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from ..graph import topological_order
+from ..graph import tail_after, topological_order
 from ..instance import Instance
 from ..simulate import AugmentedGraph
 from .bound import Bound, gap
@@ -80,13 +80,7 @@ def heads_and_tails(
             if e > h:
                 h = e
         head[v] = h
-    tail = [0] * n
-    for v in reversed(topo):
-        t = tail[v] + cycles[v]
-        for u in preds[v]:
-            if t > tail[u]:
-                tail[u] = t
-    return head, tail
+    return head, tail_after(preds, cycles, topo)
 
 
 def head_body_tail(tasks: Sequence[tuple[int, int, int]]) -> int:

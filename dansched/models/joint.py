@@ -81,8 +81,8 @@ from typing import Any
 
 from ortools.sat.python import cp_model
 
-from ..errors import JointModelError, JointModelTooLarge
-from ..graph import smallest_first_order
+from ..errors import JointModelError, JointModelTooLarge, NoLegalOrderError
+from ..graph import lifetime_graph, lifetime_successor_sets, smallest_first_order
 from ..instance import Instance
 from ..params import BoundParams
 from ..plan import Plan
@@ -143,16 +143,9 @@ def spill_cost(inst: Instance, b: int) -> int:
 
 def _precedence(inst: Instance) -> list[set[int]]:
     """Successor sets: the instance's edges plus the ones every valid plan obeys anyway,
-    ALLOC(b) -> each user of b -> FREE(b) and ALLOC(b) -> FREE(b)."""
-    L = inst.lists()
-    succ = [set(s) for s in L.succ]
-    for b in range(inst.num_buffers):
-        a, f = int(inst.buf_alloc[b]), int(inst.buf_free[b])
-        succ[a].add(f)
-        for u in L.users[b]:
-            succ[a].add(u)
-            succ[u].add(f)
-    return succ
+    ALLOC(b) -> each user of b -> FREE(b) and ALLOC(b) -> FREE(b)
+    (:func:`~dansched.graph.lifetime_successor_sets`)."""
+    return lifetime_successor_sets(inst)
 
 
 def _closure_counts(n: int, succ: list[set[int]]) -> tuple[list[int], list[int]]:
@@ -168,7 +161,7 @@ def _closure_counts(n: int, succ: list[set[int]]) -> tuple[list[int], list[int]]
             if indeg[w] == 0:
                 topo.append(w)
     if len(topo) != n:
-        raise ValueError("joint model: the graph with its buffer precedences has a cycle (no valid plan exists)")
+        raise NoLegalOrderError("joint model: the graph with its buffer precedences has a cycle (no valid plan exists)")
     desc = [0] * n
     for v in reversed(topo):
         m = 0
@@ -506,12 +499,8 @@ def _extract(inst: Instance, solver: cp_model.CpSolver, v: _Vars) -> Plan:
 
 
 def _topological(inst: Instance) -> list[int]:
-    succ = _precedence(inst)
-    indeg = [0] * inst.n
-    for v in range(inst.n):
-        for w in succ[v]:
-            indeg[w] += 1
-    return smallest_first_order(succ, indeg)
+    preds, succs = lifetime_graph(inst)
+    return smallest_first_order(succs, [len(p) for p in preds])
 
 
 def joint_min_traffic(

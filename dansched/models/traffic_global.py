@@ -30,7 +30,9 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
+from ..graph import lifetime_graph
 from ..instance import KIND_ALLOC, KIND_FREE, KIND_OP, Instance
+from ..simulate import spill_traffic
 from .bound import Bound
 
 __all__ = ["TrafficParams", "TierExcess", "forced_live_excess", "global_traffic_bound"]
@@ -64,23 +66,10 @@ class _TooLarge(Exception):
 
 
 def _dag(inst: Instance) -> tuple[list[list[int]], list[list[int]], list[int]]:
-    """Instance edges plus lifetime edges; ``(preds, succs, topo)`` (topo empty on a cycle)."""
-    L = inst.lists()
+    """The lifetime graph (:func:`~dansched.graph.lifetime_graph`) and a topological order of
+    it; ``(preds, succs, topo)`` (topo empty on a cycle)."""
     n = inst.n
-    succ = [set(s) for s in L.succ]
-    alloc = inst.buf_alloc.tolist()
-    free = inst.buf_free.tolist()
-    for b in range(inst.num_buffers):
-        a, f = alloc[b], free[b]
-        succ[a].add(f)
-        for u in L.users[b]:
-            succ[a].add(u)
-            succ[u].add(f)
-    succs = [sorted(s) for s in succ]
-    preds: list[list[int]] = [[] for _ in range(n)]
-    for u in range(n):
-        for w in succs[u]:
-            preds[w].append(u)
+    preds, succs = lifetime_graph(inst)
     indeg = [len(p) for p in preds]
     stack = [v for v in range(n - 1, -1, -1) if indeg[v] == 0]
     topo: list[int] = []
@@ -187,7 +176,7 @@ def forced_live_excess(inst: Instance, params: TrafficParams = TrafficParams()) 
     sizes = inst.buf_size.tolist()
     tiers = inst.buf_tier.tolist()
     backed = inst.buf_backed.tolist()
-    cost = [sizes[b] if backed[b] else 2 * sizes[b] for b in range(inst.num_buffers)]
+    cost = [spill_traffic(sizes[b], backed[b]) for b in range(inst.num_buffers)]
     caps = [inst.hw.capacity[t] for t in inst.hw.tiers]
     best: dict[int, TierExcess] = {}
     L = inst.lists()
