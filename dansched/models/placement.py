@@ -34,7 +34,7 @@ from ..graph import needs_positions
 from ..instance import KIND_OP, Instance
 from ..params import BoundParams
 from ..plan import Plan
-from ..simulate import spill_traffic
+from ..simulate import spill_node_ids, spill_of_node, spill_traffic
 from .solver import deterministic_solver
 
 __all__ = [
@@ -81,9 +81,9 @@ def plan_points(inst: Instance, plan: Plan) -> tuple[list[int], list[list[int]],
     i = 0
     for v in plan.order:
         if v >= n:
-            k, is_in = divmod(v - n, 2)
+            k, is_out = spill_of_node(n, v)
             b = spill_buf[k]
-            if is_in:
+            if not is_out:
                 cur[b] = spill_off[k]
             elif 0 < len(offs[b]) <= len(spilled[b]):
                 spilled[b][len(offs[b]) - 1] = True
@@ -261,8 +261,9 @@ def points_to_plan(inst: Instance, base: list[int], pts, offs, spilled) -> Plan:
     spills: list[tuple[int, int]] = []
     for k, (_, b, j) in enumerate(gaps):
         spills.append((b, offs[b][j + 1]))
-        outs_after.setdefault(pts[b][j], []).append((b, n + 2 * k))
-        ins_before.setdefault(pts[b][j + 1], []).append((b, n + 2 * k + 1))
+        out_id, in_id = spill_node_ids(n, k)
+        outs_after.setdefault(pts[b][j], []).append((b, out_id))
+        ins_before.setdefault(pts[b][j + 1], []).append((b, in_id))
     order: list[int] = []
     for i, v in enumerate(base):
         order += [sid for _, sid in ins_before.get(i, [])]
@@ -275,7 +276,7 @@ def points_to_plan(inst: Instance, base: list[int], pts, offs, spilled) -> Plan:
         if v >= n:
             run.append(v)
             continue
-        fixed += sorted(run, key=lambda s: ((s - n) % 2, s))
+        fixed += sorted(run, key=lambda s: (not spill_of_node(n, s)[1], s))
         run = []
         if v >= 0:
             fixed.append(v)
