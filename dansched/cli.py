@@ -18,6 +18,7 @@ from .errors import HardwareError, InputError, InstanceError, PlanFormatError
 from .hardware import Hardware, load_hardware
 from .instance import Instance, load_instance
 from .plan import Plan, read_memory, read_schedule, read_spill
+from .stages.dlr.victim import VICTIMS
 
 app = typer.Typer(
     add_completion=False,
@@ -57,11 +58,8 @@ class Variant(str, Enum):
     mpas_paper = "mpas-paper"
 
 
-class Victim(str, Enum):
-    """Stage-2 victim rules (:data:`dansched.stages.dlr.stage.VICTIMS`)."""
-
-    cost = "cost"
-    lru = "lru"
+# Stage-2 victim rules: the registry's choices (:data:`dansched.stages.dlr.victim.VICTIMS`)
+Victim = Enum("Victim", {name.replace("-", "_"): name for name in VICTIMS}, type=str)  # type: ignore[misc]
 
 
 class WindowMode(str, Enum):

@@ -18,11 +18,12 @@ from dansched.params import DlrParams
 from dansched.simulate import evaluate
 from dansched.stages.dlr.freelist import FreeList, best_fit
 from dansched.stages.dlr.packing import pack_segments
+from dansched.stages.dlr.placements import PLACEMENTS, scan_variant
 from dansched.stages.dlr.reorder import is_topological, tighten_lifetimes
 from dansched.stages.dlr.reuse import reuse_order
 from dansched.stages.dlr.scan import Segment, linear_scan
 from dansched.stages.dlr.spillplan import cpsat_pack, planned_spills
-from dansched.stages.dlr.stage import PLACEMENTS, dlr_plan, scan_variant
+from dansched.stages.dlr.stage import dlr_plan
 from dansched.stages.dlr.victim import score, spill_cycles, spill_traffic
 from dansched.stages.mpas import mpas_order
 

@@ -3,12 +3,12 @@ the spills that make the Stage-1 order fit, for the least extra DDR traffic.
 
 - :mod:`.stage` -- :func:`dlr_plan`: candidate orders x placements x victim rules, judged;
 - :mod:`.scan` -- the linear scan: best-fit placement and victim choice at each node;
-- :mod:`.victim` -- the victim rules (Eqs. 27-31) and their registry;
+- :mod:`.placements` -- the registry of placements (best fit, window eviction, packing, spill plan);
+- :mod:`.victim` -- the victim rules (Eqs. 25-31) behind one interface, and their registries;
 - :mod:`.freelist` -- best-fit free lists (Eq. 24);
 - :mod:`.reorder`, :mod:`.reuse` -- lifetime tightening and the reuse-aware order;
 - :mod:`.packing`, :mod:`.spillplan` -- lifetime packing and the exact spill plan.
+
+Nothing is imported here, so that the light modules (:mod:`.victim`, whose registry gives
+the command line its ``--victim`` choices) load without the solvers.
 """
-
-from .stage import DlrResult, dlr_plan
-
-__all__ = ["DlrResult", "dlr_plan"]
