@@ -38,7 +38,6 @@ from typing import Any
 from .instance import Instance
 from .models.bound import Bound, gap
 from .models.floors import makespan_floors
-from .models.makespan import makespan_lower_bound
 from .models.peak_bounds import PeakBoundParams, best_peak_bound
 from .models.placement import fixed_order_placement
 from .models.traffic import traffic_lower_bound
@@ -51,7 +50,6 @@ __all__ = [
     "AuditRow",
     "peak_bound",
     "traffic_bounds",
-    "makespan_bounds",
     "audit_plan",
     "rows_report",
     "worst_stage",
@@ -164,13 +162,6 @@ def traffic_bounds(
     return cover, extra
 
 
-def makespan_bounds(inst: Instance, ev: Evaluation | None, order) -> tuple[Bound, Bound | None]:
-    """The instance's makespan bound, and the one for plans with ``ev``'s memory behaviour."""
-    glob = makespan_lower_bound(inst)
-    own = makespan_lower_bound(inst, ev.graph, order) if ev is not None and ev.graph is not None else None
-    return glob, own
-
-
 def audit_plan(
     inst: Instance,
     plan: Plan,
@@ -190,6 +181,7 @@ def audit_plan(
         rows.append(AuditRow("max_v_stay", "MPAS", ev.max_v_stay, pb, "global"))
     if ev.problem == 1:
         return rows
+    extra: dict[str, Any]
     if ev.extra_traffic == 0:
         tb, extra = Bound(0, "no traffic: nothing to bound"), {}
     else:

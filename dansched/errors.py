@@ -26,6 +26,7 @@ __all__ = [
     "PlacementFailed",
     "ReuseBudgetExceeded",
     "ExactModelTooLarge",
+    "ExactModelInapplicable",
     "PeakWorkExceeded",
     "JointModelError",
     "JointModelTooLarge",
@@ -84,6 +85,11 @@ class ReuseBudgetExceeded(RuntimeError):
 
 class ExactModelTooLarge(RuntimeError):
     """The down-set DP would need more states than allowed."""
+
+
+class ExactModelInapplicable(RuntimeError):
+    """An exact model whose assumptions the instance does not meet (the down-set DP needs an
+    operation that opens and one that closes every buffer): the caller does without it."""
 
 
 class PeakWorkExceeded(Exception):
