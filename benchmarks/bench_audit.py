@@ -165,7 +165,7 @@ def report(rows: list[dict[str, Any]], scan: dict[str, Any], args: argparse.Name
         "# bench_audit",
         "",
         "The pipeline's problem-2 plan (`solve(inst, SolveOptions(problem=2))`: MPAS, DLR, then the order search",
-        "of `dansched.stages.order_search`, which may replace DLR's plan; *DLR* is DLR's plan alone)",
+        "of `dansched.stages.dlr.order_search`, which may replace DLR's plan; *DLR* is DLR's plan alone)",
         "against the exact joint optimum of `dansched.models.joint` (order + residency + offsets + spills",
         "in one CP-SAT model) on small graphs of the random family. Every plan below was accepted by",
         "`dansched.simulate.evaluate` with the traffic shown.",

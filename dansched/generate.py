@@ -28,7 +28,7 @@ Everything is a function of ``(family, scale, seed)``: same arguments, same file
 from __future__ import annotations
 
 import random
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
 __all__ = ["FAMILIES", "generate", "GraphBuilder"]
@@ -54,7 +54,7 @@ class GraphBuilder:
         self._users[b] = []
         return b
 
-    def op(self, name: str, pipe: str, cycles: int, bufs: list[int], after: list[int] = ()) -> int:
+    def op(self, name: str, pipe: str, cycles: int, bufs: list[int], after: Sequence[int] = ()) -> int:
         v = len(self.nodes)
         self.nodes.append({"Id": v, "Op": name, "Pipe": pipe, "Cycles": int(cycles), "Bufs": list(bufs)})
         for b in bufs:
@@ -115,6 +115,7 @@ def _matmul(scale: int, rng: random.Random) -> GraphBuilder:
                     g.free(a_blk[(i, kk)][0])
                 if b_users[(kk, j)] == n:
                     g.free(b_blk[(kk, j)][0])
+            assert prev is not None  # n >= 1 matmuls ran
             g.op("COPY_OUT", "FIXP", 64 + rng.randrange(0, 4), [c], after=[prev])
             g.free(c)
     return g
@@ -207,6 +208,7 @@ def _conv(scale: int, rng: random.Random) -> GraphBuilder:
                 remaining[s] -= 1
                 if remaining[s] == 0:
                     g.free(src)
+            assert last is not None  # every tile reads at least itself
             fx = g.op("COPY", "FIXP", 60, [out, acc], after=[last])
             g.free(acc)
             cur.append((out, fx))
