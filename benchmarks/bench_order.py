@@ -1,4 +1,4 @@
-"""Benchmark: Stage 2's order search for traffic (issue 15) on the official cases.
+"""Benchmark: Stage 2's order search for traffic on the official cases.
 
 For each case, the problem-2 plan of the pipeline without the order search
 (``SolveOptions(problem=2, order_search=None)``: MPAS then DLR, *before*) and with it

@@ -1,4 +1,4 @@
-"""Benchmark: problem-3 makespan against its floors at three traffic allowances (issue 14).
+"""Benchmark: problem-3 makespan against its floors at three traffic allowances.
 
 For each official case (``../shared/instances/official/*.json``, else
 ``instances/*.json``; or the files given), runs the full pipeline for problem 3
@@ -219,7 +219,7 @@ def main(argv: list[str] | None = None) -> int:
     )
     lines = (
         [
-            "# Problem-3 makespan against its floors (issue 14)",
+            "# Problem-3 makespan against its floors",
             "",
             f"`python3 benchmarks/bench_timing.py {' '.join(p.name for p in args.cases)}` — {opts}, traffic slack "
             f"{', '.join(f'{s:g}' for s in slacks)}%. Each floor is a proven lower bound "

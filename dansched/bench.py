@@ -1,4 +1,4 @@
-"""``dansched bench``: the paper's comparison and ablations, reproduced side by side (issue 8).
+"""``dansched bench``: the paper's comparison and ablations, reproduced side by side.
 
 :func:`run_bench` runs every (instance, method) job — methods from
 :data:`dansched.baselines.METHODS` — in parallel processes, judges every plan with

@@ -44,7 +44,7 @@ class InputError(Exception):
 
 
 class InstanceError(ValueError):
-    """An instance that breaks a well-formedness rule of SPEC section 1 (exit status 2)."""
+    """An instance that breaks a well-formedness rule of docs/rules.md, section 1.2 (exit status 2)."""
 
 
 class HardwareError(ValueError):
@@ -71,7 +71,7 @@ class PlanInvalidError(RuntimeError):
 
 class NoLegalOrderError(PlanInvalidError):
     """The instance admits no order that keeps buffer lifetimes and the L0
-    single-residency rule (SPEC section 4); the CLI maps it to exit status 1."""
+    single-residency rule (docs/rules.md, sections 3 and 8.1); the CLI maps it to exit status 1."""
 
 
 class PlacementFailed(PlanInvalidError):

@@ -1,7 +1,7 @@
 """Synthetic instance families in the contest format (``dansched generate``).
 
 Each family returns contest records (``Nodes``, ``Edges``) that pass every
-well-formedness rule of SPEC section 1 on the default hardware model, with the
+well-formedness rule of docs/rules.md, section 1.2, on the default hardware model, with the
 shape of the official family it imitates:
 
 - ``matmul``: blocked C = A x B. Per output block a L0C accumulator; per k step
@@ -14,7 +14,7 @@ shape of the official family it imitates:
 - ``random``: layered DAGs with random pipes, cycles and buffers.
 - ``chain``: ``64*scale`` ALLOC -> op -> FREE triples, each node linked to the next
   (``i -> i+1``), buffer sizes 1, 2, 3, ... (modulo the L1 capacity): as deep as a
-  graph of its size can be (issue 17).
+  graph of its size can be.
 - ``ladder``: two such chains interleaved, with a rung from the i-th operation of
   the first to the i-th operation of the second.
 

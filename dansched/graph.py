@@ -7,7 +7,7 @@ The graph Stage 1 (MPAS) schedules: the instance DAG plus the lifetime edges
 the evaluator enforces, with the per-node figures the paper's equations use.
 
 The evaluator accepts a problem-1 order only if every operation that uses a
-buffer runs strictly between the buffer's ALLOC and FREE (SPEC section 4). The
+buffer runs strictly between the buffer's ALLOC and FREE (docs/rules.md, section 3). The
 official graphs imply those constraints through their edges; a user-supplied
 graph need not, so MPAS adds them explicitly as *lifetime edges*
 ``ALLOC(b) -> u -> FREE(b)`` for every user ``u`` of ``b``. A cycle among the

@@ -1,4 +1,4 @@
-"""Hardware model: tiers and capacities, pipes, tier roles and spill cost (SPEC section 2).
+"""Hardware model: tiers and capacities, pipes, tier roles and spill cost (docs/rules.md, section 2).
 
 The model is data: ``dansched/data/davinci.toml`` is the default, and a file given
 with ``--hw`` replaces only the keys it sets (tables merge key by key, lists and
@@ -25,7 +25,7 @@ __all__ = ["Hardware", "load_hardware", "default_hardware"]
 
 @dataclass(frozen=True)
 class Hardware:
-    """One NPU core: tier capacities, pipes and the roles SPEC gives them."""
+    """One NPU core: tier capacities, pipes and the roles of docs/rules.md, section 2."""
 
     tiers: tuple[str, ...]
     capacity: Mapping[str, int]

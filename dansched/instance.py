@@ -1,9 +1,9 @@
-"""Instance: an operator-level DAG with ALLOC/FREE buffer events (SPEC section 1).
+"""Instance: an operator-level DAG with ALLOC/FREE buffer events (docs/rules.md, section 1).
 
 An :class:`Instance` is immutable: per-node numpy arrays, CSR successor /
 predecessor / buffer lists and a buffer table. :func:`load_instance` reads the
-contest JSON or CSV-pair form and checks every well-formedness rule of SPEC
-section 1 against a hardware model; a violation raises :class:`InstanceError`
+contest JSON or CSV-pair form and checks every well-formedness rule of
+docs/rules.md, section 1.2, against a hardware model; a violation raises :class:`InstanceError`
 with a one-line message naming the node or buffer.
 
 >>> from dansched.instance import instance_from_records
@@ -262,7 +262,7 @@ def _find_cycle_node(n: int, succ: list[list[int]], indeg: list[int]) -> int:
 
 @dataclass
 class _NodeRecords:
-    """What the node records say, checked one record at a time (SPEC section 1)."""
+    """What the node records say, checked one record at a time (docs/rules.md, section 1.2)."""
 
     n: int
     op: list[str]
@@ -498,7 +498,7 @@ def instance_from_records(
     edges: Iterable[Any],
     hw: Hardware | None = None,
 ) -> Instance:
-    """Check contest node records and edge pairs (SPEC section 1) and build an :class:`Instance`."""
+    """Check contest node records and edge pairs (docs/rules.md, section 1.2) and build an :class:`Instance`."""
     hw = hw or default_hardware()
     t = _read_nodes(nodes, hw)
     _check_buffers(t)

@@ -1,4 +1,4 @@
-"""Plan: a schedule, an offset per buffer and an ordered spill list (SPEC sections 4-5),
+"""Plan: a schedule, an offset per buffer and an ordered spill list (docs/rules.md, section 5),
 and the contest files that carry them.
 
 A plan holds exactly what the contest files say, in ``BufId`` values, so that the

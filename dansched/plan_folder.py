@@ -1,4 +1,4 @@
-"""One consistent plan per folder (issue 17): the files of one run written as a group,
+"""One consistent plan per folder: the files of one run written as a group,
 a fingerprint that tells a folder holding one plan from one that mixes two, a lock
 so that two runs into one folder do not interleave, and no temporary file left for
 long.

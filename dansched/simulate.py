@@ -1,4 +1,4 @@
-"""The shared evaluator and cycle simulator (SPEC sections 3-5).
+"""The shared evaluator and cycle simulator (docs/rules.md, sections 3-8).
 
 :func:`evaluate` is the one judge of plans in dansched: our stages, the baselines
 and plans users bring all go through it. For a problem-1 order it checks the
@@ -63,7 +63,7 @@ class Violation:
 
 @dataclass
 class AugmentedGraph:
-    """The instance plus spill nodes, with spill and address-reuse edges (SPEC section 5).
+    """The instance plus spill nodes, with spill and address-reuse edges (docs/rules.md, sections 5.4 and 6.2).
 
     Node ids ``0..N-1`` are the instance's; spill ``k`` (0-based here) adds
     ``N+2k`` (SPILL_OUT) and ``N+2k+1`` (SPILL_IN)."""
@@ -190,7 +190,7 @@ class _Errors:
 
 
 def spill_traffic(size: int, backed: bool) -> int:
-    """Extra DDR traffic of one spill of a buffer of ``size`` (SPEC section 5; paper Eq. 28):
+    """Extra DDR traffic of one spill of a buffer of ``size`` (docs/rules.md, section 5.3; paper Eq. 28):
     ``Size`` when a COPY_IN uses the buffer (DDR already holds it, the SPILL_OUT writes
     nothing), ``2*Size`` otherwise. The one home of this rule."""
     return int(size) if backed else 2 * int(size)
@@ -199,7 +199,7 @@ def spill_traffic(size: int, backed: bool) -> int:
 def spill_node_ids(n: int, index: int) -> tuple[int, int]:
     """Node ids of the spill at ``index`` (0-based, in spill-file order) of an instance of
     ``n`` nodes: spill ``k = index + 1`` is SPILL_OUT ``N+2(k-1)`` and SPILL_IN ``N+2(k-1)+1``
-    (SPEC section 5). The one home of this rule, with :func:`spill_of_node`.
+    (docs/rules.md, section 5.1). The one home of this rule, with :func:`spill_of_node`.
 
     >>> spill_node_ids(10, 0), spill_node_ids(10, 1)
     ((10, 11), (12, 13))
@@ -229,7 +229,7 @@ def _node_name(inst: Instance, v: int, spill_buf: Sequence[int] = ()) -> str:
 
 
 def max_v_stay(inst: Instance, order: Sequence[int]) -> int:
-    """Peak of ``V_stay`` over prefixes of ``order`` (SPEC section 4; paper Eq. 6): +Size at
+    """Peak of ``V_stay`` over prefixes of ``order`` (docs/rules.md, section 4; paper Eq. 6): +Size at
     each ALLOC and -Size at each FREE of a buffer in a peak tier (L1, UB). Spill ids are ignored."""
     peak_buf = inst.is_peak_buffer()
     delta = np.zeros(inst.n, dtype=np.int64)
@@ -246,7 +246,7 @@ def max_v_stay(inst: Instance, order: Sequence[int]) -> int:
 def simulate_timing(
     order: Sequence[int], preds: Sequence[Sequence[int]], pipe: Sequence[int], cycles: Sequence[int]
 ) -> tuple[list[int], list[int], int]:
-    """The cycle simulator (SPEC section 5; paper Eqs. 9-10): walk ``order``;
+    """The cycle simulator (docs/rules.md, section 7; paper Eqs. 9-10): walk ``order``;
     ``start(v) = max(end of v's predecessors, end of the previous node on v's pipe)``,
     ``end(v) = start(v) + cycles(v)``. Nodes with pipe -1 take no pipe.
     Returns per-node start and end (indexed by node id) and the makespan."""
@@ -369,7 +369,7 @@ def judged(inst: Instance, plan: Plan, stage: str, ev: Evaluation | None = None)
 
 
 def evaluate(inst: Instance, plan: Plan) -> Evaluation:
-    """Judge ``plan`` against ``inst`` (SPEC sections 4-5); see the module docstring."""
+    """Judge ``plan`` against ``inst`` (docs/rules.md, sections 3-8); see the module docstring."""
     if plan.offsets is None:
         return _evaluate_order(inst, plan.order)
     return _evaluate_layout(inst, plan)
@@ -419,7 +419,7 @@ def _read_layout(inst: Instance, plan: Plan, errs: _Errors) -> tuple[list[int], 
 
 def _spill_tasks(inst: Instance, spill_buf: Sequence[int]) -> tuple[list[int], list[int], int]:
     """Pipe and cycles of every node, the spill nodes appended (SPILL_OUT, SPILL_IN per
-    spill; paper Eq. 8), and the extra traffic of the spills (SPEC section 5)."""
+    spill; paper Eq. 8), and the extra traffic of the spills (docs/rules.md, section 5.3)."""
     hw = inst.hw
     L = inst.lists()
     sizes = inst.buf_size.tolist()
@@ -435,7 +435,7 @@ def _spill_tasks(inst: Instance, spill_buf: Sequence[int]) -> tuple[list[int], l
 
 
 def _spill_edges(inst: Instance, spill_buf: Sequence[int], pos: Sequence[int]) -> list[tuple[int, int]]:
-    """The edges SPEC section 5 adds for each spill: ALLOC -> SPILL_OUT -> SPILL_IN -> FREE,
+    """The edges each spill adds (docs/rules.md, section 5.4): ALLOC -> SPILL_OUT -> SPILL_IN -> FREE,
     and each user (or earlier spill node) of the buffer before the SPILL_OUT or after the SPILL_IN."""
     n = inst.n
     users = inst.lists().users
@@ -452,7 +452,7 @@ def _spill_edges(inst: Instance, spill_buf: Sequence[int], pos: Sequence[int]) -
 
 class _Residency:
     """The residency walk of a layout plan: segments, capacity, overlap and the
-    address-reuse edges (SPEC sections 4-5), and the physical peak of the peak tiers.
+    address-reuse edges (docs/rules.md, section 6), and the physical peak of the peak tiers.
 
     Addresses are compressed to the cells between consecutive segment boundaries of each
     tier (every segment starts and ends on a boundary, so a cell is never split): the

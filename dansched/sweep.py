@@ -1,4 +1,4 @@
-"""``dansched sweep``: hardware design-space sweeps over many instances (issue 18).
+"""``dansched sweep``: hardware design-space sweeps over many instances.
 
 How much L1 (or UB) does a set of kernels need before spills stop costing latency?
 A sweep answers it by solving every instance on every point of a grid of tier

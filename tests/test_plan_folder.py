@@ -1,4 +1,4 @@
-"""One consistent plan per folder (issue 17): group writes, stale files, fingerprints,
+"""One consistent plan per folder: group writes, stale files, fingerprints,
 the folder lock, and kill tests.
 
 Kill tests spawn writers and kill them (SIGTERM or SIGKILL) at seeded random

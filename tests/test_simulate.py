@@ -1,7 +1,7 @@
-"""Hand-computed evaluator and cycle-simulator cases (SPEC sections 3-6).
+"""Hand-computed evaluator and cycle-simulator cases (docs/rules.md, sections 3-9).
 
 Every figure asserted here is derived by hand in the comments next to it from
-the rules of SPEC.md, not copied from the code's output.
+the rules of docs/rules.md, not copied from the code's output.
 """
 
 from __future__ import annotations
@@ -25,7 +25,7 @@ from dansched.plan import Plan
 from dansched.simulate import evaluate, max_v_stay, simulate_timing, spill_node_ids
 
 # ---------------------------------------------------------------------------------
-# SPEC section 6: the Exp example
+# docs/rules.md, section 9: the Exp example
 # ---------------------------------------------------------------------------------
 
 

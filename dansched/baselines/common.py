@@ -1,4 +1,4 @@
-"""What every method of the comparison shares (issue 8).
+"""What every method of the comparison shares.
 
 - :class:`MethodResult` and the :class:`Method` protocol: a method is a function
   ``run(inst, time_limit) -> MethodResult(plan, info)``; the bench judges the plan

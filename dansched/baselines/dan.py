@@ -7,9 +7,9 @@
 - ``mpas-paper``: the full pipeline with the literal Algorithm-1 Stage 1;
 - ``dan-memory-windows``: the full pipeline plus Stage 3's memory-aware exact
   windows (``--exact-window 64 --exact-window-mode memory``), the ablation row of
-  the timing-aware memory planning (issue 14);
+  the timing-aware memory planning;
 - ``dan-no-timed``: the full pipeline without problem 3's time-driven Stage-2
-  producer (``SolveOptions(timed=None)``), so its effect is visible (issue 14);
+  producer (``SolveOptions(timed=None)``), so its effect is visible;
 - ``dan-no-portfolio``: the full pipeline without problem 3's other Stage-2 producers
   (``SolveOptions(portfolio=None)``: recency-aware victims, and under slack LRU and
   the Algorithm-1 order; :func:`dansched.pipeline.stage2_portfolio`).

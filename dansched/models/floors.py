@@ -1,7 +1,7 @@
 """Makespan floors: what the busiest engine allows, for the instance and for a plan.
 
-Three floors, each a proven lower bound on the makespan (SPEC section 5's cycle
-simulator, paper Eqs. 9-10):
+Three floors, each a proven lower bound on the makespan (the cycle simulator of
+docs/rules.md, section 7; paper Eqs. 9-10):
 
 - the **instance floor**: max(busiest pipe's total cycles, longest path) on the
   instance DAG; holds for every plan of the instance;

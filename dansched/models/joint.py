@@ -1,7 +1,7 @@
 """Exact joint model for small graphs: order + residency + offsets + spills in one
-CP-SAT model (issue 7), the end-to-end audit of the three stages' traffic.
+CP-SAT model, the end-to-end audit of the three stages' traffic.
 
-Problem 2 asks for the least extra traffic of any valid plan (SPEC section 5).
+Problem 2 asks for the least extra traffic of any valid plan (docs/rules.md, section 8.2).
 The stages fix the order first (MPAS), then choose layout and spills (DLR); the
 fixed-order model (:mod:`dansched.models.placement`) is exact only for one order.
 This model lets the order vary too, so on graphs of a few dozen nodes its
@@ -25,7 +25,7 @@ Variables (``N`` instance nodes, positions ``0..N-1``):
   redundant linear cut.
 
 Objective: ``sum Size(b) * o[b, i]`` for backed buffers (used by a COPY_IN) and
-``2*Size(b)`` for the others, the extra traffic of SPEC section 5; optionally
+``2*Size(b)`` for the others, the extra traffic of docs/rules.md, section 5.3; optionally
 the spill count breaks ties (``tie_break_spills``).
 
 Why positions suffice. Spill nodes take no position of their own: in a plan they
@@ -131,7 +131,7 @@ class JointResult:
 
 
 def spill_cost(inst: Instance, b: int) -> int:
-    """Extra traffic of one spill of buffer ``b`` (SPEC section 5): ``Size`` when a COPY_IN
+    """Extra traffic of one spill of buffer ``b`` (docs/rules.md, section 5.3): ``Size`` when a COPY_IN
     uses it (backed), else ``2*Size``."""
     return spill_traffic(int(inst.buf_size[b]), bool(inst.buf_backed[b]))
 
@@ -344,7 +344,7 @@ class _JointBuilder:
 
     def add_spills(self, b: int, need_nodes: list[int]) -> None:
         """Spill ``o[b, i]`` right after point i: out for the whole gap, back (at any
-        offset) by the next point that needs it; its traffic (SPEC section 5) is the cost."""
+        offset) by the next point that needs it; its traffic (docs/rules.md, section 5.3) is the cost."""
         inst, X, r = self.inst, self.X, self.r
         a, f = int(inst.buf_alloc[b]), int(inst.buf_free[b])
         for i in range(self.lo[a], self.hi[f]):

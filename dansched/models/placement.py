@@ -1,4 +1,4 @@
-"""Fixed-order placement and spill decisions as a CP-SAT model (issue 7; the
+"""Fixed-order placement and spill decisions as a CP-SAT model (the
 COSMA-style joint allocation/replacement model).
 
 For a fixed order of the instance's nodes, every buffer must be resident at its
@@ -6,7 +6,7 @@ For a fixed order of the instance's nodes, every buffer must be resident at its
 FREE. Between two consecutive points (a *gap*) it may stay resident at the same
 offset, or be spilled: SPILL_OUT right after the first point, SPILL_IN right
 before the second, at a new offset, costing ``Size`` (backed buffers) or
-``2*Size`` of traffic (SPEC section 5). Each point and each kept gap is a
+``2*Size`` of traffic (docs/rules.md, section 5.3). Each point and each kept gap is a
 rectangle (positions x addresses); ``add_no_overlap_2d`` per tier keeps them
 apart, and every offset keeps the buffer inside its tier.
 
@@ -227,7 +227,7 @@ def _add_hint(m: cp_model.CpModel, inst: Instance, hint: Plan, y, spill, allow_s
 
 def _add_all_spilled_hint(m: cp_model.CpModel, inst: Instance, pts, y, spill) -> None:
     """A always-feasible (and costly) starting point: every gap spilled, so each position
-    holds only the buffers of one node, packed from address 0 (they fit: SPEC section 1)."""
+    holds only the buffers of one node, packed from address 0 (they fit: docs/rules.md, section 1.2)."""
     used: dict[tuple[int, int], int] = {}
     sizes, tiers = inst.buf_size.tolist(), inst.buf_tier.tolist()
     for b, p in enumerate(pts):

@@ -3,7 +3,7 @@
 While operation ``v`` runs, a buffer ``b`` whose ALLOC is a DAG ancestor of ``v`` and
 whose FREE a DAG descendant of ``v`` (the lifetime edges ``ALLOC -> user -> FREE``
 included) is live in every order: its *forced-live set* ``F(v)``. A live buffer is
-either resident in its tier or spilled (SPEC section 5: a buffer leaves its tier only
+either resident in its tier or spilled (docs/rules.md, section 6.1: a buffer leaves its tier only
 by a SPILL_OUT), and ``v``'s own buffers must be resident. So in tier ``t`` with
 capacity ``cap_t`` the buffers of ``F_t(v) - Bufs(v)`` that are spilled across ``v``
 hold at least ``excess_t(v) = s(F_t(v)) - cap_t`` bytes. Each spilled buffer ``b`` costs

@@ -32,7 +32,7 @@ Time: ``ts`` and ``dur`` are microseconds at ``freq_ghz`` (default 1 GHz, where
 1 cycle = 1 ns = 0.001 us); exact cycle figures stay in ``args``.
 
 Only a plan with a layout (problems 2 and 3) has timing: a problem-1 order has
-none (SPEC section 4), and :func:`build_trace` raises :class:`TraceError` for it.
+none (docs/rules.md, section 7), and :func:`build_trace` raises :class:`TraceError` for it.
 """
 
 from __future__ import annotations
@@ -102,7 +102,7 @@ def _require_timing(ev: Evaluation) -> Timing:
     if timing is None:
         raise TraceError(
             "a trace needs a plan with a layout (<case>_memory.txt): a problem-1 order has no timing "
-            "(SPEC section 4); solve with --problem 2 or 3, or give the memory and spill files"
+            "(docs/rules.md, section 7); solve with --problem 2 or 3, or give the memory and spill files"
         )
     return timing
 
@@ -387,6 +387,6 @@ def read_timed_plan(inst: Instance, directory: str | Path) -> tuple[Plan, Evalua
     if plan.offsets is None:
         raise TraceError(
             f"{directory}: {inst.name}_memory.txt is missing; a trace needs a layout, and a problem-1 "
-            "order has no timing (SPEC section 4): solve with --problem 2 or 3"
+            "order has no timing (docs/rules.md, section 7): solve with --problem 2 or 3"
         )
     return plan, evaluate(inst, plan)

@@ -1,7 +1,7 @@
 """Why a pipe idles: the binding constraint behind each idle gap of a timed plan.
 
 The shared simulator starts a node at ``max(end of its predecessors in the augmented
-graph, end of the previous node on its pipe)`` (SPEC section 5). So when a pipe idles
+graph, end of the previous node on its pipe)`` (docs/rules.md, section 7). So when a pipe idles
 before node ``v``, some predecessor ``u`` of ``v`` ended exactly at ``start(v)``: the
 *binding* predecessor. Walking that relation back from ``v`` gives the chain of waits
 that kept the pipe idle, each link named by the kind of constraint:

@@ -252,4 +252,4 @@ def test_official_contracted_below_plans(case):
     b = contracted_peak_bound(inst)
     assert b.value <= p1.evaluation.max_v_stay, (case, b)
     if case.startswith("Conv"):
-        assert b.value > peak_lower_bound(inst).value  # above forced liveness (issue 16)
+        assert b.value > peak_lower_bound(inst).value  # above forced liveness

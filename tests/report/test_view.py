@@ -1,4 +1,4 @@
-"""``dansched view``: the self-contained HTML page of a plan (issue 19).
+"""``dansched view``: the self-contained HTML page of a plan.
 
 The data tests run everywhere; the browser tests drive headless Chromium through
 Playwright and skip, with one reason, when either is missing."""
@@ -57,7 +57,7 @@ def spilled(tmp_path_factory):
     hw_file = folder / "tight.toml"
     hw_file.write_text(TIGHT_HW)
     inst = load_instance(SHIPPED / "random_s5.json", load_hardware(hw_file))
-    # the order windows find a plan without spills here (issue 15), so they stay off: this fixture wants spills
+    # the order windows find a plan without spills here, so they stay off: this fixture wants spills
     result = solve(inst, SolveOptions(problem=2, order_search=OrderSearchParams(lns=False)))
     assert result.evaluation.valid and result.evaluation.spill_count > 0
     write_plan(result.plan, folder, inst.name, report=json.dumps(result.report) + "\n")

@@ -182,7 +182,7 @@ def test_dlr_plans_of_generated_graphs_are_valid(family, scale, seed, tight, tmp
     try:
         inst = instance_from_records(f"{family}{scale}", nodes, edges, hw)
     except InstanceError:
-        pytest.skip("an operation's working set does not fit the tighter tiers (SPEC section 1)")
+        pytest.skip("an operation's working set does not fit the tighter tiers (docs/rules.md, section 1.2)")
     for victim in ("cost", "lru"):
         res = dlr_plan(inst, list(range(inst.n)), victim=victim)
         ev = _plan_is_valid(inst, res.plan)

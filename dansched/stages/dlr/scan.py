@@ -7,8 +7,8 @@ was spilled gets it back by a SPILL_IN right before it runs (as late as its user
 allows); when nothing fits, victims of the same tier only (Eq. 25) leave by a
 SPILL_OUT emitted right then (when space is needed): by eager flush in the L0 tiers
 (Eq. 26) and by the chosen rule in L1/UB (Eqs. 27-31, or LRU). A FREE returns its
-segment and merges it with its neighbours. Spill nodes get the ids SPEC section 5
-gives them (:func:`~dansched.simulate.spill_node_ids`); the spill and reuse edges
+segment and merges it with its neighbours. Spill nodes get the ids of
+docs/rules.md, section 5.1 (:func:`~dansched.simulate.spill_node_ids`); the spill and reuse edges
 follow from where they sit, as the evaluator derives them.
 
 Two placement modes:
@@ -233,7 +233,7 @@ class _Scan:
         """SPILL_IN every buffer of ``need`` that is not resident (largest first). When a
         tier is so fragmented that only buffers of ``need`` stand in the way, the whole
         tier is emptied and ``need``'s buffers of that tier come back packed from
-        address 0 (they fit: SPEC section 1 rejects an operation whose buffers do not)."""
+        address 0 (they fit: docs/rules.md, section 1.2, rejects an operation whose buffers do not)."""
         missing = sorted((b for b in need if self.off[b] < 0), key=lambda b: (-self.sizes[b], b))
         cleared: set[int] = set()
         while missing:

@@ -14,7 +14,7 @@ counted in positions of the (original-node) schedule.
   of cost, which stops the paper's rule from evicting many small buffers where one
   large buffer would do.
 - :class:`Lru`: least recently used first.
-- :class:`RecencyAware` (issue 14, victims chosen with time in mind): the cost-aware
+- :class:`RecencyAware` (victims chosen with time in mind): the cost-aware
   score divided by ``max(1, W / (k - last_use(b) + 1))``, so a buffer used within the
   last ``W`` positions costs more to evict the more recently it was used. Its reload
   then lands on addresses whose last reader finished long ago instead of on those of

@@ -1,4 +1,4 @@
-"""Wave / sweep search for regular graphs (issue 15): blocked reductions such as a
+"""Wave / sweep search for regular graphs: blocked reductions such as a
 tiled matrix product, ordered output tile by output tile.
 
 Structure, read from the graph alone (never from names):

@@ -1,4 +1,4 @@
-"""Exact windows over the order for problem 2 (issue 15, item 1): a large-neighbourhood
+"""Exact windows over the order for problem 2: a large-neighbourhood
 search that slides :func:`dansched.models.order_window.solve_order_window` over a
 Stage-2 plan.
 

@@ -1,6 +1,6 @@
 """Stage 1: Memory-Pressure-Aware Topological Scheduling (paper Section 4.2).
 
-:func:`mpas_order` returns a problem-1 order (SPEC section 4): topological, with
+:func:`mpas_order` returns a problem-1 order (docs/rules.md, section 8.1): topological, with
 buffer lifetimes respected and at most one live buffer per L0 tier, aiming at a
 low maxV_stay over L1+UB (Eq. 6). Variants:
 
