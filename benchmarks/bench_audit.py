@@ -1,4 +1,4 @@
-"""Benchmark: the heuristic pipeline against the exact joint optimum (issue 7).
+"""Benchmark: the heuristic pipeline against the exact joint optimum.
 
 On small generated graphs, :func:`dansched.models.joint.joint_min_traffic` (order +
 residency + offsets + spills in one CP-SAT model) gives the least extra traffic of
@@ -21,7 +21,7 @@ seeds are scanned from 0 and the first ``--count`` whose pipeline plan has extra
 traffic > 0 are audited (where the pipeline spends nothing it is optimal, since
 0 is a lower bound); the scan's counts are printed with the results. Seeds are
 selected by the plan of DLR alone (``SolveOptions(problem=2, order_search=None)``),
-so the audited set does not depend on the Stage-2 order search (issue 15), whose
+so the audited set does not depend on the Stage-2 order search, whose
 result is the *pipeline* column (with the method that found it).
 ``--select all`` audits the first ``--count`` seeds instead.
 
@@ -165,7 +165,7 @@ def report(rows: list[dict[str, Any]], scan: dict[str, Any], args: argparse.Name
         "# bench_audit",
         "",
         "The pipeline's problem-2 plan (`solve(inst, SolveOptions(problem=2))`: MPAS, DLR, then the order search",
-        "of `dansched.stages.order_search`, which may replace DLR's plan; *DLR* is DLR's plan alone)",
+        "of `dansched.stages.dlr.order_search`, which may replace DLR's plan; *DLR* is DLR's plan alone)",
         "against the exact joint optimum of `dansched.models.joint` (order + residency + offsets + spills",
         "in one CP-SAT model) on small graphs of the random family. Every plan below was accepted by",
         "`dansched.simulate.evaluate` with the traffic shown.",

@@ -1,4 +1,4 @@
-"""Benchmark: lower bounds over all orders on the official cases (issue 16).
+"""Benchmark: lower bounds over all orders on the official cases.
 
 Per case, each maxV_stay bound of :func:`dansched.models.peak_bounds.peak_bounds`
 (forced liveness / first-free peeling, the product-pattern grid, the contracted
@@ -104,7 +104,7 @@ def bench_case(path: Path, plans: bool) -> list[str]:
 
 def bound_command_row(path: Path) -> str:
     """``dansched bound CASE --json`` with its default budget, timed as a user runs it
-    (a fresh process: imports, one problem-3 solve, the audits). Issue 16 asks for at
+    (a fresh process: imports, one problem-3 solve, the audits). The target is at
     most 60 s per official case."""
     t = time.perf_counter()
     run = subprocess.run(
@@ -153,7 +153,7 @@ def main(argv=None) -> int:
     if not args.no_command:
         lines += [
             "",
-            "## `dansched bound` with its default budget (issue 16: at most 60 s per case)",
+            "## `dansched bound` with its default budget (target: at most 60 s per case)",
             "",
             "Wall seconds of `dansched bound CASE --json` in a fresh process (one problem-3 solve, "
             "whose Stage-1 order is the problem-1 plan, then the audits); each cell is bound / plan.",

@@ -1,6 +1,6 @@
 """Benchmark: load Matmul_Case1 and evaluate a full plan with spills on it.
 
-Issue 2 targets on the 2-core project machine: under 2 s to load the instance
+Targets on the 2-core project machine: under 2 s to load the instance
 and under 3 s to evaluate a complete plan (order, offsets, spills) with the
 shared evaluator. The plan is built here, independently of dansched's stages,
 so the benchmark times the evaluator alone:

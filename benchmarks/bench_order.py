@@ -1,4 +1,4 @@
-"""Benchmark: Stage 2's order search for traffic (issue 15) on the official cases.
+"""Benchmark: Stage 2's order search for traffic on the official cases.
 
 For each case, the problem-2 plan of the pipeline without the order search
 (``SolveOptions(problem=2, order_search=None)``: MPAS then DLR, *before*) and with it
@@ -104,7 +104,7 @@ def main(argv: list[str] | None = None) -> int:
     out = [
         "# bench_order",
         "",
-        "Stage 2's order search (`dansched.stages.order_search`: exact joint model on small graphs, wave /",
+        "Stage 2's order search (`dansched.stages.dlr.order_search`: exact joint model on small graphs, wave /",
         "sweep search on blocked reductions, exact order windows `lns` of `dansched.stages.dlr.window_lns`)",
         "on the official cases. *before*: `SolveOptions(problem=2,",
         "order_search=None)` (MPAS then DLR); *after*: `SolveOptions(problem=2)`. Every plan was accepted by",

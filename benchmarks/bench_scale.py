@@ -1,4 +1,4 @@
-"""Scaling benchmark (issue 9): the full pipeline on generated graphs of about 10k,
+"""Scaling benchmark: the full pipeline on generated graphs of about 10k,
 100k and 1M nodes; time and peak memory per stage, and the growth exponent.
 
 Each size runs in its own process (so peak RSS is that size's): generate, load,

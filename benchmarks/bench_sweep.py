@@ -1,10 +1,10 @@
 """Benchmark: what ``dansched sweep`` costs per cell, and Dask against the local pool.
 
-Issue 18 targets on the 2-core project machine:
+Targets on the 2-core project machine:
 
 1. **Per-cell overhead** with trivial instances (dispatch, hashing, writing the
    JSON line) under 50 ms locally. ``overhead`` runs a sweep of ``--instances``
-   trivial instances (SPEC section 6's ``Exp`` with one node's Cycles changed, so
+   trivial instances (the ``Exp`` example of docs/rules.md, section 9, with one node's Cycles changed, so
    every instance has its own content hash) x ``--points`` UB capacities, three
    ways: the cells' own work alone (:func:`dansched.sweep.run_cell` in a loop,
    nothing else), then :func:`dansched.sweep.run_sweep` in this process

@@ -1,4 +1,4 @@
-"""Benchmark: problem-3 makespan with the time-driven Stage-2 producer (issue 14).
+"""Benchmark: problem-3 makespan with the time-driven Stage-2 producer.
 
 For each official case and each ``--traffic-slack`` (0, 20, 100 by default) it runs
 the full pipeline (``dansched solve --problem 3``) and reports the makespan against
@@ -27,14 +27,14 @@ REPO = Path(__file__).resolve().parents[1]
 OFFICIAL = REPO.parent / "shared" / "instances" / "official"
 RESULTS = REPO / "benchmarks" / "results" / "bench_timed.md"
 CASES = ["Conv_Case0", "FlashAttention_Case0", "FlashAttention_Case1", "Matmul_Case0", "Matmul_Case1"]
-BASELINE = {  # issue 14, "now" (problem 3, slack 0, before this producer)
+BASELINE = {  # problem 3, slack 0, before this producer
     "Conv_Case0": 447_780,
     "FlashAttention_Case0": 31_227,
     "FlashAttention_Case1": 138_773,
     "Matmul_Case0": 100_945,
     "Matmul_Case1": 1_039_892,
 }
-TARGETS = {  # issue 14 targets by slack (slack 100: the fastest bench method within 2x traffic, see BENCHMARKS.md)
+TARGETS = {  # targets by slack (slack 100: the fastest bench method within 2x traffic, see BENCHMARKS.md)
     0: {
         "Conv_Case0": 410_000,
         "FlashAttention_Case0": 28_500,
@@ -87,9 +87,9 @@ def main() -> None:
     ap.add_argument("--reports", type=Path, default=None)
     args = ap.parse_args()
     lines = [
-        "# Problem 3 with the time-driven Stage-2 producer (issue 14)",
+        "# Problem 3 with the time-driven Stage-2 producer",
         "",
-        f"Machine: {platform.machine()}, Python {platform.python_version()}. Baseline: issue 14 (slack 0).",
+        f"Machine: {platform.machine()}, Python {platform.python_version()}. Baseline: before this producer (slack 0).",
         "",
         "| case | slack % | baseline | makespan | target | met | traffic / allowance | Stage 2 won by | best timed before CPE | s |",
         "| --- | ---: | ---: | ---: | ---: | --- | ---: | --- | ---: | ---: |",

@@ -1,4 +1,4 @@
-"""Benchmark: ``dansched view`` pages opened in headless Chromium (issue 19).
+"""Benchmark: ``dansched view`` pages opened in headless Chromium.
 
 For each plan: the time to build the page in Python (data + HTML), the file size,
 and, in Chromium driven by Playwright, the time from navigation start until the

@@ -1,4 +1,4 @@
-"""Write BENCHMARKS.md: ``dansched bench`` over the official cases, all methods (issue 8).
+"""Write BENCHMARKS.md: ``dansched bench`` over the official cases, all methods.
 
 Runs every method of :data:`dansched.baselines.METHODS` on every official case in
 ``../shared/instances/official`` (``--jobs 2`` by default), keeps the raw
@@ -61,7 +61,7 @@ WHY = {
         "order can find less traffic on that order."
     ),
     "spill_count": (
-        "`dan` minimises traffic first and spill count only second (SPEC: problem 2 minimises "
+        "`dan` minimises traffic first and spill count only second (docs/rules.md, section 8.2: problem 2 minimises "
         "traffic): a plan with fewer but larger spills can carry more traffic."
     ),
     "makespan": (
@@ -118,7 +118,7 @@ def header(
         *([f"- Partly refreshed: {refreshed}."] if refreshed else []),
         "- Methods: `base` (input order, best fit, LRU), `hmcos`, `magis`, `cosma`, `gbs` (external"
         " baselines, no timing stage; see `dansched/baselines/`), `lru` (DAN with the LRU victim rule),"
-        " `mpas-paper` (DAN with the literal Stage 1), `dan-no-cpe` (problem-2 plan), `dan-memory-windows`, `dan-no-timed` and `dan-no-portfolio` (issue 14's ablations), `dan` (full pipeline)."
+        " `mpas-paper` (DAN with the literal Stage 1), `dan-no-cpe` (problem-2 plan), `dan-memory-windows`, `dan-no-timed` and `dan-no-portfolio` (the problem-3 ablations), `dan` (full pipeline)."
         " EDA (Pao et al., 2025), the paper's fourth baseline, is left out: no public description we could"
         " re-implement.",
         "- Peak is the logical `maxV_stay` over L1+UB of the plan's order (problems 2 and 3 do not"
@@ -146,8 +146,8 @@ def _section(path: Path, heading: str) -> list[str]:
 
 
 def other_results() -> list[str]:
-    """The heuristic-vs-exact audit (issue 7), the scaling runs (issue 9), the bounds (issue 16),
-    the makespan floors (issue 14) and the sweeps (issue 18), copied from their own result files
+    """The heuristic-vs-exact audit, the scaling runs, the bounds,
+    the makespan floors and the sweeps, copied from their own result files
     (regenerate those with benchmarks/bench_audit.py, bench_scale.py, bench_bounds.py,
     bench_timing.py and bench_sweep.py)."""
     out: list[str] = []
@@ -175,9 +175,9 @@ def other_results() -> list[str]:
             + [""]
         )
     bounds = RESULTS.parent / "bench_bounds.md"
-    if bounds.is_file():  # issue 16: lower bounds over all orders, and `dansched bound`'s wall time
+    if bounds.is_file():  # lower bounds over all orders, and `dansched bound`'s wall time
         out += [
-            "## Lower bounds over all orders (issue 16)",
+            "## Lower bounds over all orders",
             "",
             "From `benchmarks/results/bench_bounds.md` (regenerate with `python3 benchmarks/bench_bounds.py`):",
             "",
@@ -187,7 +187,7 @@ def other_results() -> list[str]:
             for line in bounds.read_text().splitlines()[2:]
         ] + [""]
     timing = RESULTS.parent / "bench_timing.md"
-    if timing.is_file():  # issue 14: problem-3 makespan at three traffic allowances, beside its floors
+    if timing.is_file():  # problem-3 makespan at three traffic allowances, beside its floors
         out += [
             "## Problem-3 makespan against its floors (traffic slack 0, 20, 100 %)",
             "",
@@ -196,7 +196,7 @@ def other_results() -> list[str]:
         ]
         out += timing.read_text().splitlines()[2:] + [""]
     sweep = RESULTS.parent / "bench_sweep.md"
-    if sweep.is_file():  # issue 18: dansched sweep, local pool vs Dask
+    if sweep.is_file():  # dansched sweep, local pool vs Dask
         body = [
             line.replace("## ", "### ", 1) if line.startswith("## ") else line
             for line in sweep.read_text().splitlines()[2:]

@@ -51,7 +51,6 @@ from .instance import Instance
 from .judge import judge_folder
 from .models.bound import Bound, gap
 from .models.floors import floor_gaps, makespan_floors
-from .models.makespan import makespan_lower_bound
 from .models.peak_bounds import PeakBoundParams, best_peak_bound
 from .models.placement import fixed_order_placement
 from .models.traffic import CoverBudget, traffic_lower_bound
@@ -66,7 +65,6 @@ __all__ = [
     "AuditRow",
     "peak_bound",
     "traffic_bounds",
-    "makespan_bounds",
     "audit_plan",
     "rows_report",
     "worst_stage",
@@ -204,13 +202,6 @@ def traffic_bounds(
     return cover, extra
 
 
-def makespan_bounds(inst: Instance, ev: Evaluation | None, order) -> tuple[Bound, Bound | None]:
-    """The instance's makespan bound, and the one for plans with ``ev``'s memory behaviour."""
-    glob = makespan_lower_bound(inst)
-    own = makespan_lower_bound(inst, ev.graph, order) if ev is not None and ev.graph is not None else None
-    return glob, own
-
-
 def audit_plan(
     inst: Instance,
     plan: Plan,
@@ -234,6 +225,7 @@ def audit_plan(
         rows.append(AuditRow("max_v_stay", "MPAS", ev.max_v_stay, pb, "global"))
     if ev.problem == 1:
         return rows
+    extra: dict[str, Any]
     if ev.extra_traffic == 0:
         tb, extra = Bound(0, "no traffic: nothing to bound"), {}
     else:

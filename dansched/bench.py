@@ -313,8 +313,8 @@ def _table(header: Sequence[str], body: Iterable[Sequence[str]], align_left: int
 def _best_external(
     by, inst: str, metric: str, methods: Sequence[str], external: Sequence[str]
 ) -> tuple[int | None, list[str]]:
-    vals = {m: _value(by.get((inst, m)), metric) for m in external if m in methods}
-    vals = {m: v for m, v in vals.items() if v is not None}
+    got = {m: _value(by.get((inst, m)), metric) for m in external if m in methods}
+    vals = {m: v for m, v in got.items() if v is not None}
     if not vals:
         return None, []
     best = min(vals.values())
@@ -332,8 +332,8 @@ def not_best_cells(rows: Sequence[dict[str, Any]], subject: str = "dan") -> list
             continue
         for metric in METRICS:
             v = _value(mine, metric)
-            others = {m: _value(by.get((inst, m)), metric) for m in methods if m != subject}
-            others = {m: x for m, x in others.items() if x is not None}
+            got = {m: _value(by.get((inst, m)), metric) for m in methods if m != subject}
+            others = {m: x for m, x in got.items() if x is not None}
             if not others:
                 continue
             best = min(others.values())

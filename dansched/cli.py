@@ -35,6 +35,7 @@ from .report.text import printable
 
 if TYPE_CHECKING:
     from .report.progress import Reporter
+from .stages.dlr.victim import VICTIMS
 
 app = typer.Typer(
     add_completion=False,
@@ -120,11 +121,8 @@ class Variant(str, Enum):
     mpas_paper = "mpas-paper"
 
 
-class Victim(str, Enum):
-    """Stage-2 victim rules (:data:`dansched.stages.dlr.stage.VICTIMS`)."""
-
-    cost = "cost"
-    lru = "lru"
+# Stage-2 victim rules: the registry's choices (:data:`dansched.stages.dlr.victim.VICTIMS`)
+Victim = Enum("Victim", {name.replace("-", "_"): name for name in VICTIMS}, type=str)  # type: ignore[misc]
 
 
 class Effort(str, Enum):

@@ -26,6 +26,7 @@ __all__ = [
     "PlacementFailed",
     "ReuseBudgetExceeded",
     "ExactModelTooLarge",
+    "ExactModelInapplicable",
     "PeakWorkExceeded",
     "JointModelError",
     "JointModelTooLarge",
@@ -43,7 +44,7 @@ class InputError(Exception):
 
 
 class InstanceError(ValueError):
-    """An instance that breaks a well-formedness rule of SPEC section 1 (exit status 2)."""
+    """An instance that breaks a well-formedness rule of docs/rules.md, section 1.2 (exit status 2)."""
 
 
 class HardwareError(ValueError):
@@ -70,7 +71,7 @@ class PlanInvalidError(RuntimeError):
 
 class NoLegalOrderError(PlanInvalidError):
     """The instance admits no order that keeps buffer lifetimes and the L0
-    single-residency rule (SPEC section 4); the CLI maps it to exit status 1."""
+    single-residency rule (docs/rules.md, sections 3 and 8.1); the CLI maps it to exit status 1."""
 
 
 class PlacementFailed(PlanInvalidError):
@@ -84,6 +85,11 @@ class ReuseBudgetExceeded(RuntimeError):
 
 class ExactModelTooLarge(RuntimeError):
     """The down-set DP would need more states than allowed."""
+
+
+class ExactModelInapplicable(RuntimeError):
+    """An exact model whose assumptions the instance does not meet (the down-set DP needs an
+    operation that opens and one that closes every buffer): the caller does without it."""
 
 
 class PeakWorkExceeded(Exception):

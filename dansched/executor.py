@@ -31,7 +31,7 @@ import importlib.util
 import logging
 import os
 import signal
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Generator, Iterator, Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
 from contextlib import ExitStack
 from dataclasses import dataclass
@@ -124,7 +124,7 @@ def run_tasks(
     tasks: Sequence[tuple],
     opts: ExecutorOptions = ExecutorOptions(),
     keys: Sequence[str] | None = None,
-) -> Iterator[Outcome]:
+) -> Generator[Outcome, None, None]:
     """Run ``fn(*tasks[i])`` for every ``i`` on the executor ``opts`` names; yield
     ``(i, result, None)`` or ``(i, None, error)`` as each finishes.
 

@@ -1,7 +1,7 @@
 """Synthetic instance families in the contest format (``dansched generate``).
 
 Each family returns contest records (``Nodes``, ``Edges``) that pass every
-well-formedness rule of SPEC section 1 on the default hardware model, with the
+well-formedness rule of docs/rules.md, section 1.2, on the default hardware model, with the
 shape of the official family it imitates:
 
 - ``matmul``: blocked C = A x B. Per output block a L0C accumulator; per k step
@@ -140,6 +140,7 @@ def _matmul(scale: int, rng: random.Random) -> GraphBuilder:
                     g.free(a_blk[(i, kk)][0])
                 if b_users[(kk, j)] == n:
                     g.free(b_blk[(kk, j)][0])
+            assert prev is not None  # n >= 1 matmuls ran
             g.op("COPY_OUT", "FIXP", 64 + rng.randrange(0, 4), [c], after=[prev])
             g.free(c)
     return g
@@ -232,6 +233,7 @@ def _conv(scale: int, rng: random.Random) -> GraphBuilder:
                 remaining[s] -= 1
                 if remaining[s] == 0:
                     g.free(src)
+            assert last is not None  # every tile reads at least itself
             fx = g.op("COPY", "FIXP", 60, [out, acc], after=[last])
             g.free(acc)
             cur.append((out, fx))

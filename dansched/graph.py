@@ -7,7 +7,7 @@ The graph Stage 1 (MPAS) schedules: the instance DAG plus the lifetime edges
 the evaluator enforces, with the per-node figures the paper's equations use.
 
 The evaluator accepts a problem-1 order only if every operation that uses a
-buffer runs strictly between the buffer's ALLOC and FREE (SPEC section 4). The
+buffer runs strictly between the buffer's ALLOC and FREE (docs/rules.md, section 3). The
 official graphs imply those constraints through their edges; a user-supplied
 graph need not, so MPAS adds them explicitly as *lifetime edges*
 ``ALLOC(b) -> u -> FREE(b)`` for every user ``u`` of ``b``. A cycle among the
@@ -28,7 +28,8 @@ same single-residency tier (L0A/L0B/L0C), means no legal order exists:
 from __future__ import annotations
 
 import heapq
-from collections.abc import Iterable, Mapping, Sequence
+import weakref
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -40,12 +41,16 @@ __all__ = [
     "smallest_first_order",
     "topological_order",
     "bottom_level",
+    "tail_after",
+    "instance_bottom_level",
+    "lifetime_edges",
+    "lifetime_graph",
+    "lifetime_successor_sets",
     "needs_positions",
     "MpasGraph",
     "build_mpas_graph",
     "lambda_level",
     "delta_pk",
-    "criticality_h",
     "lazy_eager_order",
 ]
 
@@ -73,17 +78,39 @@ def topological_order(inst: Instance) -> list[int]:
     return smallest_first_order(L.succ, [len(p) for p in L.pred])
 
 
-def bottom_level(preds: Sequence[Sequence[int]], cycles: Sequence[int], order: Sequence[int]) -> list[int]:
-    """Longest path from each node to a sink including its own cycles (the criticality
-    h(v) of paper Eq. 20, on the augmented DAG); ``order`` is any topological order."""
+def bottom_level(preds: Sequence[Sequence[int]], cycles: Sequence[int], topo: Sequence[int]) -> list[int]:
+    """The criticality h(v) of paper Eq. 20: the longest path (summed cycles) from each node
+    to a sink, its own cycles included; ``h(v) = c_v`` at a sink, ``c_v + max h(u)`` over
+    its successors ``u`` otherwise. ``preds`` gives the graph, ``topo`` is any of its
+    topological orders (the result does not depend on which).
+
+    >>> bottom_level([[], [0], [0], [1, 2]], [2, 5, 1, 3], [0, 1, 2, 3])
+    [10, 8, 4, 3]
+    """
     tail = [0] * len(cycles)
-    for v in reversed(order):
+    for v in reversed(topo):
         tail[v] += cycles[v]
         t = tail[v]
         for u in preds[v]:
             if t > tail[u]:
                 tail[u] = t
     return tail
+
+
+def tail_after(preds: Sequence[Sequence[int]], cycles: Sequence[int], topo: Sequence[int]) -> list[int]:
+    """The longest path that still runs after each node finishes: ``h(v) - c_v``
+    (:func:`bottom_level`, Eq. 20, without the node's own cycles).
+
+    >>> tail_after([[], [0], [0], [1, 2]], [2, 5, 1, 3], [0, 1, 2, 3])
+    [8, 3, 3, 0]
+    """
+    return [t - c for t, c in zip(bottom_level(preds, cycles, topo), cycles)]
+
+
+def instance_bottom_level(inst: Instance) -> list[int]:
+    """h(v) of Eq. 20 (:func:`bottom_level`) on the instance DAG alone (no lifetime edges)."""
+    L = inst.lists()
+    return bottom_level(L.pred, L.cycles, topological_order(inst))
 
 
 def needs_positions(inst: Instance, order: Sequence[int]) -> list[list[int]]:
@@ -144,24 +171,62 @@ def delta_pk(inst: Instance) -> list[int]:
     return out
 
 
-def criticality_h(succs: list[list[int]], cycles: list[int], topo: list[int]) -> list[int]:
-    """Eq. 20: ``h(v) = c_v`` at a sink, ``c_v + max_{(v,u)} h(u)`` otherwise."""
-    h = [0] * len(cycles)
-    for v in reversed(topo):
-        h[v] = cycles[v] + max((h[u] for u in succs[v]), default=0)
-    return h
-
-
-def _lifetime_edges(inst: Instance) -> list[tuple[int, int]]:
+def lifetime_edges(inst: Instance) -> Iterator[tuple[int, int]]:
+    """The edges buffer lifetimes imply (docs/rules.md, section 3): per buffer ``b`` in
+    index order, ``ALLOC(b) -> FREE(b)``, then ``ALLOC(b) -> u`` and ``u -> FREE(b)`` for
+    each user ``u`` of ``b`` in the instance's order. A contest graph need not state them.
+    """
     L = inst.lists()
-    out = []
+    alloc, free = inst.buf_alloc.tolist(), inst.buf_free.tolist()
     for b, users in enumerate(L.users):
-        a, f = int(inst.buf_alloc[b]), int(inst.buf_free[b])
-        out.append((a, f))
+        a, f = alloc[b], free[b]
+        yield a, f
         for u in users:
-            out.append((a, u))
-            out.append((u, f))
-    return out
+            yield a, u
+            yield u, f
+
+
+_LIFETIME_GRAPHS: weakref.WeakKeyDictionary[Instance, tuple[list[list[int]], list[list[int]]]] = (
+    weakref.WeakKeyDictionary()
+)
+
+
+def lifetime_graph(inst: Instance) -> tuple[list[list[int]], list[list[int]]]:
+    """Predecessor and successor lists (each sorted, no duplicates) of the instance's edges
+    plus the :func:`lifetime_edges` (ALLOC before every user, every user before the FREE,
+    ALLOC before FREE). Cached per instance: callers must not change the lists.
+
+    >>> from dansched.instance import instance_from_records
+    >>> inst = instance_from_records("t", [
+    ...     {"Id": 0, "Op": "ALLOC", "BufId": 0, "Size": 4, "Type": "UB"},
+    ...     {"Id": 1, "Op": "ADD", "Pipe": "VECTOR", "Cycles": 3, "Bufs": [0]},
+    ...     {"Id": 2, "Op": "FREE", "BufId": 0, "Size": 4, "Type": "UB"}], [])
+    >>> lifetime_graph(inst)
+    ([[], [0], [0, 1]], [[1, 2], [2], []])
+    """
+    got = _LIFETIME_GRAPHS.get(inst)
+    if got is not None:
+        return got
+    pred = [set(p) for p in inst.lists().pred]
+    for u, w in lifetime_edges(inst):
+        pred[w].add(u)
+    preds = [sorted(p) for p in pred]
+    succs: list[list[int]] = [[] for _ in range(inst.n)]
+    for w, ps in enumerate(preds):
+        for u in ps:
+            succs[u].append(w)
+    _LIFETIME_GRAPHS[inst] = (preds, succs)
+    return preds, succs
+
+
+def lifetime_successor_sets(inst: Instance) -> list[set[int]]:
+    """The successors of :func:`lifetime_graph` as sets, filled in a fixed order (the
+    instance's successor lists, then :func:`lifetime_edges`): the CP-SAT models built from
+    them post their constraints in the sets' iteration order, which this keeps stable."""
+    succ = [set(s) for s in inst.lists().succ]
+    for u, w in lifetime_edges(inst):
+        succ[u].add(w)
+    return succ
 
 
 def _topological(n: int, preds: list[list[int]], succs: list[list[int]]) -> list[int] | None:
@@ -198,12 +263,7 @@ def build_mpas_graph(inst: Instance, check_l0: bool = True) -> MpasGraph:
     l0 = {inst.hw.tier_index(t) for t in inst.hw.single_residency_tiers}
     if check_l0:
         _check_l0_usage(inst, l0)
-    pairs = set(map(tuple, inst.edges.tolist())) | set(_lifetime_edges(inst))
-    preds: list[list[int]] = [[] for _ in range(n)]
-    succs: list[list[int]] = [[] for _ in range(n)]
-    for u, w in sorted(pairs):
-        succs[u].append(w)
-        preds[w].append(u)
+    preds, succs = lifetime_graph(inst)
     topo = _topological(n, preds, succs)
     if topo is None:
         raise NoLegalOrderError(
@@ -226,7 +286,7 @@ def build_mpas_graph(inst: Instance, check_l0: bool = True) -> MpasGraph:
         buf_alloc=inst.buf_alloc.tolist(),
         buf_free=inst.buf_free.tolist(),
         bufs=L.bufs,
-        h=criticality_h(succs, L.cycles, topo),
+        h=bottom_level(preds, L.cycles, topo),
         topo=topo,
     )
 

@@ -1,4 +1,4 @@
-"""Hardware model: tiers and capacities, pipes, tier roles and spill cost (SPEC section 2).
+"""Hardware model: tiers and capacities, pipes, tier roles and spill cost (docs/rules.md, section 2).
 
 The model is data: ``dansched/data/davinci.toml`` is the default, and a file given
 with ``--hw`` replaces only the keys it sets (tables merge key by key, lists and
@@ -50,7 +50,7 @@ SECTION_KEYS: dict[str, tuple[str, ...] | None] = {
 
 @dataclass(frozen=True)
 class Hardware:
-    """One NPU core: tier capacities, pipes and the roles SPEC gives them."""
+    """One NPU core: tier capacities, pipes and the roles of docs/rules.md, section 2."""
 
     tiers: tuple[str, ...]
     capacity: Mapping[str, int]
@@ -135,6 +135,14 @@ def _names(value: Any, what: str) -> tuple[str, ...]:
     return tuple(value)
 
 
+def _pipe_role(roles: Mapping[str, Any], key: str, pipes: tuple[str, ...]) -> str:
+    """The pipe ``roles[key]`` names; it must be one of ``pipes``."""
+    name = roles.get(key)
+    if not isinstance(name, str) or name not in pipes:
+        raise HardwareError(f"hardware: roles.{key} = {name!r} is not one of roles.pipes {list(pipes)}")
+    return name
+
+
 def hardware_from_table(table: Mapping[str, Any]) -> Hardware:
     """Validate a merged TOML table and build a :class:`Hardware`."""
     tiers_tab = table.get("tiers")
@@ -152,11 +160,8 @@ def hardware_from_table(table: Mapping[str, Any]) -> Hardware:
     for name in peak + single:
         if name not in capacity:
             raise HardwareError(f"hardware: role names tier {name!r}, which [tiers] does not define")
-    spill_out = roles.get("spill_out_pipe")
-    spill_in = roles.get("spill_in_pipe")
-    for key, name in (("spill_out_pipe", spill_out), ("spill_in_pipe", spill_in)):
-        if name not in pipes:
-            raise HardwareError(f"hardware: roles.{key} = {name!r} is not one of roles.pipes {list(pipes)}")
+    spill_out = _pipe_role(roles, "spill_out_pipe", pipes)
+    spill_in = _pipe_role(roles, "spill_in_pipe", pipes)
     # roles.dma names data-movement pipes; those a file's own roles.pipes drops are left out
     dma = tuple(p for p in _names(roles.get("dma", []), "roles.dma") if p in pipes)
     spill = table.get("spill", {})

@@ -1,9 +1,9 @@
-"""Instance: an operator-level DAG with ALLOC/FREE buffer events (SPEC section 1).
+"""Instance: an operator-level DAG with ALLOC/FREE buffer events (docs/rules.md, section 1).
 
 An :class:`Instance` is immutable: per-node numpy arrays, CSR successor /
 predecessor / buffer lists and a buffer table. :func:`load_instance` reads the
-contest JSON or CSV-pair form and checks every well-formedness rule of SPEC
-section 1 against a hardware model; a violation raises :class:`InstanceError`
+contest JSON or CSV-pair form and checks every well-formedness rule of
+docs/rules.md, section 1.2, against a hardware model; a violation raises :class:`InstanceError`
 with a one-line message naming the node or buffer.
 
 >>> from dansched.instance import instance_from_records
@@ -24,7 +24,7 @@ from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeGuard
 
 import numpy as np
 
@@ -222,7 +222,7 @@ class AdjacencyLists:
 # ---------------------------------------------------------------------------------
 
 
-def _is_int(x: Any) -> bool:
+def _is_int(x: Any) -> TypeGuard[int | np.integer[Any]]:
     return isinstance(x, (int, np.integer)) and not isinstance(x, bool)
 
 
@@ -262,7 +262,7 @@ def _find_cycle_node(n: int, succ: list[list[int]], indeg: list[int]) -> int:
 
 @dataclass
 class _NodeRecords:
-    """What the node records say, checked one record at a time (SPEC section 1)."""
+    """What the node records say, checked one record at a time (docs/rules.md, section 1.2)."""
 
     n: int
     op: list[str]
@@ -303,7 +303,7 @@ def _node_id(rec: Any, pos: int, n: int, seen_id: list[bool]) -> int:
     return v
 
 
-def _read_cache_node(t: _NodeRecords, v: int, rec: dict, name_op: str, hw: Hardware) -> None:
+def _read_cache_node(t: _NodeRecords, v: int, rec: dict[str, Any], name_op: str, hw: Hardware) -> None:
     """An ALLOC or FREE record: BufId, a positive Size and a tier of the hardware model."""
     t.kind[v] = KIND_ALLOC if name_op == "ALLOC" else KIND_FREE
     for key in ("BufId", "Size", "Type"):
@@ -326,7 +326,7 @@ def _read_cache_node(t: _NodeRecords, v: int, rec: dict, name_op: str, hw: Hardw
     t.node_bufid[v] = b
 
 
-def _read_op_node(t: _NodeRecords, v: int, rec: dict, name_op: str, hw: Hardware) -> None:
+def _read_op_node(t: _NodeRecords, v: int, rec: dict[str, Any], name_op: str, hw: Hardware) -> None:
     """An operation record: a pipe of the hardware model, Cycles (1 when missing or not a
     non-negative integer) and the distinct buffer ids of Bufs."""
     p = rec.get("Pipe")
@@ -535,7 +535,7 @@ def instance_from_records(
     edges: Iterable[Any],
     hw: Hardware | None = None,
 ) -> Instance:
-    """Check contest node records and edge pairs (SPEC section 1) and build an :class:`Instance`."""
+    """Check contest node records and edge pairs (docs/rules.md, section 1.2) and build an :class:`Instance`."""
     hw = hw or default_hardware()
     t = _read_nodes(nodes, hw)
     _check_buffers(t)
@@ -611,7 +611,7 @@ def _csv_cell(value: str, key: str) -> Any:
         inner = value.strip("[]").strip()
         if not inner:
             return []
-        out = []
+        out: list[int | str] = []
         for part in inner.split(","):
             part = part.strip()
             try:
@@ -655,16 +655,16 @@ def _read_csv_pair(path: Path) -> tuple[list[dict[str, Any]], list[list[Any]]]:
             nodes.append(rec)
     edges: list[list[Any]] = []
     with edges_path.open(newline="", encoding="utf-8-sig") as fh:
-        reader = csv.reader(fh)
-        header = next(reader, None)
+        rows = csv.reader(fh)
+        header = next(rows, None)
         if header is None or [h.strip() for h in header[:2]] != ["StartNodeId", "EndNodeId"]:
             raise InstanceError(f"{edges_path}: header must be StartNodeId,EndNodeId")
-        for line, row in enumerate(reader, start=2):
-            if not row:
+        for line, fields in enumerate(rows, start=2):
+            if not fields:
                 continue
-            if len(row) != 2:
+            if len(fields) != 2:
                 raise InstanceError(f"{edges_path}:{line}: an edge is two node ids")
-            edges.append([_csv_cell(row[0], "Id"), _csv_cell(row[1], "Id")])
+            edges.append([_csv_cell(fields[0], "Id"), _csv_cell(fields[1], "Id")])
     return nodes, edges
 
 

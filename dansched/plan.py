@@ -1,4 +1,4 @@
-"""Plan: a schedule, an offset per buffer and an ordered spill list (SPEC sections 4-5),
+"""Plan: a schedule, an offset per buffer and an ordered spill list (docs/rules.md, section 5),
 and the contest files that carry them.
 
 A plan holds exactly what the contest files say, in ``BufId`` values, so that the
@@ -17,6 +17,7 @@ import tempfile
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Protocol
 
 import numpy as np
 
@@ -60,8 +61,15 @@ class Plan:
         return 1 if self.offsets is None else 2
 
 
+class _BufferIds(Protocol):
+    """What :func:`plan_from_indices` reads of an instance: the BufId of each buffer index."""
+
+    @property
+    def buf_id(self) -> np.ndarray: ...
+
+
 def plan_from_indices(
-    inst,
+    inst: _BufferIds,
     order: Iterable[int],
     offsets: Sequence[int] | np.ndarray | None = None,
     spills: Iterable[tuple[int, int]] = (),

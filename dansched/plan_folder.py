@@ -44,9 +44,10 @@ import secrets
 import signal
 from collections.abc import Iterator, Mapping
 from pathlib import Path
+from typing import Any
 
-from .errors import MixedPlanError
-from .plan import OutputError, check_writable_folder
+from .errors import MixedPlanError, OutputError
+from .plan import check_writable_folder
 
 __all__ = [
     "GROUP_KINDS",
@@ -167,8 +168,8 @@ def _signals_held() -> Iterator[None]:
     finally:
         for s, h in old.items():
             signal.signal(s, h)
-        for s in dict.fromkeys(got):
-            signal.raise_signal(s)
+        for signum in dict.fromkeys(got):
+            signal.raise_signal(signum)
 
 
 def _umask() -> int:
@@ -188,7 +189,7 @@ def write_group(
     ``directory`` and (``replace_group``) remove the group's other files (see the module
     docstring; ``dansched trace`` adds a trace to a group with ``replace_group=False``);
     ``extra`` (path -> bytes, e.g. a PNG) is written with them, renamed before the
-    report. Raises :class:`~dansched.plan.OutputError` (one line) when a file cannot be
+    report. Raises :class:`~dansched.errors.OutputError` (one line) when a file cannot be
     written; then no target has been touched. Returns the paths written."""
     d = Path(directory)
     paths = group_paths(d, case)
@@ -262,7 +263,7 @@ def _bytes(x: str | bytes) -> bytes:
     return x if isinstance(x, bytes) else x.encode()
 
 
-def check_folder(directory: str | Path, case: str) -> dict | None:
+def check_folder(directory: str | Path, case: str) -> dict[str, Any] | None:
     """Raise :class:`MixedPlanError` when ``directory`` holds an interrupted group of
     ``case`` or plan files that are not those its report's fingerprint names; return the
     fingerprint (None when the folder has no report, or a report without one)."""

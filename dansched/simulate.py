@@ -1,4 +1,4 @@
-"""The shared evaluator and cycle simulator (SPEC sections 3-5).
+"""The shared evaluator and cycle simulator (docs/rules.md, sections 3-8).
 
 :func:`evaluate` is the one judge of plans in dansched: our stages, the baselines
 and plans users bring all go through it. For a problem-1 order it checks the
@@ -20,7 +20,7 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 
@@ -33,11 +33,14 @@ __all__ = [
     "Violation",
     "Evaluation",
     "AugmentedGraph",
+    "Timing",
+    "LayoutMetrics",
     "evaluate",
     "judged",
     "simulate_timing",
     "max_v_stay",
     "spill_node_ids",
+    "spill_of_node",
     "spill_traffic",
     "MAX_REPORTED",
 ]
@@ -61,7 +64,7 @@ class Violation:
 
 @dataclass
 class AugmentedGraph:
-    """The instance plus spill nodes, with spill and address-reuse edges (SPEC section 5).
+    """The instance plus spill nodes, with spill and address-reuse edges (docs/rules.md, sections 5.4 and 6.2).
 
     Node ids ``0..N-1`` are the instance's; spill ``k`` (0-based here) adds
     ``N+2k`` (SPILL_OUT) and ``N+2k+1`` (SPILL_IN)."""
@@ -87,6 +90,26 @@ class AugmentedGraph:
         return out
 
 
+class LayoutMetrics(NamedTuple):
+    """The metrics of a full plan (problems 2 and 3), typed: :meth:`Evaluation.metrics`."""
+
+    extra_traffic: int
+    spill_count: int
+    makespan: int
+    physical_peak: int
+
+
+@dataclass(frozen=True)
+class Timing:
+    """The timing of a full plan judged with its detail: the augmented DAG, every node's
+    start and end, and the makespan (:meth:`Evaluation.timing`)."""
+
+    graph: AugmentedGraph
+    start: list[int]
+    end: list[int]
+    makespan: int
+
+
 @dataclass
 class Evaluation:
     """What the evaluator found: validity, violations, metrics and per-node timing."""
@@ -107,6 +130,22 @@ class Evaluation:
     @property
     def error_count(self) -> int:
         return sum(self.error_counts.values())
+
+    def timing(self) -> Timing | None:
+        """The plan's :class:`Timing`; None for a problem-1 order, plan files that name unknown
+        or duplicate nodes, or an evaluation whose detail was dropped (:meth:`drop_detail`)."""
+        if self.graph is None or self.start is None or self.end is None or self.makespan is None:
+            return None
+        return Timing(self.graph, self.start, self.end, self.makespan)
+
+    def metrics(self) -> LayoutMetrics:
+        """The metrics of a full plan (:class:`LayoutMetrics`); raises ``ValueError`` for an
+        evaluation without them (a problem-1 order, plan files that name unknown or
+        duplicate nodes)."""
+        t, c, m, p = self.extra_traffic, self.spill_count, self.makespan, self.physical_peak
+        if t is None or c is None or m is None or p is None:
+            raise ValueError("no layout metrics: a problem-1 order or plan files that do not name every node once")
+        return LayoutMetrics(t, c, m, p)
 
     def first_violation(self, default: str = "unknown violation") -> str:
         """The message of the first violation found (``default`` when none is recorded):
@@ -151,9 +190,25 @@ class _Errors:
         return bool(self.counts)
 
 
-def spill_node_ids(n: int, k: int) -> tuple[int, int]:
-    """Ids of spill ``k`` (1-based, SPEC section 5): SPILL_OUT ``N+2(k-1)``, SPILL_IN ``N+2(k-1)+1``."""
-    return n + 2 * (k - 1), n + 2 * (k - 1) + 1
+def spill_node_ids(n: int, index: int) -> tuple[int, int]:
+    """Node ids of the spill at ``index`` (0-based, in spill-file order) of an instance of
+    ``n`` nodes: spill ``k = index + 1`` is SPILL_OUT ``N+2(k-1)`` and SPILL_IN ``N+2(k-1)+1``
+    (docs/rules.md, section 5.1). The one home of this rule, with :func:`spill_of_node`.
+
+    >>> spill_node_ids(10, 0), spill_node_ids(10, 1)
+    ((10, 11), (12, 13))
+    """
+    return n + 2 * index, n + 2 * index + 1
+
+
+def spill_of_node(n: int, v: int) -> tuple[int, bool]:
+    """The spill a spill node ``v >= n`` belongs to: its 0-based index and whether ``v`` is
+    its SPILL_OUT (else its SPILL_IN); the inverse of :func:`spill_node_ids`.
+
+    >>> spill_of_node(10, 12), spill_of_node(10, 13)
+    ((1, True), (1, False))
+    """
+    return (v - n) // 2, (v - n) % 2 == 0
 
 
 def _node_name(inst: Instance, v: int, spill_buf: Sequence[int] = ()) -> str:
@@ -161,14 +216,14 @@ def _node_name(inst: Instance, v: int, spill_buf: Sequence[int] = ()) -> str:
         if inst.kind[v] == KIND_OP:
             return f"node {v} ({inst.op[v]})"
         return f"node {v} ({inst.op[v]} buffer {int(inst.buf_id[inst.node_buf[v]])})"
-    k = (v - inst.n) // 2
-    what = SPILL_OUT_OP if (v - inst.n) % 2 == 0 else SPILL_IN_OP
+    k, is_out = spill_of_node(inst.n, v)
+    what = SPILL_OUT_OP if is_out else SPILL_IN_OP
     b = spill_buf[k] if k < len(spill_buf) else -1
     return f"node {v} ({what} buffer {int(inst.buf_id[b]) if b >= 0 else '?'})"
 
 
 def max_v_stay(inst: Instance, order: Sequence[int]) -> int:
-    """Peak of ``V_stay`` over prefixes of ``order`` (SPEC section 4; paper Eq. 6): +Size at
+    """Peak of ``V_stay`` over prefixes of ``order`` (docs/rules.md, section 4; paper Eq. 6): +Size at
     each ALLOC and -Size at each FREE of a buffer in a peak tier (L1, UB). Spill ids are ignored."""
     peak_buf = inst.is_peak_buffer()
     delta = np.zeros(inst.n, dtype=np.int64)
@@ -185,7 +240,7 @@ def max_v_stay(inst: Instance, order: Sequence[int]) -> int:
 def simulate_timing(
     order: Sequence[int], preds: Sequence[Sequence[int]], pipe: Sequence[int], cycles: Sequence[int]
 ) -> tuple[list[int], list[int], int]:
-    """The cycle simulator (SPEC section 5; paper Eqs. 9-10): walk ``order``;
+    """The cycle simulator (docs/rules.md, section 7; paper Eqs. 9-10): walk ``order``;
     ``start(v) = max(end of v's predecessors, end of the previous node on v's pipe)``,
     ``end(v) = start(v) + cycles(v)``. Nodes with pipe -1 take no pipe.
     Returns per-node start and end (indexed by node id) and the makespan."""
@@ -216,7 +271,9 @@ def simulate_timing(
     return start, end, makespan
 
 
-def _check_permutation(inst: Instance, order: Sequence[int], total: int, errs: _Errors, spill_buf) -> list[int] | None:
+def _check_permutation(
+    inst: Instance, order: Sequence[int], total: int, errs: _Errors, spill_buf: Sequence[int]
+) -> list[int] | None:
     pos = [-1] * total
     for i, v in enumerate(order):
         if not isinstance(v, (int, np.integer)) or not 0 <= v < total:
@@ -306,7 +363,7 @@ def judged(inst: Instance, plan: Plan, stage: str, ev: Evaluation | None = None)
 
 
 def evaluate(inst: Instance, plan: Plan) -> Evaluation:
-    """Judge ``plan`` against ``inst`` (SPEC sections 4-5); see the module docstring."""
+    """Judge ``plan`` against ``inst`` (docs/rules.md, sections 3-8); see the module docstring."""
     if plan.offsets is None:
         return _evaluate_order(inst, plan.order)
     return _evaluate_layout(inst, plan)
@@ -348,15 +405,15 @@ def _read_layout(inst: Instance, plan: Plan, errs: _Errors) -> tuple[list[int], 
         if given[b] is not None:
             errs.add("bad-offset", f"memory file gives buffer {bid} more than one offset")
         given[b] = int(off)
-    for b, off in enumerate(given):
-        if off is None:
+    for b, got in enumerate(given):
+        if got is None:
             errs.add("bad-offset", f"buffer {int(inst.buf_id[b])} has no offset in the memory file")
-    return spill_buf, spill_off, [0 if off is None else off for off in given]
+    return spill_buf, spill_off, [0 if got is None else got for got in given]
 
 
 def _spill_tasks(inst: Instance, spill_buf: Sequence[int]) -> tuple[list[int], list[int], int]:
     """Pipe and cycles of every node, the spill nodes appended (SPILL_OUT, SPILL_IN per
-    spill; paper Eq. 8), and the extra traffic of the spills (SPEC section 5)."""
+    spill; paper Eq. 8), and the extra traffic of the spills (docs/rules.md, section 5.3)."""
     hw = inst.hw
     L = inst.lists()
     sizes = inst.buf_size.tolist()
@@ -372,14 +429,14 @@ def _spill_tasks(inst: Instance, spill_buf: Sequence[int]) -> tuple[list[int], l
 
 
 def _spill_edges(inst: Instance, spill_buf: Sequence[int], pos: Sequence[int]) -> list[tuple[int, int]]:
-    """The edges SPEC section 5 adds for each spill: ALLOC -> SPILL_OUT -> SPILL_IN -> FREE,
+    """The edges each spill adds (docs/rules.md, section 5.4): ALLOC -> SPILL_OUT -> SPILL_IN -> FREE,
     and each user (or earlier spill node) of the buffer before the SPILL_OUT or after the SPILL_IN."""
     n = inst.n
     users = inst.lists().users
     spill_edges: list[tuple[int, int]] = []
     earlier_spills: dict[int, list[int]] = {}
     for k0, b in enumerate(spill_buf):
-        out_id, in_id = n + 2 * k0, n + 2 * k0 + 1
+        out_id, in_id = spill_node_ids(n, k0)
         spill_edges += [(int(inst.buf_alloc[b]), out_id), (out_id, in_id), (in_id, int(inst.buf_free[b]))]
         for u in users[b] + earlier_spills.get(b, []):
             spill_edges.append((u, out_id) if pos[u] < pos[out_id] else (in_id, u))
@@ -389,7 +446,7 @@ def _spill_edges(inst: Instance, spill_buf: Sequence[int], pos: Sequence[int]) -
 
 class _Residency:
     """The residency walk of a layout plan: segments, capacity, overlap and the
-    address-reuse edges (SPEC sections 4-5), and the physical peak of the peak tiers.
+    address-reuse edges (docs/rules.md, section 6), and the physical peak of the peak tiers.
 
     Addresses are compressed to the cells between consecutive segment boundaries of each
     tier (every segment starts and ends on a boundary, so a cell is never split): the
@@ -475,9 +532,9 @@ class _Residency:
 
     def _spill_node(self, v: int, i: int) -> None:
         inst, n, spill_buf = self.inst, self.inst.n, self.spill_buf
-        k0 = (v - n) // 2
+        k0, is_out = spill_of_node(n, v)
         b = spill_buf[k0]
-        if (v - n) % 2 == 0:
+        if is_out:
             if self.resident_at[b] is None:
                 self.errs.add(
                     "bad-spill", f"{_node_name(inst, v, spill_buf)} spills out a buffer that is not resident", i

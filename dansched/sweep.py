@@ -1,4 +1,4 @@
-"""``dansched sweep``: hardware design-space sweeps over many instances (issue 18).
+"""``dansched sweep``: hardware design-space sweeps over many instances.
 
 How much L1 (or UB) does a set of kernels need before spills stop costing latency?
 A sweep answers it by solving every instance on every point of a grid of tier
@@ -46,12 +46,12 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from contextlib import closing
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, TextIO
 
-from .errors import PlanInvalidError, SweepInputError
+from .errors import HardwareError, InstanceError, PlanInvalidError, SweepInputError
 from .executor import ExecutorError, ExecutorOptions, run_tasks
-from .hardware import Hardware, HardwareError, hardware_from_table, load_hardware
-from .instance import InstanceError, instance_name, load_instance
+from .hardware import Hardware, hardware_from_table, load_hardware
+from .instance import instance_name, load_instance
 from .pipeline import SolveOptions, solve
 from .plan import atomic_write_files
 
@@ -339,9 +339,9 @@ class _JsonlAppender:
 
     def __init__(self, path: Path) -> None:
         self._path = path
-        self._fh = None
+        self._fh: TextIO | None = None
 
-    def _open(self):
+    def _open(self) -> TextIO:
         self._path.parent.mkdir(parents=True, exist_ok=True)
         p = self._path
         torn = p.exists() and p.stat().st_size > 0 and not p.read_bytes().endswith(b"\n")
@@ -351,10 +351,11 @@ class _JsonlAppender:
         return fh
 
     def write(self, row: Mapping[str, Any]) -> None:
-        if self._fh is None:
-            self._fh = self._open()
-        self._fh.write(json.dumps(row, separators=(",", ":")) + "\n")
-        self._fh.flush()
+        fh = self._fh
+        if fh is None:
+            fh = self._fh = self._open()
+        fh.write(json.dumps(row, separators=(",", ":")) + "\n")
+        fh.flush()
 
     def close(self) -> None:
         if self._fh is not None:

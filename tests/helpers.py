@@ -89,7 +89,7 @@ def op(i, name, pipe, cycles, bufs):
 
 
 # ---------------------------------------------------------------------------------
-# SPEC section 6: the Exp example, and malformed variants of it (regex of the message)
+# docs/rules.md, section 9: the Exp example, and malformed variants of it (regex of the message)
 # ---------------------------------------------------------------------------------
 
 EXP_NODES = [

@@ -1,4 +1,4 @@
-"""``dansched bench`` (issue 8): rows for every (instance, method), the three output
+"""``dansched bench``: rows for every (instance, method), the three output
 files, failures as rows, the command line."""
 
 from __future__ import annotations
@@ -30,7 +30,7 @@ def test_one_valid_row_per_instance_and_method(rows):
         for key in ("max_v_stay", "physical_peak", "extra_traffic", "spill_count", "makespan", "seconds"):
             assert r[key] is not None
     dan = next(r for r in rows if r["instance"] == "Exp" and r["method"] == "dan")
-    assert (dan["max_v_stay"], dan["extra_traffic"], dan["makespan"]) == (10, 0, 60)  # SPEC section 6
+    assert (dan["max_v_stay"], dan["extra_traffic"], dan["makespan"]) == (10, 0, 60)  # docs/rules.md, section 9
     assert set(dan["stage_seconds"]) >= {"mpas", "dlr", "cpe"}
 
 

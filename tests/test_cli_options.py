@@ -8,7 +8,7 @@ from helpers import SHIPPED, run_cli
 
 from dansched.cli import Family, Variant, Victim
 from dansched.generate import FAMILIES
-from dansched.stages.dlr.stage import VICTIMS
+from dansched.stages.dlr.victim import VICTIMS
 from dansched.stages.mpas.stage import VARIANTS
 
 

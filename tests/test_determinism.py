@@ -1,4 +1,4 @@
-"""Determinism and end to end (issue 9): the same command twice, with different
+"""Determinism and end to end: the same command twice, with different
 PYTHONHASHSEED, gives byte-identical contest files, and the plan passes the evaluator."""
 
 from __future__ import annotations

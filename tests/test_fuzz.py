@@ -416,7 +416,7 @@ def test_single_node_and_no_buffer_instances(run, tmp_path):
     # a lone cache node is not well formed (an ALLOC without its FREE)
     lone = write_json_text(tmp_path / "lone.json", [{"Id": 0, "Op": "ALLOC", "BufId": 0, "Size": 1, "Type": "UB"}], [])
     run("info", lone, expect=2)
-    # a JSON instance needs both keys (issue 17): a missing Edges key is bad input, not "no edges"
+    # a JSON instance needs both keys: a missing Edges key is bad input, not "no edges"
     (tmp_path / "noedges.json").write_text(json.dumps({"Nodes": [{"Id": 0, "Op": "NOP", "Pipe": "CUBE", "Cycles": 1}]}))
     _, _, err = run("info", tmp_path / "noedges.json", "--json", expect=2)
     assert "no Edges key" in err
@@ -890,7 +890,7 @@ def test_hostile_inputs_in_real_processes(tmp_path, exp_path):
 
 
 # ---------------------------------------------------------------------------------
-# legal-but-odd graphs through solve (issue 17): a valid plan or one line, exit 1
+# legal-but-odd graphs through solve: a valid plan or one line, exit 1
 # ---------------------------------------------------------------------------------
 
 

@@ -50,7 +50,7 @@ def test_families_are_the_four_of_issue_9_and_the_deep_two_of_issue_17():
 @pytest.mark.parametrize("family,scale", CASES)
 def test_generated_instances_load_and_ids_are_topological(family, scale):
     nodes, edges = generate(family, scale, seed=1)
-    inst = instance_from_records(f"{family}_s{scale}", nodes, edges)  # every SPEC section 1 rule
+    inst = instance_from_records(f"{family}_s{scale}", nodes, edges)  # every rule of docs/rules.md, section 1.2
     assert inst.warnings == ()  # every Cycles is a non-negative integer
     assert [r["Id"] for r in nodes] == list(range(len(nodes)))
     assert all(u < w for u, w in edges), "an edge goes against the id order"

@@ -1,4 +1,4 @@
-"""Hardware model (SPEC section 2): the shipped default, --hw overrides, and bad files."""
+"""Hardware model (docs/rules.md, section 2): the shipped default, --hw overrides, and bad files."""
 
 from __future__ import annotations
 

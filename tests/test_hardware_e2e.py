@@ -1,4 +1,4 @@
-"""Other hardware end to end (issue 9): renamed pipes, smaller and larger tiers."""
+"""Other hardware end to end: renamed pipes, smaller and larger tiers."""
 
 from __future__ import annotations
 

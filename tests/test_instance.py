@@ -1,4 +1,4 @@
-"""Instance loading: the structure, JSON and CSV forms, and every well-formedness rule of SPEC section 1."""
+"""Instance loading: the structure, JSON and CSV forms, and every well-formedness rule of docs/rules.md, section 1.2."""
 
 from __future__ import annotations
 
@@ -183,7 +183,7 @@ def test_zero_cycles_is_fine():
 
 
 # ---------------------------------------------------------------------------------
-# Malformed instances (SPEC section 1): InstanceError naming the node / buffer
+# Malformed instances (docs/rules.md, section 1.2): InstanceError naming the node / buffer
 # ---------------------------------------------------------------------------------
 
 

@@ -75,7 +75,7 @@ def test_id_order_is_topological_and_its_peak_is_every_buffer(case):
 
 
 def test_published_peaks_of_the_id_order():
-    """The figures issue 2 quotes: 133,031 (Conv_Case0) and 16,384 (Matmul_Case0)."""
+    """The figures quoted as targets: 133,031 (Conv_Case0) and 16,384 (Matmul_Case0)."""
     for case, peak in (("Conv_Case0", 133_031), ("Matmul_Case0", 16_384)):
         inst = load_instance(official_path(case))
         assert evaluate(inst, Plan(order=tuple(range(inst.n)))).max_v_stay == peak

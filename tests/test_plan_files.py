@@ -1,4 +1,4 @@
-"""Contest plan files (SPEC sections 4-5): exact format, parsing errors, and write -> read -> evaluate round trips."""
+"""Contest plan files (docs/rules.md, section 5): exact format, parsing errors, and write -> read -> evaluate round trips."""
 
 from __future__ import annotations
 

@@ -99,9 +99,10 @@ def assert_one_plan_or_flagged(folder: Path, case: str) -> bool:
 def test_stale_files_are_removed_and_the_fingerprint_matches(tmp_path):
     write_group(tmp_path, "c", group_files(1, True))
     assert check_folder(tmp_path, "c") is not None and generations(tmp_path, "c") == {1}
-    write_group(tmp_path, "c", group_files(2, False))  # a problem-1 run after a problem-3 run
+    written = write_group(tmp_path, "c", group_files(2, False))  # a problem-1 run after a problem-3 run
     names = sorted(p.name for p in tmp_path.iterdir())
     assert names == ["c_report.json", "c_schedule.txt"]  # and no lock file left behind
+    assert written == [tmp_path / "c_schedule.txt", tmp_path / "c_report.json"]  # the paths, in rename order
     assert check_folder(tmp_path, "c")["files"].keys() == {"schedule"}
 
 

@@ -1,10 +1,10 @@
 """Property tests (hypothesis): random small well-formed DAGs with random valid plans.
 
 Each generated case carries its own, independent derivation of what the
-evaluator must say: the segments of every buffer, the spill edges of SPEC
-section 5, the address-reuse edges (from the most recent occupant of each
+evaluator must say: the segments of every buffer, the spill edges of
+docs/rules.md, section 5.4, the address-reuse edges (from the most recent occupant of each
 address), and the timing computed with reuse edges from *all* earlier
-occupants (which SPEC says gives the same timing). Valid plans must be
+occupants (which docs/rules.md, section 6.2, says gives the same timing). Valid plans must be
 accepted with exactly those figures; each single mutation of a valid plan must
 be rejected with a message naming the violation.
 """
@@ -37,7 +37,7 @@ def expected_figures(case: Case) -> dict:
     alloc_of = {r["BufId"]: r["Id"] for r in case.nodes if r["Op"] == "ALLOC"}
     free_of = {r["BufId"]: r["Id"] for r in case.nodes if r["Op"] == "FREE"}
     users = {b: [r["Id"] for r in case.nodes if "Bufs" in r and b in r["Bufs"]] for b in size}
-    # spill edges (SPEC section 5)
+    # spill edges (docs/rules.md, section 5.4)
     spill_edges = set()
     earlier: dict[int, list[int]] = {}
     for k, (b, _) in enumerate(case.spills):

@@ -1,7 +1,7 @@
-"""Hand-computed evaluator and cycle-simulator cases (SPEC sections 3-6).
+"""Hand-computed evaluator and cycle-simulator cases (docs/rules.md, sections 3-9).
 
 Every figure asserted here is derived by hand in the comments next to it from
-the rules of SPEC.md, not copied from the code's output.
+the rules of docs/rules.md, not copied from the code's output.
 """
 
 from __future__ import annotations
@@ -25,7 +25,7 @@ from dansched.plan import Plan
 from dansched.simulate import evaluate, max_v_stay, simulate_timing, spill_node_ids
 
 # ---------------------------------------------------------------------------------
-# SPEC section 6: the Exp example
+# docs/rules.md, section 9: the Exp example
 # ---------------------------------------------------------------------------------
 
 
@@ -92,8 +92,8 @@ def test_exp_example_offset_past_capacity_rejected(exp_path, tmp_path):
 def test_backed_and_unbacked_buffer_spilled_once(tmp_path):
     inst = instance_from_records("spill1", SPILL_ONCE_NODES, SPILL_ONCE_EDGES, load_hardware(hw_file(tmp_path, UB=16)))
     assert list(inst.buf_backed) == [True, False, False]
-    # N = 10: spill 1 (X) -> SPILL_OUT 10, SPILL_IN 11; spill 2 (Y) -> 12, 13
-    assert spill_node_ids(10, 1) == (10, 11) and spill_node_ids(10, 2) == (12, 13)
+    # N = 10: spill 1 (X, index 0) -> SPILL_OUT 10, SPILL_IN 11; spill 2 (Y, index 1) -> 12, 13
+    assert spill_node_ids(10, 0) == (10, 11) and spill_node_ids(10, 1) == (12, 13)
     order = (0, 1, 2, 3, 10, 12, 4, 5, 6, 11, 13, 7, 8, 9)
     plan = Plan(order=order, offsets=((0, 0), (1, 8), (2, 0)), spills=((0, 8), (1, 0)))
     ev = evaluate(inst, plan)

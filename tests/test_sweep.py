@@ -1,4 +1,4 @@
-"""``dansched sweep`` (issue 18): grid, rows, resume, failing cells, bad input, and the
+"""``dansched sweep``: grid, rows, resume, failing cells, bad input, and the
 same rows from every executor (local pool, local Dask cluster, a Dask worker killed
 mid-sweep)."""
 
@@ -26,7 +26,7 @@ SETS = ["L1=100,300,4096", "UB=300,1024"]  # random scale 1 has an L1 buffer of 
 
 @pytest.fixture(scope="module")
 def instances(tmp_path_factory):
-    """Exp (SPEC section 6) and a 44-node generated random graph."""
+    """Exp (docs/rules.md, section 9) and a 44-node generated random graph."""
     d = tmp_path_factory.mktemp("inst")
     nodes, edges = generate("random", 1, 0)
     (d / "rand1.json").write_text(json.dumps({"Nodes": nodes, "Edges": edges}))
@@ -94,7 +94,7 @@ def test_bad_hardware_point_is_a_failed_cell(instances, tmp_path):
     by_ub = {r["capacity"]["UB"]: r for r in res.rows}
     assert "capacity of tier UB must be a positive integer" in by_ub[0]["error"]
     assert not by_ub[4]["valid"] and "larger than tier UB (4)" in by_ub[4]["error"]
-    assert by_ub[1024]["valid"] and by_ub[1024]["makespan"] == 60  # SPEC section 6
+    assert by_ub[1024]["valid"] and by_ub[1024]["makespan"] == 60  # docs/rules.md, section 9
 
 
 def test_resume_skips_recorded_cells(instances, tmp_path):

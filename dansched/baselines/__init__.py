@@ -1,4 +1,4 @@
-"""The methods of the comparison (issue 8; paper Tables 2, 4 and 5), one module each,
+"""The methods of the comparison (paper Tables 2, 4 and 5), one module each,
 all behind one interface: ``run(inst, time_limit) -> MethodResult(plan, info)``
 (:class:`~dansched.baselines.common.Method`). Every plan is judged by the shared
 evaluator (:func:`dansched.simulate.evaluate`) in :mod:`dansched.bench`.

@@ -1,4 +1,4 @@
-"""What every method of the comparison shares (issue 8).
+"""What every method of the comparison shares.
 
 - :class:`MethodResult` and the :class:`Method` protocol: a method is a function
   ``run(inst, time_limit) -> MethodResult(plan, info)``; the bench judges the plan
@@ -23,10 +23,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from ..graph import smallest_first_order
+from ..graph import lifetime_graph, smallest_first_order
 from ..instance import KIND_OP, Instance
 from ..plan import Plan, plan_from_indices
-from ..stages.dlr.reorder import is_topological, lifetime_graph, tighten_lifetimes
+from ..stages.dlr.reorder import is_topological, tighten_lifetimes
 from ..stages.dlr.scan import ScanResult, linear_scan
 
 __all__ = [

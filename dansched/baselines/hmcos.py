@@ -41,6 +41,7 @@ import random
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 import networkx as nx
 
@@ -261,7 +262,9 @@ def schedule_items(
     start_missing = [len(p) for p in preds]
     ready0 = tuple(k for k in range(n) if start_missing[k] == 0)
     # state: (peak, mem, hash, ready, missing, live, path)
-    beam = [(0, 0, 0, ready0, start_missing, {}, None)]
+    beam: list[tuple[int, int, int, tuple[int, ...], list[int], dict[int, Any], Any]] = [
+        (0, 0, 0, ready0, start_missing, {}, None)
+    ]
     for _ in range(n):
         cand: dict[int, tuple] = {}
         for si, (peak, m, hsh, ready, _missing, live, _path) in enumerate(beam):
@@ -281,7 +284,7 @@ def schedule_items(
         users: dict[int, int] = {}
         for _, _, si, _, _ in chosen:
             users[si] = users.get(si, 0) + 1
-        new_beam = []
+        new_beam: list[tuple[int, int, int, tuple[int, ...], list[int], dict[int, Any], Any]] = []
         for p2, m2, si, _, k in chosen:
             peak, m, hsh, ready, missing, live, path = beam[si]
             users[si] -= 1
@@ -382,13 +385,13 @@ def _group_near(sch: _Scheduler, seq: list[int], at: int, unit_of: dict[int, int
     one holding that operation, else the group whose operations run nearest to it
     (later ones first on equal distance: they hold the consumers of what is live)."""
     group_of: dict[int, int] = {}
-    for kind, k in sch.top:
+    for kind, gk in sch.top:
         if kind == "g":
-            for u in sch.h.members[k]:
-                group_of[u] = k
+            for u in sch.h.members[gk]:
+                group_of[u] = gk
     if not group_of:
         return None
-    best = None
+    best: tuple[tuple[int, bool], int] | None = None
     for pos, i in enumerate(seq):
         k = group_of.get(unit_of[i])
         if k is None:

@@ -27,13 +27,14 @@ from __future__ import annotations
 
 from bisect import bisect_right
 from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 
 from ..graph import needs_positions
 from ..instance import KIND_ALLOC, KIND_FREE, Instance
 from ..plan import Plan
-from ..simulate import evaluate
+from ..simulate import evaluate, spill_node_ids, spill_of_node
 from .common import MethodResult, OpGraph, Stopwatch, full_order, lru_memory_stage, op_graph
 
 __all__ = ["run", "reverse_post_order", "plan_swaps", "hoist_loads"]
@@ -124,7 +125,7 @@ def _segments(inst: Instance, plan: Plan):
     spill_buf = [index[b] for b, _ in plan.spills]
     spill_off = [o for _, o in plan.spills]
     L = inst.lists()
-    open_at: dict[int, tuple[int, int]] = {}
+    open_at: dict[int, tuple[int, int, int]] = {}
     segs: list[list[int]] = []  # [buf, start, end, offset, spill slot of the start or -1]
     for i, v in enumerate(plan.order):
         if v < n:
@@ -136,9 +137,9 @@ def _segments(inst: Instance, plan: Plan):
                 s, o, slot = open_at.pop(b)
                 segs.append([b, s, i, o, slot])
             continue
-        k, is_in = divmod(v - n, 2)
+        k, is_out = spill_of_node(n, v)
         b = spill_buf[k]
-        if is_in:
+        if not is_out:
             open_at[b] = (i, spill_off[k], k)
         else:
             s, o, slot = open_at.pop(b)
@@ -175,7 +176,7 @@ def hoist_loads(inst: Instance, plan: Plan, physical_peak: int) -> tuple[Plan, i
         if slot < 0:
             continue
         t, size = tiers[b], sizes[b]
-        floor = where[n + 2 * slot] + 1  # never above its SPILL_OUT
+        floor = where[spill_node_ids(n, slot)[0]] + 1  # never above its SPILL_OUT
         clash = (
             (arr["tier"] == t)
             & (arr["start"] < start)
@@ -212,7 +213,7 @@ def run(inst: Instance, time_limit: float = 60.0) -> MethodResult:
     sw.lap("swaps")
     plan, _ = lru_memory_stage(inst, order, planned=planned)
     ev = evaluate(inst, plan)
-    info = {"planned_swaps": swaps, "spills": len(plan.spills)}
+    info: dict[str, Any] = {"planned_swaps": swaps, "spills": len(plan.spills)}
     if ev.valid and plan.spills:
         hoisted, moved = hoist_loads(inst, plan, int(ev.physical_peak or 0))
         ev2 = evaluate(inst, hoisted)

@@ -1,7 +1,7 @@
 """Makespan floors: what the busiest engine allows, for the instance and for a plan.
 
-Three floors, each a proven lower bound on the makespan (SPEC section 5's cycle
-simulator, paper Eqs. 9-10):
+Three floors, each a proven lower bound on the makespan (the cycle simulator of
+docs/rules.md, section 7; paper Eqs. 9-10):
 
 - the **instance floor**: max(busiest pipe's total cycles, longest path) on the
   instance DAG; holds for every plan of the instance;
@@ -29,7 +29,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from ..graph import topological_order
+from ..graph import tail_after, topological_order
 from ..instance import Instance
 from ..simulate import AugmentedGraph
 from .bound import Bound, gap
@@ -81,13 +81,7 @@ def heads_and_tails(
             if e > h:
                 h = e
         head[v] = h
-    tail = [0] * n
-    for v in reversed(topo):
-        t = tail[v] + cycles[v]
-        for u in preds[v]:
-            if t > tail[u]:
-                tail[u] = t
-    return head, tail
+    return head, tail_after(preds, cycles, topo)
 
 
 def head_body_tail(tasks: Sequence[tuple[int, int, int]]) -> int:

@@ -1,7 +1,7 @@
 """Exact joint model for small graphs: order + residency + offsets + spills in one
-CP-SAT model (issue 7), the end-to-end audit of the three stages' traffic.
+CP-SAT model, the end-to-end audit of the three stages' traffic.
 
-Problem 2 asks for the least extra traffic of any valid plan (SPEC section 5).
+Problem 2 asks for the least extra traffic of any valid plan (docs/rules.md, section 8.2).
 The stages fix the order first (MPAS), then choose layout and spills (DLR); the
 fixed-order model (:mod:`dansched.models.placement`) is exact only for one order.
 This model lets the order vary too, so on graphs of a few dozen nodes its
@@ -25,7 +25,7 @@ Variables (``N`` instance nodes, positions ``0..N-1``):
   redundant linear cut.
 
 Objective: ``sum Size(b) * o[b, i]`` for backed buffers (used by a COPY_IN) and
-``2*Size(b)`` for the others, the extra traffic of SPEC section 5; optionally
+``2*Size(b)`` for the others, the extra traffic of docs/rules.md, section 5.3; optionally
 the spill count breaks ties (``tie_break_spills``).
 
 Why positions suffice. Spill nodes take no position of their own: in a plan they
@@ -81,8 +81,8 @@ from typing import Any
 
 from ortools.sat.python import cp_model
 
-from ..errors import JointModelError, JointModelTooLarge
-from ..graph import smallest_first_order
+from ..errors import JointModelError, JointModelTooLarge, NoLegalOrderError
+from ..graph import lifetime_graph, lifetime_successor_sets, smallest_first_order
 from ..instance import Instance
 from ..params import BoundParams
 from ..plan import Plan
@@ -131,7 +131,7 @@ class JointResult:
 
 
 def spill_cost(inst: Instance, b: int) -> int:
-    """Extra traffic of one spill of buffer ``b`` (SPEC section 5): ``Size`` when a COPY_IN
+    """Extra traffic of one spill of buffer ``b`` (docs/rules.md, section 5.3): ``Size`` when a COPY_IN
     uses it (backed), else ``2*Size``."""
     return spill_traffic(int(inst.buf_size[b]), bool(inst.buf_backed[b]))
 
@@ -143,16 +143,9 @@ def spill_cost(inst: Instance, b: int) -> int:
 
 def _precedence(inst: Instance) -> list[set[int]]:
     """Successor sets: the instance's edges plus the ones every valid plan obeys anyway,
-    ALLOC(b) -> each user of b -> FREE(b) and ALLOC(b) -> FREE(b)."""
-    L = inst.lists()
-    succ = [set(s) for s in L.succ]
-    for b in range(inst.num_buffers):
-        a, f = int(inst.buf_alloc[b]), int(inst.buf_free[b])
-        succ[a].add(f)
-        for u in L.users[b]:
-            succ[a].add(u)
-            succ[u].add(f)
-    return succ
+    ALLOC(b) -> each user of b -> FREE(b) and ALLOC(b) -> FREE(b)
+    (:func:`~dansched.graph.lifetime_successor_sets`)."""
+    return lifetime_successor_sets(inst)
 
 
 def _closure_counts(n: int, succ: list[set[int]]) -> tuple[list[int], list[int]]:
@@ -168,7 +161,7 @@ def _closure_counts(n: int, succ: list[set[int]]) -> tuple[list[int], list[int]]
             if indeg[w] == 0:
                 topo.append(w)
     if len(topo) != n:
-        raise ValueError("joint model: the graph with its buffer precedences has a cycle (no valid plan exists)")
+        raise NoLegalOrderError("joint model: the graph with its buffer precedences has a cycle (no valid plan exists)")
     desc = [0] * n
     for v in reversed(topo):
         m = 0
@@ -351,7 +344,7 @@ class _JointBuilder:
 
     def add_spills(self, b: int, need_nodes: list[int]) -> None:
         """Spill ``o[b, i]`` right after point i: out for the whole gap, back (at any
-        offset) by the next point that needs it; its traffic (SPEC section 5) is the cost."""
+        offset) by the next point that needs it; its traffic (docs/rules.md, section 5.3) is the cost."""
         inst, X, r = self.inst, self.X, self.r
         a, f = int(inst.buf_alloc[b]), int(inst.buf_free[b])
         for i in range(self.lo[a], self.hi[f]):
@@ -506,12 +499,8 @@ def _extract(inst: Instance, solver: cp_model.CpSolver, v: _Vars) -> Plan:
 
 
 def _topological(inst: Instance) -> list[int]:
-    succ = _precedence(inst)
-    indeg = [0] * inst.n
-    for v in range(inst.n):
-        for w in succ[v]:
-            indeg[w] += 1
-    return smallest_first_order(succ, indeg)
+    preds, succs = lifetime_graph(inst)
+    return smallest_first_order(succs, [len(p) for p in preds])
 
 
 def joint_min_traffic(

@@ -21,9 +21,14 @@ consecutive schedule positions ``[lo, hi)`` the model has:
   ends after it comes last. Offsets do not move, so capacity holds.
 
 The objective is the window's latest ``end(v) + rest(v)`` (dependency-only path
-still to run, without the reuse edges inside the window). The solution is turned back into an order by Kahn's algorithm
-over all the order constraints above plus the chosen pipe sequences (a cycle
-drops the window); the caller re-judges it with the evaluator.
+still to run, without the reuse edges inside the window). The solution is turned back
+into an order by Kahn's algorithm over all the order constraints above plus the chosen
+pipe sequences (a cycle drops the window); the caller re-judges it with the evaluator.
+
+:class:`MemoryWindowModel` builds the model one constraint family per method (start
+times, precedence, residency brackets, segment order, pipe capacity, objective), as
+:mod:`dansched.models.joint` does; :class:`MemoryWindowContext` holds what every window
+of one plan reads.
 """
 
 from __future__ import annotations
@@ -37,10 +42,20 @@ from ortools.sat.python import cp_model
 from ..graph import keyed_topological_order
 from ..instance import KIND_OP, Instance
 from ..plan import Plan
-from ..simulate import AugmentedGraph
+from ..simulate import AugmentedGraph, spill_node_ids, spill_of_node
 from .solver import deterministic_solver, stopped_by_clock
+from .timing_window import TimedSchedule, timed_schedule
 
-__all__ = ["Segment", "MemoryLayout", "memory_layout", "window_segments", "solve_memory_window"]
+__all__ = [
+    "Segment",
+    "MemoryLayout",
+    "memory_layout",
+    "window_segments",
+    "MemoryWindowContext",
+    "memory_window_context",
+    "MemoryWindowModel",
+    "solve_memory_window",
+]
 
 
 @dataclass(frozen=True)
@@ -86,8 +101,9 @@ def _buffer_segments(inst: Instance, lay: MemoryLayout, b: int, pos: Sequence[in
     n = inst.n
     events = [(pos[int(inst.buf_alloc[b])], int(inst.buf_alloc[b]), lay.offset[b])]
     for k in lay.spills_of[b]:
-        events.append((pos[n + 2 * k], n + 2 * k, -1))
-        events.append((pos[n + 2 * k + 1], n + 2 * k + 1, lay.spill_offset[k]))
+        out_id, in_id = spill_node_ids(n, k)
+        events.append((pos[out_id], out_id, -1))
+        events.append((pos[in_id], in_id, lay.spill_offset[k]))
     events.append((pos[int(inst.buf_free[b])], int(inst.buf_free[b]), -1))
     events.sort()
     return [(events[i][1], events[i + 1][1], events[i][2]) for i in range(0, len(events) - 1, 2)]
@@ -108,7 +124,7 @@ def window_segments(
     bufs: set[int] = set()
     for v in window:
         if v >= n:
-            bufs.add(graph.spill_buf[(v - n) // 2])
+            bufs.add(graph.spill_buf[spill_of_node(n, v)[0]])
         elif L.kind[v] == KIND_OP:
             bufs.update(L.bufs[v])
         else:
@@ -127,138 +143,225 @@ def window_segments(
     return segs, runs_in
 
 
-def solve_memory_window(
+@dataclass(frozen=True)
+class MemoryWindowContext:
+    """What every memory-aware window of one plan reads: the instance, the plan's layout,
+    its timed schedule on the augmented DAG G2, G2's address-reuse edges and successor lists."""
+
+    inst: Instance
+    layout: MemoryLayout
+    sched: TimedSchedule
+    reuse: set[tuple[int, int]]
+    succs: list[list[int]]
+
+
+def memory_window_context(
     inst: Instance,
+    layout: MemoryLayout,
     graph: AugmentedGraph,
-    lay: MemoryLayout,
     order: Sequence[int],
-    pos: Sequence[int],
-    lo: int,
-    hi: int,
     start: Sequence[int],
     end: Sequence[int],
-    rest: Sequence[int],
-    reuse: set[tuple[int, int]],
-    succs: Sequence[Sequence[int]],
-    *,
-    deterministic_time: float,
-    wall_time: float,
-    seed: int,
+) -> MemoryWindowContext:
+    """The :class:`MemoryWindowContext` of a valid plan's ``order`` on its augmented DAG ``graph``."""
+    return MemoryWindowContext(
+        inst, layout, timed_schedule(graph, order, start, end), set(graph.reuse_edges), graph.succs()
+    )
+
+
+class MemoryWindowModel:
+    """The model of positions ``[lo, hi)`` of the context's schedule (module docstring).
+    Build with :meth:`build` (False: the window's boundary admits no order), then :meth:`solve`."""
+
+    def __init__(self, ctx: MemoryWindowContext, lo: int, hi: int) -> None:
+        sched = ctx.sched
+        self.ctx, self.lo, self.hi = ctx, lo, hi
+        self.window = list(sched.order[lo:hi])
+        self.inside = set(self.window)
+        horizon = max(sched.end) if sched.end else 0
+        self.big = 2 * horizon + max(sched.rest, default=0) + 1
+        self.segs, self.runs_in = window_segments(
+            ctx.inst, sched.graph, ctx.layout, self.window, self.inside, sched.pos
+        )
+        self.m = cp_model.CpModel()
+        self.s: dict[int, Any] = {}
+        self.order_edges: list[tuple[int, int]] = []  # the order constraints, for Kahn
+        self.choices: list[tuple[Any, Segment, Segment]] = []  # (Boolean: a before b, a, b)
+        self.current = 0  # the current order's objective (set by set_objective)
+
+    def _pipe_neighbours(self) -> tuple[dict[int, int], dict[int, int]]:
+        """Per pipe, the end of its last task before the window (0 when none) and the start
+        of its first task after the window."""
+        g, order, start, end = self.ctx.sched.graph, self.ctx.sched.order, self.ctx.sched.start, self.ctx.sched.end
+        before_end: dict[int, int] = {}
+        after_start: dict[int, int] = {}
+        for v in order[: self.lo][::-1]:
+            p = g.pipe[v]
+            if p >= 0 and p not in before_end:
+                before_end[p] = end[v]
+                if len(before_end) == len({x for x in g.pipe if x >= 0}):
+                    break
+        for v in self.window:
+            p = g.pipe[v]
+            if p >= 0 and p not in before_end:
+                before_end[p] = 0
+        pipes_in = {g.pipe[v] for v in self.window if g.pipe[v] >= 0}
+        for v in order[self.hi :]:
+            p = g.pipe[v]
+            if p in pipes_in and p not in after_start:
+                after_start[p] = start[v]
+                if len(after_start) == len(pipes_in):
+                    break
+        return before_end, after_start
+
+    def add_start_times(self) -> None:
+        """A start time per window node between its fixed releases (predecessors outside, the
+        pipe's task before the window) and deadlines (successors after the window, the
+        pipe's task after it); the current start is the hint."""
+        sched, m = self.ctx.sched, self.m
+        g, pos, start, end = sched.graph, sched.pos, sched.start, sched.end
+        before_end, after_start = self._pipe_neighbours()
+        for v in self.window:
+            c = g.cycles[v]
+            lb = max((end[u] for u in g.preds[v] if u not in self.inside), default=0)
+            ub_end = self.big
+            p = g.pipe[v]
+            if p >= 0:
+                lb = max(lb, before_end.get(p, 0))
+                ub_end = min(ub_end, after_start.get(p, self.big))
+            for w in self.ctx.succs[v]:
+                if w not in self.inside and pos[w] >= self.hi:
+                    ub_end = min(ub_end, start[w])
+            self.s[v] = m.new_int_var(lb, max(lb, ub_end - c), f"s{v}")
+            m.add_hint(self.s[v], start[v])
+
+    def add_precedence(self) -> None:
+        """Every G2 edge inside the window except the address-reuse edges (re-derived from
+        the new order by the evaluator)."""
+        g, m, s = self.ctx.sched.graph, self.m, self.s
+        for v in self.window:
+            for u in g.preds[v]:
+                if u in self.inside and (u, v) not in self.ctx.reuse:
+                    m.add(s[v] >= s[u] + g.cycles[u])
+                    self.order_edges.append((u, v))
+
+    def add_residency_brackets(self) -> None:
+        """Each operation inside the residency segment it ran in (order only)."""
+        m, s = self.m, self.s
+        for (v, _b), seg in self.runs_in.items():
+            if seg.first_in:
+                m.add(s[v] >= s[seg.first])
+                self.order_edges.append((seg.first, v))
+            if seg.last_in:
+                m.add(s[seg.last] >= s[v])
+                self.order_edges.append((v, seg.last))
+
+    def add_segment_order(self) -> bool:
+        """Two segments of one tier whose address ranges meet never coexist: one Boolean per
+        pair (which comes first) when both lie in the window, else the side fixed by the
+        boundary. False when the boundary fixes both sides against each other."""
+        g, m, s, pos = self.ctx.sched.graph, self.m, self.s, self.ctx.sched.pos
+        segs = self.segs
+        for i, a in enumerate(segs):
+            for b2 in segs[i + 1 :]:
+                if a.tier != b2.tier or a.offset >= b2.offset + b2.size or b2.offset >= a.offset + a.size:
+                    continue
+                if a.first_in and a.last_in and b2.first_in and b2.last_in:
+                    x = m.new_bool_var(f"o{a.first}_{b2.first}")
+                    m.add(s[b2.first] >= s[a.last] + g.cycles[a.last]).only_enforce_if(x)
+                    m.add(s[a.first] >= s[b2.last] + g.cycles[b2.last]).only_enforce_if(~x)
+                    m.add_hint(x, pos[a.last] < pos[b2.first])
+                    self.choices.append((x, a, b2))
+                    continue
+                # one of them is open at the window's start or end: its side is fixed
+                first, second = (a, b2) if (not a.first_in or not b2.last_in) else (b2, a)
+                if not second.first_in or not first.last_in:
+                    return False
+                m.add(s[second.first] >= s[first.last] + g.cycles[first.last])
+                self.order_edges.append((first.last, second.first))
+        return True
+
+    def add_pipe_no_overlap(self) -> None:
+        """Each pipe runs one task at a time (Eqs. 9-10)."""
+        g, m = self.ctx.sched.graph, self.m
+        per_pipe: dict[int, list[Any]] = {}
+        for v in self.window:
+            if g.pipe[v] >= 0 and g.cycles[v] > 0:
+                per_pipe.setdefault(g.pipe[v], []).append(
+                    m.new_fixed_size_interval_var(self.s[v], g.cycles[v], f"i{v}")
+                )
+        for ivs in per_pipe.values():
+            m.add_no_overlap(ivs)
+
+    def set_objective(self) -> None:
+        """Minimise the window's latest ``end(v) + rest(v)``, ``rest`` without the reuse edges
+        inside the window (:func:`_window_rest`); :attr:`current` is the current order's value."""
+        g, m, end = self.ctx.sched.graph, self.m, self.ctx.sched.end
+        rest = _window_rest(g, self.window, self.inside, self.ctx.reuse, self.ctx.succs, self.ctx.sched.rest)
+        self.current = max(end[v] + rest[v] for v in self.window)
+        obj = m.new_int_var(0, self.big + self.current, "obj")
+        for v in self.window:
+            m.add(obj >= self.s[v] + g.cycles[v] + rest[v])
+        m.minimize(obj)
+
+    def build(self) -> bool:
+        """Every constraint family, in order; False when the segment order cannot hold."""
+        self.add_start_times()
+        self.add_precedence()
+        self.add_residency_brackets()
+        if not self.add_segment_order():
+            return False
+        self.add_pipe_no_overlap()
+        self.set_objective()
+        return True
+
+    def solve(
+        self, *, deterministic_time: float, wall_time: float, seed: int
+    ) -> tuple[list[int] | None, dict[str, Any]]:
+        """The window's new node sequence (None when the model finds nothing better than the
+        current window or no order realises its choice) and stats."""
+        solver = deterministic_solver(seed, deterministic_time, max(0.01, wall_time))
+        status = solver.solve(self.m)
+        stats: dict[str, Any] = {
+            "status": solver.status_name(status),
+            "nodes": len(self.window),
+            "segments": len(self.segs),
+            "pairs": len(self.choices),
+            "stopped_by_clock": stopped_by_clock(solver, status),
+        }
+        if status not in (cp_model.OPTIMAL, cp_model.FEASIBLE):
+            return None, stats
+        stats["objective"] = int(solver.objective_value)
+        if stats["objective"] >= self.current:
+            stats["status"] = "NO_GAIN"
+            return None, stats
+        order_edges = list(self.order_edges)
+        for x, a, b2 in self.choices:
+            order_edges.append((a.last, b2.first) if solver.boolean_value(x) else (b2.last, a.first))
+        g, pos = self.ctx.sched.graph, self.ctx.sched.pos
+        key = {v: (solver.value(self.s[v]), pos[v]) for v in self.window}
+        ops_by_pipe: dict[int, list[int]] = {}
+        for v in self.window:
+            if g.pipe[v] >= 0:
+                ops_by_pipe.setdefault(g.pipe[v], []).append(v)
+        for seq_p in ops_by_pipe.values():
+            seq_p.sort(key=lambda v: key[v])
+            order_edges += list(zip(seq_p, seq_p[1:]))
+        seq = keyed_topological_order(self.window, order_edges, key)
+        if seq is None:
+            stats["status"] = "CYCLIC_ORDER"
+        return seq, stats
+
+
+def solve_memory_window(
+    ctx: MemoryWindowContext, lo: int, hi: int, *, deterministic_time: float, wall_time: float, seed: int
 ) -> tuple[list[int] | None, dict[str, Any]]:
-    """Solve one window; returns the window's new node sequence (None when the model finds
-    nothing better than the current window or no order realises its choice) and stats."""
-    g = graph
-    window = list(order[lo:hi])
-    inside = set(window)
-    horizon = max(end) if end else 0
-    big = 2 * horizon + max(rest, default=0) + 1
-    segs, runs_in = window_segments(inst, g, lay, window, inside, pos)
-    m = cp_model.CpModel()
-    s: dict[int, Any] = {}
-    before_end: dict[int, int] = {}
-    after_start: dict[int, int] = {}
-    for v in order[:lo][::-1]:
-        p = g.pipe[v]
-        if p >= 0 and p not in before_end:
-            before_end[p] = end[v]
-            if len(before_end) == len({x for x in g.pipe if x >= 0}):
-                break
-    for v in window:
-        p = g.pipe[v]
-        if p >= 0 and p not in before_end:
-            before_end[p] = 0
-    pipes_in = {g.pipe[v] for v in window if g.pipe[v] >= 0}
-    for v in order[hi:]:
-        p = g.pipe[v]
-        if p in pipes_in and p not in after_start:
-            after_start[p] = start[v]
-            if len(after_start) == len(pipes_in):
-                break
-    order_edges: list[tuple[int, int]] = []
-    for v in window:
-        c = g.cycles[v]
-        lb = max((end[u] for u in g.preds[v] if u not in inside), default=0)
-        ub_end = big
-        p = g.pipe[v]
-        if p >= 0:
-            lb = max(lb, before_end.get(p, 0))
-            ub_end = min(ub_end, after_start.get(p, big))
-        for w in succs[v]:
-            if w not in inside and pos[w] >= hi:
-                ub_end = min(ub_end, start[w])
-        s[v] = m.new_int_var(lb, max(lb, ub_end - c), f"s{v}")
-        m.add_hint(s[v], start[v])
-    for v in window:
-        for u in g.preds[v]:
-            if u in inside and (u, v) not in reuse:
-                m.add(s[v] >= s[u] + g.cycles[u])
-                order_edges.append((u, v))
-    for (v, _b), seg in runs_in.items():  # residency brackets: order only
-        if seg.first_in:
-            m.add(s[v] >= s[seg.first])
-            order_edges.append((seg.first, v))
-        if seg.last_in:
-            m.add(s[seg.last] >= s[v])
-            order_edges.append((v, seg.last))
-    choices: list[tuple[Any, Segment, Segment]] = []
-    for i, a in enumerate(segs):
-        for b2 in segs[i + 1 :]:
-            if a.tier != b2.tier or a.offset >= b2.offset + b2.size or b2.offset >= a.offset + a.size:
-                continue
-            if a.first_in and a.last_in and b2.first_in and b2.last_in:
-                x = m.new_bool_var(f"o{a.first}_{b2.first}")
-                m.add(s[b2.first] >= s[a.last] + g.cycles[a.last]).only_enforce_if(x)
-                m.add(s[a.first] >= s[b2.last] + g.cycles[b2.last]).only_enforce_if(~x)
-                m.add_hint(x, pos[a.last] < pos[b2.first])
-                choices.append((x, a, b2))
-                continue
-            # one of them is open at the window's start or end: its side is fixed
-            first, second = (a, b2) if (not a.first_in or not b2.last_in) else (b2, a)
-            if not second.first_in or not first.last_in:
-                return None, {"status": "BOUNDARY_CONFLICT", "nodes": len(window)}
-            m.add(s[second.first] >= s[first.last] + g.cycles[first.last])
-            order_edges.append((first.last, second.first))
-    per_pipe: dict[int, list[Any]] = {}
-    for v in window:
-        if g.pipe[v] >= 0 and g.cycles[v] > 0:
-            per_pipe.setdefault(g.pipe[v], []).append(m.new_fixed_size_interval_var(s[v], g.cycles[v], f"i{v}"))
-    for ivs in per_pipe.values():
-        m.add_no_overlap(ivs)
-    rest = _window_rest(g, window, inside, reuse, succs, rest)
-    current = max(end[v] + rest[v] for v in window)
-    obj = m.new_int_var(0, big + current, "obj")
-    for v in window:
-        m.add(obj >= s[v] + g.cycles[v] + rest[v])
-    m.minimize(obj)
-    solver = deterministic_solver(seed, deterministic_time, max(0.01, wall_time))
-    status = solver.solve(m)
-    stats: dict[str, Any] = {
-        "status": solver.status_name(status),
-        "nodes": len(window),
-        "segments": len(segs),
-        "pairs": len(choices),
-        "stopped_by_clock": stopped_by_clock(solver, status),
-    }
-    if status not in (cp_model.OPTIMAL, cp_model.FEASIBLE):
-        return None, stats
-    stats["objective"] = int(solver.objective_value)
-    if stats["objective"] >= current:
-        stats["status"] = "NO_GAIN"
-        return None, stats
-    for x, a, b2 in choices:
-        order_edges.append((a.last, b2.first) if solver.boolean_value(x) else (b2.last, a.first))
-    key = {v: (solver.value(s[v]), pos[v]) for v in window}
-    ops_by_pipe: dict[int, list[int]] = {}
-    for v in window:
-        if g.pipe[v] >= 0:
-            ops_by_pipe.setdefault(g.pipe[v], []).append(v)
-    for seq_p in ops_by_pipe.values():
-        seq_p.sort(key=lambda v: key[v])
-        order_edges += list(zip(seq_p, seq_p[1:]))
-    seq = keyed_topological_order(window, order_edges, key)
-    if seq is None:
-        stats["status"] = "CYCLIC_ORDER"
-    return seq, stats
+    """Build and solve the window ``[lo, hi)`` (:class:`MemoryWindowModel`); returns the
+    window's new node sequence (or None) and stats."""
+    model = MemoryWindowModel(ctx, lo, hi)
+    if not model.build():
+        return None, {"status": "BOUNDARY_CONFLICT", "nodes": len(model.window)}
+    return model.solve(deterministic_time=deterministic_time, wall_time=wall_time, seed=seed)
 
 
 def _window_rest(

@@ -28,7 +28,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ..errors import ExactModelTooLarge, NoLegalOrderError
+from ..errors import ExactModelInapplicable, ExactModelTooLarge, NoLegalOrderError
 from ..graph import build_mpas_graph, lazy_eager_order
 from ..instance import Instance
 from .op_model import peak_op_model
@@ -48,14 +48,17 @@ def exact_min_peak(inst: Instance, max_states: int = 2_000_000) -> ExactOrder:
 
     Raises :class:`~dansched.graph.NoLegalOrderError` when no L0-legal
     order exists, :class:`ExactModelTooLarge` past ``max_states`` down-sets, and
-    ValueError when a buffer has no operation that opens or closes it."""
+    :class:`~dansched.errors.ExactModelInapplicable` when a buffer has no operation that
+    opens or closes it."""
     g = build_mpas_graph(inst)
     m = peak_op_model(inst, g)
     size = inst.buf_size.tolist()
     l0 = {inst.hw.tier_index(t) for t in inst.hw.single_residency_tiers}
     tiers = inst.buf_tier.tolist()
     if not m.valid:
-        raise ValueError("exact model: every buffer needs an operation that opens it and one that closes it")
+        raise ExactModelInapplicable(
+            "exact model: every buffer needs an operation that opens it and one that closes it"
+        )
     k = len(m.ops)
     nb = len(size)
     open_mask = [0] * nb

@@ -1,4 +1,4 @@
-"""Exact order windows for problem 2 (issue 15, item 1): the joint model of
+"""Exact order windows for problem 2: the joint model of
 :mod:`dansched.models.joint` on a window of consecutive positions of a plan, with
 everything outside the window fixed.
 

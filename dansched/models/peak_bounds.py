@@ -19,7 +19,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 
-from ..errors import ExactModelTooLarge, NoLegalOrderError
+from ..errors import ExactModelInapplicable, ExactModelTooLarge, NoLegalOrderError
 from ..instance import Instance
 from ..params import BoundParams
 from .bound import Bound
@@ -60,7 +60,7 @@ def peak_bounds(
     if inst.n <= params.exact_max_nodes:
         try:
             ex = exact_min_peak(inst, max_states=params.exact_max_states)
-        except (ExactModelTooLarge, NoLegalOrderError, ValueError):
+        except (ExactModelTooLarge, ExactModelInapplicable, NoLegalOrderError):
             pass
         else:
             out.append(Bound(ex.peak, f"exact minimum-peak order (DP over {ex.states:,} down-sets)", optimal=True))

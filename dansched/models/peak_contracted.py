@@ -311,44 +311,44 @@ def window_relaxation(
     value says whether the wall-clock safety net ended the solve."""
     n, nbuf = w.n, len(w.bufs)
     m = cp_model.CpModel()
-    p = [m.NewIntVar(0, n - 1, f"p{k}") for k in range(n)]
-    m.AddAllDifferent(p)
+    p = [m.new_int_var(0, n - 1, f"p{k}") for k in range(n)]
+    m.add_all_different(p)
     for k in range(n):
         for k2 in w.before[k]:
-            m.Add(p[k2] < p[k])
+            m.add(p[k2] < p[k])
     openers = [[k for k in range(n) if (w.opens[k] >> j) & 1] for j in range(nbuf)]
     closers = [[k for k in range(n) if (w.closes[k] >> j) & 1] for j in range(nbuf)]
-    first = [None] * nbuf
-    last = [None] * nbuf
+    first: list[cp_model.IntVar | None] = [None] * nbuf
+    last: list[cp_model.IntVar | None] = [None] * nbuf
     for j in range(nbuf):
         if openers[j]:
-            first[j] = m.NewIntVar(0, n - 1, f"fo{j}")
-            m.AddMinEquality(first[j], [p[k] for k in openers[j]])
+            fo = first[j] = m.new_int_var(0, n - 1, f"fo{j}")
+            m.add_min_equality(fo, [p[k] for k in openers[j]])
         if closers[j]:
-            last[j] = m.NewIntVar(0, n - 1, f"lc{j}")
-            m.AddMaxEquality(last[j], [p[k] for k in closers[j]])
+            lc = last[j] = m.new_int_var(0, n - 1, f"lc{j}")
+            m.add_max_equality(lc, [p[k] for k in closers[j]])
     total = sum(w.sizes)
-    peak = m.NewIntVar(0, total, "peak")
+    peak = m.new_int_var(0, total, "peak")
     opn: dict[tuple[int, int], cp_model.IntVar] = {}
     cls: dict[tuple[int, int], cp_model.IntVar] = {}
     liv: dict[tuple[int, int], cp_model.IntVar] = {}
 
     def open_var(j: int, k: int):
         if (j, k) not in opn:
-            x = opn[j, k] = m.NewBoolVar(f"o{j}_{k}")
-            m.Add(first[j] >= p[k]).OnlyEnforceIf(x.Not())
+            x = opn[j, k] = m.new_bool_var(f"o{j}_{k}")
+            m.add(first[j] >= p[k]).only_enforce_if(x.negated())
         return opn[j, k]
 
     def close_var(j: int, k: int):
         if (j, k) not in cls:
-            x = cls[j, k] = m.NewBoolVar(f"c{j}_{k}")
-            m.Add(last[j] <= p[k]).OnlyEnforceIf(x.Not())
+            x = cls[j, k] = m.new_bool_var(f"c{j}_{k}")
+            m.add(last[j] <= p[k]).only_enforce_if(x.negated())
         return cls[j, k]
 
     def live_var(j: int, k: int):
         if (j, k) not in liv:
-            x = liv[j, k] = m.NewBoolVar(f"l{j}_{k}")
-            m.Add(x >= open_var(j, k) + close_var(j, k) - 1)
+            x = liv[j, k] = m.new_bool_var(f"l{j}_{k}")
+            m.add(x >= open_var(j, k) + close_var(j, k) - 1)
         return liv[j, k]
 
     for k in range(n):
@@ -369,21 +369,21 @@ def window_relaxation(
                     terms.append(w.sizes[j] * open_var(j, k))
                 else:
                     terms.append(w.sizes[j] * live_var(j, k))
-            m.Add(peak >= const + sum(terms))
-    m.Minimize(peak)
+            m.add(peak >= const + sum(terms))
+    m.minimize(peak)
     if hint is not None:
         for i, k in enumerate(hint):
-            m.AddHint(p[k], i)
+            m.add_hint(p[k], i)
     solver = deterministic_solver(0, deterministic_time, time_limit)
     # no LP relaxation: on these permutation models its solves are not charged to the
     # deterministic clock (measured 13 s of wall clock for 0.4 deterministic seconds)
     solver.parameters.linearization_level = 0
-    status = solver.Solve(m)
+    status = solver.solve(m)
     clock = stopped_by_clock(solver, status)
     if status == cp_model.OPTIMAL:
-        return int(round(solver.ObjectiveValue())), True, clock
+        return int(round(solver.objective_value)), True, clock
     if status == cp_model.FEASIBLE:
-        return int(math.ceil(solver.BestObjectiveBound() - 1e-6)), False, clock
+        return int(math.ceil(solver.best_objective_bound - 1e-6)), False, clock
     return 0, False, clock
 
 

@@ -1,4 +1,4 @@
-"""Fixed-order placement and spill decisions as a CP-SAT model (issue 7; the
+"""Fixed-order placement and spill decisions as a CP-SAT model (the
 COSMA-style joint allocation/replacement model).
 
 For a fixed order of the instance's nodes, every buffer must be resident at its
@@ -6,7 +6,7 @@ For a fixed order of the instance's nodes, every buffer must be resident at its
 FREE. Between two consecutive points (a *gap*) it may stay resident at the same
 offset, or be spilled: SPILL_OUT right after the first point, SPILL_IN right
 before the second, at a new offset, costing ``Size`` (backed buffers) or
-``2*Size`` of traffic (SPEC section 5). Each point and each kept gap is a
+``2*Size`` of traffic (docs/rules.md, section 5.3). Each point and each kept gap is a
 rectangle (positions x addresses); ``add_no_overlap_2d`` per tier keeps them
 apart, and every offset keeps the buffer inside its tier.
 
@@ -34,7 +34,7 @@ from ..graph import needs_positions
 from ..instance import KIND_OP, Instance
 from ..params import BoundParams
 from ..plan import Plan
-from ..simulate import spill_traffic
+from ..simulate import spill_node_ids, spill_of_node, spill_traffic
 from .solver import deterministic_solver, stopped_by_clock
 
 __all__ = [
@@ -81,9 +81,9 @@ def plan_points(inst: Instance, plan: Plan) -> tuple[list[int], list[list[int]],
     i = 0
     for v in plan.order:
         if v >= n:
-            k, is_in = divmod(v - n, 2)
+            k, is_out = spill_of_node(n, v)
             b = spill_buf[k]
-            if is_in:
+            if not is_out:
                 cur[b] = spill_off[k]
             elif 0 < len(offs[b]) <= len(spilled[b]):
                 spilled[b][len(offs[b]) - 1] = True
@@ -231,7 +231,7 @@ def _add_hint(m: cp_model.CpModel, inst: Instance, hint: Plan, y, spill, allow_s
 
 def _add_all_spilled_hint(m: cp_model.CpModel, inst: Instance, pts, y, spill) -> None:
     """A always-feasible (and costly) starting point: every gap spilled, so each position
-    holds only the buffers of one node, packed from address 0 (they fit: SPEC section 1)."""
+    holds only the buffers of one node, packed from address 0 (they fit: docs/rules.md, section 1.2)."""
     used: dict[tuple[int, int], int] = {}
     sizes, tiers = inst.buf_size.tolist(), inst.buf_tier.tolist()
     for b, p in enumerate(pts):
@@ -265,8 +265,9 @@ def points_to_plan(inst: Instance, base: list[int], pts, offs, spilled) -> Plan:
     spills: list[tuple[int, int]] = []
     for k, (_, b, j) in enumerate(gaps):
         spills.append((b, offs[b][j + 1]))
-        outs_after.setdefault(pts[b][j], []).append((b, n + 2 * k))
-        ins_before.setdefault(pts[b][j + 1], []).append((b, n + 2 * k + 1))
+        out_id, in_id = spill_node_ids(n, k)
+        outs_after.setdefault(pts[b][j], []).append((b, out_id))
+        ins_before.setdefault(pts[b][j + 1], []).append((b, in_id))
     order: list[int] = []
     for i, v in enumerate(base):
         order += [sid for _, sid in ins_before.get(i, [])]
@@ -279,7 +280,7 @@ def points_to_plan(inst: Instance, base: list[int], pts, offs, spilled) -> Plan:
         if v >= n:
             run.append(v)
             continue
-        fixed += sorted(run, key=lambda s: ((s - n) % 2, s))
+        fixed += sorted(run, key=lambda s: (not spill_of_node(n, s)[1], s))
         run = []
         if v >= 0:
             fixed.append(v)

@@ -3,7 +3,7 @@
 While operation ``v`` runs, a buffer ``b`` whose ALLOC is a DAG ancestor of ``v`` and
 whose FREE a DAG descendant of ``v`` (the lifetime edges ``ALLOC -> user -> FREE``
 included) is live in every order: its *forced-live set* ``F(v)``. A live buffer is
-either resident in its tier or spilled (SPEC section 5: a buffer leaves its tier only
+either resident in its tier or spilled (docs/rules.md, section 6.1: a buffer leaves its tier only
 by a SPILL_OUT), and ``v``'s own buffers must be resident. So in tier ``t`` with
 capacity ``cap_t`` the buffers of ``F_t(v) - Bufs(v)`` that are spilled across ``v``
 hold at least ``excess_t(v) = s(F_t(v)) - cap_t`` bytes. Each spilled buffer ``b`` costs
@@ -30,7 +30,9 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
+from ..graph import lifetime_graph
 from ..instance import KIND_ALLOC, KIND_FREE, KIND_OP, Instance
+from ..simulate import spill_traffic
 from .bound import Bound
 
 __all__ = ["TrafficParams", "TierExcess", "forced_live_excess", "global_traffic_bound"]
@@ -64,23 +66,10 @@ class _TooLarge(Exception):
 
 
 def _dag(inst: Instance) -> tuple[list[list[int]], list[list[int]], list[int]]:
-    """Instance edges plus lifetime edges; ``(preds, succs, topo)`` (topo empty on a cycle)."""
-    L = inst.lists()
+    """The lifetime graph (:func:`~dansched.graph.lifetime_graph`) and a topological order of
+    it; ``(preds, succs, topo)`` (topo empty on a cycle)."""
     n = inst.n
-    succ = [set(s) for s in L.succ]
-    alloc = inst.buf_alloc.tolist()
-    free = inst.buf_free.tolist()
-    for b in range(inst.num_buffers):
-        a, f = alloc[b], free[b]
-        succ[a].add(f)
-        for u in L.users[b]:
-            succ[a].add(u)
-            succ[u].add(f)
-    succs = [sorted(s) for s in succ]
-    preds: list[list[int]] = [[] for _ in range(n)]
-    for u in range(n):
-        for w in succs[u]:
-            preds[w].append(u)
+    preds, succs = lifetime_graph(inst)
     indeg = [len(p) for p in preds]
     stack = [v for v in range(n - 1, -1, -1) if indeg[v] == 0]
     topo: list[int] = []
@@ -187,7 +176,7 @@ def forced_live_excess(inst: Instance, params: TrafficParams = TrafficParams()) 
     sizes = inst.buf_size.tolist()
     tiers = inst.buf_tier.tolist()
     backed = inst.buf_backed.tolist()
-    cost = [sizes[b] if backed[b] else 2 * sizes[b] for b in range(inst.num_buffers)]
+    cost = [spill_traffic(sizes[b], backed[b]) for b in range(inst.num_buffers)]
     caps = [inst.hw.capacity[t] for t in inst.hw.tiers]
     best: dict[int, TierExcess] = {}
     L = inst.lists()

@@ -32,7 +32,7 @@ Time: ``ts`` and ``dur`` are microseconds at ``freq_ghz`` (default 1 GHz, where
 1 cycle = 1 ns = 0.001 us); exact cycle figures stay in ``args``.
 
 Only a plan with a layout (problems 2 and 3) has timing: a problem-1 order has
-none (SPEC section 4), and :func:`build_trace` raises :class:`TraceError` for it.
+none (docs/rules.md, section 7), and :func:`build_trace` raises :class:`TraceError` for it.
 """
 
 from __future__ import annotations
@@ -47,7 +47,7 @@ from typing import Any
 from ..errors import TraceError
 from ..instance import Instance
 from ..plan import Plan, atomic_write_text, read_plan_dir
-from ..simulate import Evaluation, evaluate
+from ..simulate import AugmentedGraph, Evaluation, Timing, evaluate, spill_node_ids, spill_of_node
 from .stats import TaskStatistics, cycles_to_us, engine_class, estimated_latency_line, task_statistics
 
 __all__ = [
@@ -97,12 +97,14 @@ class BufferSegment:
     segment: int  # 0 from the ALLOC, k after the k-th SPILL_IN of this buffer
 
 
-def _require_timing(ev: Evaluation) -> None:
-    if ev.start is None or ev.end is None or ev.graph is None:
+def _require_timing(ev: Evaluation) -> Timing:
+    timing = ev.timing()
+    if timing is None:
         raise TraceError(
             "a trace needs a plan with a layout (<case>_memory.txt): a problem-1 order has no timing "
-            "(SPEC section 4); solve with --problem 2 or 3, or give the memory and spill files"
+            "(docs/rules.md, section 7); solve with --problem 2 or 3, or give the memory and spill files"
         )
+    return timing
 
 
 def _check_clock(freq_ghz: float) -> None:
@@ -113,14 +115,14 @@ def _check_clock(freq_ghz: float) -> None:
 def _node_op(inst: Instance, v: int) -> str:
     if v < inst.n:
         return inst.op[v]
-    return SPILL_OUT_OP if (v - inst.n) % 2 == 0 else SPILL_IN_OP
+    return SPILL_OUT_OP if spill_of_node(inst.n, v)[1] else SPILL_IN_OP
 
 
-def _node_bufs(inst: Instance, ev: Evaluation, v: int) -> tuple[int, ...]:
+def _node_bufs(inst: Instance, graph: AugmentedGraph, v: int) -> tuple[int, ...]:
     ids = inst.buf_id
     if v < inst.n:
         return tuple(int(ids[b]) for b in inst.bufs(v))
-    return (int(ids[ev.graph.spill_buf[(v - inst.n) // 2]]),)
+    return (int(ids[graph.spill_buf[spill_of_node(inst.n, v)[0]]]),)
 
 
 def node_slack(
@@ -164,18 +166,18 @@ def node_slack(
 
 def timed_tasks(inst: Instance, plan: Plan, ev: Evaluation) -> list[TimedTask]:
     """Operation and spill nodes with their simulated start/end and slack, by (start, id)."""
-    _require_timing(ev)
-    g = ev.graph
-    slack = node_slack(plan.order, g.preds, g.pipe, g.cycles, ev.start, ev.makespan or 0)
+    timing = _require_timing(ev)
+    g = timing.graph
+    slack = node_slack(plan.order, g.preds, g.pipe, g.cycles, timing.start, timing.makespan)
     pipes = inst.hw.pipes
     tasks = [
         TimedTask(
             v,
             _node_op(inst, v),
             pipes[g.pipe[v]],
-            ev.start[v],
-            ev.end[v],
-            _node_bufs(inst, ev, v),
+            timing.start[v],
+            timing.end[v],
+            _node_bufs(inst, g, v),
             slack[v],
             engine_class(pipes[g.pipe[v]], inst.hw.dma_pipes),
         )
@@ -191,24 +193,25 @@ def buffer_segments(inst: Instance, plan: Plan, ev: Evaluation) -> list[BufferSe
 
     A segment starts at the ALLOC's (or SPILL_IN's) start and ends at the FREE's
     start or the SPILL_OUT's end: the space stays taken while the data is copied out."""
-    _require_timing(ev)
+    timing = _require_timing(ev)
+    start, end = timing.start, timing.end
     n = inst.n
     pos = {v: i for i, v in enumerate(plan.order)}
     offsets = dict(plan.offsets or ())
     spill_ids: dict[int, list[int]] = {}
-    for k0, b in enumerate(ev.graph.spill_buf):
+    for k0, b in enumerate(timing.graph.spill_buf):
         spill_ids.setdefault(b, []).append(k0)
     out: list[BufferSegment] = []
     for b in range(inst.num_buffers):
         bid, size = int(inst.buf_id[b]), int(inst.buf_size[b])
         tier = inst.hw.tiers[int(inst.buf_tier[b])]
-        ks = sorted(spill_ids.get(b, []), key=lambda k: pos[n + 2 * k])
-        begin, where = ev.start[int(inst.buf_alloc[b])], offsets.get(bid, 0)
+        ks = sorted(spill_ids.get(b, []), key=lambda k: pos[spill_node_ids(n, k)[0]])
+        begin, where = start[int(inst.buf_alloc[b])], offsets.get(bid, 0)
         for seg, k0 in enumerate(ks):
-            out_id, in_id = n + 2 * k0, n + 2 * k0 + 1
-            out.append(BufferSegment(bid, tier, where, size, begin, ev.end[out_id], seg))
-            begin, where = ev.start[in_id], plan.spills[k0][1]
-        out.append(BufferSegment(bid, tier, where, size, begin, ev.start[int(inst.buf_free[b])], len(ks)))
+            out_id, in_id = spill_node_ids(n, k0)
+            out.append(BufferSegment(bid, tier, where, size, begin, end[out_id], seg))
+            begin, where = start[in_id], plan.spills[k0][1]
+        out.append(BufferSegment(bid, tier, where, size, begin, start[int(inst.buf_free[b])], len(ks)))
     tier_rank = {t: i for i, t in enumerate(inst.hw.tiers)}
     out.sort(key=lambda s: (tier_rank[s.tier], s.start, s.end, s.buf_id, s.segment))
     return out
@@ -320,8 +323,7 @@ def _buffer_events(inst: Instance, segments: Sequence[BufferSegment], freq_ghz: 
 
 def _build(inst: Instance, plan: Plan, ev: Evaluation, freq_ghz: float) -> tuple[dict[str, Any], TaskStatistics]:
     _check_clock(freq_ghz)
-    _require_timing(ev)
-    makespan = int(ev.makespan or 0)
+    makespan = _require_timing(ev).makespan
     tasks = timed_tasks(inst, plan, ev)
     segments = buffer_segments(inst, plan, ev)
     meta = [
@@ -385,6 +387,6 @@ def read_timed_plan(inst: Instance, directory: str | Path) -> tuple[Plan, Evalua
     if plan.offsets is None:
         raise TraceError(
             f"{directory}: {inst.name}_memory.txt is missing; a trace needs a layout, and a problem-1 "
-            "order has no timing (SPEC section 4): solve with --problem 2 or 3"
+            "order has no timing (docs/rules.md, section 7): solve with --problem 2 or 3"
         )
     return plan, evaluate(inst, plan)

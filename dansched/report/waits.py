@@ -1,7 +1,7 @@
 """Why a pipe idles: the binding constraint behind each idle gap of a timed plan.
 
 The shared simulator starts a node at ``max(end of its predecessors in the augmented
-graph, end of the previous node on its pipe)`` (SPEC section 5). So when a pipe idles
+graph, end of the previous node on its pipe)`` (docs/rules.md, section 7). So when a pipe idles
 before node ``v``, some predecessor ``u`` of ``v`` ended exactly at ``start(v)``: the
 *binding* predecessor. Walking that relation back from ``v`` gives the chain of waits
 that kept the pipe idle, each link named by the kind of constraint:
@@ -32,7 +32,7 @@ from dataclasses import dataclass
 from ..instance import Instance
 from ..models.floors import busiest_pipe as floor_busiest_pipe
 from ..plan import Plan
-from ..simulate import Evaluation
+from ..simulate import Evaluation, Timing
 
 __all__ = ["Wait", "PipeWaits", "pipe_waits", "busiest_pipe", "format_waits"]
 
@@ -65,7 +65,7 @@ class PipeWaits:
 def busiest_pipe(inst: Instance, ev: Evaluation) -> str:
     """The pipe with the largest total of task cycles in the timed plan (spill tasks
     included); the first in the hardware's pipe order on ties."""
-    g = _graph(ev)
+    g = _timing(ev).graph
     p, _ = floor_busiest_pipe(g.pipe, g.cycles)  # -1 when no task takes a pipe: all tie at 0
     return inst.hw.pipes[max(p, 0)]
 
@@ -75,9 +75,10 @@ def pipe_waits(inst: Instance, plan: Plan, ev: Evaluation, pipe: str, depth: int
     their chain of binding links (at most ``depth`` links each); see the module docstring."""
     if depth < 1:
         raise ValueError(f"depth must be at least 1, got {depth}")
-    g = _graph(ev)
+    timing = _timing(ev)
+    g = timing.graph
     p = inst.hw.pipes.index(pipe)
-    start, end = ev.start, ev.end
+    start, end = timing.start, timing.end
     kinds = {e: "reuse" for e in g.reuse_edges} | {e: "spill" for e in g.spill_edges}
     prev_on_pipe: dict[int, int] = {}
     last: dict[int, int] = {}
@@ -94,9 +95,9 @@ def pipe_waits(inst: Instance, plan: Plan, ev: Evaluation, pipe: str, depth: int
         for u in g.preds[v]:
             if end[u] == start[v]:
                 return u, kinds.get((u, v), "dag")
-        u = prev_on_pipe.get(v)
-        if u is not None and end[u] == start[v]:
-            return u, "pipe"
+        q = prev_on_pipe.get(v)
+        if q is not None and end[q] == start[v]:
+            return q, "pipe"
         return None
 
     def link(v: int) -> tuple[int, str] | None:
@@ -136,7 +137,7 @@ def pipe_waits(inst: Instance, plan: Plan, ev: Evaluation, pipe: str, depth: int
             gaps[key] += 1
         free = end[v]
     waits = tuple(Wait(k, c, gaps[k]) for k, c in sorted(cycles.items(), key=lambda kv: (-kv[1], kv[0])))
-    return PipeWaits(pipe, load, sum(cycles.values()), int(ev.makespan) - free, waits)
+    return PipeWaits(pipe, load, sum(cycles.values()), timing.makespan - free, waits)
 
 
 def format_waits(w: PipeWaits, top: int = 3) -> list[str]:
@@ -147,7 +148,8 @@ def format_waits(w: PipeWaits, top: int = 3) -> list[str]:
     return lines
 
 
-def _graph(ev: Evaluation):
-    if not ev.valid or ev.graph is None or ev.start is None or ev.end is None:
+def _timing(ev: Evaluation) -> Timing:
+    timing = ev.timing()
+    if not ev.valid or timing is None:
         raise ValueError("waits need a valid plan's timing (evaluate it without dropping detail)")
-    return ev.graph
+    return timing

@@ -1,4 +1,4 @@
-"""Baselines of issue 8: every method returns a plan the evaluator accepts, and the
+"""Baselines: every method returns a plan the evaluator accepts, and the
 building blocks (HMCOS hierarchy, MAGIS swaps and hoisting, greedy by size, COSMA
 fallback) behave as documented."""
 

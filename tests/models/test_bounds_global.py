@@ -1,4 +1,4 @@
-"""Bounds over all orders (issue 16): every bound must stay at or below the exact optimum.
+"""Bounds over all orders: every bound must stay at or below the exact optimum.
 
 - the product-pattern theorem against the exact grid relaxation, and the grid relaxation
   against a brute force over every cell sequence;

@@ -1,4 +1,4 @@
-"""Deep graphs (issue 17): the first-free bound stays within its member budget, and
+"""Deep graphs: the first-free bound stays within its member budget, and
 what it falls back to is still a valid bound."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""The exact joint model (order + residency + offsets + spills, issue 7): a tiny
+"""The exact joint model (order + residency + offsets + spills): a tiny
 instance that needs exactly one spill, brute force over every order, the
 fixed-order model and the pipeline as upper bounds, and determinism."""
 

@@ -1,4 +1,4 @@
-"""The exact order window (issue 15, item 1): the joint model on a window of a plan with
+"""The exact order window: the joint model on a window of a plan with
 its boundary fixed (:mod:`dansched.models.order_window`)."""
 
 from __future__ import annotations

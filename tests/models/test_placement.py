@@ -1,4 +1,4 @@
-"""CP-SAT fixed-order placement model and the audit's bounds (issue 7)."""
+"""CP-SAT fixed-order placement model and the audit's bounds."""
 
 from __future__ import annotations
 

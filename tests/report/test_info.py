@@ -1,4 +1,4 @@
-"""Instance statistics: ``dansched info`` (issue 6; the seed paper's Figures 5 and 6)."""
+"""Instance statistics: ``dansched info`` (the seed paper's Figures 5 and 6)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Schedule trace (Trace Event Format JSON), task statistics and plan pictures (issue 6)."""
+"""Schedule trace (Trace Event Format JSON), task statistics and plan pictures."""
 
 from __future__ import annotations
 
@@ -113,7 +113,7 @@ def assert_statistics_add_up(cycles: dict[str, int]) -> None:
     assert 0 <= cycles["dma_without_overlaps"] <= cycles["dma_duration"]
 
 
-# ---- the Exp example (SPEC section 6) ---------------------------------------------------
+# ---- the Exp example (docs/rules.md, section 9) -----------------------------------------------
 
 
 def test_exp_trace_has_three_pipe_events_with_exact_times(exp_path, tmp_path):

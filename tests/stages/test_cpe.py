@@ -103,16 +103,16 @@ def test_critical_chain_ends_at_makespan():
 def test_recency_rule_prefers_the_buffer_idle_longest_among_equal_scores():
     """RecencyAware: with equal cost-aware scores the buffer used longest ago is evicted;
     a much better score still wins over recency once both are outside the window."""
-    from dansched.stages.dlr.victim import RecencyAware, victim_rule
+    from dansched.stages.dlr.victim import RecencyAware, VictimFacts, victim_rule
 
     rule = victim_rule("recency-8")
     assert isinstance(rule, RecencyAware) and rule.window == 8
     need = {0: 50, 1: 50}.__getitem__
     sizes, traffic, cycles = [10, 10], [20, 20], [100, 100]
-    assert rule([0, 1], need, [39, 20], sizes, traffic, cycles, 40) == 1  # 0 was used just now
-    assert rule([0, 1], need, [20, 39], sizes, traffic, cycles, 40) == 0
+    assert rule.pick([0, 1], VictimFacts(need, [39, 20], sizes, traffic, cycles), 40) == 1  # 0 was used just now
+    assert rule.pick([0, 1], VictimFacts(need, [20, 39], sizes, traffic, cycles), 40) == 0
     far = {0: 1000, 1: 50}.__getitem__  # buffer 0 is needed much later: better score
-    assert rule([0, 1], far, [20, 25], sizes, traffic, cycles, 40) == 0
+    assert rule.pick([0, 1], VictimFacts(far, [20, 25], sizes, traffic, cycles), 40) == 0
     with pytest.raises(ValueError, match="unknown victim rule"):
         victim_rule("recency-x")
 

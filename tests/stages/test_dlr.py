@@ -18,11 +18,12 @@ from dansched.params import DlrParams
 from dansched.simulate import evaluate
 from dansched.stages.dlr.freelist import FreeList, best_fit
 from dansched.stages.dlr.packing import pack_segments
+from dansched.stages.dlr.placements import PLACEMENTS, scan_variant
 from dansched.stages.dlr.reorder import is_topological, tighten_lifetimes
 from dansched.stages.dlr.reuse import reuse_order
 from dansched.stages.dlr.scan import Segment, linear_scan
 from dansched.stages.dlr.spillplan import cpsat_pack, planned_spills
-from dansched.stages.dlr.stage import PLACEMENTS, dlr_plan, scan_variant
+from dansched.stages.dlr.stage import dlr_plan
 from dansched.stages.dlr.victim import score, spill_cycles, spill_traffic
 from dansched.stages.mpas import mpas_order
 
@@ -181,7 +182,7 @@ def test_dlr_plans_of_generated_graphs_are_valid(family, scale, seed, tight, tmp
     try:
         inst = instance_from_records(f"{family}{scale}", nodes, edges, hw)
     except InstanceError:
-        pytest.skip("an operation's working set does not fit the tighter tiers (SPEC section 1)")
+        pytest.skip("an operation's working set does not fit the tighter tiers (docs/rules.md, section 1.2)")
     for victim in ("cost", "lru"):
         res = dlr_plan(inst, list(range(inst.n)), victim=victim)
         ev = _plan_is_valid(inst, res.plan)

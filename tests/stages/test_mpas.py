@@ -208,7 +208,7 @@ def test_lifetime_cycle_has_no_legal_order():
 
 
 # ---------------------------------------------------------------------------------
-# official cases (targets of issue 3)
+# official cases (their targets)
 # ---------------------------------------------------------------------------------
 
 TARGETS = {

@@ -1,4 +1,4 @@
-"""Stage 2's order search (issue 15): the exact joint model on small graphs, the wave /
+"""Stage 2's order search: the exact joint model on small graphs, the wave /
 sweep search on blocked reductions, and their hook into the pipeline."""
 
 from __future__ import annotations

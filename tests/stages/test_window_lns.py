@@ -1,4 +1,4 @@
-"""The order-window search for problem 2 (issue 15, item 1): :mod:`dansched.stages.dlr.window_lns`
+"""The order-window search for problem 2: :mod:`dansched.stages.dlr.window_lns`
 and its hook in the Stage-2 order search."""
 
 from __future__ import annotations

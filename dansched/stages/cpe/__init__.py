@@ -7,7 +7,10 @@ that never changes memory behaviour.
 - :mod:`.skeleton` -- the memory skeleton R(sigma2, G2) (Eq. 14) and the critical chain;
 - :mod:`.list_schedule` -- non-delay list scheduling inside a skeleton;
 - :mod:`.resequence`, :mod:`.relayout` -- the timing-aware Stage-2 rounds;
-- :mod:`.exact_window` -- the CP-SAT window polish (``--exact-window``).
+- :mod:`.window_driver` -- the one driver that slides exact CP-SAT windows along the critical chain;
+- :mod:`.exact_window` -- the fixed-memory windows (``--exact-window``);
+- :mod:`.memory_windows` -- the memory-aware windows (``--exact-window-mode memory``);
+- :mod:`.timed_memory` -- the time-driven Stage-2 producer of problem 3.
 """
 
 from .refine import CPEResult, cpe_refine

@@ -1,8 +1,9 @@
 """Stage 3, memory-aware exact windows (``--exact-window W --exact-window-mode memory``).
 
 Slides the CP-SAT window of :mod:`dansched.models.memory_window` along the
-critical chain (Eq. 34) of the current plan. Unlike the fixed-memory windows of
-:mod:`dansched.models.timing_window`, memory events inside a window may move, so
+critical chain (Eq. 34) of the current plan, with the driver the fixed-memory
+windows use too (:mod:`dansched.stages.cpe.window_driver`). Unlike the fixed-memory
+windows of :mod:`dansched.models.timing_window`, memory events inside a window may move, so
 segments sharing addresses may swap and the address-reuse edges change; offsets,
 spills and traffic stay. Every candidate is judged by the shared evaluator and
 kept only when it is valid, strictly faster (Eq. 36), with the same traffic and
@@ -15,22 +16,18 @@ the wall clock is only a safety net.
 
 from __future__ import annotations
 
-import time
 from dataclasses import dataclass
 from typing import Any
 
-from ...graph import bottom_level
 from ...instance import Instance
-from ...models.memory_window import memory_layout, solve_memory_window
+from ...models.memory_window import MemoryLayout, memory_layout, memory_window_context, solve_memory_window
 from ...plan import Plan
 from ...simulate import Evaluation, evaluate
-from .exact_window import window_bounds
 from .refine import CPEResult, cpe_refine
 from .skeleton import Skeleton, critical_chain
+from .window_driver import slide_windows
 
-__all__ = ["EXACT_WINDOW_MODES", "MemoryWindowParams", "memory_exact_windows", "memory_window_polish"]
-
-EXACT_WINDOW_MODES = ("fixed", "memory")
+__all__ = ["MemoryWindowParams", "memory_exact_windows", "memory_window_polish"]
 
 
 @dataclass(frozen=True)
@@ -55,21 +52,39 @@ def _acceptable(cand: Evaluation, ev: Evaluation) -> bool:
     """Valid, strictly faster, same traffic and spill count. The physical peak may move
     (segments coexist differently; offsets and capacities are unchanged, and problem 3
     bounds traffic, not peak)."""
-    return (
-        cand.valid
-        and cand.makespan < ev.makespan
-        and cand.extra_traffic == ev.extra_traffic
-        and cand.spill_count == ev.spill_count
-    )
+    if not cand.valid:
+        return False
+    new, old = cand.metrics(), ev.metrics()
+    return new.makespan < old.makespan and (new.extra_traffic, new.spill_count) == (old.extra_traffic, old.spill_count)
 
 
 def _rejection(cand: Evaluation, ev: Evaluation) -> str:
     """Why the evaluator's verdict ``cand`` was not kept (a stats key)."""
     if not cand.valid:
         return "REJECTED_INVALID"
-    if cand.makespan >= ev.makespan:
+    if cand.metrics().makespan >= ev.metrics().makespan:
         return "REJECTED_NOT_FASTER"
     return "REJECTED_TRAFFIC"
+
+
+class _MemoryRound:
+    """One round of memory-aware windows on ``plan`` (a :class:`~.window_driver.WindowRound`)."""
+
+    def __init__(
+        self, inst: Instance, layout: MemoryLayout, plan: Plan, ev: Evaluation, seed: int, params: MemoryWindowParams
+    ) -> None:
+        assert ev.graph is not None and ev.start is not None and ev.end is not None
+        g = ev.graph
+        self.seed, self.params = seed, params
+        self.order = list(plan.order)
+        self.pipe = g.pipe
+        self.chain = critical_chain(Skeleton(g, [], ()), self.order, ev.start, ev.end)  # uses the timing graph only
+        self.ctx = memory_window_context(inst, layout, g, self.order, ev.start, ev.end)
+
+    def solve(self, lo: int, hi: int, wall_time: float) -> tuple[list[int] | None, dict[str, Any]]:
+        return solve_memory_window(
+            self.ctx, lo, hi, deterministic_time=self.params.deterministic_time, wall_time=wall_time, seed=self.seed
+        )
 
 
 def memory_exact_windows(
@@ -86,77 +101,37 @@ def memory_exact_windows(
     memory-aware windows of ``width`` operation nodes. Returns (plan, evaluation, stats);
     the plan is ``plan`` itself when no window helped."""
     assert ev.valid and ev.graph is not None and ev.start is not None and ev.end is not None
-    t0 = time.monotonic()
-    lay = memory_layout(inst, plan)
-    max_windows = max(1, int(params.windows_per_second * time_limit))
-    solved = improved = evaluated = 0
-    statuses: dict[str, int] = {}
-    done_centers: set[int] = set()
+    layout = memory_layout(inst, plan)
     first = ev.makespan
-    while solved < max_windows and time.monotonic() - t0 < time_limit:
-        g = ev.graph
-        order = list(plan.order)
-        pos = [0] * g.n
-        for i, v in enumerate(order):
-            pos[v] = i
-        chain = critical_chain(Skeleton(g, [], ()), order, ev.start, ev.end)  # uses the timing graph only
-        centers = [pos[v] for v in chain if g.pipe[v] >= 0 and pos[v] not in done_centers]
-        if not centers:
-            break
-        rest = [t - c for t, c in zip(bottom_level(g.preds, g.cycles, order), g.cycles)]
-        reuse = set(g.reuse_edges)
-        succs = g.succs()
-        progressed = False
-        for c in centers:
-            if solved >= max_windows or time.monotonic() - t0 >= time_limit:
-                break
-            lo, hi = window_bounds(order, g.pipe, c, width)
-            done_centers.update(range(lo, hi))
-            seq, st = solve_memory_window(
-                inst,
-                g,
-                lay,
-                order,
-                pos,
-                lo,
-                hi,
-                ev.start,
-                ev.end,
-                rest,
-                reuse,
-                succs,
-                deterministic_time=params.deterministic_time,
-                wall_time=time_limit - (time.monotonic() - t0),
-                seed=seed,
-            )
-            solved += 1
-            statuses[st["status"]] = statuses.get(st["status"], 0) + 1
-            if seq is None:
-                continue
-            cand_plan = Plan(order=tuple(order[:lo] + seq + order[hi:]), offsets=plan.offsets, spills=plan.spills)
-            cand = evaluate(inst, cand_plan)
-            evaluated += 1
-            if _acceptable(cand, ev):
-                plan, ev = cand_plan, cand
-                improved += 1
-                done_centers.clear()
-                progressed = True
-                break
-            why = _rejection(cand, ev)
-            statuses[why] = statuses.get(why, 0) + 1
-        if not progressed:
-            break
+
+    def judge(cur: tuple[Plan, Evaluation], order: list[int]) -> tuple[tuple[Plan, Evaluation] | None, str | None]:
+        cur_plan, cur_ev = cur
+        cand_plan = Plan(order=tuple(order), offsets=cur_plan.offsets, spills=cur_plan.spills)
+        cand = evaluate(inst, cand_plan)
+        if _acceptable(cand, cur_ev):
+            return (cand_plan, cand), None
+        return None, _rejection(cand, cur_ev)
+
+    run = slide_windows(
+        (plan, ev),
+        width,
+        start_round=lambda cur: _MemoryRound(inst, layout, cur[0], cur[1], seed, params),
+        judge=judge,
+        max_windows=max(1, int(params.windows_per_second * time_limit)),
+        time_limit=time_limit,
+    )
+    plan, ev = run.state
     stats = {
         "mode": "memory",
         "width": width,
-        "windows": solved,
-        "evaluated": evaluated,
-        "improved": improved,
-        "statuses": statuses,
+        "windows": run.windows,
+        "evaluated": run.judged,
+        "improved": run.improved,
+        "statuses": run.statuses,
         "makespan_before": first,
         "makespan_after": ev.makespan,
         # True when the wall-clock safety net, not the window count, ended the search
-        "stopped_by_clock": time.monotonic() - t0 >= time_limit,
+        "stopped_by_clock": run.stopped_by_clock,
     }
     return plan, ev, stats
 
@@ -176,7 +151,7 @@ def memory_window_polish(
     ``info["exact_windows_memory"]`` holding the window statistics."""
     plan, ev, stats = memory_exact_windows(inst, s3.plan, ev3, width, time_limit=time_limit, seed=seed, params=params)
     info = dict(s3.info, exact_windows_memory=stats)
-    if ev.makespan >= ev3.makespan:
+    if ev.metrics().makespan >= ev3.metrics().makespan:
         return CPEResult(s3.plan, info), ev3
     again = cpe_refine(inst, plan, ev)
     ev_again = evaluate(inst, again.plan)

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from functools import cached_property
 
 from ...instance import KIND_OP, Instance
-from ...simulate import AugmentedGraph
+from ...simulate import AugmentedGraph, spill_of_node
 
 __all__ = ["Skeleton", "memory_skeleton", "is_refinement", "critical_chain"]
 
@@ -51,7 +51,7 @@ class Skeleton:
 def _event_buffer(inst: Instance, graph: AugmentedGraph, v: int) -> int:
     if v < inst.n:
         return int(inst.node_buf[v])
-    return graph.spill_buf[(v - inst.n) // 2]
+    return graph.spill_buf[spill_of_node(inst.n, v)[0]]
 
 
 def memory_skeleton(inst: Instance, order: Sequence[int], graph: AugmentedGraph, chain: bool = True) -> Skeleton:

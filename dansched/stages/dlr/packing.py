@@ -91,13 +91,14 @@ def pack_segments(segs: Sequence[Segment], capacity: Mapping[int, int]) -> tuple
     overflow: dict[int, int] = {}
     for t, members in sorted(by_tier.items()):
         sub = [segs[i] for i in members]
-        best = None
+        best: tuple[list[int], int] | None = None
         for order in ("size", "start"):
             offs, top = pack_tier(sub, capacity[t], order)
             if best is None or top < best[1]:
                 best = (offs, top)
             if top <= capacity[t]:
                 break
+        assert best is not None  # two packings were tried
         offs, top = best
         if top > capacity[t]:
             overflow[t] = top - capacity[t]

@@ -10,43 +10,17 @@ Traffic-oriented orders (reuse-aware list schedules) live in
 
 from __future__ import annotations
 
-import weakref
 from collections.abc import Sequence
 
+from ...graph import lifetime_graph
 from ...instance import KIND_ALLOC, KIND_FREE, KIND_OP, Instance
 
-__all__ = ["tighten_lifetimes", "is_topological", "lifetime_graph"]
-
-_GRAPHS: weakref.WeakKeyDictionary[Instance, tuple[list[list[int]], list[list[int]]]] = weakref.WeakKeyDictionary()
-
-
-def lifetime_graph(inst: Instance) -> tuple[list[list[int]], list[list[int]]]:
-    """Predecessor and successor lists of the instance's edges plus the edges buffer
-    lifetimes imply (ALLOC before every user, every user before the FREE, ALLOC before
-    FREE), which a contest graph does not always state. Cached per instance."""
-    got = _GRAPHS.get(inst)
-    if got is not None:
-        return got
-    L = inst.lists()
-    pred = [set(p) for p in L.pred]
-    for b in range(inst.num_buffers):
-        a, f = int(inst.buf_alloc[b]), int(inst.buf_free[b])
-        pred[f].add(a)
-        for u in L.users[b]:
-            pred[u].add(a)
-            pred[f].add(u)
-    preds = [sorted(p) for p in pred]
-    succs: list[list[int]] = [[] for _ in range(inst.n)]
-    for v, ps in enumerate(preds):
-        for u in ps:
-            succs[u].append(v)
-    _GRAPHS[inst] = (preds, succs)
-    return preds, succs
+__all__ = ["tighten_lifetimes", "is_topological"]
 
 
 def is_topological(inst: Instance, order: Sequence[int]) -> bool:
     """``order`` is a permutation of the instance's nodes that respects every edge and
-    every buffer lifetime (:func:`lifetime_graph`)."""
+    every buffer lifetime (:func:`~dansched.graph.lifetime_graph`)."""
     if len(order) != inst.n:
         return False
     pos = [-1] * inst.n

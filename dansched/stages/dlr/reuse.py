@@ -35,8 +35,8 @@ import heapq
 from collections.abc import Sequence
 
 from ...errors import ReuseBudgetExceeded
+from ...graph import lifetime_graph
 from ...instance import KIND_ALLOC, KIND_FREE, KIND_OP, Instance
-from .reorder import lifetime_graph
 
 __all__ = ["lower_tier_tasks", "lazy_loads", "reuse_order"]
 

@@ -7,8 +7,8 @@ was spilled gets it back by a SPILL_IN right before it runs (as late as its user
 allows); when nothing fits, victims of the same tier only (Eq. 25) leave by a
 SPILL_OUT emitted right then (when space is needed): by eager flush in the L0 tiers
 (Eq. 26) and by the chosen rule in L1/UB (Eqs. 27-31, or LRU). A FREE returns its
-segment and merges it with its neighbours. Spill nodes get the ids SPEC section 5
-gives them (spill ``k``: ``N+2(k-1)``, ``N+2(k-1)+1``); the spill and reuse edges
+segment and merges it with its neighbours. Spill nodes get the ids of
+docs/rules.md, section 5.1 (:func:`~dansched.simulate.spill_node_ids`); the spill and reuse edges
 follow from where they sit, as the evaluator derives them.
 
 Two placement modes:
@@ -30,19 +30,9 @@ from dataclasses import dataclass, field
 from ...errors import PlacementFailed
 from ...graph import needs_positions
 from ...instance import KIND_ALLOC, KIND_OP, Instance
+from ...simulate import spill_node_ids
 from .freelist import FreeList
-from .victim import (
-    EPS,
-    INF,
-    LAMBDA_BYTE,
-    LAMBDA_CYC,
-    RULES,
-    RecencyAware,
-    reuse_distance,
-    spill_cycles,
-    spill_traffic,
-    victim_rule,
-)
+from .victim import INF, RULES, VictimFacts, VictimRule, spill_cycles, spill_traffic, victim_rule
 
 __all__ = ["Segment", "ScanResult", "linear_scan"]
 
@@ -82,10 +72,10 @@ class ScanResult:
 class _Units:
     """Free-unit counter for the ``"units"`` mode (no addresses)."""
 
-    __slots__ = ("free_units",)
+    __slots__ = ("capacity", "free_units")
 
     def __init__(self, capacity: int) -> None:
-        self.free_units = int(capacity)
+        self.capacity = self.free_units = int(capacity)
 
     def best_fit(self, size: int) -> int | None:
         return 0 if size <= self.free_units else None
@@ -121,7 +111,7 @@ class _NextNeed:
 def linear_scan(
     inst: Instance,
     order: Sequence[int],
-    rule: str = "cost",
+    rule: str | VictimRule = "cost",
     mode: str = "bestfit",
     evict: str = "greedy",
     capacity: Mapping[int, int] | None = None,
@@ -129,7 +119,8 @@ def linear_scan(
 ) -> ScanResult:
     """Algorithm 2 along ``order`` (original node ids, a topological order).
 
-    ``rule`` is the L1/UB victim rule (a name :func:`dansched.stages.dlr.victim.victim_rule` knows);
+    ``rule`` is the L1/UB victim rule (a name :func:`dansched.stages.dlr.victim.victim_rule` knows,
+    or any :class:`~dansched.stages.dlr.victim.VictimRule`);
     the L0 tiers always use eager flush. ``capacity`` overrides tier capacities
     (by tier index) in ``"units"`` mode. Raises :class:`PlacementFailed` when a
     buffer cannot be placed at all. ``planned`` maps a position to buffers to spill right
@@ -154,6 +145,7 @@ class _Scan:
         self.traffic_of = [spill_traffic(s, bk) for s, bk in zip(self.sizes, backed)]
         self.cycles_of = [spill_cycles(s, bk, a, beta) for s, bk in zip(self.sizes, backed)]
         caps = [hw.capacity[t] for t in hw.tiers]
+        self.alloc: list[_Units] | list[FreeList]
         if mode == "units":
             for t, c in (capacity or {}).items():
                 caps[t] = int(c)
@@ -163,13 +155,14 @@ class _Scan:
         else:
             raise ValueError(f"unknown placement mode {mode!r}")
         l0 = {hw.tier_index(t) for t in hw.single_residency_tiers}
-        upper = victim_rule(rule)
-        self.rule_of = [RULES["eager"] if t in l0 else upper for t in range(len(caps))]
+        upper = victim_rule(rule) if isinstance(rule, str) else rule
+        self.rule_of: list[VictimRule] = [RULES["eager"] if t in l0 else upper for t in range(len(caps))]
         self.next_need = _NextNeed(needs_positions(inst, self.order))
         nb = inst.num_buffers
         self.off = [-1] * nb  # current offset, -1 when not resident
         self.resident: list[dict[int, None]] = [dict() for _ in caps]  # insertion-ordered sets
         self.last_use = [-1] * nb
+        self.facts = VictimFacts(self.next_need, self.last_use, self.sizes, self.traffic_of, self.cycles_of)
         self.seg_start = [-1] * nb
         self.seg_slot = [-1] * nb
         self.pending_spill = [-1] * nb  # spill number awaiting its SPILL_IN
@@ -233,14 +226,14 @@ class _Scan:
         self.res.spill_offset.append(-1)
         self.res.traffic += self.traffic_of[b]
         self.pending_spill[b] = kk
-        self.out.append(self.inst.n + 2 * kk)
+        self.out.append(spill_node_ids(self.inst.n, kk)[0])
         self.end_segment(b)
 
     def ensure_resident(self, need: Sequence[int], k: int) -> None:
         """SPILL_IN every buffer of ``need`` that is not resident (largest first). When a
         tier is so fragmented that only buffers of ``need`` stand in the way, the whole
         tier is emptied and ``need``'s buffers of that tier come back packed from
-        address 0 (they fit: SPEC section 1 rejects an operation whose buffers do not)."""
+        address 0 (they fit: docs/rules.md, section 1.2, rejects an operation whose buffers do not)."""
         missing = sorted((b for b in need if self.off[b] < 0), key=lambda b: (-self.sizes[b], b))
         cleared: set[int] = set()
         while missing:
@@ -263,7 +256,7 @@ class _Scan:
                 raise PlacementFailed(f"buffer {int(self.inst.buf_id[b])} is used before its ALLOC")
             self.pending_spill[b] = -1
             self.res.spill_offset[kk] = off
-            self.start_segment(b, off, kk, self.inst.n + 2 * kk + 1, k)
+            self.start_segment(b, off, kk, spill_node_ids(self.inst.n, kk)[1], k)
 
     # ---- placement and eviction ---------------------------------------------------------
     def place(self, b: int, pinned: Sequence[int], k: int) -> int | None:
@@ -284,29 +277,16 @@ class _Scan:
             pool = [c for c in self.resident[t] if c not in pin]
             if not pool:
                 return None
-            self.spill_out(rule(pool, self.next_need, self.last_use, self.sizes, self.traffic_of, self.cycles_of, k))
+            self.spill_out(rule.pick(pool, self.facts, k))
             off = al.best_fit(s)
         return off
 
-    def victim_cost(self, c: int, k: int, t: int) -> float:
-        """What evicting ``c`` costs in the window rule: ``1/score(c,k)`` for the cost rules
-        (Eq. 30 inverted, so costs add up), times the recency penalty for a
-        :class:`~dansched.stages.dlr.victim.RecencyAware` rule, recency for LRU, and for L0 ``1/d``."""
-        rule = self.rule_of[t]
-        dist = reuse_distance(self.next_need(c), k)
-        if rule is RULES["lru"]:
-            return 1.0 / (k - self.last_use[c] + 1)
-        if rule is RULES["eager"]:
-            return 0.0 if dist == INF else 1.0 / dist
-        base = 0.0 if dist == INF else (LAMBDA_BYTE * self.traffic_of[c] + LAMBDA_CYC * self.cycles_of[c] + EPS) / dist
-        if isinstance(rule, RecencyAware):  # EPS: the penalty orders never-needed buffers too
-            return (base + EPS) * rule.penalty(k, self.last_use[c])
-        return base
-
     def evict_window(self, t: int, s: int, pinned: Sequence[int], k: int) -> bool:
         """Evict the cheapest set of resident buffers that frees a contiguous window of
-        ``s`` units in tier ``t`` (ties: fewer units evicted, then the lowest address)."""
+        ``s`` units in tier ``t`` (ties: fewer units evicted, then the lowest address); a
+        window costs the sum of what the tier's rule says each of its victims costs."""
         pin = set(pinned)
+        rule = self.rule_of[t]
         cap = self.alloc[t].capacity
         occupied = sorted((self.off[c], c) for c in self.resident[t])
         starts = sorted({0} | {o for o, _ in occupied} | {o + self.sizes[c] for o, c in occupied})
@@ -325,7 +305,7 @@ class _Scan:
                     ok = False
                     break
                 if c not in cost_cache:
-                    cost_cache[c] = self.victim_cost(c, k, t)
+                    cost_cache[c] = rule.cost(c, self.facts, k)
                 cost += cost_cache[c]
                 units += self.sizes[c]
                 victims.append(c)

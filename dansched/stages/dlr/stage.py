@@ -10,12 +10,14 @@ variants and keeps the best:
   loads and eager stores; the instance's own order, treated the same way; and
   reuse-aware list schedules (:func:`~dansched.stages.dlr.reuse.reuse_order`) chosen
   for traffic rather than peak;
-- *placements*: the paper's online best fit with greedy eviction (Algorithm 2,
+- *placements* (the registry :data:`~dansched.stages.dlr.placements.PLACEMENTS`): the
+  paper's online best fit with greedy eviction (Algorithm 2,
   lines 7-12); best fit with cheapest-window eviction; a lifetime-aware offline
   packing (greedy by size, :mod:`dansched.stages.dlr.packing`) of the segments of a
   unit-counting scan; and the exact spill plan of the order (an integer cover,
   :mod:`dansched.stages.dlr.spillplan`) with its segments packed greedily or by CP-SAT;
-- *victim rules*: with ``victim="cost"`` the paper's score (Eqs. 27-31) and its
+- *victim rules* (the registry :data:`~dansched.stages.dlr.victim.VICTIMS`): with
+  ``victim="cost"`` the paper's score (Eqs. 27-31) and its
   space-time variant; with ``victim="lru"`` the LRU rule of the Table 4 ablation;
   with ``victim="recency-<W>"`` the score with a recency penalty (issue 14).
   The L0 tiers always evict by eager flush (Eq. 26).
@@ -39,12 +41,11 @@ from ...instance import Instance
 from ...params import DlrParams
 from ...plan import Plan, plan_from_indices
 from ...simulate import Evaluation, evaluate
-from .packing import apply_packing, pack_segments
+from .placements import PLACEMENTS, scan_variant
 from .reorder import is_topological, tighten_lifetimes
 from .reuse import reuse_order
-from .scan import ScanResult, linear_scan
-from .spillplan import cpsat_pack, planned_spills
-from .victim import RecencyAware, is_victim_rule
+from .scan import ScanResult
+from .victim import VICTIMS, RecencyAware, is_victim_rule
 
 __all__ = [
     "DlrResult",
@@ -56,8 +57,6 @@ __all__ = [
     "PLACEMENTS",
     "VICTIMS",
 ]
-
-VICTIMS = {"cost": ("cost", "space-time"), "lru": ("lru",)}  # --victim -> the L1/UB rules tried (victim.RULES)
 
 
 @dataclass
@@ -90,86 +89,6 @@ class DlrResult:
     evaluation: Evaluation
     info: dict[str, Any] = field(default_factory=dict)
     variants: list[Variant] = field(default_factory=list)  # every variant scanned, the winner included
-
-
-def _greedy_scan(inst: Instance, order: Sequence[int], rule: str, params: DlrParams) -> ScanResult:
-    """The paper's placement: best fit, evicting greedily at each node."""
-    return linear_scan(inst, order, rule=rule, mode="bestfit", evict="greedy")
-
-
-def _window_scan(inst: Instance, order: Sequence[int], rule: str, params: DlrParams) -> ScanResult:
-    """Best fit, evicting the victims that free a contiguous window."""
-    return linear_scan(inst, order, rule=rule, mode="bestfit", evict="window")
-
-
-def _packed_scan(inst: Instance, order: Sequence[int], rule: str, params: DlrParams) -> ScanResult | None:
-    """Unit-counting scan, then offline packing; a tier that does not pack gets a smaller
-    virtual capacity and the scan runs again (at most ``params.packing_rounds`` times)."""
-    caps = {t: inst.hw.capacity[name] for t, name in enumerate(inst.hw.tiers)}
-    virtual = dict(caps)
-    for _ in range(params.packing_rounds):
-        res = linear_scan(inst, order, rule=rule, mode="units", capacity=virtual)
-        offsets, overflow = pack_segments(res.segments, caps)
-        if not overflow:
-            apply_packing(res, offsets)
-            return res
-        for t, excess in overflow.items():
-            virtual[t] = max(1, virtual[t] - max(excess, caps[t] // 100))
-    return None
-
-
-def _planned_scan(inst: Instance, order: Sequence[int], rule: str, params: DlrParams) -> ScanResult | None:
-    """The exact spill plan of ``order`` (:func:`~dansched.stages.dlr.spillplan.planned_spills`),
-    its segments packed greedily or else by CP-SAT; a tier that still does not pack is
-    planned again one percent smaller (at most ``params.packing_rounds`` times); only up to
-    ``params.spill_plan_max_nodes`` nodes, and not packed when the plan's traffic already
-    passes ``params.traffic_limit``."""
-    if inst.n > params.spill_plan_max_nodes:
-        return None
-    caps = {t: inst.hw.capacity[name] for t, name in enumerate(inst.hw.tiers)}
-    cut: dict[int, int] = {}
-    for _ in range(params.packing_rounds):
-        got = planned_spills(inst, order, params.spill_plan_node_limit, params.spill_plan_time_limit, capacity_cut=cut)
-        if got is None:
-            return None
-        planned = got[0]
-        if params.traffic_limit is not None and got[1] > params.traffic_limit:
-            return None
-        res = linear_scan(inst, order, rule=rule, mode="units", planned=planned)
-        offsets, overflow = pack_segments(res.segments, caps)
-        if overflow:
-            packed = cpsat_pack(res.segments, caps)
-            if packed is not None:
-                offsets, overflow = packed, {}
-        if not overflow:
-            apply_packing(res, offsets)
-            return res
-        for t in overflow:
-            cut[t] = cut.get(t, 0) + max(1, caps[t] // 100)
-    return None
-
-
-Placement = Callable[[Instance, Sequence[int], str, DlrParams], "ScanResult | None"]
-
-PLACEMENTS: dict[str, Placement] = {  # the registry of Stage-2 placements, in the order they are tried
-    "bestfit-greedy": _greedy_scan,
-    "bestfit-window": _window_scan,
-    "lifetime-packing": _packed_scan,
-    "spill-plan": _planned_scan,
-}
-
-
-def scan_variant(
-    inst: Instance, order: Sequence[int], placement: str, rule: str, params: DlrParams = DlrParams()
-) -> ScanResult | None:
-    """Run one placement variant (a key of :data:`PLACEMENTS`) on a (tightened) order;
-    ``None`` if it cannot place."""
-    if placement not in PLACEMENTS:
-        raise ValueError(f"unknown placement {placement!r}")
-    try:
-        return PLACEMENTS[placement](inst, order, rule, params)
-    except PlacementFailed:
-        return None
 
 
 def stage2_orders(

@@ -1,25 +1,33 @@
-"""Victim rules of Stage 2 (paper Eqs. 25-31) and the LRU rule of the Table 4 ablation.
+"""Victim rules of Stage 2 (paper Eqs. 25-31) and the LRU rule of the Table 4 ablation,
+behind one interface (:class:`VictimRule`) and in one registry (:data:`RULES`).
 
 All rules pick from the victim pool ``V_r`` (Eq. 25): buffers resident in the tier
 of the requested buffer, minus the buffers the current event needs. Distances are
 counted in positions of the (original-node) schedule.
 
-- :func:`eager_flush` (L0 tiers): farthest next need first (Eq. 26).
-- :func:`cost_aware` (L1/UB): largest ``score(b,k) = d(b,k) / (lambda_byte*T + lambda_cyc*S + eps)``
+- :class:`EagerFlush` (L0 tiers): farthest next need first (Eq. 26).
+- :class:`CostAware` (L1/UB): largest ``score(b,k) = d(b,k) / (lambda_byte*T + lambda_cyc*S + eps)``
   (Eqs. 27-31), with the reuse distance ``d`` (:func:`reuse_distance`), the spill's
   extra traffic ``T`` (:func:`dansched.simulate.spill_traffic`: ``Size`` for a buffer
   backed by a COPY_IN, ``2*Size`` otherwise) and its cycles ``S`` (:func:`spill_cycles`, Eq. 8).
-- :func:`space_time` (our extension): ``score * Size``, the space-time freed per unit
+- :class:`SpaceTime` (our extension): ``score * Size``, the space-time freed per unit
   of cost, which stops the paper's rule from evicting many small buffers where one
   large buffer would do.
-- :func:`lru`: least recently used first.
-- :class:`RecencyAware` (issue 14, victims chosen with time in mind): the cost-aware
+- :class:`Lru`: least recently used first.
+- :class:`RecencyAware` (victims chosen with time in mind): the cost-aware
   score divided by ``max(1, W / (k - last_use(b) + 1))``, so a buffer used within the
   last ``W`` positions costs more to evict the more recently it was used. Its reload
   then lands on addresses whose last reader finished long ago instead of on those of
   the operation just before; named ``recency-<W>`` (:func:`victim_rule`).
 
 Every rule breaks ties deterministically (then larger size, then lower buffer index).
+
+A rule answers two questions (:class:`VictimRule`): which buffer of a pool to evict
+(``pick``, the greedy eviction of Algorithm 2) and what evicting one buffer costs
+(``cost``, summed over the victims of a window by the window eviction of
+:mod:`dansched.stages.dlr.scan`). A new rule gives both; nothing else in the scan
+knows which rule it runs. :data:`VICTIMS` maps the ``--victim`` choices to the L1/UB
+rules Stage 2 tries for each.
 
 >>> round(score(reuse_distance=10, spill_traffic=128, spill_cycles=406), 4)  # 10 / (128 + 0.01 * 406)
 0.0757
@@ -28,6 +36,8 @@ Every rule breaks ties deterministically (then larger size, then lower buffer in
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
+from typing import Any, Protocol
 
 from ...simulate import spill_traffic
 
@@ -40,13 +50,16 @@ __all__ = [
     "spill_traffic",
     "spill_cycles",
     "score",
-    "eager_flush",
-    "cost_aware",
-    "space_time",
-    "lru",
+    "inverse_score",
+    "VictimFacts",
+    "VictimRule",
+    "EagerFlush",
+    "CostAware",
+    "SpaceTime",
+    "Lru",
     "RecencyAware",
     "RULES",
-    "VictimRule",
+    "VICTIMS",
     "victim_rule",
     "is_victim_rule",
 ]
@@ -55,11 +68,6 @@ INF = float("inf")
 LAMBDA_BYTE = 1.0
 LAMBDA_CYC = 0.01  # cycles matter only as a tie-breaker after traffic (the Problem-2 objective)
 EPS = 1e-9
-
-# A rule: (pool, next_need, last_use, sizes, traffic, cycles, k) -> victim buffer index
-VictimRule = Callable[
-    [Iterable[int], Callable[[int], float], Sequence[int], Sequence[int], Sequence[int], Sequence[int], int], int
-]
 
 
 def reuse_distance(next_need: float, k: int) -> float:
@@ -86,7 +94,46 @@ def score(
     return reuse_distance / (lambda_byte * spill_traffic + lambda_cyc * spill_cycles + EPS)
 
 
-def _argmax(pool: Iterable[int], key: Callable[[int], tuple]) -> int:
+def inverse_score(reuse_distance: float, spill_traffic: float, spill_cycles: float) -> float:
+    """``1/score(b,k)`` (Eq. 30 inverted, so that the costs of several victims add up); 0 for a
+    buffer never needed again.
+
+    >>> inverse_score(10, 128, 406) == (128 + 0.01 * 406 + EPS) / 10
+    True
+    """
+    if reuse_distance == INF:
+        return 0.0
+    return (LAMBDA_BYTE * spill_traffic + LAMBDA_CYC * spill_cycles + EPS) / reuse_distance
+
+
+@dataclass(frozen=True)
+class VictimFacts:
+    """What a victim rule may read about the buffers (lists indexed by buffer): ``next_need``
+    gives ``nu(b,k)`` (Eq. 26) at the current position, ``last_use`` the position of the
+    last ALLOC, use or SPILL_IN (kept up to date by the scan), ``sizes``, and the spill
+    ``traffic`` and ``cycles`` of one spill of each buffer."""
+
+    next_need: Callable[[int], float]
+    last_use: Sequence[int]
+    sizes: Sequence[int]
+    traffic: Sequence[int]
+    cycles: Sequence[int]
+
+
+class VictimRule(Protocol):
+    """A victim rule: ``pick`` chooses the buffer of ``pool`` (never empty) to evict at
+    position ``k``; ``cost`` is what evicting ``b`` there costs, a non-negative number that
+    adds up over the victims of one window (smaller is cheaper)."""
+
+    @property
+    def name(self) -> str: ...
+
+    def pick(self, pool: Iterable[int], facts: VictimFacts, k: int) -> int: ...
+
+    def cost(self, b: int, facts: VictimFacts, k: int) -> float: ...
+
+
+def _argmax(pool: Iterable[int], key: Callable[[int], tuple[Any, ...]]) -> int:
     best = -1
     best_key = None
     for b in pool:
@@ -98,39 +145,67 @@ def _argmax(pool: Iterable[int], key: Callable[[int], tuple]) -> int:
     return best
 
 
-def eager_flush(pool, next_need, last_use, sizes, traffic, cycles, k) -> int:
-    """L0 rule (Eq. 26): the buffer whose next need is farthest (no future need first)."""
-    return _argmax(pool, lambda b: (next_need(b), sizes[b], -b))
+class EagerFlush:
+    """L0 rule (Eq. 26): the buffer whose next need is farthest (no future need first);
+    evicting costs ``1/d(b,k)``."""
+
+    name = "eager"
+
+    def pick(self, pool: Iterable[int], facts: VictimFacts, k: int) -> int:
+        nn, sizes = facts.next_need, facts.sizes
+        return _argmax(pool, lambda b: (nn(b), sizes[b], -b))
+
+    def cost(self, b: int, facts: VictimFacts, k: int) -> float:
+        dist = reuse_distance(facts.next_need(b), k)
+        return 0.0 if dist == INF else 1.0 / dist
 
 
-def cost_aware(pool, next_need, last_use, sizes, traffic, cycles, k) -> int:
-    """L1/UB rule (Eq. 31): ``argmax score(b,k)``."""
-    return _argmax(pool, lambda b: (score(reuse_distance(next_need(b), k), traffic[b], cycles[b]), sizes[b], -b))
+class CostAware:
+    """L1/UB rule (Eq. 31): ``argmax score(b,k)``; evicting costs ``1/score(b,k)``."""
+
+    name = "cost"
+
+    def pick(self, pool: Iterable[int], facts: VictimFacts, k: int) -> int:
+        nn, sizes, traffic, cycles = facts.next_need, facts.sizes, facts.traffic, facts.cycles
+        return _argmax(pool, lambda b: (score(reuse_distance(nn(b), k), traffic[b], cycles[b]), sizes[b], -b))
+
+    def cost(self, b: int, facts: VictimFacts, k: int) -> float:
+        return inverse_score(reuse_distance(facts.next_need(b), k), facts.traffic[b], facts.cycles[b])
 
 
-def space_time(pool, next_need, last_use, sizes, traffic, cycles, k) -> int:
-    """``argmax Size * score(b,k)``: units times positions freed per unit of cost."""
-    return _argmax(
-        pool, lambda b: (sizes[b] * score(reuse_distance(next_need(b), k), traffic[b], cycles[b]), sizes[b], -b)
-    )
+class SpaceTime(CostAware):
+    """``argmax Size * score(b,k)``: units times positions freed per unit of cost. In a
+    window the units freed are those of the window, whoever holds them, so evicting costs
+    ``1/score(b,k)`` as for :class:`CostAware`."""
+
+    name = "space-time"
+
+    def pick(self, pool: Iterable[int], facts: VictimFacts, k: int) -> int:
+        nn, sizes, traffic, cycles = facts.next_need, facts.sizes, facts.traffic, facts.cycles
+        return _argmax(
+            pool, lambda b: (sizes[b] * score(reuse_distance(nn(b), k), traffic[b], cycles[b]), sizes[b], -b)
+        )
 
 
-def lru(pool, next_need, last_use, sizes, traffic, cycles, k) -> int:
-    """Least recently used (ALLOC, use or SPILL_IN) first; the Table 4 baseline."""
-    return _argmax(pool, lambda b: (-last_use[b], sizes[b], -b))
+class Lru:
+    """Least recently used (ALLOC, use or SPILL_IN) first, the Table 4 baseline; evicting
+    costs ``1/(k - last_use(b) + 1)``, more the more recent the use."""
 
+    name = "lru"
 
-RULES: dict[str, VictimRule] = {
-    "eager": eager_flush,
-    "cost": cost_aware,
-    "space-time": space_time,
-    "lru": lru,
-}
+    def pick(self, pool: Iterable[int], facts: VictimFacts, k: int) -> int:
+        last_use, sizes = facts.last_use, facts.sizes
+        return _argmax(pool, lambda b: (-last_use[b], sizes[b], -b))
+
+    def cost(self, b: int, facts: VictimFacts, k: int) -> float:
+        return 1.0 / (k - facts.last_use[b] + 1)
 
 
 class RecencyAware:
     """The cost-aware rule with a recency penalty of window ``window`` positions (module
-    docstring): ``argmax score(b,k) / penalty(b,k)``, ``penalty = max(1, W / (k - last_use(b) + 1))``."""
+    docstring): ``argmax score(b,k) / penalty(b,k)``, ``penalty = max(1, W / (k - last_use(b) + 1))``;
+    evicting costs ``(1/score(b,k) + eps) * penalty(b,k)`` (``eps``: the penalty orders
+    never-needed buffers too)."""
 
     prefix = "recency-"
 
@@ -144,15 +219,26 @@ class RecencyAware:
         """How much more evicting a buffer last used at ``last_use`` costs at position ``k``."""
         return max(1.0, self.window / (k - last_use + 1))
 
-    def __call__(self, pool, next_need, last_use, sizes, traffic, cycles, k) -> int:
+    def pick(self, pool: Iterable[int], facts: VictimFacts, k: int) -> int:
+        nn, last_use, sizes, traffic, cycles = facts.next_need, facts.last_use, facts.sizes, facts.traffic, facts.cycles
         return _argmax(
             pool,
             lambda b: (
-                score(reuse_distance(next_need(b), k), traffic[b], cycles[b]) / self.penalty(k, last_use[b]),
+                score(reuse_distance(nn(b), k), traffic[b], cycles[b]) / self.penalty(k, last_use[b]),
                 sizes[b],
                 -b,
             ),
         )
+
+    def cost(self, b: int, facts: VictimFacts, k: int) -> float:
+        base = inverse_score(reuse_distance(facts.next_need(b), k), facts.traffic[b], facts.cycles[b])
+        return (base + EPS) * self.penalty(k, facts.last_use[b])
+
+
+RULES: dict[str, VictimRule] = {rule.name: rule for rule in (EagerFlush(), CostAware(), SpaceTime(), Lru())}
+
+# the ``--victim`` choices (CLI, SolveOptions.victim) -> the L1/UB rules Stage 2 tries for each
+VICTIMS: dict[str, tuple[str, ...]] = {"cost": ("cost", "space-time"), "lru": ("lru",)}
 
 
 def victim_rule(name: str) -> VictimRule:

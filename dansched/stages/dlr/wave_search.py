@@ -1,4 +1,4 @@
-"""Wave / sweep search for regular graphs (issue 15): blocked reductions such as a
+"""Wave / sweep search for regular graphs: blocked reductions such as a
 tiled matrix product, ordered output tile by output tile.
 
 Structure, read from the graph alone (never from names):
@@ -20,10 +20,10 @@ their tier side by side), their k-loops interleaved (step by step). A *sweep*
 walks the grid in bands of ``h`` rows (or columns), the bands in snake order,
 each band's waves along it; the k-loops may alternate direction. Each sweep is a
 key-operation order, completed into a full order (ancestors on demand, lazy loads
-and ALLOCs, eager FREEs and stores: :func:`~dansched.stages.reorder.tighten_lifetimes`)
+and ALLOCs, eager FREEs and stores: :func:`~dansched.stages.dlr.reorder.tighten_lifetimes`)
 and scored by an exact replay of Stage 2's scan (best fit, the cost rule; when every
 tier holds one buffer size this is farthest-next-use eviction, optimal for the
-order). The best sweeps are then placed by :func:`~dansched.stages.dlr.dlr_plan`
+order). The best sweeps are then placed by :func:`~dansched.stages.dlr.stage.dlr_plan`
 (every placement variant) and judged by the evaluator.
 """
 
@@ -323,7 +323,7 @@ def wave_search(inst: Instance, params: WaveParams = WaveParams(), deadline: flo
             got = dlr_plan(inst, order, search=False)
         except PlacementFailed:
             continue
-        t = int(got.evaluation.extra_traffic)
+        t = got.evaluation.metrics().extra_traffic
         if got.evaluation.valid and (best is None or t < best.traffic):
             best = WaveResult(
                 got.plan,

@@ -1,4 +1,4 @@
-"""Exact windows over the order for problem 2 (issue 15, item 1): a large-neighbourhood
+"""Exact windows over the order for problem 2: a large-neighbourhood
 search that slides :func:`dansched.models.order_window.solve_order_window` over a
 Stage-2 plan.
 
@@ -84,7 +84,8 @@ class LnsResult:
 
 
 def _key(ev: Evaluation) -> tuple[int, int]:
-    return (int(ev.extra_traffic), int(ev.spill_count))
+    m = ev.metrics()
+    return (m.extra_traffic, m.spill_count)
 
 
 def spill_windows(inst: Instance, pp: PointPlan, window: int) -> list[int]:
@@ -183,8 +184,8 @@ def window_lns(
         improved=improved,
         rejected=rejected,
         deterministic_time=round(used, 3),
-        traffic_before=int(evaluation.extra_traffic),
-        traffic=int(best_ev.extra_traffic),
+        traffic_before=evaluation.metrics().extra_traffic,
+        traffic=best_ev.metrics().extra_traffic,
         seconds=round(time.perf_counter() - t0, 3),
     )
     if stop:

@@ -132,9 +132,7 @@ def _pushed(m: OpModel, pos: np.ndarray, seq: np.ndarray, u_pos: int, j: int) ->
     return new, newpos
 
 
-def _group_end(
-    m: OpModel, cur_first: np.ndarray, cur_last: np.ndarray, pos: np.ndarray, seq: np.ndarray, at: int
-) -> int:
+def _group_end(m: OpModel, cur_last: np.ndarray, pos: np.ndarray, seq: np.ndarray, at: int) -> int:
     """Position of the last operation of the L0 group started at ``at``: follow the
     L0 buffers each operation uses to their last closers (a MOVE's L0B -> its
     MATMUL's L0C -> the COPY that drains it)."""
@@ -166,7 +164,7 @@ def _gathered(m: OpModel, prof: _Profile, seq: np.ndarray, b: int, j: int) -> tu
         last = int(cur.last[b])
         if last < t:
             return seq, cur.pos
-        u = _group_end(m, cur.first, cur.last, cur.pos, seq, last)
+        u = _group_end(m, cur.last, cur.pos, seq, last)
         if u - t > MAX_GATHER:
             return None
         seq, pos = _pulled(m, cur.pos, seq, u, t)

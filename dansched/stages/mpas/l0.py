@@ -1,4 +1,4 @@
-"""Deadlock avoidance for the L0 single-residency rule (SPEC section 4).
+"""Deadlock avoidance for the L0 single-residency rule (docs/rules.md, section 8.1).
 
 Each of L0A/L0B/L0C holds at most one live buffer at a time. A greedy that opens
 an L0 buffer too early can paint itself into a corner: on a blocked matmul, a

@@ -1,5 +1,5 @@
 """Orders that keep every buffer's lifetime (ALLOC before each user, each user before
-FREE), for problems 2 and 3, which have no single-residency rule (issue 17).
+FREE), for problems 2 and 3, which have no single-residency rule (docs/rules.md, section 8).
 
 >>> from dansched.instance import instance_from_records
 >>> a = {"Id": 0, "Op": "ALLOC", "BufId": 0, "Size": 8, "Type": "L0A"}

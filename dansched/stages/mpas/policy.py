@@ -18,7 +18,8 @@ __all__ = ["Policy", "Weights", "RankPolicy", "dfs_positions"]
 
 
 class Policy(Protocol):
-    name: str
+    @property
+    def name(self) -> str: ...
 
     def key(self, v: int, net: int, transient: int, h: float, rank: int) -> tuple: ...
 

@@ -1,6 +1,6 @@
 """Stage 1: Memory-Pressure-Aware Topological Scheduling (paper Section 4.2).
 
-:func:`mpas_order` returns a problem-1 order (SPEC section 4): topological, with
+:func:`mpas_order` returns a problem-1 order (docs/rules.md, section 8.1): topological, with
 buffer lifetimes respected and at most one live buffer per L0 tier, aiming at a
 low maxV_stay over L1+UB (Eq. 6). Variants:
 
@@ -60,7 +60,7 @@ from ...simulate import evaluate, max_v_stay
 from .greedy import greedy_order
 from .improve import improve_order
 from .paper import paper_order
-from .policy import RankPolicy, Weights, dfs_positions
+from .policy import Policy, RankPolicy, Weights, dfs_positions
 from .units import build_units
 
 __all__ = ["MpasResult", "VARIANTS", "mpas_order", "restart_policies"]
@@ -86,7 +86,7 @@ def _rank(g: MpasGraph) -> list[int]:
     return rank
 
 
-def restart_policies(g: MpasGraph) -> list[tuple[str, Callable[[], object]]]:
+def restart_policies(g: MpasGraph) -> list[tuple[str, Callable[[], Policy]]]:
     """The fixed list of greedy restarts as ``(name, make_policy)`` pairs (built on
     demand): input order, the weightings of paper Figure 7's study (memory-first
     ``net``; ``net+h`` with the criticality of Eq. 20), and depth-first completion
@@ -99,10 +99,10 @@ def restart_policies(g: MpasGraph) -> list[tuple[str, Callable[[], object]]]:
     def by_h(v: int) -> list[int]:
         return sorted(g.preds[v], key=lambda u: (g.kind[u] == KIND_ALLOC, -g.h[u], u))
 
-    def dfs(name: str, goals: list[int], po) -> tuple[str, Callable[[], object]]:
+    def dfs(name: str, goals: list[int], po) -> tuple[str, Callable[[], Policy]]:
         return name, lambda: RankPolicy(name, dfs_positions(g, goals, po))
 
-    out: list[tuple[str, Callable[[], object]]] = [
+    out: list[tuple[str, Callable[[], Policy]]] = [
         ("input", lambda: RankPolicy("input", tuple(_rank(g)))),
         ("net", lambda: Weights("net", 1.0, 0.0, 0.0)),
     ]

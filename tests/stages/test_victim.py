@@ -1,0 +1,89 @@
+"""Victim rules behind one interface: the window eviction of the scan asks the rule for
+the cost of each victim, so a new rule is priced by itself (checked by hand on a tier
+with three equal buffers), and every rule of the registry answers both questions."""
+
+from __future__ import annotations
+
+import pytest
+from helpers import alloc, free, hw_file, op
+
+from dansched.hardware import load_hardware
+from dansched.instance import instance_from_records
+from dansched.plan import plan_from_indices
+from dansched.simulate import evaluate
+from dansched.stages.dlr.scan import linear_scan
+from dansched.stages.dlr.victim import RULES, VICTIMS, VictimFacts, VictimRule, victim_rule
+
+
+class PriceList:
+    """A toy rule: each buffer has a fixed price; the cheapest is evicted."""
+
+    name = "price-list"
+
+    def __init__(self, price: dict[int, float]) -> None:
+        self.price = price
+
+    def pick(self, pool, facts: VictimFacts, k: int) -> int:
+        return min(pool, key=lambda b: (self.price[b], b))
+
+    def cost(self, b: int, facts: VictimFacts, k: int) -> float:
+        return self.price[b]
+
+
+def _three_full(tmp_path):
+    """UB holds 30 units: a, b, c (10 each, BufIds 0, 1, 2) fill it when d (BufId 3) arrives
+    at position 4; b is needed next (position 7), then c (8), then a (9)."""
+    nodes = [
+        alloc(0, 0, 10),
+        alloc(1, 1, 10),
+        alloc(2, 2, 10),
+        op(3, "ADD", "VECTOR", 5, [0, 1, 2]),
+        alloc(4, 3, 10),
+        op(5, "ADD", "VECTOR", 5, [3]),
+        free(6, 3, 10),
+        op(7, "ADD", "VECTOR", 5, [1]),
+        op(8, "ADD", "VECTOR", 5, [2]),
+        op(9, "ADD", "VECTOR", 5, [0]),
+        free(10, 0, 10),
+        free(11, 1, 10),
+        free(12, 2, 10),
+    ]
+    edges = [[0, 3], [1, 3], [2, 3], [3, 5], [4, 5], [5, 6], [6, 7], [7, 8], [8, 9], [9, 10], [7, 11], [8, 12]]
+    return instance_from_records("three_full", nodes, edges, load_hardware(hw_file(tmp_path, UB=30)))
+
+
+def _window_victim(inst, rule: str | VictimRule) -> int:
+    """The BufId the window eviction spills, after checking the plan with the evaluator."""
+    res = linear_scan(inst, list(range(inst.n)), rule=rule, mode="bestfit", evict="window")
+    plan = plan_from_indices(inst, res.sequence, res.offsets, res.spills())
+    ev = evaluate(inst, plan)
+    assert ev.valid, [e.message for e in ev.errors[:3]]
+    assert ev.spill_count == 1 and ev.extra_traffic == 20  # one unbacked spill of 10 units
+    return plan.spills[0][0]
+
+
+def test_window_eviction_asks_a_new_rule_for_its_cost(tmp_path):
+    inst = _three_full(tmp_path)
+    # by hand: each window of 10 units holds one buffer, the window costs that buffer's price
+    assert _window_victim(inst, PriceList({0: 3.0, 1: 1.0, 2: 2.0})) == 1
+    assert _window_victim(inst, PriceList({0: 2.0, 1: 3.0, 2: 1.0})) == 2
+    # the cost-aware rule prices 1/score: a (needed last, distance 5) is the cheapest
+    assert _window_victim(inst, "cost") == 0
+
+
+def test_every_registered_rule_picks_and_prices():
+    """Each rule of the registry is a VictimRule; on two buffers that differ only in their
+    next need (positions 12 and 20 at k = 10) every rule but LRU evicts the later one
+    and prices it lower; LRU evicts the least recently used (last use 2 before 5)."""
+    need = {0: 12.0, 1: 20.0}.__getitem__
+    facts = VictimFacts(need, [5, 2], [8, 8], [16, 16], [182, 182])
+    rules = [*RULES.values(), victim_rule("recency-4")]
+    assert {r.name for r in rules} == {"eager", "cost", "space-time", "lru", "recency-4"}
+    for rule in rules:
+        if rule.name == "lru":
+            assert rule.pick([0, 1], facts, 10) == 1
+            assert rule.cost(1, facts, 10) == pytest.approx(1 / 9) and rule.cost(0, facts, 10) == pytest.approx(1 / 6)
+        else:
+            assert rule.pick([0, 1], facts, 10) == 1, rule.name
+            assert rule.cost(1, facts, 10) < rule.cost(0, facts, 10), rule.name
+    assert all(name in RULES for names in VICTIMS.values() for name in names)
