@@ -124,7 +124,7 @@ def _spill_cost(value: Any, what: str) -> int:
             f"hardware: {what} is {value}, too large: spill costs must stay below 2**60 = {SUPPORTED_LIMIT} "
             "(docs/rules.md, Supported ranges)"
         )
-    return value
+    return int(value)
 
 
 def _names(value: Any, what: str) -> tuple[str, ...]:

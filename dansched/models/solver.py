@@ -19,7 +19,7 @@ def deterministic_solver(seed: int, deterministic_time: float, time_limit: float
     return solver
 
 
-def stopped_by_clock(solver: cp_model.CpSolver, status: int) -> bool:
+def stopped_by_clock(solver: cp_model.CpSolver, status: cp_model.CpSolverStatus | int) -> bool:
     """Whether the wall-clock safety net, not the deterministic budget, ended a solve that
     had not finished (then its result may depend on the machine's load)."""
     if status in (cp_model.OPTIMAL, cp_model.INFEASIBLE, cp_model.MODEL_INVALID):

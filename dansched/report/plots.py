@@ -35,6 +35,7 @@ import io
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -153,7 +154,8 @@ def _gantt_legend(ax, zero_cycle: bool) -> None:
     from matplotlib.lines import Line2D
     from matplotlib.patches import Patch
 
-    handles = [Patch(color=c, label=k) for k, c in CLASS_COLOURS.items()] + [Patch(color=SPILL_COLOUR, label="spill")]
+    handles: list[Any] = [Patch(color=c, label=k) for k, c in CLASS_COLOURS.items()]
+    handles.append(Patch(color=SPILL_COLOUR, label="spill"))
     if zero_cycle:
         handles.append(Line2D([], [], color=SPILL_COLOUR, marker="|", linestyle="", label="zero-cycle task"))
     ax.legend(handles=handles, loc="upper right", fontsize=8, framealpha=0.8)

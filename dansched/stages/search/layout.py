@@ -77,10 +77,10 @@ class Layout:
         if all(old == new for old, new in renumber.items()):
             return plan_from_indices(inst, self.order, self.first, zip(self.spill_buf, self.spill_off))
         order = [v if v < n else n + 2 * renumber[(v - n) // 2] + (v - n) % 2 for v in self.order]
-        spills = [None] * len(outs)
+        spills: list[tuple[int, int]] = [(0, 0)] * len(outs)
         for old, new in renumber.items():
             spills[new] = (self.spill_buf[old], self.spill_off[old])
-        return plan_from_indices(inst, order, self.first, spills)  # type: ignore[arg-type]
+        return plan_from_indices(inst, order, self.first, spills)
 
     def segments(self, inst: Instance) -> list[Segment]:
         """Every residency segment, in the order their starting events run."""

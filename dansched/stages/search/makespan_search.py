@@ -106,6 +106,7 @@ class SearchResult:
 def _critical(state: PlanState) -> list[int]:
     ev = state.evaluation
     assert ev is not None and ev.graph is not None and state.plan is not None
+    assert ev.start is not None and ev.end is not None
     return critical_chain(Skeleton(ev.graph, [], ()), state.plan.order, ev.start, ev.end)  # the timing graph only
 
 
@@ -125,11 +126,12 @@ def critical_reload(state: PlanState, rng: np.random.Generator, inst: Instance, 
 def critical_reuse(state: PlanState, rng: np.random.Generator, inst: Instance, **_: Any) -> PlanState:
     """Focus: a segment start on the critical chain bound by an address-reuse edge."""
     ev = state.evaluation
-    assert ev is not None and ev.graph is not None
+    assert ev is not None and ev.graph is not None and ev.start is not None and ev.end is not None
+    start, end = ev.start, ev.end
     reuse: dict[int, list[int]] = {}
     for u, w in ev.graph.reuse_edges:
         reuse.setdefault(w, []).append(u)
-    starts = [v for v in _critical(state) if any(ev.end[u] == ev.start[v] for u in reuse.get(v, ()))]
+    starts = [v for v in _critical(state) if any(end[u] == start[v] for u in reuse.get(v, ()))]
     if not starts:
         return _with_focus(state, None)
     return _with_focus(state, ("segment", starts[int(rng.integers(len(starts)))]))
@@ -166,6 +168,7 @@ def _judge(inst: Instance, layout: Layout | None, allowance: int, move: str) -> 
         ev2 = evaluate(inst, faster)
         if ev2.valid and ev2.makespan is not None and ev2.makespan < ev.makespan:
             plan, ev = faster, ev2
+    assert ev.graph is not None
     return PlanState(plan, ev, Layout.of(inst, plan, ev.graph), move=move)
 
 

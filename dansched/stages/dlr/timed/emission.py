@@ -124,7 +124,9 @@ class Emission:
         cycles = 0 if bufs.backed[b] else bufs.transfer_cycles[b]
         e = self._append(self.engines.n + 2 * k, res.use_end[b], self.out_pipe, cycles)
         res.use_end[b] = max(res.use_end[b], e)
-        self.tiers[bufs.tier[b]].remove(res.where[b], e)
+        at = res.where[b]
+        assert at is not None, "a spilled buffer is resident"
+        self.tiers[bufs.tier[b]].remove(at, e)
         res.where[b] = None
         res.pending_in[b] = k
 
@@ -152,7 +154,9 @@ class Emission:
         res = self.res
         e = self._append(f, res.in_end[b], NO_PIPE, 0)
         self.emitted[f] = True
-        self.tiers[self.buffers.tier[b]].remove(res.where[b], e)
+        at = res.where[b]
+        assert at is not None, "a freed buffer is resident"
+        self.tiers[self.buffers.tier[b]].remove(at, e)
         res.where[b] = None
 
     def operation(self, v: int, pipe: int, cycles: int, bufs: Sequence[int]) -> None:

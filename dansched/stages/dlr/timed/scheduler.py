@@ -178,6 +178,7 @@ class TimedScheduler:
             off = self._choose_offset(t, size, 0, True, {b})
             if off is None:
                 off = self._evict_for(t, size, {b}, [])
+            assert off is not None, "eviction without a horizon finds room or fails"
             self.em.alloc(b, off)
         self.em.free(f, b)
         self._done(f)
@@ -222,7 +223,12 @@ class TimedScheduler:
             raise TimedFailed(f"no room for {size} units in {self.inst.hw.tiers[t]} even after evicting")
         chosen = chosen_window(windows, self.p.victim_tolerance, self.p.victim_horizon)
         where = self.em.res.where
-        for b in sorted(chosen.victims, key=lambda b: where[b]):
+
+        def at(b: int) -> int:
+            w = where[b]
+            return -1 if w is None else w
+
+        for b in sorted(chosen.victims, key=at):
             self.em.spill_out(b)
             # a released operation that needs b again may want it reloaded ahead of time
             if self.next_use(b) <= self.window.frontier + self.p.window:
