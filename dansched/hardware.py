@@ -33,7 +33,7 @@ SUPPORTED_LIMIT = 2**60
 
 
 def spill_traffic(size: int, backed: bool) -> int:
-    """Extra DDR traffic of one spill of a buffer of ``size`` (SPEC section 5; paper Eq. 28):
+    """Extra DDR traffic of one spill of a buffer of ``size`` (docs/rules.md, section 5.3; paper Eq. 28):
     ``Size`` when a COPY_IN uses the buffer (DDR already holds it, the SPILL_OUT writes
     nothing), ``2*Size`` otherwise. The one home of this rule."""
     return int(size) if backed else 2 * int(size)

@@ -5,7 +5,7 @@ Every run must end with an exit status of the documented table (0 plan / valid, 
 plan / invalid, 2 bad input), never a traceback, and on exit 2 exactly one
 ``dansched: error:`` line and nothing written. Inputs inside the supported ranges get a
 plan whose figures the evaluator confirms; expected figures are computed by hand from
-SPEC section 5 (spill cost ``alpha + beta * Size``, traffic ``Size`` for a buffer a
+docs/rules.md, section 5 (spill cost ``alpha + beta * Size``, traffic ``Size`` for a buffer a
 COPY_IN backs) in each test.
 """
 
@@ -111,7 +111,7 @@ def solve_and_confirm(tmp_path: Path, inst: Path, hw: Path) -> dict:
 
 
 def test_time_horizon_boundary_on_exp():
-    """Exp (SPEC section 6): Cycles 15 + 30 + 15; buffer 0 (Size 5, backed by the COPY_IN,
+    """Exp (docs/rules.md, section 9): Cycles 15 + 30 + 15; buffer 0 (Size 5, backed by the COPY_IN,
     2 users: 3 gaps) spills at 0 + 160 cycles, buffer 1 (not backed, 3 gaps) at 160 + 160:
     time horizon 60 + 3 * 160 + 3 * 320 = 1500. Node 3's Cycles moves it to 2**60 - 1
     (accepted) and 2**60 (refused, naming node 3)."""
@@ -225,7 +225,7 @@ def test_traffic_past_2_53_stays_exact(tmp_path):
 
 def test_huge_capacity_plans_exp(tmp_path):
     """Exp with a UB of 2**40 units (problem 3 once allocated one cell per address): the
-    plan of SPEC section 6, makespan 15 + 30 + 15 = 60."""
+    plan of docs/rules.md, section 9, makespan 15 + 30 + 15 = 60."""
     exp = write(tmp_path / "Exp.json", *exp_records())
     hw = hw_file(tmp_path / "hw.toml", tiers={"UB": 2**40})
     assert solve_and_confirm(tmp_path, exp, hw)["makespan"] == 60

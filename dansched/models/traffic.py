@@ -6,7 +6,7 @@ buffers the node at ``k`` needs (its operands, or the buffer an ALLOC/FREE names
 must be resident, and the resident ones of a tier must fit its capacity. A live
 buffer that is not resident at ``k`` has been spilled, and one spill of ``b``
 keeps it out at most for one *gap* between two consecutive needs of ``b`` (its
-ALLOC, each user, its FREE), at the price ``T(b)`` of SPEC section 5 (``Size``
+ALLOC, each user, its FREE), at the price ``T(b)`` of docs/rules.md, section 5.3 (``Size``
 when backed by a COPY_IN, ``2*Size`` otherwise). So, per tier, with ``x_g`` in
 ``[0, 1]`` for each gap::
 

@@ -120,7 +120,7 @@ def binding_predecessors(
     spill_edges: Sequence[tuple[int, int]] = (),
     reuse_edges: Sequence[tuple[int, int]] = (),
 ) -> Waits:
-    """The edge each node waited on under the simulator (SPEC section 5; paper Eqs. 9-10:
+    """The edge each node waited on under the simulator (docs/rules.md, section 7; paper Eqs. 9-10:
     ``start(v) = max(end of v's predecessors, end of the previous node on v's pipe)``).
 
     A node starting at 0 waited on nothing. Otherwise the binding predecessor is the

@@ -1,4 +1,4 @@
-"""When each address of a tier was last released: the address-reuse wait of SPEC section 5
+"""When each address of a tier was last released: the address-reuse wait of docs/rules.md, section 6.2
 (a segment that starts on addresses an earlier segment held waits for the event that
 ended it), kept per range of addresses instead of per address.
 

@@ -2,7 +2,7 @@
 it changes only what Stage 2 decides (offsets), never traffic or spills.
 
 Address reuse is what ties memory to time: a segment that starts on addresses an
-earlier segment held waits for the event that ended it (SPEC section 5). Best-fit
+earlier segment held waits for the event that ended it (docs/rules.md, section 6.2). Best-fit
 (paper Eq. 24) packs tightly and so tends to reuse the hole freed *last*, which puts
 reuse edges on the critical path. This pass keeps the order, the residency
 segments and the spill decisions of a valid plan — so traffic, spill count and

@@ -19,7 +19,7 @@ variants and keeps the best:
 - *victim rules* (the registry :data:`~dansched.stages.dlr.victim.VICTIMS`): with
   ``victim="cost"`` the paper's score (Eqs. 27-31) and its
   space-time variant; with ``victim="lru"`` the LRU rule of the Table 4 ablation;
-  with ``victim="recency-<W>"`` the score with a recency penalty (issue 14).
+  with ``victim="recency-<W>"`` the score with a recency penalty.
   The L0 tiers always evict by eager flush (Eq. 26).
 
 Every scan places SPILL_OUTs right where space is needed (or, in a spill plan,
