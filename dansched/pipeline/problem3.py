@@ -11,9 +11,12 @@
    skeleton (:func:`~dansched.stages.cpe.screen.screened_makespan`); only the best few
    keep their per-node detail meanwhile.
 4. **Stage 3.** The full Stage 3 (:func:`~dansched.stages.cpe.stage.stage3`) runs on the
-   finalists: the problem-2 plan and the best screened others (ties: less traffic, then the
-   earlier candidate), ``effort.stage3_runs`` less one per search round. The fastest result
-   is kept (ties: the earlier finalist).
+   finalists, ``effort.stage3_runs`` less one per search round: the problem-2 plan, then
+   the best screened candidate of each other source in the order of their screens (the
+   screen ranks plans of one source well, of different sources less: see
+   :mod:`dansched.stages.cpe.screen`), then the best screened of the rest (ties: less
+   traffic, then the earlier candidate). The fastest result is kept (ties: the earlier
+   finalist).
 5. **Makespan search.** From the kept plan, the search over complete plans
    (:mod:`dansched.stages.search.makespan_search`) changes victims, reload times and
    addresses within the same budget, round after round (``effort.search_iterations``); a
@@ -158,6 +161,19 @@ def _collect(
     return rows, screened
 
 
+def _finalists(screened: list[_Screened], count: int) -> list[_Screened]:
+    """Step 4's choice: the problem-2 plan (the first screened), then the best screened of
+    each other source in the order of their screens, then the best screened of the rest;
+    at most ``count``."""
+    first, others = screened[0], sorted(screened[1:], key=lambda s: s.key)
+    per_source: dict[str, _Screened] = {}
+    for s in others:
+        per_source.setdefault(s.candidate.source, s)
+    leaders = sorted(per_source.values(), key=lambda s: s.key)
+    rest = [s for s in others if s not in leaders]
+    return ([first] + leaders + rest)[:count]
+
+
 def _stage3_on_finalists(
     inst: Instance, rows: list[CandidateRecord], screened: list[_Screened], opts: SolveOptions, say: Progress
 ) -> tuple[_Kept, int]:
@@ -165,8 +181,7 @@ def _stage3_on_finalists(
     as the effort leaves once the search rounds have their runs; the fastest (the earlier
     on ties) and how many runs were made."""
     effort = opts.effort_params
-    first, others = screened[0], sorted(screened[1:], key=lambda s: s.key)
-    finalists = [first] + others[: max(1, effort.stage3_runs - len(effort.search_iterations)) - 1]
+    finalists = _finalists(screened, max(1, effort.stage3_runs - len(effort.search_iterations)))
     best: _Kept | None = None
     for k, item in enumerate(finalists):
         cand = item.candidate
