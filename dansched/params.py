@@ -69,8 +69,9 @@ class DlrParams:
     second_order_within: float = 2.0  # the runner-up order gets every placement only within 2x the best probe traffic
     reuse_search_max_nodes: int = 40_000  # beyond: only the plain reuse order, within a scan budget
     reuse_scans_per_node: int = 10  # measured: ~3 scan steps per node on matmul, 80-250 on fa/conv/random
-    # the exact spill plan stops before packing when its traffic alone passes this (a caller
-    # that can only use plans within a budget, e.g. problem 3's candidate sources); None: no limit
+    # a placement stops as soon as its plan's traffic passes this (the exact spill plan before
+    # packing, a scan at the spill that passes it): a caller that can only use plans within a
+    # budget, e.g. problem 3's candidate sources; None: no limit
     traffic_limit: int | None = None
 
     def __post_init__(self) -> None:

@@ -52,7 +52,7 @@ class OrderSearchParams:
 
     exact: bool = True
     exact_max_nodes: int = BoundParams().joint_max_nodes
-    exact_deterministic_time: float = 20.0
+    exact_deterministic_time: float = 3.0
     wave: bool = True
     wave_params: WaveParams = WaveParams()
     lns: bool = True

@@ -28,12 +28,12 @@ __all__ = ["Placement", "PLACEMENTS", "scan_variant"]
 
 def _greedy_scan(inst: Instance, order: Sequence[int], rule: str, params: DlrParams) -> ScanResult:
     """The paper's placement: best fit, evicting greedily at each node."""
-    return linear_scan(inst, order, rule=rule, mode="bestfit", evict="greedy")
+    return linear_scan(inst, order, rule=rule, mode="bestfit", evict="greedy", traffic_limit=params.traffic_limit)
 
 
 def _window_scan(inst: Instance, order: Sequence[int], rule: str, params: DlrParams) -> ScanResult:
     """Best fit, evicting the victims that free a contiguous window."""
-    return linear_scan(inst, order, rule=rule, mode="bestfit", evict="window")
+    return linear_scan(inst, order, rule=rule, mode="bestfit", evict="window", traffic_limit=params.traffic_limit)
 
 
 def _packed_scan(inst: Instance, order: Sequence[int], rule: str, params: DlrParams) -> ScanResult | None:
@@ -42,7 +42,7 @@ def _packed_scan(inst: Instance, order: Sequence[int], rule: str, params: DlrPar
     caps = {t: inst.hw.capacity[name] for t, name in enumerate(inst.hw.tiers)}
     virtual = dict(caps)
     for _ in range(params.packing_rounds):
-        res = linear_scan(inst, order, rule=rule, mode="units", capacity=virtual)
+        res = linear_scan(inst, order, rule=rule, mode="units", capacity=virtual, traffic_limit=params.traffic_limit)
         offsets, overflow = pack_segments(res.segments, caps)
         if not overflow:
             apply_packing(res, offsets)

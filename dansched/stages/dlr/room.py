@@ -67,7 +67,9 @@ def reserved_room_plan(
     virtual[tier] -= room
     for _ in range(params.packing_rounds):
         try:
-            res = linear_scan(inst, order, rule=rule, mode="units", capacity=virtual)
+            res = linear_scan(
+                inst, order, rule=rule, mode="units", capacity=virtual, traffic_limit=params.traffic_limit
+            )
         except PlacementFailed:
             return None
         offsets, overflow = pack_segments(res.segments, caps)

@@ -116,6 +116,7 @@ def linear_scan(
     evict: str = "greedy",
     capacity: Mapping[int, int] | None = None,
     planned: Mapping[int, Sequence[int]] | None = None,
+    traffic_limit: int | None = None,
 ) -> ScanResult:
     """Algorithm 2 along ``order`` (original node ids, a topological order).
 
@@ -125,15 +126,18 @@ def linear_scan(
     (by tier index) in ``"units"`` mode. Raises :class:`PlacementFailed` when a
     buffer cannot be placed at all. ``planned`` maps a position to buffers to spill right
     after it (a spill plan chosen in advance, e.g. by :mod:`dansched.stages.dlr.spillplan`);
-    eviction by ``rule`` still covers whatever the plan leaves unplaceable."""
-    return _Scan(inst, order, rule, mode, evict, capacity, planned).run()
+    eviction by ``rule`` still covers whatever the plan leaves unplaceable. With
+    ``traffic_limit``, the scan stops with :class:`PlacementFailed` as soon as its traffic
+    passes the limit (traffic only grows along the scan)."""
+    return _Scan(inst, order, rule, mode, evict, capacity, planned, traffic_limit).run()
 
 
 class _Scan:
     """State of one linear scan; ``run`` returns the :class:`ScanResult`."""
 
-    def __init__(self, inst, order, rule, mode, evict, capacity, planned=None) -> None:
+    def __init__(self, inst, order, rule, mode, evict, capacity, planned=None, traffic_limit=None) -> None:
         self.planned = planned or {}
+        self.traffic_limit = traffic_limit
         hw = inst.hw
         L = inst.lists()
         self.inst, self.L, self.order = inst, L, list(order)
@@ -225,6 +229,8 @@ class _Scan:
         self.res.spill_buf.append(b)
         self.res.spill_offset.append(-1)
         self.res.traffic += self.traffic_of[b]
+        if self.traffic_limit is not None and self.res.traffic > self.traffic_limit:
+            raise PlacementFailed(f"traffic {self.res.traffic} passes the limit {self.traffic_limit}")
         self.pending_spill[b] = kk
         self.out.append(spill_node_ids(self.inst.n, kk)[0])
         self.end_segment(b)
