@@ -56,6 +56,34 @@ def run_proc_cli(
     )
 
 
+def run_cli_here(*args, cwd: Path | None = None) -> subprocess.CompletedProcess:
+    """Run ``dansched ARGS`` in this process through the console entry point, with
+    ``python -m dansched.cli``'s result: exit status, stdout and stderr as text (the same
+    code path as :func:`run_proc_cli`, without a new interpreter's start-up)."""
+    import contextlib
+    import io
+
+    out, err = io.StringIO(), io.StringIO()
+    old_argv, old_cwd = sys.argv, os.getcwd()
+    sys.argv = ["dansched", *map(str, args)]
+    code: int | str | None = 0
+    try:
+        if cwd is not None:
+            os.chdir(cwd)
+        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+            try:
+                main()
+            except SystemExit as exc:
+                code = exc.code
+    finally:
+        sys.argv = old_argv
+        os.chdir(old_cwd)
+    status = code if isinstance(code, int) else (0 if code is None else 1)
+    return subprocess.CompletedProcess(
+        ["python3", "-m", "dansched.cli", *map(str, args)], status, out.getvalue(), err.getvalue()
+    )
+
+
 def official_path(case: str) -> Path:
     """Path of an official contest case; skips the test cleanly when it is absent."""
     p = OFFICIAL / f"{case}.json"

@@ -49,12 +49,10 @@ def test_solve_is_byte_identical_across_hash_seeds(name, tmp_path):
 
 
 def test_official_end_to_end_flashattention_case0(tmp_path):
-    """The full pipeline on a real contest graph: valid plan, report figures equal to the
-    evaluator's, identical files across hash seeds."""
+    """The full pipeline on a real contest graph, as a user runs it: valid plan, report
+    figures equal to the evaluator's, no worse than the problem-2 plan."""
     path = official_path("FlashAttention_Case0")
     _solve(path, tmp_path / "a", "0")
-    _solve(path, tmp_path / "b", "77")
-    _same_outputs("FlashAttention_Case0", tmp_path / "a", tmp_path / "b")
     inst = load_instance(path)
     ev = evaluate(inst, read_plan_dir(tmp_path / "a", "FlashAttention_Case0"))
     assert ev.valid, ev.errors[:3]
@@ -63,3 +61,11 @@ def test_official_end_to_end_flashattention_case0(tmp_path):
         assert report[key] == getattr(ev, key)
     assert report["extra_traffic"] <= report["stages"]["dlr"]["extra_traffic"]
     assert report["makespan"] <= report["stages"]["dlr"]["makespan"]
+
+
+@pytest.mark.slow
+def test_official_flashattention_case0_is_byte_identical_across_hash_seeds(tmp_path):
+    path = official_path("FlashAttention_Case0")
+    _solve(path, tmp_path / "a", "0")
+    _solve(path, tmp_path / "b", "77")
+    _same_outputs("FlashAttention_Case0", tmp_path / "a", tmp_path / "b")

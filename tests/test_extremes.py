@@ -13,11 +13,10 @@ from __future__ import annotations
 
 import json
 import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
-from helpers import exp_records
+from helpers import exp_records, run_cli_here
 
 from dansched.errors import InstanceError
 from dansched.hardware import load_hardware
@@ -27,9 +26,8 @@ LIMIT = 2**60  # the supported time and traffic horizons (docs/rules.md)
 
 
 def dansched(*args: Any) -> subprocess.CompletedProcess:
-    return subprocess.run(
-        [sys.executable, "-m", "dansched.cli", *map(str, args)], capture_output=True, text=True, timeout=300
-    )
+    """``dansched ARGS`` through the console entry point, in this process."""
+    return run_cli_here(*args)
 
 
 def check(proc: subprocess.CompletedProcess, status: int, *words: str) -> None:

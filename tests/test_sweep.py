@@ -185,6 +185,7 @@ def test_local_dask_cluster_gives_the_inline_rows(inline, instances, tmp_path):
     assert not res.lost and _stable(res.rows) == _stable(inline[0].rows)
 
 
+@pytest.mark.slow
 def test_killed_dask_worker_loses_no_cell(inline, instances, tmp_path):
     _need_dask()
     import logging

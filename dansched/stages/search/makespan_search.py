@@ -29,10 +29,6 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
-from alns import ALNS
-from alns.accept import HillClimbing
-from alns.select import RouletteWheel
-from alns.stop import MaxIterations
 
 from ...instance import Instance
 from ...plan import Plan
@@ -222,6 +218,12 @@ def makespan_search(
     result = SearchResult(plan, ev, int(ev.makespan), iterations)
     if iterations <= 0:
         return result
+    # the alns package imports matplotlib's pyplot when it loads (0.7 s): only a search pays it
+    from alns import ALNS
+    from alns.accept import HillClimbing
+    from alns.select import RouletteWheel
+    from alns.stop import MaxIterations
+
     alns = ALNS(np.random.default_rng(seed))
     for name, op in DESTROY.items():
         alns.add_destroy_operator(op, name)
