@@ -40,7 +40,7 @@ def _same_outputs(case: str, a: Path, b: Path) -> None:
     assert _without_seconds(ra) == _without_seconds(rb)
 
 
-@pytest.mark.parametrize("name", ["conv_s2", "random_s5"])
+@pytest.mark.parametrize("name", [pytest.param("conv_s2", marks=pytest.mark.slow), "random_s5"])
 def test_solve_is_byte_identical_across_hash_seeds(name, tmp_path):
     inst_path = SHIPPED / f"{name}.json"
     _solve(inst_path, tmp_path / "a", "1")
