@@ -15,7 +15,14 @@ from dansched.models.placement import PlacementResult
 from dansched.simulate import evaluate
 from dansched.stages.dlr.reorder import is_topological
 
-GENERATED = [("matmul", 1, 0), ("fa", 1, 0), ("conv", 1, 0), ("random", 1, 0), ("random", 1, 3)]
+# the default run covers one graph of each kind of structure; the rest run under slow
+GENERATED = [
+    ("matmul", 1, 0),
+    ("fa", 1, 0),
+    pytest.param(("conv", 1, 0), marks=pytest.mark.slow),
+    pytest.param(("random", 1, 0), marks=pytest.mark.slow),
+    ("random", 1, 3),
+]
 
 
 def _generated(family: str, scale: int, seed: int):
@@ -23,7 +30,7 @@ def _generated(family: str, scale: int, seed: int):
     return instance_from_records(f"{family}_s{scale}_{seed}", nodes, edges)
 
 
-@pytest.fixture(scope="module", params=GENERATED, ids=lambda p: f"{p[0]}-{p[1]}-{p[2]}")
+@pytest.fixture(scope="module", params=GENERATED, ids=lambda p: "-".join(map(str, p)))
 def generated(request):
     return _generated(*request.param)
 

@@ -41,7 +41,7 @@ def test_grid_detected_from_structure(tmp_path):
             assert len({grid.sources[c[k]][0] for c in r}) == 1
 
 
-@pytest.mark.parametrize("family", ["random", "fa", "conv"])
+@pytest.mark.parametrize("family", ["random", "fa", pytest.param("conv", marks=pytest.mark.slow)])
 def test_no_grid_in_other_families(family):
     nodes, edges = generate(family, 1, 0)
     assert detect_grid(instance_from_records(family, nodes, edges)) is None
