@@ -48,6 +48,17 @@ _EXPORTS: dict[str, str] = {
     "EFFORTS": "dansched.params",
     "SolveReport": "dansched.pipeline",
     "BoundParams": "dansched.params",
+    "LocalSearchParams": "dansched.params",
+    "OrderSearchParams": "dansched.params",
+    "WaveParams": "dansched.params",
+    "LnsParams": "dansched.params",
+    "TimedParams": "dansched.params",
+    "MemoryWindowParams": "dansched.params",
+    "SearchParams": "dansched.params",
+    "PeakBoundParams": "dansched.params",
+    "ProductParams": "dansched.params",
+    "TrafficParams": "dansched.params",
+    "CoverBudget": "dansched.params",
     # plans: the contest files
     "Plan": "dansched.plan",
     "read_plan_dir": "dansched.plan",
@@ -105,6 +116,17 @@ __all__ = [  # a literal list, so that linters see the names; tests/test_api.py 
     "EFFORTS",
     "SolveReport",
     "BoundParams",
+    "LocalSearchParams",
+    "OrderSearchParams",
+    "WaveParams",
+    "LnsParams",
+    "TimedParams",
+    "MemoryWindowParams",
+    "SearchParams",
+    "PeakBoundParams",
+    "ProductParams",
+    "TrafficParams",
+    "CoverBudget",
     "Plan",
     "read_plan_dir",
     "read_schedule",
@@ -160,7 +182,25 @@ if TYPE_CHECKING:  # the same names for type checkers and editors
     from .models.makespan import makespan_lower_bound
     from .models.peak import peak_lower_bound
     from .models.traffic import traffic_lower_bound
-    from .params import EFFORTS, BoundParams, CpeParams, DlrParams, EffortParams, MpasParams
+    from .params import (
+        EFFORTS,
+        BoundParams,
+        CoverBudget,
+        CpeParams,
+        DlrParams,
+        EffortParams,
+        LnsParams,
+        LocalSearchParams,
+        MemoryWindowParams,
+        MpasParams,
+        OrderSearchParams,
+        PeakBoundParams,
+        ProductParams,
+        SearchParams,
+        TimedParams,
+        TrafficParams,
+        WaveParams,
+    )
     from .pipeline import SolveOptions, SolveReport, SolveResult
     from .plan import Plan, contest_paths, read_memory, read_plan_dir, read_schedule, read_spill, write_plan
     from .report.folder import trace_folder, view_folder

@@ -51,11 +51,11 @@ from .instance import Instance
 from .judge import judge_folder
 from .models.bound import Bound, gap
 from .models.floors import floor_gaps, makespan_floors
-from .models.peak_bounds import PeakBoundParams, best_peak_bound
+from .models.peak_bounds import best_peak_bound
 from .models.placement import fixed_order_placement
-from .models.traffic import CoverBudget, traffic_lower_bound
+from .models.traffic import traffic_lower_bound
 from .models.traffic_global import global_traffic_bound
-from .params import BoundParams
+from .params import BoundParams, CoverBudget
 from .pipeline import SolveOptions
 from .pipeline import solve as run_pipeline
 from .plan import Plan
@@ -141,7 +141,7 @@ class AuditRow:
 def peak_bound(inst: Instance, params: BoundParams = BoundParams()) -> tuple[Bound, int | None]:
     """Best maxV_stay bound over all orders (:mod:`dansched.models.peak_bounds`); on small
     graphs the exact optimum (returned second, else None)."""
-    b, _ = best_peak_bound(inst, PeakBoundParams(exact_max_nodes=params.exact_peak_max_nodes), params)
+    b, _ = best_peak_bound(inst, params.peak, params)
     return b, (b.value if b.optimal else None)
 
 
@@ -156,8 +156,8 @@ def traffic_bounds(
     cover_budget: CoverBudget | None = None,
 ) -> tuple[Bound, dict[str, Any]]:
     """Fixed-order traffic bound for ``plan``'s order (spill ids aside): the larger of the
-    capacity cover (within ``cover_budget``: by default :class:`CoverBudget`, or
-    :meth:`CoverBudget.quick` without ``cpsat``) and (with ``cpsat``) the CP-SAT placement
+    capacity cover (within ``cover_budget``: by default ``params.cover``, or
+    ``params.report_cover`` without ``cpsat``) and (with ``cpsat``) the CP-SAT placement
     model's proven bound, hinted with ``plan``; the placement model only up to
     ``params.placement_max_nodes`` nodes, and not at all when the cover already reaches
     ``plan_traffic`` (the plan's own traffic: nothing is left to prove).
@@ -167,7 +167,7 @@ def traffic_bounds(
     and ``seed``. Wall clocks (the cover's safety net, ``10 * time_limit`` for CP-SAT) are
     safety nets only; when one fires the row says so (``stopped_by_clock``,
     ``cpsat_stopped_by_clock``)."""
-    budget = cover_budget or (CoverBudget() if cpsat else CoverBudget.quick())
+    budget = cover_budget or (params.cover if cpsat else params.report_cover)
     cover = traffic_lower_bound(inst, plan.order, budget)
     if not cpsat:
         return cover, {"cover_bound": cover.value}
@@ -234,7 +234,9 @@ def audit_plan(
         tb, extra = traffic_bounds(inst, plan, time_limit, seed, cpsat, params, ev.extra_traffic)
     rows.append(AuditRow("extra_traffic", "DLR", ev.extra_traffic, tb, "fixed order", extra))
     say("traffic bound over all orders")
-    rows.append(AuditRow("extra_traffic", "DLR", ev.extra_traffic, global_traffic_bound(inst), "global"))
+    rows.append(
+        AuditRow("extra_traffic", "DLR", ev.extra_traffic, global_traffic_bound(inst, params.traffic_global), "global")
+    )
     say("makespan floors")
     floors = makespan_floors(inst, ev.graph, plan.order) if ev.graph is not None else makespan_floors(inst)
     for name, (b, scope) in floors.named().items():

@@ -19,7 +19,29 @@ from __future__ import annotations
 from dataclasses import dataclass, fields
 from typing import Any
 
-__all__ = ["MpasParams", "DlrParams", "CpeParams", "EffortParams", "EFFORTS", "SOURCE_NAMES", "BoundParams"]
+__all__ = [
+    "MpasParams",
+    "LocalSearchParams",
+    "DlrParams",
+    "CpeParams",
+    "EffortParams",
+    "EFFORTS",
+    "SOURCE_NAMES",
+    "BoundParams",
+    "ProductParams",
+    "PeakBoundParams",
+    "TrafficParams",
+    "CoverBudget",
+    "WaveParams",
+    "LnsParams",
+    "OrderSearchParams",
+    "TimedParams",
+    "TIMED_PRIORITIES",
+    "DEFAULT_TRIALS",
+    "SLACK_TRIALS",
+    "MemoryWindowParams",
+    "SearchParams",
+]
 
 
 def _check_int(obj: Any, name: str, low: int) -> None:
@@ -34,10 +56,57 @@ def _check_number(obj: Any, name: str, low: float) -> None:
         raise ValueError(f"{type(obj).__name__}.{name} must be a number >= {low}, got {value!r}")
 
 
+def _check_positive(obj: Any, name: str) -> None:
+    value = getattr(obj, name)
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not value > 0:
+        raise ValueError(f"{type(obj).__name__}.{name} must be a positive number, got {value!r}")
+
+
+def _check_type(obj: Any, name: str, kind: type) -> None:
+    value = getattr(obj, name)
+    if not isinstance(value, kind):
+        raise ValueError(f"{type(obj).__name__}.{name} must be a {kind.__name__}, got {value!r}")
+
+
 def _check_all_ints(obj: Any, low: int = 0, skip: tuple[str, ...] = ()) -> None:
     for f in fields(obj):
         if f.name not in skip:
             _check_int(obj, f.name, low)
+
+
+@dataclass(frozen=True)
+class LocalSearchParams:
+    """The moves of Stage 1's local search (``dansched.stages.mpas.improve``): ``blocks``:
+    lengths of the blocks moved; ``jumps``: distances from the peak position tried;
+    ``max_drag``: longest window a pull/push move reorders; ``group_reach``: operations this
+    far past (before) a peak are tried as pulled (pushed) groups, to the first
+    ``group_jumps`` jumps; ``gather_tail``: operations after a last closer tried as the end
+    of its group; ``max_gather``: longest window a gather move reorders; ``gather_groups``:
+    groups a gather move may pull; ``stall``: evaluations without a better peak after which
+    the search stops."""
+
+    blocks: tuple[int, ...] = (1, 2, 3, 4)
+    jumps: tuple[int, ...] = (0, 1, 2, 3, 4, 6, 8, 12, 16, 32)
+    max_drag: int = 48
+    group_reach: int = 24
+    group_jumps: int = 4
+    gather_tail: int = 8
+    max_gather: int = 160
+    gather_groups: int = 8
+    stall: int = 3000
+
+    def __post_init__(self) -> None:
+        _check_all_ints(self, skip=("blocks", "jumps"))
+        for name, low in (("blocks", 1), ("jumps", 0)):
+            value = getattr(self, name)
+            if (
+                not isinstance(value, tuple)
+                or not value
+                or not all(isinstance(x, int) and not isinstance(x, bool) and x >= low for x in value)
+            ):
+                raise ValueError(
+                    f"LocalSearchParams.{name} must be a non-empty tuple of integers >= {low}, got {value!r}"
+                )
 
 
 @dataclass(frozen=True)
@@ -47,9 +116,11 @@ class MpasParams:
     ls_evaluations: int = 8000  # profile evaluations per local-search run
     ls_max_ops: int = 6000  # larger graphs skip the local search (an evaluation is O(V))
     restart_work: int = 60_000  # restarts * nodes allowed; larger graphs compact the input order instead
+    moves: LocalSearchParams = LocalSearchParams()  # the local search's move shapes
 
     def __post_init__(self) -> None:
-        _check_all_ints(self)
+        _check_all_ints(self, skip=("moves",))
+        _check_type(self, "moves", LocalSearchParams)
 
 
 @dataclass(frozen=True)
@@ -69,6 +140,10 @@ class DlrParams:
     second_order_within: float = 2.0  # the runner-up order gets every placement only within 2x the best probe traffic
     reuse_search_max_nodes: int = 40_000  # beyond: only the plain reuse order, within a scan budget
     reuse_scans_per_node: int = 10  # measured: ~3 scan steps per node on matmul, 80-250 on fa/conv/random
+    reuse_scan_allowance: int = (
+        1000  # nodes' worth of scan steps a budgeted reuse order may spend before its first node
+    )
+    reuse_lookahead: int = 6  # the best ready tasks of the reuse-aware order that get the partner lookahead
     # a placement stops as soon as its plan's traffic passes this (the exact spill plan before
     # packing, a scan at the spill that passes it): a caller that can only use plans within a
     # budget, e.g. problem 3's candidate sources; None: no limit
@@ -199,11 +274,86 @@ EFFORTS: dict[str, EffortParams] = {
 
 
 @dataclass(frozen=True)
+class ProductParams:
+    """The product-pattern peak bound (``dansched.models.peak_product``): ``max_seeds`` line
+    groups tried as the seed of a grid (heaviest first); ``max_feeds`` feed pairs examined
+    before the search gives up (a deterministic work cap)."""
+
+    max_seeds: int = 64
+    max_feeds: int = 20_000_000
+
+    def __post_init__(self) -> None:
+        _check_all_ints(self, low=1)
+
+
+@dataclass(frozen=True)
+class PeakBoundParams:
+    """The maxV_stay bounds (``dansched.models.peak_bounds``): when the exact DP runs
+    (``exact_max_nodes``) and its state cap (``exact_max_states``); ``product``: the
+    product-pattern search caps."""
+
+    exact_max_nodes: int = 80
+    exact_max_states: int = 200_000
+    product: ProductParams = ProductParams()
+
+    def __post_init__(self) -> None:
+        _check_int(self, "exact_max_nodes", 0)
+        _check_int(self, "exact_max_states", 1)
+        _check_type(self, "product", ProductParams)
+
+
+@dataclass(frozen=True)
+class TrafficParams:
+    """The all-orders traffic bound (``dansched.models.traffic_global``): ``max_bits`` bits
+    of DAG bitsets handled before falling back to working sets."""
+
+    max_bits: int = 3_000_000_000
+
+    def __post_init__(self) -> None:
+        _check_int(self, "max_bits", 1)
+
+
+@dataclass(frozen=True)
+class CoverBudget:
+    """Deterministic budgets of the HiGHS cover models (``dansched.models.traffic``), and the
+    wall-clock safety net.
+
+    ``mip_max_nonzeros``: a tier's integer program is solved only when its cover matrix has
+    at most that many nonzeros (the root of a larger one can take minutes); larger tiers get
+    the LP relaxation, up to ``lp_max_nonzeros`` (beyond, HiGHS is not run and the
+    per-position bound stands). ``node_limit``: branch-and-bound nodes per tier.
+    ``lp_iteration_limit``: simplex iterations per LP. ``exact_max_cost``: HiGHS computes
+    in doubles, so a tier whose gaps cost more than this in all gets the exact
+    per-position bound instead. ``safety_seconds``: wall clock per HiGHS call, a safety net
+    only: when it fires the bound says so (``stopped_by_clock``)."""
+
+    mip_max_nonzeros: int = 1_000_000
+    lp_max_nonzeros: int = 5_000_000
+    node_limit: int = 5000
+    lp_iteration_limit: int = 200_000
+    exact_max_cost: int = 2**30
+    safety_seconds: float = 300.0
+
+    def __post_init__(self) -> None:
+        _check_all_ints(self, skip=("safety_seconds",))
+        _check_positive(self, "safety_seconds")
+
+
+@dataclass(frozen=True)
 class BoundParams:
-    """Sizes up to which the lower bounds run their exact or costly parts."""
+    """Sizes up to which the lower bounds run their exact or costly parts, and the budgets
+    of each bound: ``peak`` (the maxV_stay bounds), ``traffic_global`` (the all-orders
+    traffic bound), ``cover`` (the fixed-order traffic cover of ``bound`` and ``audit``)
+    and ``report_cover`` (the same in ``solve``'s report: the integer program only on
+    tiers of at most 150,000 nonzeros, every official case but FlashAttention_Case1's UB,
+    whose root alone takes about 15 s; the LP relaxation above)."""
+
+    peak: PeakBoundParams = PeakBoundParams()
+    traffic_global: TrafficParams = TrafficParams()
+    cover: CoverBudget = CoverBudget()
+    report_cover: CoverBudget = CoverBudget(mip_max_nonzeros=150_000)
 
     peak_work_bits: int = 2_000_000_000  # bits of ancestor sets handled before the first-free bound is skipped
-    exact_peak_max_nodes: int = 80  # the exact min-peak DP (``bound``/``audit``) up to this many nodes
     joint_max_nodes: int = 80  # the joint order + layout + spill model: O(N^2 + B*N) variables
     max_rectangles: int = 400_000  # the fixed-order placement model gives up beyond this many rectangles
     placement_max_nodes: int = 10_000  # larger graphs keep the cover bound alone: within the default budget the
@@ -225,9 +375,224 @@ class BoundParams:
     contracted_max_blocks: int = 20_000  # blocks of one tier beyond which the relaxation is skipped
 
     def __post_init__(self) -> None:
-        _check_all_ints(self)
+        _check_all_ints(self, skip=("peak", "traffic_global", "cover", "report_cover"))
         _check_int(self, "contracted_window", 1)
+        _check_type(self, "peak", PeakBoundParams)
+        _check_type(self, "traffic_global", TrafficParams)
+        _check_type(self, "cover", CoverBudget)
+        _check_type(self, "report_cover", CoverBudget)
 
     def first_free_members(self, n: int) -> int:
         """The first-free bound's member budget on a graph of ``n`` nodes."""
         return self.ff_members_base + self.ff_members_per_node * n
+
+
+@dataclass(frozen=True)
+class WaveParams:
+    """The wave search (``dansched.stages.dlr.wave_search``): ``max_band``: largest band height
+    tried; ``replay``: sweeps (best by their source count) replayed by the scan; ``keep``: of
+    those, the best placed by DLR in full; ``max_key_ops``: graphs with more key operations
+    are skipped, and graphs of more than ``max_nodes`` nodes are not even inspected (the
+    scans of a sweep each cost about one DLR scan).
+
+    >>> WaveParams(max_band=1.5)
+    Traceback (most recent call last):
+    ...
+    ValueError: WaveParams.max_band must be an integer >= 1, got 1.5
+    """
+
+    max_band: int = 4
+    replay: int = 4
+    keep: int = 1
+    max_key_ops: int = 50_000
+    max_nodes: int = 200_000
+
+    def __post_init__(self) -> None:
+        _check_all_ints(self, low=1)
+
+
+@dataclass(frozen=True)
+class LnsParams:
+    """The exact order windows of the Stage-2 order search (``dansched.stages.dlr.window_lns``):
+    ``window``: positions per window; ``max_shift``: how far a node may move inside it;
+    ``window_deterministic_time`` and ``total_deterministic_time``: CP-SAT's deterministic
+    budgets per window and in all; ``max_windows``: windows solved at most;
+    ``max_passes``: passes over the plan; ``max_nodes``: larger graphs are skipped."""
+
+    window: int = 32
+    max_shift: int = 10
+    window_deterministic_time: float = 1.0
+    total_deterministic_time: float = 20.0
+    max_windows: int = 80
+    max_passes: int = 3
+    max_nodes: int = 20_000
+
+    def __post_init__(self) -> None:
+        for name, low in (("window", 2), ("max_shift", 1), ("max_windows", 0), ("max_passes", 1), ("max_nodes", 0)):
+            _check_int(self, name, low)
+        _check_positive(self, "window_deterministic_time")
+        _check_positive(self, "total_deterministic_time")
+
+
+@dataclass(frozen=True)
+class OrderSearchParams:
+    """The Stage-2 order search (``dansched.stages.dlr.order_search``): ``exact``, ``wave``,
+    ``lns`` switch its methods; ``exact_max_nodes``: largest graph the joint model is solved
+    on (at most the model's own limit, ``BoundParams.joint_max_nodes``);
+    ``exact_deterministic_time``: CP-SAT's deterministic budget for it (measured: 3 s is
+    about 25 wall seconds on a 79-node graph, 20 s about 170); ``wave_params`` and
+    ``lns_params``: their budgets."""
+
+    exact: bool = True
+    exact_max_nodes: int = BoundParams().joint_max_nodes
+    exact_deterministic_time: float = 3.0
+    wave: bool = True
+    wave_params: WaveParams = WaveParams()
+    lns: bool = True
+    lns_params: LnsParams = LnsParams()
+
+    def __post_init__(self) -> None:
+        for name in ("exact", "wave", "lns"):
+            _check_type(self, name, bool)
+        _check_int(self, "exact_max_nodes", 0)
+        if self.exact_max_nodes > BoundParams().joint_max_nodes:
+            raise ValueError(
+                f"OrderSearchParams.exact_max_nodes must be at most {BoundParams().joint_max_nodes}, "
+                f"got {self.exact_max_nodes}"
+            )
+        _check_positive(self, "exact_deterministic_time")
+        _check_type(self, "wave_params", WaveParams)
+        _check_type(self, "lns_params", LnsParams)
+
+
+TIMED_PRIORITIES = ("tail", "rank")  # h(v) of Eq. 20, or the reference order's rank
+
+
+@dataclass(frozen=True)
+class TimedParams:
+    """The time-driven Stage-2 scheduler (``dansched.stages.dlr.timed.timed_schedule``).
+
+    - ``window``: operations of the reference order past the frontier whose loads (tasks
+      on the spill-in pipe) and reloads may be released; ``compute_window``: the same
+      for the busiest pipe's operations; ``feed_window``: for the other pipes' (0: such
+      tasks wait for the frontier);
+    - ``fill``: a task ahead of the frontier may allocate only while its tier stays at
+      most this fraction full (prefetch room for the frontier); ``reserve_ops``: that
+      room also leaves free what the next ``reserve_ops`` operations still need;
+    - ``victim_tolerance``: eviction windows whose cost (Eqs. 27-31) is within this
+      factor of the cheapest compete on the time their SPILL_OUT can start;
+      ``victim_horizon``: when positive, windows whose victims are all next used at
+      least this many operations past the frontier compete too;
+    - ``priority``: ``"tail"`` ranks ready tasks of one pipe by the criticality h(v) of
+      Eq. 20, ``"rank"`` by the reference order;
+    - ``lookahead_evict``: a load ahead of the frontier may evict buffers needed after
+      its own (otherwise only the frontier operation evicts)."""
+
+    window: int = 64
+    compute_window: int = 4
+    feed_window: int = 4
+    fill: float = 1.0
+    victim_tolerance: float = 0.0
+    priority: str = "tail"
+    reserve_ops: int = 2
+    lookahead_evict: bool = False
+    victim_horizon: int = 0
+
+    def __post_init__(self) -> None:
+        if self.priority not in TIMED_PRIORITIES:
+            raise ValueError(f"TimedParams.priority must be one of {TIMED_PRIORITIES}, got {self.priority!r}")
+        for name in ("window", "compute_window", "feed_window", "reserve_ops", "victim_horizon"):
+            _check_int(self, name, 0)
+        _check_number(self, "victim_tolerance", 0.0)
+        _check_type(self, "lookahead_evict", bool)
+        fill = self.fill
+        if isinstance(fill, bool) or not isinstance(fill, (int, float)) or not 0.0 < fill <= 1.0:
+            raise ValueError(f"TimedParams.fill must lie in (0, 1], got {fill!r}")
+
+    @property
+    def name(self) -> str:
+        return (
+            f"timed(w={self.window},cw={self.compute_window},fw={self.feed_window},fill={self.fill:g},reserve={self.reserve_ops},"
+            f"tol={self.victim_tolerance:g},{self.priority}"
+            + (f",horizon={self.victim_horizon}" if self.victim_horizon else "")
+            + (",evict-ahead" if self.lookahead_evict else "")
+            + ")"
+        )
+
+
+DEFAULT_TRIALS: tuple[TimedParams, ...] = (
+    TimedParams(window=16, compute_window=8, feed_window=4, reserve_ops=2, victim_tolerance=0.3, priority="rank"),
+    TimedParams(window=32, compute_window=2, feed_window=8, reserve_ops=1),
+    TimedParams(window=8, compute_window=2, feed_window=2, reserve_ops=1, victim_tolerance=1.0),
+)
+SLACK_TRIALS: tuple[TimedParams, ...] = (  # victims among all far-reused buffers, loads evicting ahead
+    TimedParams(
+        window=16,
+        compute_window=8,
+        feed_window=4,
+        reserve_ops=2,
+        victim_tolerance=0.3,
+        priority="rank",
+        victim_horizon=64,
+    ),
+    TimedParams(
+        window=32,
+        compute_window=8,
+        feed_window=8,
+        reserve_ops=2,
+        victim_tolerance=0.3,
+        priority="rank",
+        lookahead_evict=True,
+    ),
+)
+
+
+@dataclass(frozen=True)
+class MemoryWindowParams:
+    """The memory-aware exact windows of Stage 3 (``dansched.stages.cpe.memory_windows``):
+    CP-SAT deterministic time per window, and windows per second of ``--time-limit`` (a
+    count, so the result does not depend on the machine's speed). A window costs about one
+    wall second on official graphs (CP-SAT plus one evaluator run), so half a window per
+    second of limit keeps the count, not the wall-clock safety net, in charge."""
+
+    deterministic_time: float = 0.5
+    windows_per_second: float = 0.5
+
+    def __post_init__(self) -> None:
+        _check_positive(self, "deterministic_time")
+        _check_positive(self, "windows_per_second")
+
+
+@dataclass(frozen=True)
+class SearchParams:
+    """One round of the makespan search over complete plans (``dansched.stages.search``): at
+    most ``iterations`` iterations and ``work`` node-visits (one iteration visits every node
+    of the plan a few times, so the same work per node at every size), the ``choices`` best
+    addresses a move picks from, and the roulette wheel's scores (new best, better,
+    accepted, rejected) and decay. The pipeline takes ``iterations`` and ``work`` per round
+    from the effort (:class:`EffortParams`)."""
+
+    iterations: int = 200
+    work: int = 600_000
+    choices: int = 3
+    scores: tuple[float, float, float, float] = (25.0, 5.0, 1.0, 0.0)
+    decay: float = 0.8
+
+    def __post_init__(self) -> None:
+        _check_int(self, "iterations", 0)
+        _check_int(self, "work", 0)
+        _check_int(self, "choices", 1)
+        sc = self.scores
+        if (
+            not isinstance(sc, tuple)
+            or len(sc) != 4
+            or not all(isinstance(x, (int, float)) and not isinstance(x, bool) and x >= 0 for x in sc)
+        ):
+            raise ValueError(f"SearchParams.scores must be four numbers >= 0, got {sc!r}")
+        d = self.decay
+        if isinstance(d, bool) or not isinstance(d, (int, float)) or not 0 <= d <= 1:
+            raise ValueError(f"SearchParams.decay must lie in [0, 1], got {d!r}")
+
+    def budget(self, nodes: int) -> int:
+        """Iterations on a plan of ``nodes`` nodes (spill nodes included)."""
+        return min(self.iterations, self.work // max(1, nodes))

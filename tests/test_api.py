@@ -145,7 +145,7 @@ def test_parameter_defaults_are_the_measured_values():
     assert dansched.MpasParams() == dansched.MpasParams(ls_evaluations=8000, ls_max_ops=6000, restart_work=60_000)
     assert dansched.CpeParams() == dansched.CpeParams(width=8, local_work=4_000_000, local_evaluations=2000)
     assert dansched.CpeParams().evaluations(1000) == 2000 and dansched.CpeParams().evaluations(40_000) == 100
-    assert dansched.BoundParams().exact_peak_max_nodes == dansched.BoundParams().joint_max_nodes == 80
+    assert dansched.BoundParams().peak.exact_max_nodes == dansched.BoundParams().joint_max_nodes == 80
     assert dansched.EFFORTS["default"] == dansched.EffortParams(
         dlr_variants=6, victim_rules=("recency-16", "recency-32", "lru"), stage3_runs=4, stage3_rounds=6
     )

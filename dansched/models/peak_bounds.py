@@ -17,32 +17,18 @@ maximum (the exact optimum when the DP finishes).
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import replace
 
 from ..errors import ExactModelInapplicable, ExactModelTooLarge, NoLegalOrderError
 from ..instance import Instance
-from ..params import BoundParams
+from ..params import BoundParams, PeakBoundParams
 from .bound import Bound
 from .order import exact_min_peak
 from .peak import peak_lower_bound
 from .peak_contracted import contracted_peak_bound
-from .peak_product import ProductParams, product_peak_bound
+from .peak_product import product_peak_bound
 
 __all__ = ["PeakBoundParams", "peak_bounds", "best_peak_bound"]
-
-
-@dataclass(frozen=True)
-class PeakBoundParams:
-    """``exact_max_nodes`` / ``exact_max_states``: when the exact DP runs and its state cap;
-    ``product``: the product-pattern search caps."""
-
-    exact_max_nodes: int = 80
-    exact_max_states: int = 200_000
-    product: ProductParams = ProductParams()
-
-    def __post_init__(self) -> None:
-        if self.exact_max_nodes < 0 or self.exact_max_states < 1:
-            raise ValueError("PeakBoundParams: exact_max_nodes >= 0 and exact_max_states >= 1 required")
 
 
 def peak_bounds(

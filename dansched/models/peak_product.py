@@ -84,22 +84,10 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 from ..instance import KIND_OP, Instance
+from ..params import ProductParams
 from .bound import Bound
 
 __all__ = ["ProductParams", "Grid", "feeds", "find_grids", "grid_value", "product_peak_bound"]
-
-
-@dataclass(frozen=True)
-class ProductParams:
-    """``max_seeds``: line groups tried as the seed of a grid (heaviest first);
-    ``max_feeds``: feed pairs examined before the search gives up (deterministic work cap)."""
-
-    max_seeds: int = 64
-    max_feeds: int = 20_000_000
-
-    def __post_init__(self) -> None:
-        if self.max_seeds < 1 or self.max_feeds < 1:
-            raise ValueError("ProductParams: max_seeds and max_feeds must be >= 1")
 
 
 @dataclass(frozen=True)

@@ -47,6 +47,7 @@ import numpy as np
 
 from ..graph import needs_positions
 from ..instance import Instance
+from ..params import CoverBudget
 from ..simulate import spill_traffic
 from .bound import Bound
 
@@ -220,42 +221,6 @@ def cover_matrix(c: TierCover):
         rhs.append(excess)
     A = csr_matrix((np.array(data, dtype=float), np.array(indices), np.array(indptr)), shape=(len(c.rows), len(c.gaps)))
     return A, np.array(rhs, dtype=float), np.array(c.cost, dtype=float)
-
-
-@dataclass(frozen=True)
-class CoverBudget:
-    """Deterministic budgets of the HiGHS cover models, and the wall-clock safety net.
-
-    ``mip_max_nonzeros``: a tier's integer program is solved only when its cover matrix has
-    at most that many nonzeros (the root of a larger one can take minutes); larger tiers get
-    the LP relaxation, up to ``lp_max_nonzeros`` (beyond, HiGHS is not run and the
-    per-position bound stands). ``node_limit``: branch-and-bound nodes per tier.
-    ``lp_iteration_limit``: simplex iterations per LP. ``exact_max_cost``: HiGHS computes
-    in doubles, so a tier whose gaps cost more than this in all gets the exact
-    per-position bound instead. ``safety_seconds``: wall clock per HiGHS call, a safety net
-    only: when it fires the bound says so (``stopped_by_clock``)."""
-
-    mip_max_nonzeros: int = 1_000_000
-    lp_max_nonzeros: int = 5_000_000
-    node_limit: int = 5000
-    lp_iteration_limit: int = 200_000
-    exact_max_cost: int = 2**30
-    safety_seconds: float = 300.0
-
-    @classmethod
-    def quick(cls) -> CoverBudget:
-        """The budget of the bounds in ``solve``'s report: the integer program only on tiers
-        of at most 150,000 nonzeros (every official case but FlashAttention_Case1's UB,
-        whose root alone takes about 15 s), the LP relaxation above."""
-        return cls(mip_max_nonzeros=150_000)
-
-    def __post_init__(self) -> None:
-        for name in ("mip_max_nonzeros", "lp_max_nonzeros", "node_limit", "lp_iteration_limit", "exact_max_cost"):
-            value = getattr(self, name)
-            if isinstance(value, bool) or not isinstance(value, int) or value < 0:
-                raise ValueError(f"CoverBudget.{name} must be a non-negative integer, got {value!r}")
-        if not self.safety_seconds > 0:
-            raise ValueError(f"CoverBudget.safety_seconds must be positive, got {self.safety_seconds!r}")
 
 
 @dataclass(frozen=True)

@@ -32,21 +32,11 @@ from dataclasses import dataclass
 
 from ..graph import lifetime_graph
 from ..instance import KIND_ALLOC, KIND_FREE, KIND_OP, Instance
+from ..params import TrafficParams
 from ..simulate import spill_traffic
 from .bound import Bound
 
 __all__ = ["TrafficParams", "TierExcess", "forced_live_excess", "global_traffic_bound"]
-
-
-@dataclass(frozen=True)
-class TrafficParams:
-    """``max_bits``: bits of DAG bitsets handled before falling back to working sets."""
-
-    max_bits: int = 3_000_000_000
-
-    def __post_init__(self) -> None:
-        if self.max_bits < 1:
-            raise ValueError("TrafficParams: max_bits must be >= 1")
 
 
 @dataclass(frozen=True)

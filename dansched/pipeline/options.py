@@ -5,8 +5,20 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from ..budget import exact_percent
-from ..params import EFFORTS, BoundParams, CpeParams, DlrParams, EffortParams, MpasParams
-from ..stages.dlr.order_search import OrderSearchParams
+from ..params import (
+    DEFAULT_TRIALS,
+    EFFORTS,
+    SLACK_TRIALS,
+    BoundParams,
+    CpeParams,
+    DlrParams,
+    EffortParams,
+    MemoryWindowParams,
+    MpasParams,
+    OrderSearchParams,
+    SearchParams,
+    TimedParams,
+)
 from ..stages.dlr.stage import VICTIMS
 from ..stages.mpas.stage import VARIANTS
 
@@ -47,9 +59,14 @@ class SolveOptions:
     dlr: DlrParams = field(default_factory=DlrParams)
     cpe: CpeParams = field(default_factory=CpeParams)
     bounds: BoundParams = field(default_factory=BoundParams)
-    order_search: OrderSearchParams | None = field(
-        default_factory=OrderSearchParams
-    )  # Stage-2 order search (None: off)
+    # the Stage-2 order search (None: off)
+    order_search: OrderSearchParams | None = field(default_factory=OrderSearchParams)
+    # the parameter sets of problem 3's time-driven candidate source
+    timed_trials: tuple[TimedParams, ...] = DEFAULT_TRIALS + SLACK_TRIALS
+    # the memory-aware exact windows (--exact-window-mode memory)
+    memory_windows: MemoryWindowParams = field(default_factory=MemoryWindowParams)
+    # the makespan search's moves and operator selection (its rounds and work: the effort)
+    search: SearchParams = field(default_factory=SearchParams)
 
     def __post_init__(self) -> None:
         if isinstance(self.problem, bool) or self.problem not in PROBLEMS:
@@ -75,13 +92,23 @@ class SolveOptions:
             ) from None
         if not _is_int(self.seed):
             raise ValueError(f"SolveOptions.seed must be an integer, got {self.seed!r}")
-        for name, kind in (("mpas", MpasParams), ("dlr", DlrParams), ("cpe", CpeParams), ("bounds", BoundParams)):
+        for name, kind in (
+            ("mpas", MpasParams),
+            ("dlr", DlrParams),
+            ("cpe", CpeParams),
+            ("bounds", BoundParams),
+            ("memory_windows", MemoryWindowParams),
+            ("search", SearchParams),
+        ):
             if not isinstance(getattr(self, name), kind):
                 raise ValueError(f"SolveOptions.{name} must be a {kind.__name__}, got {getattr(self, name)!r}")
         if self.exact_window_mode not in WINDOW_MODES:
             raise ValueError(
                 f"SolveOptions.exact_window_mode must be one of {', '.join(WINDOW_MODES)}, got {self.exact_window_mode!r}"
             )
+        trials = self.timed_trials
+        if not isinstance(trials, tuple) or not all(isinstance(t, TimedParams) for t in trials):
+            raise ValueError(f"SolveOptions.timed_trials must be a tuple of TimedParams, got {trials!r}")
         if self.order_search is not None and not isinstance(self.order_search, OrderSearchParams):
             raise ValueError(
                 f"SolveOptions.order_search must be an OrderSearchParams or None, got {self.order_search!r}"

@@ -42,7 +42,7 @@ from ..stages.cpe.memory_windows import memory_window_polish
 from ..stages.cpe.screen import screened_makespan
 from ..stages.cpe.stage import Stage3Result, stage3
 from ..stages.dlr.stage import DlrResult
-from ..stages.search.makespan_search import SearchParams, makespan_search
+from ..stages.search.makespan_search import makespan_search
 from .options import SolveOptions
 from .report import CandidateRecord
 
@@ -82,7 +82,13 @@ def run_stage3(inst: Instance, plan2: Plan, ev2: Evaluation, opts: SolveOptions)
     )
     if opts.exact_window > 0 and opts.exact_window_mode == "memory":
         cpe, ev = memory_window_polish(
-            inst, s3.cpe, s3.evaluation, opts.exact_window, time_limit=opts.time_limit, seed=opts.seed
+            inst,
+            s3.cpe,
+            s3.evaluation,
+            opts.exact_window,
+            time_limit=opts.time_limit,
+            seed=opts.seed,
+            params=opts.memory_windows,
         )
         ev = judged(inst, cpe.plan, "Stage 3 (memory-aware CP-SAT windows)", ev)
         s3 = replace(s3, cpe=cpe, evaluation=ev)
@@ -129,7 +135,9 @@ def _collect(
     screened. Only the problem-2 plan and the ``stage3_runs`` best screened candidates keep
     their per-node detail; the others drop it at once."""
     effort = opts.effort_params
-    ctx = SourceContext(inst, order1, s2, budget, effort, opts.mpas, opts.dlr, opts.variant, opts.victim)
+    ctx = SourceContext(
+        inst, order1, s2, budget, effort, opts.mpas, opts.dlr, opts.variant, opts.victim, opts.timed_trials
+    )
     rows: list[CandidateRecord] = []
     screened: list[_Screened] = []
     detailed: list[_Screened] = []  # the best screened others, at most stage3_runs - 1
@@ -216,7 +224,8 @@ def _search_rounds(
         say(f"Makespan search, round {r + 1} of {len(effort.search_iterations)}: at most {iterations} moves")
         if ev.graph is None:
             ev = evaluate(inst, plan)
-        got = makespan_search(inst, plan, ev, budget.allowance, SearchParams(iterations, work), seed=opts.seed + r)
+        params = replace(opts.search, iterations=iterations, work=work)
+        got = makespan_search(inst, plan, ev, budget.allowance, params, seed=opts.seed + r)
         reports.append(got.to_dict())
         if got.plan is plan:
             continue

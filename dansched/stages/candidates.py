@@ -42,13 +42,13 @@ from ..budget import TrafficBudget
 from ..errors import NoLegalOrderError, PlacementFailed, TimedFailed
 from ..instance import Instance
 from ..models.traffic import traffic_lower_bound
-from ..params import DlrParams, EffortParams, MpasParams
+from ..params import DEFAULT_TRIALS, SLACK_TRIALS, DlrParams, EffortParams, MpasParams, TimedParams
 from ..plan import Plan
 from ..simulate import Evaluation, evaluate
 from .dlr.reorder import tighten_lifetimes
 from .dlr.room import reserved_room_plan, tile_sizes
 from .dlr.stage import DlrResult, dlr_plan
-from .dlr.timed import DEFAULT_TRIALS, SLACK_TRIALS, timed_schedule
+from .dlr.timed import timed_schedule
 from .mpas.stage import mpas_order
 
 __all__ = ["Candidate", "SourceContext", "CandidateSource", "SOURCES", "problem2_candidate"]
@@ -73,7 +73,8 @@ class Candidate:
 class SourceContext:
     """What a source may read: the instance, the Stage-1 order, Stage 2's result, the
     budget, the stage parameters, the effort, the Stage-1 variant and victim rule the caller
-    chose, and the candidates the sources before it made (``made``, whatever their traffic)."""
+    chose, the time-driven scheduler's parameter sets, and the candidates the sources before
+    it made (``made``, whatever their traffic)."""
 
     inst: Instance
     order1: Sequence[int]
@@ -84,6 +85,7 @@ class SourceContext:
     dlr: DlrParams = field(default_factory=DlrParams)
     variant: str = "mpas"
     victim: str = "cost"
+    timed_trials: tuple[TimedParams, ...] = DEFAULT_TRIALS + SLACK_TRIALS
     made: list[Candidate] = field(default_factory=list)
 
 
@@ -194,7 +196,7 @@ def time_driven_source(ctx: SourceContext) -> Iterator[Candidate]:
     if ctx.victim != "cost":
         return
     reference = [v for v in ctx.stage2.plan.order if v < ctx.inst.n]
-    for trial in DEFAULT_TRIALS + SLACK_TRIALS:
+    for trial in ctx.timed_trials:
         try:
             plan = timed_schedule(ctx.inst, reference, trial, traffic_limit=ctx.budget.allowance)
         except TimedFailed:

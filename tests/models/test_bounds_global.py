@@ -23,9 +23,10 @@ from dansched.instance import InstanceError, instance_from_records, load_instanc
 from dansched.models.bound import Bound
 from dansched.models.joint import joint_min_traffic
 from dansched.models.order import exact_min_peak
-from dansched.models.peak_bounds import PeakBoundParams, best_peak_bound, peak_bounds
+from dansched.models.peak_bounds import best_peak_bound, peak_bounds
 from dansched.models.peak_product import _grid_dp, find_grids, grid_value, product_peak_bound
 from dansched.models.traffic_global import global_traffic_bound
+from dansched.params import PeakBoundParams
 from dansched.pipeline import SolveOptions, solve
 
 # ---- the grid argument on its own ------------------------------------------------------

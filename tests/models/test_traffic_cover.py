@@ -13,7 +13,8 @@ import pytest
 
 from dansched.graph import topological_order
 from dansched.models import traffic
-from dansched.models.traffic import CoverBudget, position_bound, tier_covers, traffic_lower_bound
+from dansched.models.traffic import position_bound, tier_covers, traffic_lower_bound
+from dansched.params import CoverBudget
 from dansched.testing import audit_instance
 
 

@@ -19,6 +19,7 @@ from view_instances import backed_spills_instance
 
 from dansched.hardware import load_hardware
 from dansched.instance import load_instance
+from dansched.params import OrderSearchParams
 from dansched.pipeline import SolveOptions, solve
 from dansched.plan import Plan, write_plan
 from dansched.report.trace import TraceError, buffer_segments, timed_tasks
@@ -31,7 +32,6 @@ from dansched.report.view import (
     view_html,
 )
 from dansched.simulate import evaluate, simulate_timing
-from dansched.stages.dlr.order_search import OrderSearchParams
 
 EXP_PLAN = Plan(order=tuple(range(7)), offsets=((0, 0), (1, 5)))
 TIGHT_HW = "[tiers]\nL1 = 2048\nUB = 256\n"  # random_s5 spills under it

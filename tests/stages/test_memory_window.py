@@ -9,10 +9,11 @@ import pytest
 from dansched.generate import generate
 from dansched.hardware import load_hardware
 from dansched.instance import instance_from_records
+from dansched.params import MemoryWindowParams
 from dansched.pipeline import SolveOptions, solve
 from dansched.plan import Plan
 from dansched.simulate import evaluate
-from dansched.stages.cpe.memory_windows import MemoryWindowParams, memory_exact_windows
+from dansched.stages.cpe.memory_windows import memory_exact_windows
 from dansched.stages.cpe.refine import cpe_refine
 
 

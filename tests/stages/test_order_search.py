@@ -12,10 +12,10 @@ from dansched.generate import generate
 from dansched.hardware import load_hardware
 from dansched.instance import instance_from_records, load_instance
 from dansched.models.joint import joint_min_traffic
+from dansched.params import OrderSearchParams, WaveParams
 from dansched.pipeline import SolveOptions, solve
 from dansched.simulate import evaluate
-from dansched.stages.dlr.order_search import OrderSearchParams
-from dansched.stages.dlr.wave_search import WaveParams, detect_grid, source_loads, sweep_orders, wave_search
+from dansched.stages.dlr.wave_search import detect_grid, source_loads, sweep_orders, wave_search
 
 sys.path.insert(0, str(REPO / "benchmarks"))
 from bench_audit import audit_instance

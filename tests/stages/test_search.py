@@ -9,11 +9,12 @@ import pytest
 from helpers import alloc, capacities, free, op
 
 from dansched.instance import instance_from_records
+from dansched.params import SearchParams
 from dansched.pipeline import SolveOptions, solve
 from dansched.plan import Plan
 from dansched.simulate import evaluate
 from dansched.stages.search.layout import Layout, free_ranges
-from dansched.stages.search.makespan_search import SearchParams, makespan_search
+from dansched.stages.search.makespan_search import makespan_search
 from dansched.testing import audit_instance
 
 

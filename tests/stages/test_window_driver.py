@@ -8,10 +8,11 @@ import pytest
 
 from dansched.generate import generate
 from dansched.instance import instance_from_records
+from dansched.params import MemoryWindowParams
 from dansched.plan import Plan
 from dansched.simulate import evaluate
 from dansched.stages.cpe.exact_window import exact_windows
-from dansched.stages.cpe.memory_windows import MemoryWindowParams, memory_exact_windows
+from dansched.stages.cpe.memory_windows import memory_exact_windows
 from dansched.stages.cpe.skeleton import is_refinement, memory_skeleton
 from dansched.stages.cpe.window_driver import slide_windows
 from dansched.stages.dlr.stage import dlr_plan

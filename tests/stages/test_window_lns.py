@@ -10,10 +10,10 @@ from strategies import SETTINGS, cases, hw  # noqa: F401  (hw is a fixture)
 
 from dansched.generate import generate
 from dansched.instance import instance_from_records, load_instance
+from dansched.params import LnsParams, OrderSearchParams
 from dansched.pipeline import SolveOptions, solve
 from dansched.simulate import evaluate
-from dansched.stages.dlr.order_search import OrderSearchParams
-from dansched.stages.dlr.window_lns import LnsParams, window_lns
+from dansched.stages.dlr.window_lns import window_lns
 from dansched.testing import audit_instance, tight_hardware
 
 SMALL = LnsParams(window=16, max_shift=8)

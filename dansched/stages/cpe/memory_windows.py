@@ -16,11 +16,11 @@ the wall clock is only a safety net.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Any
 
 from ...instance import Instance
 from ...models.memory_window import MemoryLayout, memory_layout, memory_window_context, solve_memory_window
+from ...params import MemoryWindowParams
 from ...plan import Plan
 from ...simulate import Evaluation, evaluate
 from .refine import CPEResult, cpe_refine
@@ -28,24 +28,6 @@ from .skeleton import Skeleton, critical_chain
 from .window_driver import slide_windows
 
 __all__ = ["MemoryWindowParams", "memory_exact_windows", "memory_window_polish"]
-
-
-@dataclass(frozen=True)
-class MemoryWindowParams:
-    """Budgets of the memory-aware windows: CP-SAT deterministic time per window, and
-    windows per second of ``--time-limit`` (a count, so the result does not depend on
-    the machine's speed). A window costs about one wall second on official graphs
-    (CP-SAT plus one evaluator run), so half a window per second of limit keeps the
-    count, not the wall-clock safety net, in charge."""
-
-    deterministic_time: float = 0.5
-    windows_per_second: float = 0.5
-
-    def __post_init__(self) -> None:
-        if not self.deterministic_time > 0:
-            raise ValueError(f"deterministic_time must be positive, got {self.deterministic_time}")
-        if not self.windows_per_second > 0:
-            raise ValueError(f"windows_per_second must be positive, got {self.windows_per_second}")
 
 
 def _acceptable(cand: Evaluation, ev: Evaluation) -> bool:

@@ -27,44 +27,20 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from typing import Any
 
 from ...errors import JointModelError, JointModelTooLarge
 from ...instance import Instance
 from ...models.joint import joint_min_traffic
-from ...params import BoundParams
+from ...params import OrderSearchParams
 from ...plan import Plan
 from ...simulate import Evaluation, evaluate
 from .stage import DlrResult
-from .wave_search import WaveParams, wave_search
-from .window_lns import LnsParams, window_lns
+from .wave_search import wave_search
+from .window_lns import window_lns
 
 __all__ = ["OrderSearchParams", "search_order"]
-
-
-@dataclass(frozen=True)
-class OrderSearchParams:
-    """Tuning of the Stage-2 order search. ``exact_max_nodes``: largest graph the joint
-    model is solved on (at most the model's own limit); ``exact_deterministic_time``:
-    CP-SAT's deterministic budget for it; ``wave``: run the wave search; ``lns``: run the
-    exact order windows (:class:`~dansched.stages.dlr.window_lns.LnsParams` their budgets)."""
-
-    exact: bool = True
-    exact_max_nodes: int = BoundParams().joint_max_nodes
-    exact_deterministic_time: float = 3.0
-    wave: bool = True
-    wave_params: WaveParams = WaveParams()
-    lns: bool = True
-    lns_params: LnsParams = LnsParams()
-
-    def __post_init__(self) -> None:
-        if not 0 <= self.exact_max_nodes <= BoundParams().joint_max_nodes:
-            raise ValueError(
-                f"exact_max_nodes must be in 0..{BoundParams().joint_max_nodes}, got {self.exact_max_nodes}"
-            )
-        if not self.exact_deterministic_time > 0:
-            raise ValueError(f"exact_deterministic_time must be positive, got {self.exact_deterministic_time}")
 
 
 def _key(ev: Evaluation) -> tuple[int, int]:

@@ -131,6 +131,7 @@ def reuse_order(
     hot_policy: str = "lru",
     serial: bool = False,
     budget: int | None = None,
+    allowance: int = 1000,
 ) -> list[int]:
     """A reuse-aware topological order of all nodes (see the module docstring);
     ``lookahead`` is how many of the best tasks get the partner lookahead (0: none);
@@ -143,10 +144,7 @@ def reuse_order(
     ``budget`` caps the ready-set and task scans (the part that grows faster than
     linearly when many tasks are ready at once) per node emitted; past it
     :class:`ReuseBudgetExceeded` is raised."""
-    return _ReuseScheduler(inst, base_order, lookahead, waves, width, hot_policy, serial, budget).run()
-
-
-BUDGET_ALLOWANCE = 1000  # nodes' worth of scan steps a budgeted run may spend before its first node
+    return _ReuseScheduler(inst, base_order, lookahead, waves, width, hot_policy, serial, budget, allowance).run()
 
 
 class _ReuseScheduler:
@@ -162,9 +160,10 @@ class _ReuseScheduler:
         hot_policy: str = "lru",
         serial: bool = False,
         budget: int | None = None,
+        allowance: int = 1000,
     ) -> None:
         L = inst.lists()
-        self.work, self.budget = 0, budget
+        self.work, self.budget, self.allowance = 0, budget, allowance
         self.waves = waves
         self.width = width
         self.serial = serial
@@ -445,9 +444,9 @@ class _ReuseScheduler:
 
     def spend(self, steps: int) -> None:
         """Count ready-set and task scans; past ``budget`` per node emitted so far (plus
-        :data:`BUDGET_ALLOWANCE`) the schedule is abandoned, so a hopeless run stops early."""
+        ``allowance`` nodes' worth before the first one) the schedule is abandoned, so a hopeless run stops early."""
         self.work += steps
-        if self.budget is not None and self.work > self.budget * (len(self.out) + BUDGET_ALLOWANCE):
+        if self.budget is not None and self.work > self.budget * (len(self.out) + self.allowance):
             raise ReuseBudgetExceeded(
                 f"reuse-aware order: {self.work:,} scan steps after {len(self.out):,} nodes (budget {self.budget} per node)"
             )

@@ -33,7 +33,7 @@ variant won and what the others reached.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from ...errors import PlacementFailed, ReuseBudgetExceeded
@@ -124,13 +124,20 @@ def stage2_orders(
         return out
     if large:
         try:
-            add("reuse", reuse_order(inst, order, budget=params.reuse_scans_per_node))
+            got = reuse_order(
+                inst,
+                order,
+                lookahead=params.reuse_lookahead,
+                budget=params.reuse_scans_per_node,
+                allowance=params.reuse_scan_allowance,
+            )
+            add("reuse", got)
         except ReuseBudgetExceeded:
             pass
         return out
-    add("reuse", reuse_order(inst, order))
+    add("reuse", reuse_order(inst, order, lookahead=params.reuse_lookahead))
     for w in params.serial_wave_widths:
-        add(f"reuse-serial{w}", reuse_order(inst, order, width=w, serial=True))
+        add(f"reuse-serial{w}", reuse_order(inst, order, lookahead=params.reuse_lookahead, width=w, serial=True))
     return out
 
 
@@ -151,7 +158,9 @@ def _probe_orders(
     """Step 1: every candidate order scanned with the probe placement and rule. The
     reuse-aware orders (the costly part) only when the cheap ones spill, in full within
     ``params.reuse_search_max_nodes``, budgeted beyond. Returns the orders, their probe
-    variants and whether the cheap orders spill."""
+    variants and whether the cheap orders spill. The probes ignore ``params.traffic_limit``:
+    they rank the orders for the other placements, which may come in under the limit."""
+    params = replace(params, traffic_limit=None)
     variants: list[Variant] = []
     orders = stage2_orders(inst, order, search, reuse=False, params=params)
     for name, o in orders.items():

@@ -37,39 +37,13 @@ from typing import Any
 
 from ...errors import PlacementFailed
 from ...instance import KIND_OP, Instance
+from ...params import WaveParams
 from ...plan import Plan
 from .reorder import tighten_lifetimes
 from .scan import linear_scan
 from .stage import dlr_plan
 
 __all__ = ["WaveParams", "WaveResult", "Grid", "detect_grid", "sweep_orders", "wave_search"]
-
-
-@dataclass(frozen=True)
-class WaveParams:
-    """``max_band``: largest band height tried; ``replay``: sweeps (best by the source
-    count of :func:`source_loads`) replayed by the scan; ``keep``: of those, the best
-    placed by DLR in full; ``max_key_ops``: graphs with more key operations are skipped,
-    and graphs of more than ``max_nodes`` nodes are not even inspected (the scans of a
-    sweep each cost about one DLR scan)."""
-
-    max_band: int = 4
-    replay: int = 4
-    keep: int = 1
-    max_key_ops: int = 50_000
-    max_nodes: int = 200_000
-
-    def __post_init__(self) -> None:
-        if self.max_band < 1:
-            raise ValueError(f"max_band must be >= 1, got {self.max_band}")
-        if self.replay < 1:
-            raise ValueError(f"replay must be >= 1, got {self.replay}")
-        if self.keep < 1:
-            raise ValueError(f"keep must be >= 1, got {self.keep}")
-        if self.max_nodes < 1:
-            raise ValueError(f"max_nodes must be >= 1, got {self.max_nodes}")
-        if self.max_key_ops < 1:
-            raise ValueError(f"max_key_ops must be >= 1, got {self.max_key_ops}")
 
 
 @dataclass

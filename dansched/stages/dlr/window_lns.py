@@ -39,37 +39,11 @@ from ...models.order_window import (
     solve_order_window,
     window_buffers,
 )
+from ...params import LnsParams
 from ...plan import Plan
 from ...simulate import Evaluation, evaluate
 
 __all__ = ["LnsParams", "LnsResult", "spill_windows", "window_lns"]
-
-
-@dataclass(frozen=True)
-class LnsParams:
-    """Budgets of the order-window search (module docstring). ``window``: positions per
-    window; ``max_shift``: how far a node may move inside it; ``window_deterministic_time``
-    and ``total_deterministic_time``: CP-SAT's deterministic budgets per window and in all;
-    ``max_windows``: windows solved at most; ``max_passes``: passes over the plan;
-    ``max_nodes``: larger graphs are skipped."""
-
-    window: int = 32
-    max_shift: int = 10
-    window_deterministic_time: float = 1.0
-    total_deterministic_time: float = 20.0
-    max_windows: int = 80
-    max_passes: int = 3
-    max_nodes: int = 20_000
-
-    def __post_init__(self) -> None:
-        for name, low in (("window", 2), ("max_shift", 1), ("max_windows", 0), ("max_passes", 1), ("max_nodes", 0)):
-            value = getattr(self, name)
-            if isinstance(value, bool) or not isinstance(value, int) or value < low:
-                raise ValueError(f"LnsParams.{name} must be an integer >= {low}, got {value!r}")
-        for name in ("window_deterministic_time", "total_deterministic_time"):
-            value = getattr(self, name)
-            if isinstance(value, bool) or not isinstance(value, (int, float)) or not value > 0:
-                raise ValueError(f"LnsParams.{name} must be a positive number, got {value!r}")
 
 
 @dataclass

@@ -34,17 +34,9 @@ from __future__ import annotations
 import numpy as np
 
 from ...models.op_model import OpModel
+from ...params import LocalSearchParams
 
 __all__ = ["improve_order"]
-
-BLOCKS = (1, 2, 3, 4)  # lengths of the blocks moved
-JUMPS = (0, 1, 2, 3, 4, 6, 8, 12, 16, 32)  # distances from the peak position
-MAX_DRAG = 48  # longest window a pull/push move reorders
-GROUP_REACH = 24  # operations this far past (before) a peak are tried as pulled (pushed) groups
-GROUP_JUMPS = 4  # ... to the first few JUMPS
-GATHER_TAIL = 8  # operations after a last closer tried as the end of its group
-MAX_GATHER = 160  # longest window a gather move reorders
-GATHER_GROUPS = 8  # groups a gather move may pull
 
 
 class _Profile:
@@ -152,20 +144,22 @@ def _group_end(m: OpModel, cur_last: np.ndarray, pos: np.ndarray, seq: np.ndarra
     return end
 
 
-def _gathered(m: OpModel, prof: _Profile, seq: np.ndarray, b: int, j: int) -> tuple[np.ndarray, np.ndarray] | None:
+def _gathered(
+    m: OpModel, prof: _Profile, seq: np.ndarray, b: int, j: int, params: LocalSearchParams
+) -> tuple[np.ndarray, np.ndarray] | None:
     """Pull, group by group, every user of buffer ``b`` that runs after position ``j``
     to just before the operation now at ``j`` (each group: its last closer with the
     operations that close what it opens, ancestors dragged along), so ``b`` dies
-    before that operation. None when it needs more than :data:`MAX_GATHER` positions."""
+    before that operation. None when it needs more than ``params.max_gather`` positions."""
     anchor = int(seq[j])
     cur = prof
-    for _ in range(GATHER_GROUPS):
+    for _ in range(params.gather_groups):
         t = int(cur.pos[anchor])
         last = int(cur.last[b])
         if last < t:
             return seq, cur.pos
         u = _group_end(m, cur.last, cur.pos, seq, last)
-        if u - t > MAX_GATHER:
+        if u - t > params.max_gather:
             return None
         seq, pos = _pulled(m, cur.pos, seq, u, t)
         cur = _Profile(m, pos)
@@ -222,11 +216,14 @@ def _legal(m: OpModel, pos: np.ndarray, seq: np.ndarray, s: int, e: int, j: int)
     return True
 
 
-def improve_order(m: OpModel, seq: list[int], max_evaluations: int = 6000, stall: int = 3000) -> tuple[list[int], int]:
+def improve_order(
+    m: OpModel, seq: list[int], max_evaluations: int = 6000, params: LocalSearchParams = LocalSearchParams()
+) -> tuple[list[int], int]:
     """Hill-climb ``seq`` (operation indices) with at most ``max_evaluations`` profile
-    evaluations, stopping early after ``stall`` evaluations without a better
-    ``<peak, positions at peak>`` (deterministic: no clock, no randomness); returns
-    the best sequence found and its peak."""
+    evaluations and the moves of ``params``, stopping early after ``params.stall``
+    evaluations without a better ``<peak, positions at peak>`` (deterministic: no clock,
+    no randomness); returns the best sequence found and its peak."""
+    stall = params.stall
     seq_a = np.array(seq, dtype=np.int64)
     pos = np.empty_like(seq_a)
     pos[seq_a] = np.arange(len(seq_a))
@@ -238,7 +235,7 @@ def improve_order(m: OpModel, seq: list[int], max_evaluations: int = 6000, stall
         best = None
         peaks = np.flatnonzero(cur.prof == cur.peak)
         for p in peaks[:8].tolist():
-            for kind, s, e, j in _moves_across(m, cur, p, k):
+            for kind, s, e, j in _moves_across(m, cur, p, k, params):
                 if budget <= 0:
                     break
                 if kind == "block":
@@ -246,7 +243,7 @@ def improve_order(m: OpModel, seq: list[int], max_evaluations: int = 6000, stall
                         continue
                     new, newpos = _moved(cur.pos, seq_a, s, e, j)
                 elif kind == "gather":
-                    got = _gathered(m, cur, seq_a, s, j)
+                    got = _gathered(m, cur, seq_a, s, j, params)
                     if got is None:
                         continue
                     new, newpos = _l0_repaired(m, *got)
@@ -269,46 +266,50 @@ def improve_order(m: OpModel, seq: list[int], max_evaluations: int = 6000, stall
     return seq_a.tolist(), cur.peak
 
 
-def _moves_across(m: OpModel, cur: _Profile, p: int, k: int) -> list[tuple[str, int, int, int]]:
+def _moves_across(
+    m: OpModel, cur: _Profile, p: int, k: int, params: LocalSearchParams
+) -> list[tuple[str, int, int, int]]:
     """Moves that take a live buffer's first opener past position ``p`` or its last
     closer before it: short blocks, and single operations dragging the ancestors
     (``pull``) or descendants (``push``) in between. ``(kind, start, end, target)``
     tuples, deduplicated, in a fixed order."""
     live = np.flatnonzero((cur.first <= p) & (cur.last >= p) & (m.size > 0)).tolist()
+    jumps, near = params.jumps, params.jumps[: params.group_jumps]
+    drag, reach = params.max_drag, params.group_reach
     moves: list[tuple[str, int, int, int]] = []
     # gather: every later user of a live buffer, group by group, before p
-    for d in JUMPS[:GROUP_JUMPS]:
+    for d in near:
         for b in live:
             if int(cur.last[b]) > p and p - d >= 0:
                 moves.append(("gather", b, b, p - d))
-    for d in JUMPS:
+    for d in jumps:
         for b in live:
             f, la = int(cur.first[b]), int(cur.last[b])
-            if f < p + d < k and p + d - f <= MAX_DRAG:
+            if f < p + d < k and p + d - f <= drag:
                 moves.append(("push", f, f, p + d))
-            if 0 <= p - d < la and la - (p - d) <= MAX_DRAG:
+            if 0 <= p - d < la and la - (p - d) <= drag:
                 moves.append(("pull", la, la, p - d))
     # gather: pull the group that ends shortly after a live buffer's last closer (the
     # closer with the operations that close what it opens, e.g. a later row's QK^T)
     # before p, dragging its ancestors, so the buffer dies before p
-    for d in JUMPS[:GROUP_JUMPS]:
+    for d in near:
         for b in live:
             la = int(cur.last[b])
-            for u in range(la, min(k, la + GATHER_TAIL + 1)):
-                if la > p and 0 <= p - d and u - (p - d) <= MAX_GATHER:
+            for u in range(la, min(k, la + params.gather_tail + 1)):
+                if la > p and 0 <= p - d and u - (p - d) <= params.max_gather:
                     moves.append(("pull", u, u, p - d))
     # whole groups: an operation shortly after p pulled before it with its ancestors
     # (e.g. a later row's QK^T with its loads, closing K early), or one shortly
     # before p pushed after it with its descendants
-    for d in JUMPS[:GROUP_JUMPS]:
-        for u in range(p + 1, min(k, p + GROUP_REACH + 1)):
-            if 0 <= p - d and u - (p - d) <= MAX_DRAG:
+    for d in near:
+        for u in range(p + 1, min(k, p + reach + 1)):
+            if 0 <= p - d and u - (p - d) <= drag:
                 moves.append(("pull", u, u, p - d))
-        for u in range(max(0, p - GROUP_REACH), p):
-            if p + d < k and p + d - u <= MAX_DRAG:
+        for u in range(max(0, p - reach), p):
+            if p + d < k and p + d - u <= drag:
                 moves.append(("push", u, u, p + d))
-    for d in JUMPS:
-        for ln in BLOCKS:
+    for d in jumps:
+        for ln in params.blocks:
             for b in live:
                 f, la = int(cur.first[b]), int(cur.last[b])
                 j = p + d

@@ -114,13 +114,13 @@ def restart_policies(g: MpasGraph) -> list[tuple[str, Callable[[], Policy]]]:
     return out
 
 
-def _local_search(inst: Instance, g: MpasGraph, order: list[int], evaluations: int) -> list[int]:
+def _local_search(inst: Instance, g: MpasGraph, order: list[int], params: MpasParams) -> list[int]:
     m = peak_op_model(inst, g)
     if not m.valid:
         return order
     index = {v: i for i, v in enumerate(m.ops.tolist())}
     seq = [index[v] for v in order if g.kind[v] == KIND_OP]
-    better, _ = improve_order(m, seq, max_evaluations=evaluations)
+    better, _ = improve_order(m, seq, max_evaluations=params.ls_evaluations, params=params.moves)
     return lazy_eager_order(g, [int(m.ops[i]) for i in better])
 
 
@@ -207,7 +207,7 @@ def mpas_order(
     peak, _, name, order = next((f for f in found if _is_legal(inst, f[3])), None) or _no_valid(found)
     best = (peak, f"mpas[{name}]", order)
     if variant == "mpas" and peak > target and len(units.members) <= params.ls_max_ops:
-        improved = _local_search(inst, g, order, params.ls_evaluations)
+        improved = _local_search(inst, g, order, params)
         p = max_v_stay(inst, improved)
         restarts[f"{name}+ls"] = p
         if p < best[0] and _is_legal(inst, improved):

@@ -31,6 +31,7 @@ from typing import Any
 import numpy as np
 
 from ...instance import Instance
+from ...params import SearchParams
 from ...plan import Plan
 from ...simulate import Evaluation, evaluate
 from ..cpe.refine import makespan_of
@@ -42,24 +43,6 @@ from .moves import MoveContext, add_room, delay_eviction, hoist_reload, readdres
 __all__ = ["SearchParams", "SearchResult", "makespan_search", "DESTROY", "REPAIR"]
 
 INFEASIBLE = float("inf")
-
-
-@dataclass(frozen=True)
-class SearchParams:
-    """Budgets of one round of the makespan search: at most ``iterations`` iterations and
-    ``work`` node-visits (one iteration visits every node of the plan a few times, so the
-    same work per node at every size), the ``choices`` best addresses a move picks from,
-    and the roulette wheel's scores (new best, better, accepted, rejected) and decay."""
-
-    iterations: int = 200
-    work: int = 600_000
-    choices: int = 3
-    scores: tuple[float, float, float, float] = (25.0, 5.0, 1.0, 0.0)
-    decay: float = 0.8
-
-    def budget(self, nodes: int) -> int:
-        """Iterations on a plan of ``nodes`` nodes (spill nodes included)."""
-        return min(self.iterations, self.work // max(1, nodes))
 
 
 @dataclass

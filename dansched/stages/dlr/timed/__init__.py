@@ -24,7 +24,7 @@ spills, not with the tiers' capacities.
 """
 
 from ....errors import TimedFailed
-from .params import DEFAULT_TRIALS, SLACK_TRIALS, TimedParams
+from ....params import DEFAULT_TRIALS, SLACK_TRIALS, TimedParams
 from .scheduler import timed_schedule
 
 __all__ = ["TimedParams", "TimedFailed", "timed_schedule", "DEFAULT_TRIALS", "SLACK_TRIALS"]

@@ -23,11 +23,11 @@ from collections.abc import Sequence
 
 from ....errors import TimedFailed
 from ....instance import KIND_ALLOC, KIND_FREE, Instance
+from ....params import TimedParams
 from ....plan import Plan
 from .emission import Buffers, Emission
 from .engines import Engines
 from .eviction import chosen_window, victim_windows
-from .params import TimedParams
 from .placement import Tier, has_prefetch_room, reserved_room, time_aware_best_fit
 from .reference import NextUse, Operations, task_priority
 from .window import Prerequisites, ReleaseWindow, TaskQueues, reload_task

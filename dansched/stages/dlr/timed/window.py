@@ -21,7 +21,7 @@ import heapq
 from collections.abc import Iterator, Sequence
 
 from ....instance import KIND_ALLOC, KIND_OP, Instance
-from .params import TimedParams
+from ....params import TimedParams
 from .reference import Operations
 
 __all__ = ["Task", "Prerequisites", "ReleaseWindow", "TaskQueues", "reload_task"]
