@@ -439,16 +439,16 @@ def _md_makespan_pair(instances, by, title: str, before: str, after: str, header
 MAKESPAN_PAIRS = (  # (title, method before, method after, column names): ablations shown when both ran
     ("## Stage 3 (paper Table 5): makespan without and with CPE", "dan-no-cpe", "dan", ("DAN w/o CPE", "DAN (full)")),
     (
-        "## Time-driven Stage-2 producer (ablation): makespan without and with it",
+        "## Time-driven candidate sources (ablation): makespan without and with them",
         "dan-no-timed",
         "dan",
-        ("DAN w/o time-driven producer", "DAN (full)"),
+        ("DAN w/o time-driven sources", "DAN (full)"),
     ),
     (
-        "## Stage-2 portfolio (ablation): makespan without and with the recency-aware producers",
+        "## Other victim rules and the Algorithm-1 order as candidates (ablation): makespan without and with them",
         "dan-no-portfolio",
         "dan",
-        ("DAN w/o portfolio", "DAN (full)"),
+        ("DAN w/o those sources", "DAN (full)"),
     ),
     (
         "## Memory-aware exact windows (ablation): makespan of `dan` and `dan-memory-windows`",

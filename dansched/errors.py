@@ -105,7 +105,7 @@ class JointModelTooLarge(ValueError):
 
 
 class TimedFailed(RuntimeError):
-    """The producer could not finish (no room even after evicting, or over the traffic allowance)."""
+    """The time-driven scheduler could not finish (no room even after evicting, or over the traffic allowance)."""
 
 
 class ViewError(ValueError):

@@ -15,7 +15,8 @@ the method is about memory):
 DAN-Scheduler and its ablations (:mod:`.dan`): ``lru`` (Table 4), ``mpas-paper``
 (literal Stage 1), ``dan-no-cpe`` (Table 5), ``dan`` (full pipeline),
 ``dan-memory-windows`` (``dan`` plus the memory-aware exact windows of Stage 3),
-``dan-no-timed`` (``dan`` without problem 3's time-driven Stage-2 producer).
+``dan-no-timed`` (``dan`` without problem 3's time-driven candidate sources),
+``dan-no-portfolio`` (``dan`` without its other-victim-rule and Algorithm-1-order sources).
 
 EDA (Pao et al., 2025), the paper's fourth external baseline, is left out: we found
 no public description precise enough to re-implement it.

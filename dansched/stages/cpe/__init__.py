@@ -10,7 +10,8 @@ that never changes memory behaviour.
 - :mod:`.window_driver` -- the one driver that slides exact CP-SAT windows along the critical chain;
 - :mod:`.exact_window` -- the fixed-memory windows (``--exact-window``);
 - :mod:`.memory_windows` -- the memory-aware windows (``--exact-window-mode memory``);
-- :mod:`.timed_memory` -- the time-driven Stage-2 producer of problem 3.
+- :mod:`.screen` -- the screen of a problem-3 candidate: one list-scheduling pass;
+- :mod:`.address_times` -- when each address range of a tier was last released.
 """
 
 from .refine import CPEResult, cpe_refine
