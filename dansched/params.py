@@ -199,8 +199,10 @@ class EffortParams:
     - ``stage3_rounds``: timing-aware Stage-2 rounds alternated with CPE in each Stage-3 run;
     - ``stage1_search``: Stage 1's restarts and local search (``False``: the input order
       made lazy, eager and L0-legal in linear time, when it is legal; else one restart);
-    - ``stage2_search``: DLR's search over orders and the order search (``False``: DLR's
-      placements on the Stage-1 order, lifetimes tightened);
+    - ``stage2_search``: DLR's search over orders and placements and the order search
+      (``False``: the paper's placements, best fit with greedy or window eviction, on the
+      Stage-1 order with lifetimes tightened, then the wave search on blocked reductions
+      alone: a grid kernel's traffic is decided by its tile order);
     - ``search_iterations`` and ``search_work``: rounds of the makespan search over complete
       plans (``dansched.stages.search``), each continuing from the previous round's best
       plan and ending in a full Stage-3 run of its own; round ``r`` runs at most

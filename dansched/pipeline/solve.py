@@ -62,12 +62,18 @@ def _stage1(inst: Instance, opts: SolveOptions) -> tuple[list[int], str, bool]:
 def _stage2(inst: Instance, order1: list[int], opts: SolveOptions, say: Progress) -> DlrResult:
     """DLR on the Stage-1 order, then the order search (which keeps DLR's plan unless it
     finds an evaluator-accepted one with less traffic); the LRU ablation keeps DLR's own
-    plan, and an effort without Stage-2 search runs DLR's placements on the Stage-1 order
-    alone (lifetimes tightened)."""
-    search = opts.effort_params.stage2_search
-    s2 = dlr_plan(inst, order1, victim=opts.victim, search=search, params=opts.dlr)
-    if search and opts.order_search is not None and opts.victim == "cost":
-        s2 = search_order(inst, s2, opts.order_search, time_limit=opts.time_limit, seed=opts.seed, progress=say)
+    plan. An effort without Stage-2 search runs the paper's placements (best fit with
+    greedy or window eviction) on the Stage-1 order and, of the order search, the wave
+    search alone."""
+    if opts.effort_params.stage2_search:
+        s2 = dlr_plan(inst, order1, victim=opts.victim, params=opts.dlr)
+        order_search = opts.order_search
+    else:
+        paper = ("bestfit-greedy", "bestfit-window")
+        s2 = dlr_plan(inst, order1, victim=opts.victim, search=False, placements=paper, params=opts.dlr)
+        order_search = None if opts.order_search is None else replace(opts.order_search, exact=False, lns=False)
+    if order_search is not None and opts.victim == "cost":
+        s2 = search_order(inst, s2, order_search, time_limit=opts.time_limit, seed=opts.seed, progress=say)
     return s2
 
 

@@ -171,6 +171,9 @@ def test_effort_fast_runs_each_stage_once(tight):
     assert report["stages"]["cpe"]["runs"] == 1 and report["search"] == []
     assert len(report["stages"].get("relayout", {}).get("steps", [])) <= EFFORTS["fast"].stage3_rounds
     assert report["effort"] == "fast" and report["stages"]["mpas"]["variant"].startswith("mpas[")
+    dlr = report["stages"]["dlr"]
+    assert dlr["placement"] in ("bestfit-greedy", "bestfit-window")
+    assert "exact" not in dlr.get("order_search", {}) and "lns" not in dlr.get("order_search", {})
 
 
 @pytest.mark.slow
