@@ -16,7 +16,7 @@ ValueError: DlrParams.packing_rounds must be an integer >= 1, got 0
 
 from __future__ import annotations
 
-from dataclasses import dataclass, fields
+from dataclasses import dataclass, fields, replace
 from typing import Any
 
 __all__ = [
@@ -203,6 +203,8 @@ class EffortParams:
       (``False``: the paper's placements, best fit with greedy or window eviction, on the
       Stage-1 order with lifetimes tightened, then the wave search on blocked reductions
       alone: a grid kernel's traffic is decided by its tile order);
+    - ``costly_bounds``: the report's lower bounds with their costly parts (``False``: the
+      linear-time ones alone, :meth:`BoundParams.linear`);
     - ``search_iterations`` and ``search_work``: rounds of the makespan search over complete
       plans (``dansched.stages.search``), each continuing from the previous round's best
       plan and ending in a full Stage-3 run of its own; round ``r`` runs at most
@@ -220,12 +222,22 @@ class EffortParams:
     stage3_rounds: int = 6
     stage1_search: bool = True
     stage2_search: bool = True
+    costly_bounds: bool = True
     search_iterations: tuple[int, ...] = (200,)
     search_work: tuple[int, ...] = (600_000,)
 
     def __post_init__(self) -> None:
         _check_all_ints(
-            self, skip=("sources", "victim_rules", "stage1_search", "stage2_search", "search_iterations", "search_work")
+            self,
+            skip=(
+                "sources",
+                "victim_rules",
+                "stage1_search",
+                "stage2_search",
+                "costly_bounds",
+                "search_iterations",
+                "search_work",
+            ),
         )
         _check_int(self, "stage3_runs", 1)
         for name in ("search_iterations", "search_work"):
@@ -253,7 +265,7 @@ class EffortParams:
             raise ValueError(
                 f"EffortParams.sources: unknown source {unknown[0]!r}; choose from {', '.join(SOURCE_NAMES)}"
             )
-        for name in ("stage1_search", "stage2_search"):
+        for name in ("stage1_search", "stage2_search", "costly_bounds"):
             if not isinstance(getattr(self, name), bool):
                 raise ValueError(f"EffortParams.{name} must be True or False, got {getattr(self, name)!r}")
 
@@ -266,6 +278,7 @@ EFFORTS: dict[str, EffortParams] = {
         stage3_rounds=2,
         stage1_search=False,
         stage2_search=False,
+        costly_bounds=False,
         search_iterations=(),
         search_work=(),
     ),
@@ -292,16 +305,17 @@ class ProductParams:
 class PeakBoundParams:
     """The maxV_stay bounds (``dansched.models.peak_bounds``): when the exact DP runs
     (``exact_max_nodes``) and its state cap (``exact_max_states``); ``product``: the
-    product-pattern search caps."""
+    product-pattern search caps (``None``: that bound is not computed)."""
 
     exact_max_nodes: int = 80
     exact_max_states: int = 200_000
-    product: ProductParams = ProductParams()
+    product: ProductParams | None = ProductParams()
 
     def __post_init__(self) -> None:
         _check_int(self, "exact_max_nodes", 0)
         _check_int(self, "exact_max_states", 1)
-        _check_type(self, "product", ProductParams)
+        if self.product is not None:
+            _check_type(self, "product", ProductParams)
 
 
 @dataclass(frozen=True)
@@ -387,6 +401,17 @@ class BoundParams:
     def first_free_members(self, n: int) -> int:
         """The first-free bound's member budget on a graph of ``n`` nodes."""
         return self.ff_members_base + self.ff_members_per_node * n
+
+    def linear(self) -> BoundParams:
+        """These budgets without the costly parts: no product-pattern search, no contracted
+        relaxation (CP-SAT), no exact DP, and no HiGHS model of the report's cover (its
+        per-position bound stands): what ``--effort fast`` reports."""
+        return replace(
+            self,
+            peak=replace(self.peak, product=None, exact_max_nodes=0),
+            report_cover=replace(self.report_cover, mip_max_nonzeros=0, lp_max_nonzeros=0),
+            contracted_total_ms=0,
+        )
 
 
 @dataclass(frozen=True)

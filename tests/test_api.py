@@ -195,3 +195,17 @@ def test_problem3_progress_names_each_source_and_each_stage3_run(tmp_path):
     named = sorted(line.split(": ", 1)[1] for line in runs)
     assert named == sorted(f"{row['source']} {row['detail']}".rstrip() for row in finalists)
     assert runs[0].endswith(f"{finalists[0]['source']} {finalists[0]['detail']}".rstrip())  # the problem-2 plan first
+
+
+def test_fast_effort_reports_the_linear_bounds_alone():
+    """The fast effort skips the costly bounds (here the product-pattern peak bound, which
+    the default reports on this grid kernel); what it reports are still lower bounds of
+    the plan's figures as the evaluator measures them."""
+    inst = dansched.load_instance(REPO / "instances" / "matmul_s2.json")
+    fast = dansched.solve(inst, dansched.SolveOptions(problem=3, effort="fast"))
+    full = dansched.solve(inst, dansched.SolveOptions(problem=3))
+    assert "product pattern" in full.bounds["max_v_stay"]["method"]
+    assert "product pattern" not in fast.bounds["max_v_stay"]["method"]
+    ev = evaluate(inst, fast.plan)
+    for metric in ("max_v_stay", "extra_traffic", "makespan"):
+        assert fast.bounds[metric]["value"] <= getattr(ev, metric)

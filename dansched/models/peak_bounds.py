@@ -37,9 +37,10 @@ def peak_bounds(
     """Each bound that applies, in a fixed order (forced liveness, product, contracted,
     exact); ``bound_params`` carries the forced-liveness and contracted-relaxation budgets."""
     out = [peak_lower_bound(inst, params=bound_params)]
-    prod = product_peak_bound(inst, params.product)
-    if prod.value > 0:
-        out.append(prod)
+    if params.product is not None:
+        prod = product_peak_bound(inst, params.product)
+        if prod.value > 0:
+            out.append(prod)
     con = contracted_peak_bound(inst, floor=max(b.value for b in out), params=bound_params)
     if con.value > 0 or con.stopped_by_clock:
         out.append(con)

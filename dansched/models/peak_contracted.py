@@ -413,6 +413,8 @@ def contracted_peak_bound(
 ) -> Bound:
     """The best window bound of the block-order relaxation over every single-residency tier
     (see the module docstring); 0 when no window can beat ``floor`` or none applies."""
+    if params.contracted_total_ms <= 0:
+        return Bound(0, "contracted block-order relaxation: no budget")
     if g is None:
         g = build_mpas_graph(inst, check_l0=False)
     cands = []
