@@ -14,7 +14,9 @@ answer:
 - the ready set is restricted to *L0-legal* nodes: an ALLOC of an L0A/L0B/L0C
   buffer waits while its tier holds a live buffer, or while opening it would
   leave no way to close the live L0 buffers (:mod:`.l0`). A waiting ALLOC
-  re-enters the heap when an L0 buffer is freed or opened. Without this
+  re-enters the heap when an L0 buffer is freed or opened. An ALLOC that the last
+  completion found still allows (:func:`~.l0.witness_allows`) opens without a new
+  simulation: that completion proves the step legal. Without this
   restriction Eq. 21 opens every L0 ALLOC first (their Delta_pk is 0), which the
   evaluator rejects; with it, the literal priority decides everything else.
 
@@ -29,7 +31,7 @@ import heapq
 from ...errors import NoLegalOrderError
 from ...graph import MpasGraph, lambda_level
 from ...instance import KIND_ALLOC, KIND_FREE
-from .l0 import l0_completion_exists, quick_blocker
+from .l0 import l0_completion_exists, quick_blocker, witness_allows
 
 __all__ = ["paper_key", "paper_order"]
 
@@ -54,6 +56,7 @@ def paper_order(g: MpasGraph, trace: list | None = None) -> list[int]:
     parked_on: dict[int, list[tuple[int, int, int, int]]] = {}  # live buffer -> keys it blocks
     parked_any: list[tuple[int, int, int, int]] = []  # keys to retry at the next L0 event
     needs: dict[int, dict[int, list[int]]] = {}  # live buffer -> tiers it must open before its FREE
+    witness: list[int] = []  # the L0 opens of the last legal completion found, pending ones in order
     order: list[int] = []
     while heap:
         key = heapq.heappop(heap)
@@ -63,10 +66,15 @@ def paper_order(g: MpasGraph, trace: list | None = None) -> list[int]:
             if t in held:
                 parked_on.setdefault(held[t], []).append(key)
                 continue
-            blocker = quick_blocker(g, done, held, needs, g.node_buf[v])
-            ok = blocker < 0
-            if ok:
-                ok, blocker, _ = l0_completion_exists(g, rank, done, held, [g.node_buf[v]])
+            if held and witness_allows(g, witness, [v]):
+                ok, blocker = True, -1
+            else:
+                blocker = quick_blocker(g, done, held, needs, g.node_buf[v])
+                ok = blocker < 0
+                if ok:
+                    ok, blocker, opened = l0_completion_exists(g, rank, done, held, [g.node_buf[v]])
+                    if ok:
+                        witness = opened
             if not ok:
                 (parked_on.setdefault(blocker, []) if blocker >= 0 else parked_any).append(key)
                 continue
