@@ -18,8 +18,9 @@ then the best floor, the distance to it and the wall seconds of the solve
 
 Usage::
 
-    python benchmarks/bench_timing.py [CASES...] [--slacks 0,20,100] [--exact-window W]
-                                      [--exact-window-mode fixed|memory] [--out FILE]
+    python benchmarks/bench_timing.py [CASES...] [--slacks 0,20,100] [--efforts fast,default,max]
+                                      [--exact-window W] [--exact-window-mode fixed|memory]
+                                      [--bench BENCH_JSON] [--out FILE]
 
 Prints Markdown and writes it to ``benchmarks/results/bench_timing.md``.
 """

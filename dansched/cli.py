@@ -123,6 +123,7 @@ class Variant(str, Enum):
 
 # Stage-2 victim rules: the registry's choices (:data:`dansched.stages.dlr.victim.VICTIMS`)
 Victim = Enum("Victim", {name.replace("-", "_"): name for name in VICTIMS}, type=str)  # type: ignore[misc]
+DEFAULT_VICTIM = Victim("cost")
 
 
 class Effort(str, Enum):
@@ -252,7 +253,7 @@ def solve(
     ] = Variant.mpas,
     victim: Annotated[
         Victim, typer.Option("--victim", help="Stage-2 victim rule: cost (Eqs. 27-31) or lru.")
-    ] = Victim.cost,
+    ] = DEFAULT_VICTIM,
     trace: Annotated[
         bool, typer.Option("--trace", help="Also write <case>_trace.json (Perfetto) for problems 2 and 3.")
     ] = False,

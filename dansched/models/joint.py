@@ -88,7 +88,7 @@ from ..params import BoundParams
 from ..plan import Plan
 from ..simulate import Evaluation, evaluate, spill_traffic
 from .placement import plan_points, points_to_plan, residency_points
-from .solver import deterministic_solver, stopped_by_clock
+from .solver import deterministic_solver, solve_model, stopped_by_clock
 
 __all__ = [
     "JointResult",
@@ -547,7 +547,7 @@ def joint_min_traffic(
     m, v, weight = _build(inst, dominance, tie_break_spills, max_spills)
     hinted = _hint(m, inst, v, hint, dominance) if hint is not None else False
     solver = deterministic_solver(seed, deterministic_time, time_limit)
-    status = solver.solve(m)
+    status = solve_model(solver, m)
     name = solver.status_name(status)
     stats.update(
         active_buffers=len(v.active),

@@ -43,7 +43,7 @@ from ..graph import keyed_topological_order
 from ..instance import KIND_OP, Instance
 from ..plan import Plan
 from ..simulate import AugmentedGraph, spill_node_ids, spill_of_node
-from .solver import deterministic_solver, stopped_by_clock
+from .solver import deterministic_solver, solve_model, stopped_by_clock
 from .timing_window import TimedSchedule, timed_schedule
 
 __all__ = [
@@ -321,7 +321,7 @@ class MemoryWindowModel:
         """The window's new node sequence (None when the model finds nothing better than the
         current window or no order realises its choice) and stats."""
         solver = deterministic_solver(seed, deterministic_time, max(0.01, wall_time))
-        status = solver.solve(self.m)
+        status = solve_model(solver, self.m)
         stats: dict[str, Any] = {
             "status": solver.status_name(status),
             "nodes": len(self.window),

@@ -62,7 +62,7 @@ from ..instance import KIND_OP, Instance
 from ..plan import Plan
 from .joint import _JointBuilder, _precedence, spill_cost
 from .placement import plan_points, points_to_plan, residency_points
-from .solver import deterministic_solver, stopped_by_clock
+from .solver import deterministic_solver, solve_model, stopped_by_clock
 
 __all__ = [
     "PointPlan",
@@ -366,7 +366,7 @@ def solve_order_window(
     solver = deterministic_solver(seed, deterministic_time, time_limit)
     if not probing:
         solver.parameters.cp_model_probing_level = 0
-    status = solver.solve(wb.m)
+    status = solve_model(solver, wb.m)
     stats: dict[str, Any] = {
         "nodes": wb.n,
         "buffers": len(bufs),

@@ -72,7 +72,7 @@ from ..graph import MpasGraph, build_mpas_graph
 from ..instance import KIND_OP, Instance
 from ..params import BoundParams
 from .bound import Bound
-from .solver import deterministic_solver, stopped_by_clock
+from .solver import deterministic_solver, solve_model, stopped_by_clock
 
 __all__ = [
     "BlockWindow",
@@ -378,7 +378,7 @@ def window_relaxation(
     # no LP relaxation: on these permutation models its solves are not charged to the
     # deterministic clock (measured 13 s of wall clock for 0.4 deterministic seconds)
     solver.parameters.linearization_level = 0
-    status = solver.solve(m)
+    status = solve_model(solver, m)
     clock = stopped_by_clock(solver, status)
     if status == cp_model.OPTIMAL:
         return int(round(solver.objective_value)), True, clock

@@ -35,7 +35,7 @@ from ..instance import KIND_OP, Instance
 from ..params import BoundParams
 from ..plan import Plan
 from ..simulate import spill_node_ids, spill_of_node, spill_traffic
-from .solver import deterministic_solver, stopped_by_clock
+from .solver import deterministic_solver, solve_model, stopped_by_clock
 
 __all__ = [
     "PlacementResult",
@@ -193,7 +193,7 @@ def _solve(
         if allow_spills:
             _add_all_spilled_hint(m, inst, pts, y, spill)
     solver = deterministic_solver(seed, deterministic_time, time_limit)
-    status = solver.solve(m)
+    status = solve_model(solver, m)
     name = solver.status_name(status)
     stats = {
         "rectangles": nrect,

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from ortools.sat.python import cp_model
 
-__all__ = ["deterministic_solver", "stopped_by_clock"]
+__all__ = ["deterministic_solver", "solve_model", "stopped_by_clock"]
 
 
 def deterministic_solver(seed: int, deterministic_time: float, time_limit: float) -> cp_model.CpSolver:
@@ -17,6 +17,18 @@ def deterministic_solver(seed: int, deterministic_time: float, time_limit: float
     solver.parameters.max_deterministic_time = deterministic_time
     solver.parameters.max_time_in_seconds = max(0.01, time_limit)
     return solver
+
+
+def solve_model(solver: cp_model.CpSolver, model: cp_model.CpModel) -> cp_model.CpSolverStatus:
+    """``solver.solve(model)``, once more with symmetry detection off when CP-SAT fails
+    inside (OR-Tools 9.15 raises ``IndexError: absl::btree_map::at`` from presolve on
+    some small symmetric models with a solution hint). The retry is as deterministic as
+    the first try; a second failure propagates."""
+    try:
+        return solver.solve(model)
+    except IndexError:
+        solver.parameters.symmetry_level = 0
+        return solver.solve(model)
 
 
 def stopped_by_clock(solver: cp_model.CpSolver, status: cp_model.CpSolverStatus | int) -> bool:

@@ -30,7 +30,7 @@ from ortools.sat.python import cp_model
 
 from ..graph import keyed_topological_order, tail_after
 from ..simulate import AugmentedGraph
-from .solver import deterministic_solver, stopped_by_clock
+from .solver import deterministic_solver, solve_model, stopped_by_clock
 
 __all__ = ["TimedSchedule", "timed_schedule", "TimingWindowModel", "solve_timing_window"]
 
@@ -203,7 +203,7 @@ class TimingWindowModel:
         """The window's new node sequence (None when CP-SAT found nothing or no order realises
         its choice) and the solver's stats."""
         solver = deterministic_solver(seed, deterministic_time, max(0.01, wall_time))
-        status = solver.solve(self.m)
+        status = solve_model(solver, self.m)
         stats: dict[str, Any] = {
             "status": solver.status_name(status),
             "nodes": len(self.window),

@@ -213,14 +213,19 @@ def cover_matrix(c: TierCover):
     and the price of each gap (for :func:`scipy.optimize.milp` / ``linprog``)."""
     from scipy.sparse import csr_matrix
 
-    data, indices, indptr, rhs = [], [], [0], []
+    data: list[int] = []
+    indices: list[int] = []
+    indptr: list[int] = [0]
+    rhs: list[int] = []
     for cols, excess in c.rows:
         data.extend(c.size[g] for g in cols)
         indices.extend(cols)
         indptr.append(len(indices))
         rhs.append(excess)
-    A = csr_matrix((np.array(data, dtype=float), np.array(indices), np.array(indptr)), shape=(len(c.rows), len(c.gaps)))
-    return A, np.array(rhs, dtype=float), np.array(c.cost, dtype=float)
+    A = csr_matrix(
+        (np.array(data, dtype=np.float64), np.array(indices), np.array(indptr)), shape=(len(c.rows), len(c.gaps))
+    )
+    return A, np.array(rhs, dtype=np.float64), np.array(c.cost, dtype=np.float64)
 
 
 @dataclass(frozen=True)

@@ -167,6 +167,7 @@ def segment_of_use(
     n = inst.n
     pos = {v: i for i, v in enumerate(plan.order)}
     spills: dict[int, list[int]] = {}
+    assert ev.graph is not None, "a full plan's evaluation"
     for k0, b in enumerate(ev.graph.spill_buf):
         spills.setdefault(b, []).append(k0)
     begins: dict[int, list[int]] = {}
@@ -336,8 +337,10 @@ def build_view_data(
     tasks = timed_tasks(inst, plan, ev)
     check_view_range(inst, ev, report)
     segments = buffer_segments(inst, plan, ev)
-    g = ev.graph
-    waits = binding_predecessors(plan.order, g.preds, g.pipe, ev.start, ev.end, g.spill_edges, g.reuse_edges)
+    timing = ev.timing()
+    assert timing is not None, "timed_tasks refuses a plan without timing"
+    g = timing.graph
+    waits = binding_predecessors(plan.order, g.preds, g.pipe, timing.start, timing.end, g.spill_edges, g.reuse_edges)
     used = segment_of_use(inst, plan, ev, tasks)
     seg_index = {(s.buf_id, s.segment): i for i, s in enumerate(segments)}
     ops: dict[str, int] = {}

@@ -12,6 +12,7 @@ from strategies import SETTINGS, cases, hw  # noqa: F401  (hw is a fixture)
 from dansched.instance import instance_from_records
 from dansched.models.joint import joint_min_traffic
 from dansched.models.order_window import point_plan, precedence, solve_order_window
+from dansched.plan import Plan
 from dansched.simulate import evaluate
 from dansched.testing import audit_instance
 
@@ -53,6 +54,34 @@ def test_whole_plan_window_removes_every_needless_spill(hw, case):
     assert res.plan is not None, res.status
     got = evaluate(inst, res.plan.to_plan(inst))
     assert got.valid and got.extra_traffic == 0 and got.spill_count == 0
+
+
+def test_whole_plan_window_survives_a_cp_sat_presolve_crash(hw):
+    """A model on which CP-SAT 9.15's presolve fails inside (``absl::btree_map::at``) with
+    the plan as hint: the window still ends without traffic (one retry, symmetry off)."""
+    bufs = {"Op": "COPY_IN", "Pipe": "MTE1", "Cycles": 0, "Bufs": [0, 1]}
+    nodes = [
+        {"Id": 0, "Op": "ALLOC", "BufId": 0, "Size": 1, "Type": "L1"},
+        {"Id": 1, "Op": "ALLOC", "BufId": 1, "Size": 1, "Type": "L1"},
+        *({"Id": i} | bufs for i in (2, 3, 4, 6, 7)),
+        {"Id": 5, "Op": "COPY_IN", "Pipe": "MTE1", "Cycles": 0, "Bufs": []},
+        {"Id": 8, "Op": "FREE", "BufId": 0, "Size": 1, "Type": "L1"},
+        {"Id": 9, "Op": "FREE", "BufId": 1, "Size": 1, "Type": "L1"},
+    ]
+    edges = [(b, u) for b in (0, 1) for u in (2, 3, 4, 6, 7)] + [(0, 8), (1, 9), (3, 5)]
+    edges += [(u, f) for u in (2, 3, 4, 6, 7) for f in (8, 9)]
+    inst = instance_from_records("crash", nodes, edges, hw)
+    plan = Plan(
+        order=(0, 1, 10, 11, 2, 12, 13, 3, 14, 15, 4, 16, 17, 6, 7, 5, 8, 9),
+        offsets=((0, 0), (1, 1)),
+        spills=((0, 0),) * 4,
+    )
+    assert evaluate(inst, plan).extra_traffic == 4  # four spills of a one-unit buffer
+    pp = point_plan(inst, plan)
+    res = solve_order_window(inst, pp, 0, len(pp.base), precedence(inst), deterministic_time=5.0, time_limit=60.0)
+    assert res.plan is not None, res.status
+    got = evaluate(inst, res.plan.to_plan(inst))
+    assert got.valid and got.extra_traffic == 0
 
 
 @pytest.mark.parametrize("seed,max_nodes", [(15, 22), (171, 22)])

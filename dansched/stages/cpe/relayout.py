@@ -38,8 +38,10 @@ __all__ = ["relayout_for_timing", "move_late_segments"]
 def _wanted_times(ev: Evaluation, order: Sequence[int]) -> list[int]:
     """Start times on the augmented DAG without its reuse edges: when each event would run
     if addresses never made it wait."""
-    g = ev.graph
-    reuse = {}
+    timing = ev.timing()
+    assert timing is not None, "a full plan's evaluation"
+    g = timing.graph
+    reuse: dict[int, set[int]] = {}
     for u, w in g.reuse_edges:
         reuse.setdefault(w, set()).add(u)
     preds = [[u for u in ps if u not in reuse.get(v, ())] if v in reuse else ps for v, ps in enumerate(g.preds)]
@@ -50,10 +52,11 @@ def relayout_for_timing(inst: Instance, plan: Plan, ev: Evaluation) -> tuple[Pla
     """The faster of two relayouts (each segment at its least-late range; or at its old
     offset unless that makes it wait), or None when neither fits or beats ``plan``."""
     best = None
+    bar = ev.metrics().makespan
     for keep_old in (False, True):
         r = _relayout(inst, plan, ev, keep_old)
-        if r is not None and r[1].makespan < (best[1].makespan if best else ev.makespan):
-            best = r
+        if r is not None and r[1].metrics().makespan < bar:
+            best, bar = r, r[1].metrics().makespan
     return best
 
 
@@ -148,6 +151,7 @@ class _TierSegments:
 def _segments_by_tier(inst: Instance, plan: Plan, ev: Evaluation) -> dict[int, _TierSegments]:
     n = inst.n
     g = ev.graph
+    assert g is not None, "a full plan's evaluation"
     L = inst.lists()
     ids = inst.buf_id.tolist()
     index = {bid: i for i, bid in enumerate(ids)}
@@ -208,11 +212,12 @@ def move_late_segments(inst: Instance, plan: Plan, ev: Evaluation) -> tuple[Plan
     free range (free in the current layout for the segment's whole residency) whose previous
     occupants finished earliest. Every move keeps the layout valid by construction; the
     result is kept only if the evaluator accepts it and it is faster."""
-    assert ev.valid and ev.graph is not None
-    g = ev.graph
+    timing = ev.timing()
+    assert ev.valid and timing is not None
+    g = timing.graph
     wanted = _wanted_times(ev, plan.order)
-    end_time = ev.end
-    late_events = {}
+    end_time = timing.end
+    late_events: dict[int, int] = {}
     for u, w in g.reuse_edges:
         if end_time[u] > wanted[w]:
             late_events[w] = max(late_events.get(w, 0), end_time[u] - wanted[w])
@@ -260,7 +265,9 @@ def _plan_from_segments(
     inst: Instance, plan: Plan, ev: Evaluation, segs: dict[int, _TierSegments]
 ) -> tuple[Plan, Evaluation] | None:
     n = inst.n
-    g = ev.graph
+    timing = ev.timing()
+    assert timing is not None, "a full plan's evaluation"
+    g = timing.graph
     ids = inst.buf_id.tolist()
     index = {bid: i for i, bid in enumerate(ids)}
     first = {index[bid]: o for bid, o in plan.offsets or ()}
@@ -277,6 +284,6 @@ def _plan_from_segments(
         spills=tuple((ids[b], int(spill[k])) for k, b in enumerate(g.spill_buf)),
     )
     ev2 = evaluate(inst, new)
-    if not ev2.valid or ev2.extra_traffic != ev.extra_traffic or ev2.makespan >= ev.makespan:
+    if not ev2.valid or ev2.extra_traffic != ev.extra_traffic or ev2.metrics().makespan >= timing.makespan:
         return None
     return new, ev2

@@ -51,7 +51,7 @@ class Stage3Result:
 
     @property
     def makespan(self) -> int:
-        return self.evaluation.makespan
+        return self.evaluation.metrics().makespan
 
 
 def _round_steps(first_round: bool) -> list[str]:
@@ -91,7 +91,7 @@ def _exact_windows(
         inst, cur.cpe.plan, cur.evaluation, exact_window=width, time_limit=time_limit, seed=seed, params=params
     )
     ev_p = judged(inst, polished.plan, "Stage 3 (CPE exact windows)")
-    if ev_p.makespan < cur.makespan:
+    if ev_p.metrics().makespan < cur.makespan:
         polished.info["found_by"] = "CPE then " + polished.info["found_by"]
         return Stage3Result(cur.layout, cur.layout_evaluation, polished, ev_p, cur.info)
     return cur

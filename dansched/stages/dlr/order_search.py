@@ -44,7 +44,12 @@ __all__ = ["OrderSearchParams", "search_order"]
 
 
 def _key(ev: Evaluation) -> tuple[int, int]:
-    return (int(ev.extra_traffic), int(ev.spill_count))
+    m = ev.metrics()
+    return (m.extra_traffic, m.spill_count)
+
+
+def _traffic(ev: Evaluation) -> int:
+    return ev.metrics().extra_traffic
 
 
 def _accepted(inst: Instance, plan: Plan | None) -> Evaluation | None:
@@ -70,10 +75,10 @@ def search_order(
     say = progress or (lambda _m: None)
     best_plan, best_ev, found_by = s2.plan, s2.evaluation, "dlr"
     info: dict[str, Any] = {}
-    bound: int | None = 0 if best_ev.extra_traffic == 0 else None
-    proven = best_ev.extra_traffic == 0
+    bound: int | None = 0 if _traffic(best_ev) == 0 else None
+    proven = _traffic(best_ev) == 0
     deadline = time.perf_counter() + 10 * max(0.0, time_limit)  # a safety net: the budgets above are counts
-    if best_ev.extra_traffic > 0 and params.wave:
+    if _traffic(best_ev) > 0 and params.wave:
         say("Stage 2: wave search")
         t0 = time.perf_counter()
         got = wave_search(inst, params.wave_params, deadline=deadline)
@@ -85,7 +90,7 @@ def search_order(
             } | got.info
             if ev is not None and _key(ev) < _key(best_ev):
                 best_plan, best_ev, found_by = got.plan, ev, "wave"
-    if best_ev.extra_traffic > 0 and params.exact and inst.n <= params.exact_max_nodes:
+    if _traffic(best_ev) > 0 and params.exact and inst.n <= params.exact_max_nodes:
         say("Stage 2: exact joint model")
         t0 = time.perf_counter()
         left = deadline - time.perf_counter()
@@ -115,10 +120,10 @@ def search_order(
                 }
                 bound = max(bound or 0, res.bound)
                 ev = _accepted(inst, res.plan)
-                if ev is not None and _key(ev) < _key(best_ev):
+                if ev is not None and res.plan is not None and _key(ev) < _key(best_ev):
                     best_plan, best_ev, found_by = res.plan, ev, "exact"
-                proven = res.optimal and res.traffic is not None and best_ev.extra_traffic <= res.traffic
-    if best_ev.extra_traffic > 0 and params.lns and not proven:  # skips past lns_params.max_nodes at once
+                proven = res.optimal and res.traffic is not None and _traffic(best_ev) <= res.traffic
+    if _traffic(best_ev) > 0 and params.lns and not proven:  # skips past lns_params.max_nodes at once
         say("Stage 2: exact order windows")
         got_lns = window_lns(inst, best_plan, best_ev, params.lns_params, seed=seed, deadline=deadline)
         info["lns"] = got_lns.info
@@ -126,10 +131,10 @@ def search_order(
             best_plan, best_ev, found_by = got_lns.plan, got_lns.evaluation, "lns"
     out_info = dict(s2.info) | {
         "found_by": found_by,
-        "proven_optimal": bool(proven or (bound is not None and bound >= best_ev.extra_traffic)),
+        "proven_optimal": bool(proven or (bound is not None and bound >= _traffic(best_ev))),
     }
     if bound is not None:
-        out_info |= {"bound": int(bound), "gap": int(best_ev.extra_traffic) - int(bound)}
+        out_info |= {"bound": int(bound), "gap": int(_traffic(best_ev)) - int(bound)}
     if info:
         out_info["order_search"] = info
     if found_by == "dlr":

@@ -23,7 +23,7 @@ import numpy as np
 from ortools.sat.python import cp_model
 
 from ...instance import Instance
-from ...models.solver import deterministic_solver
+from ...models.solver import deterministic_solver, solve_model
 from ...models.traffic import TierCover, cover_matrix, quiet_native_stdout, tier_covers
 from .scan import Segment
 
@@ -107,7 +107,7 @@ def cpsat_pack(
     for xs_t, ys_t in by_tier.values():
         m.add_no_overlap_2d(xs_t, ys_t)
     solver = deterministic_solver(0, deterministic_time, time_limit=1e9)  # no wall-clock net: deterministic
-    status = solver.solve(m)
+    status = solve_model(solver, m)
     if status not in (cp_model.OPTIMAL, cp_model.FEASIBLE):
         return None
     return {i: int(solver.value(y)) for i, y in enumerate(ys)}
