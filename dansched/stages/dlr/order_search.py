@@ -30,7 +30,7 @@ from collections.abc import Callable
 from dataclasses import replace
 from typing import Any
 
-from ...errors import JointModelError, JointModelTooLarge
+from ...errors import JointModelError, JointModelTooLarge, NoLegalOrderError
 from ...instance import Instance
 from ...models.joint import joint_min_traffic
 from ...params import OrderSearchParams
@@ -104,11 +104,7 @@ def search_order(
                     seed=seed,
                     max_nodes=params.exact_max_nodes,
                 )
-            except (
-                JointModelError,
-                JointModelTooLarge,
-                ValueError,
-            ) as exc:  # a model bug or a cyclic graph: keep DLR's plan
+            except (JointModelError, JointModelTooLarge, NoLegalOrderError) as exc:  # keep DLR's plan
                 info["exact"] = {"error": str(exc)}
             else:
                 info["exact"] = {
