@@ -13,8 +13,9 @@ writes, per (case, slack): makespan, traffic, the three floors of
 - *hbt*: the head-body-tail (one-machine, Jackson preemptive) floor on the plan's
   augmented DAG; the per-pipe bound named in the method;
 
-then the best floor, the distance to it and the wall seconds of the solve
-(measured on a shared machine: contention inflates them).
+then the Stage-3 runs, the candidate source of the kept plan, the makespan search's
+improving moves (``move xN -C``: N new best plans, C cycles saved) and the wall seconds
+of the solve (measured on a shared machine: contention inflates them).
 
 Usage::
 
@@ -86,6 +87,7 @@ def measure(path: Path, slack: float, exact_window: int, mode: str, effort: str 
         "candidates": len(report["candidates"]),
         "kept_source": kept["source"],
         "kept_detail": kept["detail"],
+        "search": search_gains(report),
         "instance": f.instance,
         "plan": f.plan,
         "hbt": f.head_body_tail,
@@ -95,6 +97,18 @@ def measure(path: Path, slack: float, exact_window: int, mode: str, effort: str 
         "best_value": best.value,
         "seconds": seconds,
     }
+
+
+def search_gains(report: dict[str, Any]) -> str:
+    """The makespan search's improving moves over its rounds: ``move xN -C`` (N new best
+    plans saving C cycles in all), or ``-`` when no move improved the plan."""
+    total: dict[str, list[int]] = {}
+    for rnd in report.get("search", []):
+        for move, row in rnd.get("improved", {}).items():
+            t = total.setdefault(move, [0, 0])
+            t[0] += int(row["times"])
+            t[1] += int(row["cycles"])
+    return ", ".join(f"{m} x{n} -{c:,}" for m, (n, c) in sorted(total.items())) or "-"
 
 
 def cell(value: int, b) -> str:
@@ -114,9 +128,10 @@ def table(rows: list[dict[str, Any]]) -> list[str]:
         "hbt floor",
         "Stage-3 runs",
         "kept source",
+        "search gains",
         "wall s",
     ]
-    out = ["| " + " | ".join(head) + " |", "|" + "|".join(["---"] * 3 + ["---:"] * 7 + ["---", "---:"]) + "|"]
+    out = ["| " + " | ".join(head) + " |", "|" + "|".join(["---"] * 3 + ["---:"] * 7 + ["---", "---", "---:"]) + "|"]
     for r in rows:
         m = r["makespan"]
         out.append(
@@ -134,6 +149,7 @@ def table(rows: list[dict[str, Any]]) -> list[str]:
                     cell(m, r["hbt"]),
                     f"{r['runs']} of {r['candidates']}",
                     f"{r['kept_source']} ({r['kept_detail']})" if r["kept_detail"] else r["kept_source"],
+                    r["search"],
                     f"{r['seconds']:.1f}",
                 ]
             )

@@ -118,7 +118,7 @@ def header(
         *([f"- Partly refreshed: {refreshed}."] if refreshed else []),
         "- Methods: `base` (input order, best fit, LRU), `hmcos`, `magis`, `cosma`, `gbs` (external"
         " baselines, no timing stage; see `dansched/baselines/`), `lru` (DAN with the LRU victim rule),"
-        " `mpas-paper` (DAN with the literal Stage 1), `dan-no-cpe` (problem-2 plan), `dan-memory-windows`, `dan-no-timed` and `dan-no-portfolio` (the problem-3 ablations), `dan` (full pipeline)."
+        " `mpas-paper` (DAN with the literal Stage 1), `dan-no-cpe` (problem-2 plan), `dan-memory-windows`, `dan-no-time-driven` and `dan-no-other-rules` (the problem-3 ablations), `dan` (full pipeline)."
         " EDA (Pao et al., 2025), the paper's fourth baseline, is left out: no public description we could"
         " re-implement.",
         "- Peak is the logical `maxV_stay` over L1+UB of the plan's order (problems 2 and 3 do not"

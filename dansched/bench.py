@@ -440,13 +440,13 @@ MAKESPAN_PAIRS = (  # (title, method before, method after, column names): ablati
     ("## Stage 3 (paper Table 5): makespan without and with CPE", "dan-no-cpe", "dan", ("DAN w/o CPE", "DAN (full)")),
     (
         "## Time-driven candidate sources (ablation): makespan without and with them",
-        "dan-no-timed",
+        "dan-no-time-driven",
         "dan",
         ("DAN w/o time-driven sources", "DAN (full)"),
     ),
     (
         "## Other victim rules and the Algorithm-1 order as candidates (ablation): makespan without and with them",
-        "dan-no-portfolio",
+        "dan-no-other-rules",
         "dan",
         ("DAN w/o those sources", "DAN (full)"),
     ),

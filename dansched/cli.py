@@ -473,7 +473,7 @@ def bench(
         str | None,
         typer.Option(
             "--methods",
-            help="Comma-separated methods (default: all): base, hmcos, magis, cosma, gbs, lru, mpas-paper, dan-no-cpe, dan-memory-windows, dan-no-timed, dan-no-portfolio, dan.",
+            help="Comma-separated methods (default: all): base, hmcos, magis, cosma, gbs, lru, mpas-paper, dan-no-cpe, dan-memory-windows, dan-no-time-driven, dan-no-other-rules, dan.",
         ),
     ] = None,
     out: Annotated[Path, typer.Option("--out", help="Folder for bench.json, bench.csv and bench.md.")] = Path("bench"),

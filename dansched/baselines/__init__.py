@@ -15,8 +15,8 @@ the method is about memory):
 DAN-Scheduler and its ablations (:mod:`.dan`): ``lru`` (Table 4), ``mpas-paper``
 (literal Stage 1), ``dan-no-cpe`` (Table 5), ``dan`` (full pipeline),
 ``dan-memory-windows`` (``dan`` plus the memory-aware exact windows of Stage 3),
-``dan-no-timed`` (``dan`` without problem 3's time-driven candidate sources),
-``dan-no-portfolio`` (``dan`` without its other-victim-rule and Algorithm-1-order sources).
+``dan-no-time-driven`` (``dan`` without problem 3's time-driven candidate sources),
+``dan-no-other-rules`` (``dan`` without its other-victim-rule and Algorithm-1-order sources).
 
 EDA (Pao et al., 2025), the paper's fourth external baseline, is left out: we found
 no public description precise enough to re-implement it.
@@ -39,12 +39,20 @@ METHODS: dict[str, Method] = {
     "mpas-paper": dan.mpas_paper,
     "dan-no-cpe": dan.dan_no_cpe,
     "dan-memory-windows": dan.dan_memory_windows,
-    "dan-no-timed": dan.dan_no_timed,
-    "dan-no-portfolio": dan.dan_no_portfolio,
+    "dan-no-time-driven": dan.dan_no_time_driven,
+    "dan-no-other-rules": dan.dan_no_other_rules,
     "dan": dan.dan,
 }
 EXTERNAL = ("base", "hmcos", "magis", "cosma", "gbs")  # "delta vs best external" compares dan with these
-DAN_FAMILY = ("lru", "mpas-paper", "dan-no-cpe", "dan-memory-windows", "dan-no-timed", "dan-no-portfolio", "dan")
+DAN_FAMILY = (
+    "lru",
+    "mpas-paper",
+    "dan-no-cpe",
+    "dan-memory-windows",
+    "dan-no-time-driven",
+    "dan-no-other-rules",
+    "dan",
+)
 
 
 def run_method(name: str, inst, time_limit: float = 60.0) -> MethodResult:

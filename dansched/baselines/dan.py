@@ -7,9 +7,9 @@
 - ``mpas-paper``: the full pipeline with the literal Algorithm-1 Stage 1;
 - ``dan-memory-windows``: the full pipeline plus Stage 3's memory-aware exact
   windows (``--exact-window 64 --exact-window-mode memory``);
-- ``dan-no-timed``: the full pipeline without problem 3's time-driven candidate sources
+- ``dan-no-time-driven``: the full pipeline without problem 3's time-driven candidate sources
   (``time-driven`` and ``dlr-on-time-driven``, :mod:`dansched.stages.candidates`);
-- ``dan-no-portfolio``: the full pipeline without problem 3's other-victim-rule and
+- ``dan-no-other-rules``: the full pipeline without problem 3's other-victim-rule and
   Algorithm-1-order candidate sources (``victim-rules``, ``algorithm-1-order``).
 
 ``info["stage_seconds"]`` holds each stage's seconds from the pipeline report
@@ -33,8 +33,8 @@ __all__ = [
     "lru",
     "mpas_paper",
     "dan_memory_windows",
-    "dan_no_timed",
-    "dan_no_portfolio",
+    "dan_no_time_driven",
+    "dan_no_other_rules",
     "MEMORY_WINDOW_WIDTH",
 ]
 
@@ -62,5 +62,5 @@ def _without(*sources: str) -> EffortParams:
     return replace(EffortParams(), sources=tuple(s for s in EffortParams().sources if s not in sources))
 
 
-dan_no_timed = partial(run_pipeline, problem=3, effort=_without("time-driven", "dlr-on-time-driven"))
-dan_no_portfolio = partial(run_pipeline, problem=3, effort=_without("victim-rules", "algorithm-1-order"))
+dan_no_time_driven = partial(run_pipeline, problem=3, effort=_without("time-driven", "dlr-on-time-driven"))
+dan_no_other_rules = partial(run_pipeline, problem=3, effort=_without("victim-rules", "algorithm-1-order"))
