@@ -41,6 +41,7 @@ __all__ = [
     "SLACK_TRIALS",
     "MemoryWindowParams",
     "SearchParams",
+    "ProgressParams",
 ]
 
 
@@ -623,3 +624,18 @@ class SearchParams:
     def budget(self, nodes: int) -> int:
         """Iterations on a plan of ``nodes`` nodes (spill nodes included)."""
         return min(self.iterations, self.work // max(1, nodes))
+
+
+@dataclass(frozen=True)
+class ProgressParams:
+    """How progress is shown: the interval of the plain heartbeat lines (not a terminal)
+    and how often the live line is redrawn (a terminal)."""
+
+    heartbeat_seconds: float = 5.0
+    refresh_per_second: float = 4.0
+
+    def __post_init__(self) -> None:
+        for name in ("heartbeat_seconds", "refresh_per_second"):
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, (int, float)) or not value > 0:
+                raise ValueError(f"ProgressParams.{name} must be a positive number, got {value!r}")

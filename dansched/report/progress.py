@@ -22,9 +22,9 @@ import threading
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass
 from typing import TextIO
 
+from ..params import ProgressParams
 from .text import printable
 
 __all__ = ["progress_reporter", "ProgressParams", "Reporter", "clock"]
@@ -38,21 +38,6 @@ def clock(seconds: float) -> str:
     h, rest = divmod(s, 3600)
     m, s = divmod(rest, 60)
     return f"{h}:{m:02d}:{s:02d}" if h else f"{m}:{s:02d}"
-
-
-@dataclass(frozen=True)
-class ProgressParams:
-    """How progress is shown: the interval of the plain heartbeat lines (not a terminal)
-    and how often the live line is redrawn (a terminal)."""
-
-    heartbeat_seconds: float = 5.0
-    refresh_per_second: float = 4.0
-
-    def __post_init__(self) -> None:
-        for name in ("heartbeat_seconds", "refresh_per_second"):
-            value = getattr(self, name)
-            if isinstance(value, bool) or not isinstance(value, (int, float)) or not value > 0:
-                raise ValueError(f"ProgressParams.{name} must be a positive number, got {value!r}")
 
 
 class Reporter:
