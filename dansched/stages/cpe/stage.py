@@ -70,14 +70,22 @@ def _best_round(inst: Instance, cur: Stage3Result, names: list[str], params: Cpe
         if r is None:
             continue
         c = cpe_refine(inst, r[0], r[1], params=params)
-        r[1].drop_detail()
         assert c.makespan is not None
         if c.makespan < (best[0] if best else cur.makespan):
+            if best is not None:
+                best[3].drop_detail()
             best = (c.makespan, name, r[0], r[1], c)
+        else:
+            r[1].drop_detail()
     if best is None:
         return None
     makespan, name, layout, layout_ev, c = best
-    ev_c = judged(inst, c.plan, f"Stage 3 (CPE after {name})")
+    # when CPE kept the step's plan, the step's own evaluation is the judge's verdict on it
+    if c.plan == layout:
+        ev_c = layout_ev
+    else:
+        ev_c = judged(inst, c.plan, f"Stage 3 (CPE after {name})")
+        layout_ev.drop_detail()
     if ev_c.makespan != makespan:
         raise AssertionError(f"CPE's timing ({makespan}) disagrees with the evaluator ({ev_c.makespan}) after {name}")
     return Stage3Result(layout, layout_ev, c, ev_c, {"step": name})
@@ -112,8 +120,11 @@ def stage3(
     At most ``rounds`` timing-aware rounds; ``exact_window`` > 0 adds the CP-SAT windows of
     that width (``time_limit``, ``seed``)."""
     s3 = cpe_refine(inst, plan2, ev2, params=params)
-    ev2.drop_detail()  # from here on only its metrics are read
-    cur = Stage3Result(plan2, ev2, s3, judged(inst, s3.plan, "Stage 3 (CPE)"))
+    if s3.plan == plan2:  # CPE kept the plan: its evaluation stands
+        cur = Stage3Result(plan2, ev2, s3, ev2)
+    else:
+        ev2.drop_detail()  # from here on only its metrics are read
+        cur = Stage3Result(plan2, ev2, s3, judged(inst, s3.plan, "Stage 3 (CPE)"))
     t0 = time.perf_counter()
     used: list[str] = []
     while len(used) < rounds:
