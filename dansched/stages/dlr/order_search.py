@@ -83,7 +83,7 @@ def search_order(
         t0 = time.perf_counter()
         got = wave_search(inst, params.wave_params, deadline=deadline)
         if got is not None:
-            ev = _accepted(inst, got.plan)
+            ev: Evaluation | None = got.evaluation  # DLR judged it
             info["wave"] = {
                 "traffic": ev.extra_traffic if ev else None,
                 "seconds": round(time.perf_counter() - t0, 3),

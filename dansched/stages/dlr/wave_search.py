@@ -39,6 +39,7 @@ from ...errors import PlacementFailed
 from ...instance import KIND_OP, Instance
 from ...params import WaveParams
 from ...plan import Plan
+from ...simulate import Evaluation
 from .reorder import tighten_lifetimes
 from .scan import linear_scan
 from .stage import dlr_plan
@@ -68,6 +69,7 @@ class Grid:
 class WaveResult:
     plan: Plan
     traffic: int
+    evaluation: Evaluation  # the evaluator's verdict on ``plan`` (valid)
     info: dict[str, Any] = field(default_factory=dict)
 
 
@@ -302,6 +304,7 @@ def wave_search(inst: Instance, params: WaveParams = WaveParams(), deadline: flo
             best = WaveResult(
                 got.plan,
                 t,
+                got.evaluation,
                 {"sweep": name, "grid": [R, C, K], "width": grid.width, "sweeps": len(ranked), "replayed": len(scored)}
                 | ({"stopped_by_clock": True} if stopped else {}),
             )
