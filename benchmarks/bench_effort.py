@@ -7,7 +7,7 @@ or off (the old gates sat at 20,000 and 100,000 nodes). For each family (``matmu
 ``fa``, ``random``) and scale this solves problem 3 at each effort, judges the plan with the
 shared evaluator and records the nodes, the makespan, the global floor (the best of the
 busiest pipe, the longest path and the head-body-tail bound on the instance DAG,
-``dansched.models.floors``), their ratio, the traffic, the Stage-3 runs and the seconds.
+``dansched.models.floors``), their ratio, the traffic, the Stage-3 runs, the candidate source of the kept plan and the seconds.
 
 Usage::
 
@@ -61,20 +61,35 @@ def measure(family: str, scale: int, effort: str) -> dict[str, Any]:
         "ratio": (ev.makespan or 0) / max(1, floor),
         "traffic": int(ev.extra_traffic or 0),
         "runs": report["stages"]["cpe"]["runs"],
+        "kept": next(c["source"] for c in report["candidates"] if c["kept"]),
         "seconds": seconds,
     }
 
 
 def table(rows: list[dict[str, Any]]) -> list[str]:
     out = [
-        "| family | scale | nodes | effort | makespan | global floor | makespan / floor | traffic | Stage-3 runs | s |",
-        "|---|---:|---:|---|---:|---:|---:|---:|---:|---:|",
+        "| family | scale | nodes | effort | makespan | global floor | makespan / floor | traffic | Stage-3 runs "
+        "| kept source | s |",
+        "|---|---:|---:|---|---:|---:|---:|---:|---:|---|---:|",
     ]
     for r in rows:
         out.append(
             f"| {r['family']} | {r['scale']} | {r['nodes']:,} | {r['effort']} | {r['makespan']:,} | {r['floor']:,} | "
-            f"{r['ratio']:.3f} | {r['traffic']:,} | {r['runs']} | {r['seconds']:.1f} |"
+            f"{r['ratio']:.3f} | {r['traffic']:,} | {r['runs']} | {r['kept']} | {r['seconds']:.1f} |"
         )
+    return out
+
+
+def source_wins(rows: list[dict[str, Any]]) -> list[str]:
+    """How often each candidate source made the kept plan, per effort."""
+    out = []
+    for effort in dict.fromkeys(r["effort"] for r in rows):
+        mine = [r for r in rows if r["effort"] == effort]
+        wins: dict[str, int] = {}
+        for r in mine:
+            wins[r["kept"]] = wins.get(r["kept"], 0) + 1
+        ranked = sorted(wins.items(), key=lambda kv: (-kv[1], kv[0]))
+        out.append(f"- {effort}: " + ", ".join(f"`{k}` {v} of {len(mine)}" for k, v in ranked))
     return out
 
 
@@ -131,6 +146,10 @@ def main(argv: list[str] | None = None) -> int:
         f"{platform.python_version()}.",
         "",
         *table(rows),
+        "",
+        "Candidate sources of the kept plans:",
+        "",
+        *source_wins(rows),
         "",
         f"![makespan / floor against nodes]({args.png.name})",
         "",
