@@ -7,7 +7,8 @@ or off (the old gates sat at 20,000 and 100,000 nodes). For each family (``matmu
 ``fa``, ``random``) and scale this solves problem 3 at each effort, judges the plan with the
 shared evaluator and records the nodes, the makespan, the global floor (the best of the
 busiest pipe, the longest path and the head-body-tail bound on the instance DAG,
-``dansched.models.floors``), their ratio, the traffic, the Stage-3 runs, the candidate source of the kept plan and the seconds.
+``dansched.models.floors``), their ratio, the traffic, the Stage-3 runs, the candidate
+source of the kept plan and the seconds.
 
 Usage::
 
