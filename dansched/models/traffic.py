@@ -61,6 +61,7 @@ __all__ = [
     "CoverBudget",
     "CoverResult",
     "cover_matrix",
+    "cover_lp_bound",
     "quiet_native_stdout",
     "traffic_lower_bound",
 ]
@@ -250,17 +251,19 @@ def _by_clock(res: Any) -> bool:
     return "time limit" in str(getattr(res, "message", "")).lower()
 
 
-def _tier_lp(c: TierCover, budget: CoverBudget, whole: bool = False) -> tuple[int | None, bool]:
+def _tier_lp(c: TierCover, budget: CoverBudget, whole: bool = False, capacity_cut: int = 0) -> tuple[int | None, bool]:
     """The LP relaxation of one tier: (its optimum rounded up or None, stopped by clock).
     With ``whole`` (a tier of one size, :func:`_uniform`) each row's excess is first rounded
     up to whole buffers: every plan spills whole buffers, so the bound still holds, and
-    the matrix being an interval matrix, the LP optimum is then the integer optimum."""
+    the matrix being an interval matrix, the LP optimum is then the integer optimum.
+    ``capacity_cut`` grows every row's excess by that many units (a smaller tier)."""
     from scipy.optimize import linprog
 
     A, rhs, cost = cover_matrix(c)
     if whole and c.rows:
         size = c.size[0]
         rhs = np.array([-(-excess // size) * size for _, excess in c.rows], dtype=float)
+    rhs = rhs + capacity_cut
     res = linprog(
         cost,
         A_ub=-A,
@@ -270,6 +273,18 @@ def _tier_lp(c: TierCover, budget: CoverBudget, whole: bool = False) -> tuple[in
         options={"time_limit": budget.safety_seconds, "maxiter": budget.lp_iteration_limit},
     )
     return (_ceil(res.fun) if res.status == 0 else None), _by_clock(res)
+
+
+def cover_lp_bound(c: TierCover, capacity_cut: int = 0, budget: CoverBudget = CoverBudget()) -> int:
+    """A lower bound on the traffic of any solution of one tier's cover, each row's excess
+    grown by ``capacity_cut`` (the covering model of
+    :func:`~dansched.stages.dlr.spillplan.cover_optimum`): its LP relaxation rounded up;
+    0 when HiGHS is not run on the tier (:func:`_beyond_highs`) or the LP ends without an
+    optimum within ``budget``."""
+    if not c.rows or _beyond_highs(c, budget) is not None:
+        return 0
+    got, _ = _tier_lp(c, budget, capacity_cut=capacity_cut)
+    return got or 0
 
 
 def _tier_mip(c: TierCover, budget: CoverBudget) -> tuple[int | None, bool, bool]:

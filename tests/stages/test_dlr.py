@@ -315,6 +315,16 @@ def test_spill_plan_is_optimal_on_the_victim_case():
     assert res.traffic == 512
 
 
+def test_spill_plan_below_its_lp_bound_is_refused_and_at_its_optimum_kept():
+    """The victim case's least traffic is 512 (one 512-unit round trip, hand-checked above):
+    a limit of 511 is refused before any branch and bound, 512 keeps the same plan."""
+    inst = _victim_case()
+    order = tighten_lifetimes(inst, list(range(inst.n)))
+    budget = DlrParams().spill_plan_node_limit, DlrParams().spill_plan_time_limit
+    assert planned_spills(inst, order, *budget, traffic_limit=511) is None
+    assert planned_spills(inst, order, *budget, traffic_limit=512) == ({order.index(4): [0]}, 512, True)
+
+
 def test_spill_plan_reaches_the_bound_of_its_order_on_generated_graphs(tmp_path):
     for family in ("conv", "fa", "random"):
         nodes, edges = generate(family, scale=2, seed=1)

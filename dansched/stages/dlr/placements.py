@@ -63,7 +63,14 @@ def _planned_scan(inst: Instance, order: Sequence[int], rule: str, params: DlrPa
     caps = {t: inst.hw.capacity[name] for t, name in enumerate(inst.hw.tiers)}
     cut: dict[int, int] = {}
     for _ in range(params.packing_rounds):
-        got = planned_spills(inst, order, params.spill_plan_node_limit, params.spill_plan_time_limit, capacity_cut=cut)
+        got = planned_spills(
+            inst,
+            order,
+            params.spill_plan_node_limit,
+            params.spill_plan_time_limit,
+            capacity_cut=cut,
+            traffic_limit=params.traffic_limit,
+        )
         if got is None:
             return None
         planned = got[0]

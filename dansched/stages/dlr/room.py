@@ -55,7 +55,9 @@ def reserved_room_plan(
     if inst.n <= params.spill_plan_max_nodes:
         cut = {tier: room}
         for _ in range(params.packing_rounds):
-            got = planned_spills(inst, order, params.spill_plan_node_limit, params.spill_plan_time_limit, cut)
+            got = planned_spills(
+                inst, order, params.spill_plan_node_limit, params.spill_plan_time_limit, cut, params.traffic_limit
+            )
             if got is None or (params.traffic_limit is not None and got[1] > params.traffic_limit):
                 break
             res = linear_scan(inst, order, rule=rule, mode="units", planned=got[0])

@@ -24,7 +24,7 @@ from ortools.sat.python import cp_model
 
 from ...instance import Instance
 from ...models.solver import deterministic_solver, solve_model
-from ...models.traffic import TierCover, cover_matrix, quiet_native_stdout, tier_covers
+from ...models.traffic import TierCover, cover_lp_bound, cover_matrix, quiet_native_stdout, tier_covers
 from .scan import Segment
 
 __all__ = ["cover_optimum", "planned_spills", "cpsat_pack"]
@@ -64,15 +64,23 @@ def planned_spills(
     node_limit: int,
     time_limit: float,
     capacity_cut: Mapping[int, int] | None = None,
+    traffic_limit: int | None = None,
 ) -> tuple[dict[int, list[int]], int, bool] | None:
     """``{position: buffers to spill right after it}``, the plan's traffic and whether it is
     proven optimal for ``order`` (without placement costs); ``None`` when a tier's cover
-    finds no feasible solution within its budget (see :func:`cover_optimum`)."""
+    finds no feasible solution within its budget (see :func:`cover_optimum`), or at once
+    when the covers' LP relaxations (:func:`~dansched.models.traffic.cover_lp_bound`)
+    already pass ``traffic_limit``: then every plan of the order does, the one found
+    included."""
+    cut = capacity_cut or {}
+    covers = list(tier_covers(inst, order))
+    if traffic_limit is not None and sum(cover_lp_bound(c, cut.get(c.tier, 0)) for c in covers) > traffic_limit:
+        return None
     planned: dict[int, list[int]] = {}
     total = 0.0
     proven = True
-    for cover in tier_covers(inst, order):
-        got = cover_optimum(cover, node_limit, time_limit, (capacity_cut or {}).get(cover.tier, 0))
+    for cover in covers:
+        got = cover_optimum(cover, node_limit, time_limit, cut.get(cover.tier, 0))
         if got is None:
             return None
         xs, value, opt = got
