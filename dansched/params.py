@@ -211,7 +211,10 @@ class EffortParams:
       plan and ending in a full Stage-3 run of its own; round ``r`` runs at most
       ``search_iterations[r]`` iterations and ``search_work[r]`` node-visits (an iteration
       visits the plan's nodes a few times: the same work per node at every size).
-      ``stage3_runs`` counts those runs too.
+      ``stage3_runs`` counts those runs too;
+    - ``polish_windows`` and ``polish_width``: the kept plan's memory-aware CP-SAT windows
+      (``dansched.stages.cpe.memory_windows``), that many windows of that many operation
+      nodes along its critical chain, after the makespan search (0: none).
 
     :data:`EFFORTS` names the presets of ``--effort``; ``fast`` is the paper's faster
     compile mode, MPAS, DLR and CPE once."""
@@ -226,6 +229,8 @@ class EffortParams:
     costly_bounds: bool = True
     search_iterations: tuple[int, ...] = (200,)
     search_work: tuple[int, ...] = (600_000,)
+    polish_windows: int = 30
+    polish_width: int = 64
 
     def __post_init__(self) -> None:
         _check_all_ints(
@@ -241,6 +246,7 @@ class EffortParams:
             ),
         )
         _check_int(self, "stage3_runs", 1)
+        _check_int(self, "polish_width", 1)
         for name in ("search_iterations", "search_work"):
             its = getattr(self, name)
             if not isinstance(its, tuple) or not all(
@@ -282,10 +288,13 @@ EFFORTS: dict[str, EffortParams] = {
         costly_bounds=False,
         search_iterations=(),
         search_work=(),
+        polish_windows=0,
     ),
     "default": EffortParams(),
     # the default's work, then a longer search from its best plan: never slower than the default
-    "max": EffortParams(stage3_runs=5, search_iterations=(200, 1000), search_work=(600_000, 3_000_000)),
+    "max": EffortParams(
+        stage3_runs=5, search_iterations=(200, 1000), search_work=(600_000, 3_000_000), polish_windows=100
+    ),
 }
 
 

@@ -21,6 +21,10 @@
    (:mod:`dansched.stages.search.makespan_search`) changes victims, reload times and
    addresses within the same budget, round after round (``effort.search_iterations``); a
    round whose plan is faster ends in a full Stage-3 run, kept when fastest.
+6. **Polish.** The kept plan's memory-aware CP-SAT windows (``effort.polish_windows``
+   windows along its critical chain, :func:`~dansched.stages.cpe.memory_windows.memory_window_polish`):
+   memory events inside a window may move, offsets, spills and traffic stay. The kept
+   row's makespan is then the polished plan's.
 
 Every candidate, finalist or not, is a row of the report's ``candidates``.
 """
@@ -254,6 +258,30 @@ def _search_rounds(
     return kept, reports, runs
 
 
+def _polish(inst: Instance, kept: _Kept, opts: SolveOptions, say: Progress) -> Stage3Result:
+    """Step 6: ``kept``'s Stage-3 result polished by ``effort.polish_windows`` memory-aware
+    windows (none when every Stage-3 run had its own, ``exact_window_mode="memory"``); the
+    wall-clock safety net is ten times ``opts.time_limit``, as for the order search."""
+    effort = opts.effort_params
+    s3 = kept.stage3
+    if effort.polish_windows == 0 or (opts.exact_window > 0 and opts.exact_window_mode == "memory"):
+        return s3
+    say(f"Polish: {effort.polish_windows} memory-aware CP-SAT windows on the kept plan")
+    ev = s3.evaluation if s3.evaluation.graph is not None else evaluate(inst, s3.cpe.plan)
+    cpe, ev = memory_window_polish(
+        inst,
+        s3.cpe,
+        ev,
+        effort.polish_width,
+        time_limit=10 * opts.time_limit,
+        seed=opts.seed,
+        params=opts.memory_windows,
+        windows=effort.polish_windows,
+    )
+    kept.row.makespan = ev.metrics().makespan
+    return replace(s3, cpe=cpe, evaluation=ev)
+
+
 def problem3(inst: Instance, s2: DlrResult, order1: list[int], opts: SolveOptions, say: Progress) -> Problem3Result:
     """Problem 3 on the Stage-2 result ``s2`` (module docstring)."""
     t0 = time.perf_counter()
@@ -263,5 +291,5 @@ def problem3(inst: Instance, s2: DlrResult, order1: list[int], opts: SolveOption
     kept, search, more = _search_rounds(inst, kept, rows, budget, opts, say)
     kept.row.kept = True
     _check_stage3(kept.stage2_evaluation, kept.stage3, opts)
-    s3 = kept.stage3
+    s3 = _polish(inst, kept, opts, say)
     return Problem3Result(s3.cpe.plan, s3.evaluation, s3, rows, budget, runs + more, time.perf_counter() - t0, search)

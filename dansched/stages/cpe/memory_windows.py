@@ -78,10 +78,13 @@ def memory_exact_windows(
     time_limit: float = 60.0,
     seed: int = 0,
     params: MemoryWindowParams = MemoryWindowParams(),
+    windows: int | None = None,
 ) -> tuple[Plan, Evaluation, dict[str, Any]]:
     """Polish the valid ``plan`` (judged as ``ev``, with its augmented graph) with
-    memory-aware windows of ``width`` operation nodes. Returns (plan, evaluation, stats);
-    the plan is ``plan`` itself when no window helped."""
+    memory-aware windows of ``width`` operation nodes: ``windows`` of them, or as many as
+    ``params.windows_per_second`` of ``time_limit`` (the wall-clock safety net in both
+    cases). Returns (plan, evaluation, stats); the plan is ``plan`` itself when no window
+    helped."""
     assert ev.valid and ev.graph is not None and ev.start is not None and ev.end is not None
     layout = memory_layout(inst, plan)
     first = ev.makespan
@@ -99,7 +102,7 @@ def memory_exact_windows(
         width,
         start_round=lambda cur: _MemoryRound(inst, layout, cur[0], cur[1], seed, params),
         judge=judge,
-        max_windows=max(1, int(params.windows_per_second * time_limit)),
+        max_windows=windows if windows is not None else max(1, int(params.windows_per_second * time_limit)),
         time_limit=time_limit,
     )
     plan, ev = run.state
@@ -127,11 +130,15 @@ def memory_window_polish(
     time_limit: float,
     seed: int,
     params: MemoryWindowParams = MemoryWindowParams(),
+    windows: int | None = None,
 ) -> tuple[CPEResult, Evaluation]:
-    """The pipeline's hook: memory-aware windows on CPE's result ``s3`` (judged as ``ev3``),
-    then CPE again inside the new memory skeleton; the faster result, with
-    ``info["exact_windows_memory"]`` holding the window statistics."""
-    plan, ev, stats = memory_exact_windows(inst, s3.plan, ev3, width, time_limit=time_limit, seed=seed, params=params)
+    """The pipeline's hook: memory-aware windows on CPE's result ``s3`` (judged as ``ev3``;
+    ``windows`` as in :func:`memory_exact_windows`), then CPE again inside the new memory
+    skeleton; the faster result, with ``info["exact_windows_memory"]`` holding the window
+    statistics."""
+    plan, ev, stats = memory_exact_windows(
+        inst, s3.plan, ev3, width, time_limit=time_limit, seed=seed, params=params, windows=windows
+    )
     info = dict(s3.info, exact_windows_memory=stats)
     if ev.metrics().makespan >= ev3.metrics().makespan:
         return CPEResult(s3.plan, info), ev3
