@@ -288,7 +288,7 @@ EFFORTS: dict[str, EffortParams] = {
         costly_bounds=False,
         search_iterations=(),
         search_work=(),
-        polish_windows=0,
+        polish_windows=5,
     ),
     "default": EffortParams(),
     # the default's work, then a longer search from its best plan: never slower than the default

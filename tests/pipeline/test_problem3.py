@@ -3,6 +3,8 @@ named sources, one screen each, the full Stage 3 on the best few, the fastest ke
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import pytest
 from helpers import SHIPPED
 from hypothesis import given, settings
@@ -78,6 +80,20 @@ def test_every_path_screens_exactly_the_candidates_within_the_budget(solved, sla
         if row.get("same_as") is None:
             assert (row["screened"] is not None) == (row["traffic"] <= allowance), row
     assert res.evaluation.extra_traffic <= allowance
+
+
+def test_the_polish_keeps_the_traffic_and_never_slows_the_kept_plan(tight, solved):
+    """Step 6 against the same solve without it: the polished plan is valid, carries the
+    same traffic and spills, ends no later, and the report says how many windows ran."""
+    res = solved[0]
+    bare = solve(tight, SolveOptions(problem=3, effort=replace(EFFORTS["default"], polish_windows=0)))
+    ev, ev0 = evaluate(tight, res.plan), evaluate(tight, bare.plan)
+    assert ev.valid and ev0.valid
+    assert (ev.extra_traffic, ev.spill_count) == (ev0.extra_traffic, ev0.spill_count)
+    assert ev.makespan <= ev0.makespan
+    windows = res.report.to_dict()["stages"]["cpe"]["exact_windows"]
+    assert windows["mode"] == "memory" and 1 <= windows["windows"] <= EFFORTS["default"].polish_windows
+    assert "exact_windows" not in bare.report.to_dict()["stages"]["cpe"]
 
 
 @pytest.mark.parametrize("slack", SLACKS)
