@@ -29,6 +29,8 @@ import time
 from pathlib import Path
 from typing import Any
 
+from bench_timing import source_wins  # the same tally, run from benchmarks/ as a script
+
 from dansched.generate import generate
 from dansched.instance import instance_from_records
 from dansched.models.floors import INSTANCE_SCOPE, makespan_floors
@@ -62,7 +64,7 @@ def measure(family: str, scale: int, effort: str) -> dict[str, Any]:
         "ratio": (ev.makespan or 0) / max(1, floor),
         "traffic": int(ev.extra_traffic or 0),
         "runs": report["stages"]["cpe"]["runs"],
-        "kept": next(c["source"] for c in report["candidates"] if c["kept"]),
+        "kept_source": next(c["source"] for c in report["candidates"] if c["kept"]),
         "seconds": seconds,
     }
 
@@ -76,21 +78,8 @@ def table(rows: list[dict[str, Any]]) -> list[str]:
     for r in rows:
         out.append(
             f"| {r['family']} | {r['scale']} | {r['nodes']:,} | {r['effort']} | {r['makespan']:,} | {r['floor']:,} | "
-            f"{r['ratio']:.3f} | {r['traffic']:,} | {r['runs']} | {r['kept']} | {r['seconds']:.1f} |"
+            f"{r['ratio']:.3f} | {r['traffic']:,} | {r['runs']} | {r['kept_source']} | {r['seconds']:.1f} |"
         )
-    return out
-
-
-def source_wins(rows: list[dict[str, Any]]) -> list[str]:
-    """How often each candidate source made the kept plan, per effort."""
-    out = []
-    for effort in dict.fromkeys(r["effort"] for r in rows):
-        mine = [r for r in rows if r["effort"] == effort]
-        wins: dict[str, int] = {}
-        for r in mine:
-            wins[r["kept"]] = wins.get(r["kept"], 0) + 1
-        ranked = sorted(wins.items(), key=lambda kv: (-kv[1], kv[0]))
-        out.append(f"- {effort}: " + ", ".join(f"`{k}` {v} of {len(mine)}" for k, v in ranked))
     return out
 
 

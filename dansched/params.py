@@ -644,7 +644,5 @@ class ProgressParams:
     refresh_per_second: float = 4.0
 
     def __post_init__(self) -> None:
-        for name in ("heartbeat_seconds", "refresh_per_second"):
-            value = getattr(self, name)
-            if isinstance(value, bool) or not isinstance(value, (int, float)) or not value > 0:
-                raise ValueError(f"ProgressParams.{name} must be a positive number, got {value!r}")
+        _check_positive(self, "heartbeat_seconds")
+        _check_positive(self, "refresh_per_second")

@@ -113,6 +113,12 @@ def _check_stage3(ev2: Evaluation, s3: Stage3Result, opts: SolveOptions) -> None
         raise PlanInvalidError("Stage 3 (CPE) changed the layout or the spill plan")
 
 
+def _detailed(inst: Instance, plan: Plan, ev: Evaluation) -> Evaluation:
+    """``ev`` when it still holds its per-node detail, else ``plan`` judged again (only the
+    best few candidates keep their detail while the others are made)."""
+    return ev if ev.graph is not None else evaluate(inst, plan)
+
+
 @dataclass
 class _Kept:
     """The fastest Stage-3 run so far: its result, the evaluation of the plan it started
@@ -198,7 +204,7 @@ def _stage3_on_finalists(
     for k, item in enumerate(finalists):
         cand = item.candidate
         say(f"Stage 3 on candidate {k + 1}/{len(finalists)}: {cand.source} {cand.detail}".rstrip())
-        ev2 = cand.evaluation if cand.evaluation.graph is not None else evaluate(inst, cand.plan)
+        ev2 = _detailed(inst, cand.plan, cand.evaluation)
         s3 = run_stage3(inst, cand.plan, ev2, opts)
         item.row.makespan = s3.makespan
         if best is None or s3.makespan < best.stage3.makespan:
@@ -226,8 +232,7 @@ def _search_rounds(
     plan, ev = kept.stage3.cpe.plan, kept.stage3.evaluation
     for r, (iterations, work) in enumerate(zip(effort.search_iterations, effort.search_work)):
         say(f"Makespan search, round {r + 1} of {len(effort.search_iterations)}: at most {iterations} moves")
-        if ev.graph is None:
-            ev = evaluate(inst, plan)
+        ev = _detailed(inst, plan, ev)
         params = replace(opts.search, iterations=iterations, work=work)
         got = makespan_search(inst, plan, ev, budget.allowance, params, seed=opts.seed + r)
         reports.append(got.to_dict())
@@ -267,7 +272,7 @@ def _polish(inst: Instance, kept: _Kept, opts: SolveOptions, say: Progress) -> S
     if effort.polish_windows == 0 or (opts.exact_window > 0 and opts.exact_window_mode == "memory"):
         return s3
     say(f"Polish: {effort.polish_windows} memory-aware CP-SAT windows on the kept plan")
-    ev = s3.evaluation if s3.evaluation.graph is not None else evaluate(inst, s3.cpe.plan)
+    ev = _detailed(inst, s3.cpe.plan, s3.evaluation)
     cpe, ev = memory_window_polish(
         inst,
         s3.cpe,

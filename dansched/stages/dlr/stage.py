@@ -270,10 +270,12 @@ def _pick(inst: Instance, variants: list[Variant], max_tie_evaluations: int) -> 
                 firsts.append(v)
         trial = (firsts + [v for v in tied if v not in firsts])[:max_tie_evaluations]
         best = None
-        judged: dict[Plan, Evaluation] = {}  # tied variants often make the same plan
+        verdicts: dict[Plan, Evaluation] = {}  # tied variants often make the same plan
         for v in trial:
             plan = v.plan(inst)
-            ev = judged.get(plan) or judged.setdefault(plan, evaluate(inst, plan))
+            ev = verdicts.get(plan)
+            if ev is None:
+                ev = verdicts[plan] = evaluate(inst, plan)
             if not ev.valid:
                 continue
             k = (ev.extra_traffic, ev.spill_count, ev.makespan)
