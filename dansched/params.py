@@ -190,7 +190,7 @@ class EffortParams:
     """How much work a solve does, as deterministic budgets counted in candidates, Stage-3
     runs and rounds (never a clock, never a switch on the graph's size: work that scales
     with the graph is a budget per node). Problem 3 collects Stage-2 candidates from
-    ``sources`` (each a name of ``dansched.stages.candidates.SOURCES``), screens every one
+    ``sources`` (each a name of ``dansched.pipeline.problem3.candidates.SOURCES``), screens every one
     within the traffic budget (the problem-2 plan first) with one list-scheduling pass and
     runs the full Stage 3 on ``stage3_runs`` of them: the problem-2 plan and the best
     screened others.
@@ -207,13 +207,13 @@ class EffortParams:
     - ``costly_bounds``: the report's lower bounds with their costly parts (``False``: the
       linear-time ones alone, :meth:`BoundParams.linear`);
     - ``search_iterations`` and ``search_work``: rounds of the makespan search over complete
-      plans (``dansched.stages.search``), each continuing from the previous round's best
+      plans (``dansched.pipeline.problem3.search``), each continuing from the previous round's best
       plan and ending in a full Stage-3 run of its own; round ``r`` runs at most
       ``search_iterations[r]`` iterations and ``search_work[r]`` node-visits (an iteration
       visits the plan's nodes a few times: the same work per node at every size).
       ``stage3_runs`` counts those runs too;
     - ``polish_windows`` and ``polish_width``: the kept plan's memory-aware CP-SAT windows
-      (``dansched.stages.cpe.memory_windows``), that many windows of that many operation
+      (``dansched.pipeline.problem3.polish``), that many windows of that many operation
       nodes along its critical chain, after the makespan search (0: none).
 
     :data:`EFFORTS` names the presets of ``--effort``; ``fast`` is the paper's faster
@@ -507,7 +507,7 @@ TIMED_PRIORITIES = ("tail", "rank")  # h(v) of Eq. 20, or the reference order's 
 
 @dataclass(frozen=True)
 class TimedParams:
-    """The time-driven Stage-2 scheduler (``dansched.stages.dlr.timed.timed_schedule``).
+    """The time-driven Stage-2 scheduler (``dansched.pipeline.problem3.timed.timed_schedule``).
 
     - ``window``: operations of the reference order past the frontier whose loads (tasks
       on the spill-in pipe) and reloads may be released; ``compute_window``: the same
@@ -586,7 +586,7 @@ SLACK_TRIALS: tuple[TimedParams, ...] = (  # victims among all far-reused buffer
 
 @dataclass(frozen=True)
 class MemoryWindowParams:
-    """The memory-aware exact windows of Stage 3 (``dansched.stages.cpe.memory_windows``):
+    """The memory-aware exact windows of Stage 3 (``dansched.pipeline.problem3.polish``):
     CP-SAT deterministic time per window, and windows per second of ``--time-limit`` (a
     count, so the result does not depend on the machine's speed). A window costs about one
     wall second on official graphs (CP-SAT plus one evaluator run), so half a window per
@@ -602,7 +602,7 @@ class MemoryWindowParams:
 
 @dataclass(frozen=True)
 class SearchParams:
-    """One round of the makespan search over complete plans (``dansched.stages.search``): at
+    """One round of the makespan search over complete plans (``dansched.pipeline.problem3.search``): at
     most ``iterations`` iterations and ``work`` node-visits (one iteration visits every node
     of the plan a few times, so the same work per node at every size), the ``choices`` best
     addresses a move picks from, and the roulette wheel's scores (new best, better,

@@ -8,7 +8,7 @@
 - ``dan-memory-windows``: the full pipeline plus Stage 3's memory-aware exact
   windows (``--exact-window 64 --exact-window-mode memory``);
 - ``dan-no-time-driven``: the full pipeline without problem 3's time-driven candidate sources
-  (``time-driven`` and ``dlr-on-time-driven``, :mod:`dansched.stages.candidates`);
+  (``time-driven`` and ``dlr-on-time-driven``, :mod:`dansched.pipeline.problem3.candidates`);
 - ``dan-no-other-rules``: the full pipeline without problem 3's other-victim-rule and
   Algorithm-1-order candidate sources (``victim-rules``, ``algorithm-1-order``).
 

@@ -10,11 +10,11 @@ from helpers import SHIPPED
 
 from dansched.hardware import load_hardware
 from dansched.instance import instance_from_records, load_instance
+from dansched.pipeline.problem3.relayout import _OverlapSweep
 from dansched.plan import Plan, plan_from_indices
 from dansched.simulate import evaluate
 from dansched.stages.cpe.exact_window import exact_windows
 from dansched.stages.cpe.refine import cpe_refine
-from dansched.stages.cpe.relayout import _OverlapSweep
 from dansched.stages.cpe.skeleton import critical_chain, is_refinement, memory_skeleton
 
 

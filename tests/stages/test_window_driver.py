@@ -9,10 +9,10 @@ import pytest
 from dansched.generate import generate
 from dansched.instance import instance_from_records
 from dansched.params import MemoryWindowParams
+from dansched.pipeline.problem3.polish import memory_exact_windows
 from dansched.plan import Plan
 from dansched.simulate import evaluate
 from dansched.stages.cpe.exact_window import exact_windows
-from dansched.stages.cpe.memory_windows import memory_exact_windows
 from dansched.stages.cpe.skeleton import is_refinement, memory_skeleton
 from dansched.stages.cpe.window_driver import slide_windows
 from dansched.stages.dlr.stage import dlr_plan

@@ -6,7 +6,7 @@ above its floors is then a memory decision: which buffer a spill evicts, when a 
 runs, which addresses a segment takes. This search edits those decisions on a complete,
 evaluator-accepted plan within the traffic budget, and its objective is the shared
 evaluator's makespan after one list-scheduling pass inside the new skeleton (the screen of
-:mod:`dansched.stages.cpe.screen`, memory events free to interleave).
+:mod:`dansched.pipeline.problem3.screen`, memory events free to interleave).
 
 The adaptive large-neighbourhood search of the ``alns`` package (operator selection by a
 roulette wheel whose weights follow each operator's success, hill climbing that accepts
@@ -14,7 +14,7 @@ equal plans, stopping after a number of iterations) drives it:
 
 - *destroy* operators pick the focus: a reload on the critical chain (paper Eq. 34), a
   segment whose start waits on an address-reuse edge of the critical chain, or any spill;
-- *repair* operators change the plan there (:mod:`dansched.stages.search.moves`):
+- *repair* operators change the plan there (:mod:`dansched.pipeline.problem3.search.moves`):
   re-addressing, reload hoisting, delayed eviction, victim swap, room for a reload.
 
 Deterministic: a seeded generator, an iteration budget from the effort
@@ -30,13 +30,13 @@ from typing import Any
 
 import numpy as np
 
-from ...instance import Instance
-from ...params import SearchParams
-from ...plan import Plan
-from ...simulate import Evaluation, evaluate
-from ..cpe.refine import makespan_of
-from ..cpe.resequence import loose_list_schedule
-from ..cpe.skeleton import Skeleton, critical_chain
+from ....instance import Instance
+from ....params import SearchParams
+from ....plan import Plan
+from ....simulate import Evaluation, evaluate
+from ....stages.cpe.refine import makespan_of
+from ....stages.cpe.skeleton import Skeleton, critical_chain
+from ..resequence import loose_list_schedule
 from .layout import Layout
 from .moves import MoveContext, add_room, delay_eviction, hoist_reload, readdress, swap_victim
 

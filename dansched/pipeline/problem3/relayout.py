@@ -29,7 +29,7 @@ import numpy as np
 from ...instance import KIND_ALLOC, KIND_OP, Instance
 from ...plan import Plan
 from ...simulate import Evaluation, evaluate, simulate_timing
-from ..dlr.freelist import FreeList, free_ranges
+from ...stages.dlr.freelist import FreeList, free_ranges
 from .address_times import AddressTimes
 
 __all__ = ["relayout_for_timing", "move_late_segments"]

@@ -23,7 +23,7 @@ from __future__ import annotations
 from ...instance import Instance
 from ...plan import Plan
 from ...simulate import Evaluation
-from .refine import makespan_of
+from ...stages.cpe.refine import makespan_of
 from .resequence import loose_list_schedule
 
 __all__ = ["screened_makespan"]

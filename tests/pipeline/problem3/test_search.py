@@ -1,4 +1,4 @@
-"""The makespan search over complete plans (dansched.stages.search): its moves change the
+"""The makespan search over complete plans (dansched.pipeline.problem3.search): its moves change the
 memory skeleton, every state it keeps passes the shared evaluator within the traffic
 allowance, it is deterministic, and on a plan whose only wait is an address-reuse edge it
 finds the hand-computed faster plan."""
@@ -11,10 +11,10 @@ from helpers import alloc, capacities, free, op
 from dansched.instance import instance_from_records
 from dansched.params import SearchParams
 from dansched.pipeline import SolveOptions, solve
+from dansched.pipeline.problem3.search.driver import makespan_search
+from dansched.pipeline.problem3.search.layout import Layout, free_ranges
 from dansched.plan import Plan
 from dansched.simulate import evaluate
-from dansched.stages.search.layout import Layout, free_ranges
-from dansched.stages.search.makespan_search import makespan_search
 from dansched.testing import audit_instance
 
 

@@ -20,8 +20,8 @@ from ...graph import bottom_level
 from ...instance import Instance
 from ...plan import Plan
 from ...simulate import AugmentedGraph, Evaluation, evaluate
-from .list_schedule import forward_backward, list_schedule
-from .skeleton import Skeleton, memory_skeleton
+from ...stages.cpe.list_schedule import forward_backward, list_schedule
+from ...stages.cpe.skeleton import Skeleton, memory_skeleton
 
 __all__ = ["resequence_for_timing", "loose_list_schedule"]
 

@@ -11,9 +11,9 @@ from dansched.hardware import load_hardware
 from dansched.instance import instance_from_records
 from dansched.params import MemoryWindowParams
 from dansched.pipeline import SolveOptions, solve
+from dansched.pipeline.problem3.polish import memory_exact_windows
 from dansched.plan import Plan
 from dansched.simulate import evaluate
-from dansched.stages.cpe.memory_windows import memory_exact_windows
 from dansched.stages.cpe.refine import cpe_refine
 
 

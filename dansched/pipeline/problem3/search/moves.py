@@ -1,6 +1,6 @@
 """Moves of the makespan search that change a plan's memory skeleton, not only its order.
 
-Every move edits a copy of a :class:`~dansched.stages.search.layout.Layout` around one
+Every move edits a copy of a :class:`~dansched.pipeline.problem3.search.layout.Layout` around one
 *focus* (a spill or a segment) and returns it, or ``None`` when it does not apply; the
 shared evaluator judges the result. Addresses are chosen by *lateness*: for a segment that
 starts when the current timing says it is wanted, the previous occupants of an address
@@ -27,8 +27,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ...instance import KIND_OP, Instance
-from ...simulate import Evaluation, spill_traffic
+from ....instance import KIND_OP, Instance
+from ....simulate import Evaluation, spill_traffic
 from .layout import Layout, Segment, free_ranges
 
 __all__ = ["MoveContext", "readdress", "hoist_reload", "delay_eviction", "swap_victim", "add_room"]

@@ -15,9 +15,9 @@ from strategies import SETTINGS
 from dansched.generate import generate
 from dansched.hardware import load_hardware
 from dansched.instance import instance_from_records
+from dansched.pipeline.problem3.address_times import AddressTimes
+from dansched.pipeline.problem3.relayout import move_late_segments, relayout_for_timing
 from dansched.simulate import evaluate
-from dansched.stages.cpe.address_times import AddressTimes
-from dansched.stages.cpe.relayout import move_late_segments, relayout_for_timing
 from dansched.stages.dlr.freelist import FreeList, free_ranges
 from dansched.stages.dlr.stage import dlr_plan
 

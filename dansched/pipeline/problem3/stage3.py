@@ -22,7 +22,7 @@ from ...instance import Instance
 from ...params import CpeParams
 from ...plan import Plan
 from ...simulate import Evaluation, judged
-from .refine import CPEResult, cpe_refine
+from ...stages.cpe.refine import CPEResult, cpe_refine
 from .relayout import move_late_segments, relayout_for_timing
 from .resequence import resequence_for_timing
 

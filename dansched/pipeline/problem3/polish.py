@@ -23,9 +23,9 @@ from ...models.memory_window import MemoryLayout, memory_layout, memory_window_c
 from ...params import MemoryWindowParams
 from ...plan import Plan
 from ...simulate import Evaluation, evaluate
-from .refine import CPEResult, cpe_refine
-from .skeleton import Skeleton, critical_chain
-from .window_driver import slide_windows
+from ...stages.cpe.refine import CPEResult, cpe_refine
+from ...stages.cpe.skeleton import Skeleton, critical_chain
+from ...stages.cpe.window_driver import slide_windows
 
 __all__ = ["MemoryWindowParams", "memory_exact_windows", "memory_window_polish"]
 

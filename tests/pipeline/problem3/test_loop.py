@@ -15,9 +15,9 @@ from dansched.hardware import load_hardware
 from dansched.instance import load_instance
 from dansched.params import EFFORTS, SOURCE_NAMES
 from dansched.pipeline import SolveOptions, solve
+from dansched.pipeline.problem3.candidates import SOURCES, SourceContext
 from dansched.pipeline.solve import _stage1, _stage2
 from dansched.simulate import evaluate
-from dansched.stages.candidates import SOURCES, SourceContext
 
 SLACKS = (0, 12.5, 50)
 
@@ -213,10 +213,10 @@ def test_dlr_on_the_time_driven_order_skips_dlr_only_when_no_plan_of_that_order_
 
     from dansched.models.traffic import traffic_lower_bound
     from dansched.params import EffortParams
-    from dansched.stages.candidates import Candidate
+    from dansched.pipeline.problem3.candidates import Candidate
+    from dansched.pipeline.problem3.timed import DEFAULT_TRIALS, timed_schedule
     from dansched.stages.dlr.reorder import tighten_lifetimes
     from dansched.stages.dlr.stage import dlr_plan
-    from dansched.stages.dlr.timed import DEFAULT_TRIALS, timed_schedule
 
     covers = []
     for family, scale, seed in (("matmul", 2, 0), ("conv", 2, 1), ("random", 2, 3)):

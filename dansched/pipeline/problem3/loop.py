@@ -3,26 +3,26 @@
 1. **Budget.** The traffic budget (:class:`~dansched.budget.TrafficBudget`) is computed
    once from the problem-2 plan's traffic and ``--traffic-slack``.
 2. **Candidates.** The problem-2 plan is the first candidate; then each source the effort
-   names (:data:`dansched.stages.candidates.SOURCES`) yields complete Stage-2 plans. No
+   names (:data:`dansched.pipeline.problem3.candidates.SOURCES`) yields complete Stage-2 plans. No
    source is switched on or off by the slack or the graph's size: every candidate the
    budget admits competes.
 3. **Screen.** Each admitted candidate (a plan identical to an earlier one's is recorded,
    not screened again) is screened by one list-scheduling pass inside its
-   skeleton (:func:`~dansched.stages.cpe.screen.screened_makespan`); only the best few
+   skeleton (:func:`~dansched.pipeline.problem3.screen.screened_makespan`); only the best few
    keep their per-node detail meanwhile.
-4. **Stage 3.** The full Stage 3 (:func:`~dansched.stages.cpe.stage.stage3`) runs on the
+4. **Stage 3.** The full Stage 3 (:func:`~dansched.pipeline.problem3.stage3.stage3`) runs on the
    finalists, ``effort.stage3_runs`` less one per search round: the problem-2 plan, then
    the best screened candidate of each other source in the order of their screens (the
    screen ranks plans of one source well, of different sources less: see
-   :mod:`dansched.stages.cpe.screen`), then the best screened of the rest (ties: less
+   :mod:`dansched.pipeline.problem3.screen`), then the best screened of the rest (ties: less
    traffic, then the earlier candidate). The fastest result is kept (ties: the earlier
    finalist).
 5. **Makespan search.** From the kept plan, the search over complete plans
-   (:mod:`dansched.stages.search.makespan_search`) changes victims, reload times and
+   (:mod:`dansched.pipeline.problem3.search.driver`) changes victims, reload times and
    addresses within the same budget, round after round (``effort.search_iterations``); a
    round whose plan is faster ends in a full Stage-3 run, kept when fastest.
 6. **Polish.** The kept plan's memory-aware CP-SAT windows (``effort.polish_windows``
-   windows along its critical chain, :func:`~dansched.stages.cpe.memory_windows.memory_window_polish`):
+   windows along its critical chain, :func:`~dansched.pipeline.problem3.polish.memory_window_polish`):
    memory events inside a window may move, offsets, spills and traffic stay. The kept
    row's makespan is then the polished plan's.
 
@@ -36,19 +36,19 @@ from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from ..budget import TrafficBudget
-from ..errors import PlanInvalidError
-from ..instance import Instance
-from ..plan import Plan
-from ..simulate import Evaluation, evaluate, judged
-from ..stages.candidates import SOURCES, Candidate, SourceContext, problem2_candidate
-from ..stages.cpe.memory_windows import memory_window_polish
-from ..stages.cpe.screen import screened_makespan
-from ..stages.cpe.stage import Stage3Result, stage3
-from ..stages.dlr.stage import DlrResult
-from ..stages.search.makespan_search import makespan_search
-from .options import SolveOptions
-from .report import CandidateRecord
+from ...budget import TrafficBudget
+from ...errors import PlanInvalidError
+from ...instance import Instance
+from ...plan import Plan
+from ...simulate import Evaluation, evaluate, judged
+from ...stages.dlr.stage import DlrResult
+from ..options import SolveOptions
+from ..report import CandidateRecord
+from .candidates import SOURCES, Candidate, SourceContext, problem2_candidate
+from .polish import memory_window_polish
+from .screen import screened_makespan
+from .search.driver import makespan_search
+from .stage3 import Stage3Result, stage3
 
 __all__ = ["Problem3Result", "problem3", "run_stage3"]
 
@@ -72,7 +72,7 @@ class Problem3Result:
 
 
 def run_stage3(inst: Instance, plan2: Plan, ev2: Evaluation, opts: SolveOptions) -> Stage3Result:
-    """The full Stage 3 on one Stage-2 plan (:func:`~dansched.stages.cpe.stage.stage3`); with
+    """The full Stage 3 on one Stage-2 plan (:func:`~dansched.pipeline.problem3.stage3.stage3`); with
     ``exact_window_mode="memory"`` the memory-aware CP-SAT windows polish its result."""
     s3 = stage3(
         inst,
@@ -221,7 +221,7 @@ def _search_rounds(
     opts: SolveOptions,
     say: Progress,
 ) -> tuple[_Kept, list[dict[str, Any]], int]:
-    """Step 5: the makespan search over complete plans (:mod:`dansched.stages.search`), round
+    """Step 5: the makespan search over complete plans (:mod:`dansched.pipeline.problem3.search`), round
     after round from the best plan so far; a round that improves it ends in a full Stage-3
     run on its plan, a candidate row of source ``makespan-search``. Returns the fastest
     plan, each round's report and the Stage-3 runs made."""

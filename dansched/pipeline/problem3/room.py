@@ -22,9 +22,9 @@ from ...errors import PlacementFailed
 from ...instance import Instance
 from ...params import DlrParams
 from ...plan import Plan, plan_from_indices
-from .packing import apply_packing, pack_segments
-from .scan import ScanResult, linear_scan
-from .spillplan import cpsat_pack, planned_spills
+from ...stages.dlr.packing import apply_packing, pack_segments
+from ...stages.dlr.scan import ScanResult, linear_scan
+from ...stages.dlr.spillplan import cpsat_pack, planned_spills
 
 __all__ = ["tile_sizes", "reserved_room_plan"]
 

@@ -16,9 +16,9 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
-from ...instance import KIND_ALLOC, KIND_OP, Instance
-from ...plan import Plan, plan_from_indices
-from ...simulate import AugmentedGraph
+from ....instance import KIND_ALLOC, KIND_OP, Instance
+from ....plan import Plan, plan_from_indices
+from ....simulate import AugmentedGraph
 
 __all__ = ["Segment", "Layout", "free_ranges"]
 

@@ -1,4 +1,4 @@
-"""The time-driven Stage-2 scheduler (dansched.stages.dlr.timed): every plan it makes
+"""The time-driven Stage-2 scheduler (dansched.pipeline.problem3.timed): every plan it makes
 passes the shared evaluator, its engine clock is the evaluator's timing, and each part
 (address-reuse waits, best fit, victim windows, task queues) agrees with an oracle
 worked out independently (a per-address array, hand-computed values)."""
@@ -15,14 +15,14 @@ from hypothesis import strategies as st
 
 from dansched.graph import topological_order
 from dansched.instance import instance_from_records, load_instance
+from dansched.pipeline.problem3.timed import DEFAULT_TRIALS, SLACK_TRIALS, TimedFailed, TimedParams, timed_schedule
+from dansched.pipeline.problem3.timed.emission import Buffers, Emission
+from dansched.pipeline.problem3.timed.engines import NO_PIPE, Engines
+from dansched.pipeline.problem3.timed.eviction import VictimWindow, chosen_window, victim_windows
+from dansched.pipeline.problem3.timed.placement import ReuseWaits, Tier, has_prefetch_room, time_aware_best_fit
+from dansched.pipeline.problem3.timed.scheduler import TimedScheduler
+from dansched.pipeline.problem3.timed.window import TaskQueues
 from dansched.simulate import evaluate
-from dansched.stages.dlr.timed import DEFAULT_TRIALS, SLACK_TRIALS, TimedFailed, TimedParams, timed_schedule
-from dansched.stages.dlr.timed.emission import Buffers, Emission
-from dansched.stages.dlr.timed.engines import NO_PIPE, Engines
-from dansched.stages.dlr.timed.eviction import VictimWindow, chosen_window, victim_windows
-from dansched.stages.dlr.timed.placement import ReuseWaits, Tier, has_prefetch_room, time_aware_best_fit
-from dansched.stages.dlr.timed.scheduler import TimedScheduler
-from dansched.stages.dlr.timed.window import TaskQueues
 from dansched.testing import audit_instance, random_dag
 
 ALL_TRIALS = DEFAULT_TRIALS + SLACK_TRIALS
