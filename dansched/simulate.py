@@ -19,7 +19,7 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, NamedTuple
 
 import numpy as np
@@ -31,6 +31,8 @@ from .plan import Plan
 
 __all__ = [
     "Violation",
+    "Segment",
+    "Residency",
     "Evaluation",
     "AugmentedGraph",
     "Timing",
@@ -90,6 +92,78 @@ class AugmentedGraph:
         return out
 
 
+@dataclass(frozen=True)
+class Segment:
+    """One residency segment (docs/rules.md, residency): buffer ``buf`` (index) of tier
+    ``tier`` at ``[offset, offset + size)``, from the event at schedule position ``start``
+    (node ``start_node``: its ALLOC or a SPILL_IN) to the one at ``end`` (``end_node``: a
+    SPILL_OUT or its FREE). ``spill`` is the 0-based index of the spill whose SPILL_IN
+    starts it, ``-1`` for the ALLOC segment. The one segment type of dansched: the
+    evaluator's residency walk (:meth:`Evaluation.segments`), Stage 2's scan and the
+    problem-3 search all speak it."""
+
+    buf: int
+    tier: int
+    size: int
+    offset: int
+    start: int
+    end: int
+    start_node: int
+    end_node: int
+    spill: int
+
+    def meets(self, lo: int, hi: int) -> bool:
+        """Resident at some position from ``lo`` to ``hi`` (both included)."""
+        return self.start <= hi and lo <= self.end
+
+    def shares_addresses(self, other: Segment) -> bool:
+        """Same tier, address ranges that meet."""
+        return (
+            self.tier == other.tier
+            and self.offset < other.offset + other.size
+            and other.offset < self.offset + self.size
+        )
+
+    def at(self, offset: int) -> Segment:
+        """This segment at another offset."""
+        return replace(self, offset=offset)
+
+
+@dataclass(frozen=True)
+class Residency:
+    """The residency segments of a judged plan as the evaluator's walk met them: the
+    schedule positions where each segment starts and ends (in the order the segments
+    ended), with what the walk read (the order, each buffer's ALLOC offset, the spill
+    list as buffer indices and NewOffsets, and the instance's buffer tiers and sizes).
+    :meth:`segments` turns them into :class:`Segment` rows, in the order their starting
+    events run."""
+
+    order: Sequence[int]
+    starts: list[int]
+    ends: list[int]
+    offset: Sequence[int]
+    spill_buf: Sequence[int]
+    spill_off: Sequence[int]
+    tiers: Sequence[int]
+    sizes: Sequence[int]
+    n: int
+    node_buf: Sequence[int]
+
+    def segments(self) -> list[Segment]:
+        order, n = self.order, self.n
+        rows = sorted(zip(self.starts, self.ends))
+        out: list[Segment] = []
+        for i, j in rows:
+            v = order[i]
+            if v < n:
+                b, k, off = self.node_buf[v], -1, self.offset[self.node_buf[v]]
+            else:
+                k = spill_of_node(n, v)[0]
+                b, off = self.spill_buf[k], self.spill_off[k]
+            out.append(Segment(b, self.tiers[b], self.sizes[b], off, i, j, v, order[j], k))
+        return out
+
+
 class LayoutMetrics(NamedTuple):
     """The metrics of a full plan (problems 2 and 3), typed: :meth:`Evaluation.metrics`."""
 
@@ -126,6 +200,8 @@ class Evaluation:
     start: list[int] | None = None
     end: list[int] | None = None
     graph: AugmentedGraph | None = field(default=None, repr=False)
+    residency: Residency | None = field(default=None, repr=False)
+    _segments: list[Segment] | None = field(default=None, repr=False, compare=False)
 
     @property
     def error_count(self) -> int:
@@ -147,6 +223,15 @@ class Evaluation:
             raise ValueError("no layout metrics: a problem-1 order or plan files that do not name every node once")
         return LayoutMetrics(t, c, m, p)
 
+    def segments(self) -> list[Segment]:
+        """Every residency segment of a full plan judged with its detail, in the order their
+        starting events run (computed once); raises ``ValueError`` without that detail."""
+        if self._segments is None:
+            if self.residency is None:
+                raise ValueError("no residency: a problem-1 order or an evaluation whose detail was dropped")
+            self._segments = self.residency.segments()
+        return self._segments
+
     def first_violation(self, default: str = "unknown violation") -> str:
         """The message of the first violation found (``default`` when none is recorded):
         the one place every "first: ..." error line takes it from."""
@@ -156,6 +241,7 @@ class Evaluation:
         """Forget the per-node timing and the augmented graph, keeping the verdict and the
         metrics (what a report needs): on a million-node plan they are most of its memory."""
         self.start = self.end = self.graph = None
+        self.residency = self._segments = None
 
     def to_dict(self) -> dict[str, Any]:
         out: dict[str, Any] = {
@@ -470,6 +556,9 @@ class _Residency:
         self.owner = [np.full(len(c) - 1, -1, dtype=np.int64) for c in self.cell]
         self.last_end = [np.full(len(c) - 1, -1, dtype=np.int64) for c in self.cell]
         self.resident_at: list[int | None] = [None] * inst.num_buffers  # current offset, None when not resident
+        self.opened_at = [0] * inst.num_buffers  # schedule position of each resident buffer's starting event
+        self.seg_starts: list[int] = []  # the segments met so far: positions of their start and end events
+        self.seg_ends: list[int] = []
         self.started = [False] * inst.num_buffers
         self.peak_tiers = {hw.tier_index(t) for t in hw.peak_tiers}
         self.reuse_edges: list[tuple[int, int]] = []
@@ -479,6 +568,7 @@ class _Residency:
     def start_segment(self, b: int, off: int, event: int, i: int) -> None:
         t, s = self.tiers[b], self.sizes[b]
         inst, cap = self.inst, self.caps[t]
+        self.opened_at[b] = i
         if off < 0 or off + s > cap:
             self.errs.add(
                 "capacity",
@@ -506,9 +596,11 @@ class _Residency:
             self.resident_units += s
             self.physical_peak = max(self.physical_peak, self.resident_units)
 
-    def end_segment(self, b: int, event: int) -> None:
+    def end_segment(self, b: int, event: int, i: int) -> None:
         off, t, s = self.resident_at[b], self.tiers[b], self.sizes[b]
         self.resident_at[b] = None
+        self.seg_starts.append(self.opened_at[b])
+        self.seg_ends.append(i)
         assert off is not None
         if off < 0 or off + s > self.caps[t]:
             return
@@ -528,7 +620,7 @@ class _Residency:
         elif self.resident_at[b] is None:
             self.errs.add("lifetime", f"{_node_name(self.inst, v)} frees a buffer that is not resident", i)
         else:
-            self.end_segment(b, v)
+            self.end_segment(b, v, i)
 
     def _spill_node(self, v: int, i: int) -> None:
         inst, n, spill_buf = self.inst, self.inst.n, self.spill_buf
@@ -540,7 +632,7 @@ class _Residency:
                     "bad-spill", f"{_node_name(inst, v, spill_buf)} spills out a buffer that is not resident", i
                 )
             else:
-                self.end_segment(b, v)
+                self.end_segment(b, v, i)
         elif self.resident_at[b] is not None or not self.started[b]:
             self.errs.add(
                 "bad-spill",
@@ -614,6 +706,9 @@ def _evaluate_layout(inst: Instance, plan: Plan) -> Evaluation:
     memory_events = frozenset([v for v in range(n) if L.kind[v] != KIND_OP] + list(range(n, total)))
     graph = AugmentedGraph(n, pipe, cycles, preds, spill_edges, walk.reuse_edges, spill_buf, memory_events)
     start, end, makespan = simulate_timing(order, preds, pipe, cycles)
+    residency = Residency(
+        order, walk.seg_starts, walk.seg_ends, offset, spill_buf, spill_off, walk.tiers, walk.sizes, n, L.node_buf
+    )
     return Evaluation(
         problem=2,
         valid=not errs,
@@ -627,4 +722,5 @@ def _evaluate_layout(inst: Instance, plan: Plan) -> Evaluation:
         start=start,
         end=end,
         graph=graph,
+        residency=residency,
     )

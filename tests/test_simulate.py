@@ -237,6 +237,26 @@ def test_buffer_spilled_twice_to_different_offsets(tmp_path):
     assert ev.physical_peak == 8
 
 
+def test_residency_segments_of_a_buffer_spilled_twice_by_hand(tmp_path):
+    """W (index 0, 4 units) is resident from its ALLOC to spill 1's SPILL_OUT, from that
+    spill's SPILL_IN to spill 2's SPILL_OUT, and from spill 2's SPILL_IN to its FREE; P and
+    Q (8 units) once each; in the order their starting events run (docs/rules.md, residency)."""
+    inst = spill_twice_instance(tmp_path)
+    ev = evaluate(inst, SPILL_TWICE_PLAN)
+    rows = [(s.buf, s.offset, s.size, s.start, s.end, s.start_node, s.end_node, s.spill) for s in ev.segments()]
+    assert rows == [
+        (0, 0, 4, 0, 2, 0, 11, -1),  # W: ALLOC at position 0 .. SPILL_OUT 1 (node 11) at 2
+        (1, 0, 8, 3, 5, 5, 7, -1),  # P
+        (0, 4, 4, 6, 8, 12, 13, 0),  # W back at 4 by SPILL_IN 1 (node 12) .. SPILL_OUT 2 (node 13)
+        (2, 0, 8, 9, 11, 8, 10, -1),  # Q
+        (0, 0, 4, 12, 14, 14, 4, 1),  # W back at 0 by SPILL_IN 2 (node 14) .. its FREE (node 4)
+    ]
+    assert {s.tier for s in ev.segments()} == {inst.hw.tier_index("UB")}
+    ev.drop_detail()
+    with pytest.raises(ValueError, match="no residency"):
+        ev.segments()
+
+
 def test_second_spill_in_at_occupied_offset_rejected(tmp_path):
     inst = spill_twice_instance(tmp_path)
     # FREE Q (10) moved after SPILL_IN 2 (14): W comes back at [0,4) while Q holds [0,8)

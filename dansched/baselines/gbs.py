@@ -17,9 +17,10 @@ from __future__ import annotations
 
 from ..errors import PlacementFailed
 from ..instance import Instance
+from ..simulate import Segment
 from ..stages.dlr.packing import apply_packing, pack_tier
 from ..stages.dlr.reorder import tighten_lifetimes
-from ..stages.dlr.scan import Segment, linear_scan
+from ..stages.dlr.scan import linear_scan
 from ..stages.mpas.stage import mpas_order
 from .common import MethodResult, Stopwatch, scan_plan
 

@@ -41,15 +41,12 @@ from ortools.sat.python import cp_model
 
 from ..graph import keyed_topological_order
 from ..instance import KIND_OP, Instance
-from ..plan import Plan
-from ..simulate import AugmentedGraph, spill_node_ids, spill_of_node
+from ..simulate import AugmentedGraph, Segment, spill_of_node
 from .solver import deterministic_solver, solve_model, stopped_by_clock
 from .timing_window import TimedSchedule, timed_schedule
 
 __all__ = [
-    "Segment",
-    "MemoryLayout",
-    "memory_layout",
+    "segments_by_buffer",
     "window_segments",
     "MemoryWindowContext",
     "memory_window_context",
@@ -58,67 +55,25 @@ __all__ = [
 ]
 
 
-@dataclass(frozen=True)
-class Segment:
-    """One residency of a buffer: from ``first`` (ALLOC or SPILL_IN) to ``last`` (SPILL_OUT
-    or FREE), at ``[offset, offset + size)`` of ``tier``; ``*_in`` say whether the event
-    lies in the window."""
-
-    buf: int
-    tier: int
-    offset: int
-    size: int
-    first: int
-    last: int
-    first_in: bool
-    last_in: bool
-
-
-@dataclass(frozen=True)
-class MemoryLayout:
-    """A plan's offsets by buffer index, the new offset of each spill and, per buffer,
-    its spill numbers (0-based, in spill-file order)."""
-
-    offset: list[int]
-    spill_offset: list[int]
-    spills_of: list[list[int]]
-
-
-def memory_layout(inst: Instance, plan: Plan) -> MemoryLayout:
-    offset = [0] * inst.num_buffers
-    for bid, off in plan.offsets or ():
-        offset[inst.buffer_index(bid)] = int(off)
-    spills_of: list[list[int]] = [[] for _ in range(inst.num_buffers)]
-    spill_offset = []
-    for k, (bid, off) in enumerate(plan.spills):
-        spills_of[inst.buffer_index(bid)].append(k)
-        spill_offset.append(int(off))
-    return MemoryLayout(offset, spill_offset, spills_of)
-
-
-def _buffer_segments(inst: Instance, lay: MemoryLayout, b: int, pos: Sequence[int]) -> list[tuple[int, int, int]]:
-    """(first event, last event, offset) of each residency of buffer ``b``, in order."""
-    n = inst.n
-    events = [(pos[int(inst.buf_alloc[b])], int(inst.buf_alloc[b]), lay.offset[b])]
-    for k in lay.spills_of[b]:
-        out_id, in_id = spill_node_ids(n, k)
-        events.append((pos[out_id], out_id, -1))
-        events.append((pos[in_id], in_id, lay.spill_offset[k]))
-    events.append((pos[int(inst.buf_free[b])], int(inst.buf_free[b]), -1))
-    events.sort()
-    return [(events[i][1], events[i + 1][1], events[i][2]) for i in range(0, len(events) - 1, 2)]
+def segments_by_buffer(num_buffers: int, segments: Sequence[Segment]) -> list[list[Segment]]:
+    """Each buffer's residency segments, in schedule order (``segments``: a plan's, from the
+    evaluator, :meth:`~dansched.simulate.Evaluation.segments`)."""
+    out: list[list[Segment]] = [[] for _ in range(num_buffers)]
+    for seg in sorted(segments, key=lambda s: s.start):
+        out[seg.buf].append(seg)
+    return out
 
 
 def window_segments(
     inst: Instance,
     graph: AugmentedGraph,
-    lay: MemoryLayout,
+    segments_of: Sequence[Sequence[Segment]],
     window: Sequence[int],
     inside: set[int],
     pos: Sequence[int],
 ) -> tuple[list[Segment], dict[tuple[int, int], Segment]]:
-    """The segments with an event in the window, and for each (operation, buffer) of the
-    window the segment the operation runs in."""
+    """The segments with an event in the window (by buffer, then schedule order), and for
+    each (operation, buffer) of the window the segment the operation runs in."""
     n = inst.n
     L = inst.lists()
     bufs: set[int] = set()
@@ -132,24 +87,23 @@ def window_segments(
     segs: list[Segment] = []
     runs_in: dict[tuple[int, int], Segment] = {}
     for b in sorted(bufs):
-        t, size = int(inst.buf_tier[b]), int(inst.buf_size[b])
-        for first, last, off in _buffer_segments(inst, lay, b, pos):
-            seg = Segment(b, t, off, size, first, last, first in inside, last in inside)
-            if seg.first_in or seg.last_in:
+        for seg in segments_of[b]:
+            if seg.start_node in inside or seg.end_node in inside:
                 segs.append(seg)
             for u in L.users[b]:
-                if u in inside and pos[first] < pos[u] < pos[last]:
+                if u in inside and seg.start < pos[u] < seg.end:
                     runs_in[(u, b)] = seg
     return segs, runs_in
 
 
 @dataclass(frozen=True)
 class MemoryWindowContext:
-    """What every memory-aware window of one plan reads: the instance, the plan's layout,
-    its timed schedule on the augmented DAG G2, G2's address-reuse edges and successor lists."""
+    """What every memory-aware window of one plan reads: the instance, the plan's residency
+    segments by buffer, its timed schedule on the augmented DAG G2, G2's address-reuse edges
+    and successor lists."""
 
     inst: Instance
-    layout: MemoryLayout
+    segments_of: list[list[Segment]]
     sched: TimedSchedule
     reuse: set[tuple[int, int]]
     succs: list[list[int]]
@@ -157,15 +111,20 @@ class MemoryWindowContext:
 
 def memory_window_context(
     inst: Instance,
-    layout: MemoryLayout,
+    segments: Sequence[Segment],
     graph: AugmentedGraph,
     order: Sequence[int],
     start: Sequence[int],
     end: Sequence[int],
 ) -> MemoryWindowContext:
-    """The :class:`MemoryWindowContext` of a valid plan's ``order`` on its augmented DAG ``graph``."""
+    """The :class:`MemoryWindowContext` of a valid plan's ``order`` on its augmented DAG
+    ``graph`` with its residency ``segments``."""
     return MemoryWindowContext(
-        inst, layout, timed_schedule(graph, order, start, end), set(graph.reuse_edges), graph.succs()
+        inst,
+        segments_by_buffer(inst.num_buffers, segments),
+        timed_schedule(graph, order, start, end),
+        set(graph.reuse_edges),
+        graph.succs(),
     )
 
 
@@ -181,7 +140,7 @@ class MemoryWindowModel:
         horizon = max(sched.end) if sched.end else 0
         self.big = 2 * horizon + max(sched.rest, default=0) + 1
         self.segs, self.runs_in = window_segments(
-            ctx.inst, sched.graph, ctx.layout, self.window, self.inside, sched.pos
+            ctx.inst, sched.graph, ctx.segments_of, self.window, self.inside, sched.pos
         )
         self.m = cp_model.CpModel()
         self.s: dict[int, Any] = {}
@@ -247,38 +206,40 @@ class MemoryWindowModel:
 
     def add_residency_brackets(self) -> None:
         """Each operation inside the residency segment it ran in (order only)."""
-        m, s = self.m, self.s
+        m, s, inside = self.m, self.s, self.inside
         for (v, _b), seg in self.runs_in.items():
-            if seg.first_in:
-                m.add(s[v] >= s[seg.first])
-                self.order_edges.append((seg.first, v))
-            if seg.last_in:
-                m.add(s[seg.last] >= s[v])
-                self.order_edges.append((v, seg.last))
+            if seg.start_node in inside:
+                m.add(s[v] >= s[seg.start_node])
+                self.order_edges.append((seg.start_node, v))
+            if seg.end_node in inside:
+                m.add(s[seg.end_node] >= s[v])
+                self.order_edges.append((v, seg.end_node))
 
     def add_segment_order(self) -> bool:
         """Two segments of one tier whose address ranges meet never coexist: one Boolean per
         pair (which comes first) when both lie in the window, else the side fixed by the
         boundary. False when the boundary fixes both sides against each other."""
-        g, m, s, pos = self.ctx.sched.graph, self.m, self.s, self.ctx.sched.pos
+        g, m, s, pos, inside = self.ctx.sched.graph, self.m, self.s, self.ctx.sched.pos, self.inside
         segs = self.segs
         for i, a in enumerate(segs):
             for b2 in segs[i + 1 :]:
-                if a.tier != b2.tier or a.offset >= b2.offset + b2.size or b2.offset >= a.offset + a.size:
+                if not a.shares_addresses(b2):
                     continue
-                if a.first_in and a.last_in and b2.first_in and b2.last_in:
-                    x = m.new_bool_var(f"o{a.first}_{b2.first}")
-                    m.add(s[b2.first] >= s[a.last] + g.cycles[a.last]).only_enforce_if(x)
-                    m.add(s[a.first] >= s[b2.last] + g.cycles[b2.last]).only_enforce_if(~x)
-                    m.add_hint(x, pos[a.last] < pos[b2.first])
+                a_first, a_last = a.start_node in inside, a.end_node in inside
+                b_first, b_last = b2.start_node in inside, b2.end_node in inside
+                if a_first and a_last and b_first and b_last:
+                    x = m.new_bool_var(f"o{a.start_node}_{b2.start_node}")
+                    m.add(s[b2.start_node] >= s[a.end_node] + g.cycles[a.end_node]).only_enforce_if(x)
+                    m.add(s[a.start_node] >= s[b2.end_node] + g.cycles[b2.end_node]).only_enforce_if(~x)
+                    m.add_hint(x, pos[a.end_node] < pos[b2.start_node])
                     self.choices.append((x, a, b2))
                     continue
                 # one of them is open at the window's start or end: its side is fixed
-                first, second = (a, b2) if (not a.first_in or not b2.last_in) else (b2, a)
-                if not second.first_in or not first.last_in:
+                first, second = (a, b2) if (not a_first or not b_last) else (b2, a)
+                if second.start_node not in inside or first.end_node not in inside:
                     return False
-                m.add(s[second.first] >= s[first.last] + g.cycles[first.last])
-                self.order_edges.append((first.last, second.first))
+                m.add(s[second.start_node] >= s[first.end_node] + g.cycles[first.end_node])
+                self.order_edges.append((first.end_node, second.start_node))
         return True
 
     def add_pipe_no_overlap(self) -> None:
@@ -337,7 +298,7 @@ class MemoryWindowModel:
             return None, stats
         order_edges = list(self.order_edges)
         for x, a, b2 in self.choices:
-            order_edges.append((a.last, b2.first) if solver.boolean_value(x) else (b2.last, a.first))
+            order_edges.append((a.end_node, b2.start_node) if solver.boolean_value(x) else (b2.end_node, a.start_node))
         g, pos = self.ctx.sched.graph, self.ctx.sched.pos
         key = {v: (solver.value(self.s[v]), pos[v]) for v in self.window}
         ops_by_pipe: dict[int, list[int]] = {}

@@ -47,7 +47,7 @@ from typing import Any
 from ..errors import TraceError
 from ..instance import Instance
 from ..plan import Plan, atomic_write_text, read_plan_dir
-from ..simulate import AugmentedGraph, Evaluation, Timing, evaluate, spill_node_ids, spill_of_node
+from ..simulate import AugmentedGraph, Evaluation, Timing, evaluate, spill_of_node
 from .stats import TaskStatistics, cycles_to_us, engine_class, estimated_latency_line, task_statistics
 
 __all__ = [
@@ -86,7 +86,9 @@ class TimedTask:
 
 @dataclass(frozen=True)
 class BufferSegment:
-    """A buffer resident at ``[offset, offset + size)`` of ``tier`` from ``start`` to ``end`` (cycles)."""
+    """A residency segment (:class:`dansched.simulate.Segment`) as the trace and the
+    pictures show it: the buffer's BufId resident at ``[offset, offset + size)`` of ``tier``
+    (its name) from ``start`` to ``end`` (cycles)."""
 
     buf_id: int
     tier: str
@@ -189,29 +191,31 @@ def timed_tasks(inst: Instance, plan: Plan, ev: Evaluation) -> list[TimedTask]:
 
 
 def buffer_segments(inst: Instance, plan: Plan, ev: Evaluation) -> list[BufferSegment]:
-    """Resident segments of every buffer (see the module docstring), by (tier, start, BufId).
+    """Resident segments of every buffer (see the module docstring), by (tier, start, BufId):
+    the evaluator's residency segments (:meth:`~dansched.simulate.Evaluation.segments`)
+    placed in time.
 
     A segment starts at the ALLOC's (or SPILL_IN's) start and ends at the FREE's
-    start or the SPILL_OUT's end: the space stays taken while the data is copied out."""
+    start or the SPILL_OUT's end: the space stays taken while the data is copied out
+    (a FREE takes no time, so both are the end of the event that ends the segment)."""
     timing = _require_timing(ev)
     start, end = timing.start, timing.end
-    n = inst.n
-    pos = {v: i for i, v in enumerate(plan.order)}
-    offsets = dict(plan.offsets or ())
-    spill_ids: dict[int, list[int]] = {}
-    for k0, b in enumerate(timing.graph.spill_buf):
-        spill_ids.setdefault(b, []).append(k0)
+    count = [0] * inst.num_buffers
     out: list[BufferSegment] = []
-    for b in range(inst.num_buffers):
-        bid, size = int(inst.buf_id[b]), int(inst.buf_size[b])
-        tier = inst.hw.tiers[int(inst.buf_tier[b])]
-        ks = sorted(spill_ids.get(b, []), key=lambda k: pos[spill_node_ids(n, k)[0]])
-        begin, where = start[int(inst.buf_alloc[b])], offsets.get(bid, 0)
-        for seg, k0 in enumerate(ks):
-            out_id, in_id = spill_node_ids(n, k0)
-            out.append(BufferSegment(bid, tier, where, size, begin, end[out_id], seg))
-            begin, where = start[in_id], plan.spills[k0][1]
-        out.append(BufferSegment(bid, tier, where, size, begin, start[int(inst.buf_free[b])], len(ks)))
+    for seg in ev.segments():
+        b = seg.buf
+        out.append(
+            BufferSegment(
+                int(inst.buf_id[b]),
+                inst.hw.tiers[seg.tier],
+                seg.offset,
+                seg.size,
+                start[seg.start_node],
+                end[seg.end_node],
+                count[b],
+            )
+        )
+        count[b] += 1
     tier_rank = {t: i for i, t in enumerate(inst.hw.tiers)}
     out.sort(key=lambda s: (tier_rank[s.tier], s.start, s.end, s.buf_id, s.segment))
     return out

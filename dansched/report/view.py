@@ -164,16 +164,10 @@ def segment_of_use(
     k-th SPILL_IN) of the residency segment of that buffer the task runs in: the last
     segment that begins (ALLOC or SPILL_IN) at or before the task in the schedule.
     ``tasks`` is :func:`~dansched.report.trace.timed_tasks` when the caller has it."""
-    n = inst.n
     pos = {v: i for i, v in enumerate(plan.order)}
-    spills: dict[int, list[int]] = {}
-    assert ev.graph is not None, "a full plan's evaluation"
-    for k0, b in enumerate(ev.graph.spill_buf):
-        spills.setdefault(b, []).append(k0)
-    begins: dict[int, list[int]] = {}
-    for b in range(inst.num_buffers):
-        ks = sorted(spills.get(b, []), key=lambda k: pos[n + 2 * k])
-        begins[int(inst.buf_id[b])] = [pos[int(inst.buf_alloc[b])]] + [pos[n + 2 * k + 1] for k in ks]
+    begins: dict[int, list[int]] = {int(bid): [] for bid in inst.buf_id.tolist()}
+    for seg in ev.segments():  # in the order they start
+        begins[int(inst.buf_id[seg.buf])].append(seg.start)
     out: dict[tuple[int, int], int] = {}
     for t in tasks if tasks is not None else timed_tasks(inst, plan, ev):
         for bid in t.bufs:

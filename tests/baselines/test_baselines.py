@@ -12,7 +12,7 @@ from dansched.baselines.common import full_order, input_order, lru_memory_stage,
 from dansched.generate import generate
 from dansched.instance import instance_from_records, load_instance
 from dansched.models.placement import PlacementResult
-from dansched.simulate import evaluate
+from dansched.simulate import Segment, evaluate
 from dansched.stages.dlr.reorder import is_topological
 
 # the default run covers one graph of each kind of structure; the rest run under slow
@@ -141,9 +141,10 @@ def test_magis_order_swaps_and_hoisting():
 
 
 def test_greedy_by_size_places_largest_first_without_overlap():
-    from dansched.stages.dlr.scan import Segment
+    def seg(buf, size, start, end):  # tier 0, not yet placed
+        return Segment(buf, 0, size, -1, start, end, -1, -1, -1)
 
-    segs = [Segment(0, 0, 4, 0, 3, -1, -1), Segment(1, 0, 4, 1, 2, -1, -1), Segment(2, 0, 8, 4, 5, -1, -1)]
+    segs = [seg(0, 4, 0, 3), seg(1, 4, 1, 2), seg(2, 8, 4, 5)]
     offsets, overflow = gbs.greedy_by_size(segs, {0: 8})
     assert overflow == {} and offsets[2] == 0 and {offsets[0], offsets[1]} == {0, 4}
     _, overflow = gbs.greedy_by_size(segs, {0: 6})

@@ -15,13 +15,13 @@ from dansched.hardware import load_hardware
 from dansched.instance import instance_from_records, load_instance
 from dansched.models.traffic import lp_bound, position_bound, tier_covers, traffic_lower_bound
 from dansched.params import DlrParams
-from dansched.simulate import evaluate
+from dansched.simulate import Segment, evaluate
 from dansched.stages.dlr.freelist import FreeList, best_fit
 from dansched.stages.dlr.packing import pack_segments
 from dansched.stages.dlr.placements import PLACEMENTS, scan_variant
 from dansched.stages.dlr.reorder import is_topological, tighten_lifetimes
 from dansched.stages.dlr.reuse import reuse_order
-from dansched.stages.dlr.scan import Segment, linear_scan
+from dansched.stages.dlr.scan import linear_scan
 from dansched.stages.dlr.spillplan import cpsat_pack, planned_spills
 from dansched.stages.dlr.stage import dlr_plan
 from dansched.stages.dlr.victim import score, spill_cycles, spill_traffic
@@ -339,13 +339,18 @@ def test_spill_plan_reaches_the_bound_of_its_order_on_generated_graphs(tmp_path)
             assert res.traffic >= bound.value
 
 
+def _seg(buf, size, start, end):
+    """A segment of tier 0 from scan position ``start`` to ``end``, not yet placed."""
+    return Segment(buf, 0, size, -1, start, end, -1, -1, -1)
+
+
 def test_cpsat_packing_separates_segments_that_meet():
-    segs = [Segment(0, 0, 3, 0, 4, -1, -1), Segment(1, 0, 3, 2, 6, -1, -1), Segment(2, 0, 2, 5, 8, -1, -1)]
+    segs = [_seg(0, 3, 0, 4), _seg(1, 3, 2, 6), _seg(2, 2, 5, 8)]
     offs = cpsat_pack(segs, {0: 6})
     assert offs is not None
     assert offs[0] + 3 <= offs[1] or offs[1] + 3 <= offs[0]
     assert offs[1] + 3 <= offs[2] or offs[2] + 2 <= offs[1]
-    assert cpsat_pack(segs + [Segment(3, 0, 4, 3, 3, -1, -1)], {0: 6}) is None
+    assert cpsat_pack(segs + [_seg(3, 4, 3, 3)], {0: 6}) is None
 
 
 # ---- lifetime-aware packing ---------------------------------------------------------------
@@ -353,10 +358,10 @@ def test_cpsat_packing_separates_segments_that_meet():
 
 def test_packing_places_overlapping_segments_apart_and_reuses_free_ones():
     segs = [
-        Segment(0, 0, 4, 0, 5, -1, -1),
-        Segment(1, 0, 4, 1, 3, -1, -1),
-        Segment(2, 0, 4, 4, 8, -1, -1),
-        Segment(3, 0, 8, 9, 10, -1, -1),
+        _seg(0, 4, 0, 5),
+        _seg(1, 4, 1, 3),
+        _seg(2, 4, 4, 8),
+        _seg(3, 8, 9, 10),
     ]
     offs, overflow = pack_segments(segs, {0: 8})
     assert not overflow
@@ -364,7 +369,7 @@ def test_packing_places_overlapping_segments_apart_and_reuses_free_ones():
         for j, b in enumerate(segs[:i]):
             if a.start <= b.end and b.start <= a.end:
                 assert offs[i] + a.size <= offs[j] or offs[j] + b.size <= offs[i]
-    _, overflow = pack_segments(segs[:2] + [Segment(4, 0, 4, 2, 3, -1, -1)], {0: 8})
+    _, overflow = pack_segments(segs[:2] + [_seg(4, 4, 2, 3)], {0: 8})
     assert overflow == {0: 4}
 
 

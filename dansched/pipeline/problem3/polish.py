@@ -19,7 +19,7 @@ from __future__ import annotations
 from typing import Any
 
 from ...instance import Instance
-from ...models.memory_window import MemoryLayout, memory_layout, memory_window_context, solve_memory_window
+from ...models.memory_window import memory_window_context, solve_memory_window
 from ...params import MemoryWindowParams
 from ...plan import Plan
 from ...simulate import Evaluation, evaluate
@@ -52,16 +52,14 @@ def _rejection(cand: Evaluation, ev: Evaluation) -> str:
 class _MemoryRound:
     """One round of memory-aware windows on ``plan`` (a :class:`~.window_driver.WindowRound`)."""
 
-    def __init__(
-        self, inst: Instance, layout: MemoryLayout, plan: Plan, ev: Evaluation, seed: int, params: MemoryWindowParams
-    ) -> None:
+    def __init__(self, inst: Instance, plan: Plan, ev: Evaluation, seed: int, params: MemoryWindowParams) -> None:
         assert ev.graph is not None and ev.start is not None and ev.end is not None
         g = ev.graph
         self.seed, self.params = seed, params
         self.order = list(plan.order)
         self.pipe = g.pipe
         self.chain = critical_chain(Skeleton(g, [], ()), self.order, ev.start, ev.end)  # uses the timing graph only
-        self.ctx = memory_window_context(inst, layout, g, self.order, ev.start, ev.end)
+        self.ctx = memory_window_context(inst, ev.segments(), g, self.order, ev.start, ev.end)
 
     def solve(self, lo: int, hi: int, wall_time: float) -> tuple[list[int] | None, dict[str, Any]]:
         return solve_memory_window(
@@ -86,7 +84,6 @@ def memory_exact_windows(
     cases). Returns (plan, evaluation, stats); the plan is ``plan`` itself when no window
     helped."""
     assert ev.valid and ev.graph is not None and ev.start is not None and ev.end is not None
-    layout = memory_layout(inst, plan)
     first = ev.makespan
 
     def judge(cur: tuple[Plan, Evaluation], order: list[int]) -> tuple[tuple[Plan, Evaluation] | None, str | None]:
@@ -100,7 +97,7 @@ def memory_exact_windows(
     run = slide_windows(
         (plan, ev),
         width,
-        start_round=lambda cur: _MemoryRound(inst, layout, cur[0], cur[1], seed, params),
+        start_round=lambda cur: _MemoryRound(inst, cur[0], cur[1], seed, params),
         judge=judge,
         max_windows=windows if windows is not None else max(1, int(params.windows_per_second * time_limit)),
         time_limit=time_limit,

@@ -26,9 +26,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ...instance import KIND_ALLOC, KIND_OP, Instance
+from ...instance import Instance
 from ...plan import Plan
-from ...simulate import Evaluation, evaluate, simulate_timing
+from ...simulate import Evaluation, evaluate, simulate_timing, spill_of_node
 from ...stages.dlr.freelist import FreeList, free_ranges
 from .address_times import AddressTimes
 
@@ -66,12 +66,9 @@ def _relayout(inst: Instance, plan: Plan, ev: Evaluation, keep_old: bool) -> tup
     occupants finished least late for it, ties best-fit. With ``keep_old`` a segment keeps
     its old offset whenever that is free and not late. None if a segment does not fit."""
     assert ev.valid and ev.graph is not None
-    n = inst.n
     g = ev.graph
-    L = inst.lists()
     order = list(plan.order)
     wanted = _wanted_times(ev, order)
-    sizes, tiers = inst.buf_size.tolist(), inst.buf_tier.tolist()
     caps = [inst.hw.capacity[t] for t in inst.hw.tiers]
     free = [FreeList(c) for c in caps]
     freed_at = [AddressTimes(c) for c in caps]  # estimated end time of the last occupant
@@ -79,28 +76,21 @@ def _relayout(inst: Instance, plan: Plan, ev: Evaluation, keep_old: bool) -> tup
     first_offset = [0] * inst.num_buffers
     spill_offset = [0] * len(g.spill_buf)
     ids = inst.buf_id.tolist()
-    index = {bid: i for i, bid in enumerate(ids)}
-    old_first = {index[bid]: o for bid, o in plan.offsets or ()}
-    old_spill = [o for _, o in plan.spills]
-
-    for v in order:
-        if v < n:
-            k = L.kind[v]
-            if k == KIND_OP:
-                continue
-            b = L.node_buf[v]
-            starting = k == KIND_ALLOC
-        else:
-            k0, is_in = divmod(v - n, 2)
-            b = g.spill_buf[k0]
-            starting = bool(is_in)
-        t, s = tiers[b], sizes[b]
+    segs = ev.segments()
+    # the memory events in schedule order: each segment's start and end
+    events = sorted(
+        [(seg.start, True, k) for k, seg in enumerate(segs)] + [(seg.end, False, k) for k, seg in enumerate(segs)]
+    )
+    for _, starting, k in events:
+        seg = segs[k]
+        b, t, s = seg.buf, seg.tier, seg.size
         if not starting:
+            v = seg.end_node
             off = where.pop(b)
             free[t].release(off, s)
-            freed_at[t].assign(off, off + s, wanted[v] + g.cycles[v] if v >= n else wanted[v])
+            freed_at[t].assign(off, off + s, wanted[v] + g.cycles[v] if v >= inst.n else wanted[v])
             continue
-        old = old_first[b] if v < n else old_spill[(v - n) // 2]
+        v, old = seg.start_node, seg.offset
 
         def lateness(off: int, t: int = t, s: int = s, v: int = v) -> int:
             return max(0, freed_at[t].latest(off, off + s) - wanted[v])
@@ -123,10 +113,10 @@ def _relayout(inst: Instance, plan: Plan, ev: Evaluation, keep_old: bool) -> tup
             off = best[2]
         free[t].take(off, s)
         where[b] = off
-        if v < n:
+        if seg.spill < 0:
             first_offset[b] = off
         else:
-            spill_offset[(v - n) // 2] = off
+            spill_offset[seg.spill] = off
     new = Plan(
         order=plan.order,
         offsets=tuple((ids[b], first_offset[b]) for b in range(inst.num_buffers)),
@@ -148,31 +138,12 @@ class _TierSegments:
     start_event: np.ndarray
 
 
-def _segments_by_tier(inst: Instance, plan: Plan, ev: Evaluation) -> dict[int, _TierSegments]:
-    n = inst.n
-    g = ev.graph
-    assert g is not None, "a full plan's evaluation"
-    L = inst.lists()
-    ids = inst.buf_id.tolist()
-    index = {bid: i for i, bid in enumerate(ids)}
-    cur = {index[bid]: o for bid, o in plan.offsets or ()}
-    spill_off = [o for _, o in plan.spills]
-    open_seg: dict[int, tuple[int, int, int]] = {}
+def _segments_by_tier(ev: Evaluation) -> dict[int, _TierSegments]:
+    """The plan's residency segments (the evaluator's) as columns per tier, in the order
+    the segments end."""
     rows: dict[int, list[tuple[int, int, int, int, int, int]]] = {}
-    for i, v in enumerate(plan.order):
-        if v < n:
-            if L.kind[v] == KIND_OP:
-                continue
-            b, starting = L.node_buf[v], L.kind[v] == KIND_ALLOC
-            off = cur[b]
-        else:
-            k0, is_in = divmod(v - n, 2)
-            b, starting, off = g.spill_buf[k0], bool(is_in), spill_off[k0]
-        if starting:
-            open_seg[b] = (i, off, v)
-        else:
-            si, so, sv = open_seg.pop(b)
-            rows.setdefault(int(inst.buf_tier[b]), []).append((si, i, so, int(inst.buf_size[b]), v, sv))
+    for seg in sorted(ev.segments(), key=lambda seg: seg.end):
+        rows.setdefault(seg.tier, []).append((seg.start, seg.end, seg.offset, seg.size, seg.end_node, seg.start_node))
     out = {}
     for t, r in rows.items():
         a = np.array(r, dtype=np.int64)
@@ -223,7 +194,7 @@ def move_late_segments(inst: Instance, plan: Plan, ev: Evaluation) -> tuple[Plan
             late_events[w] = max(late_events.get(w, 0), end_time[u] - wanted[w])
     if not late_events:
         return None
-    segs = _segments_by_tier(inst, plan, ev)
+    segs = _segments_by_tier(ev)
     caps = [inst.hw.capacity[t] for t in inst.hw.tiers]
     moved = 0
     for t, S in segs.items():
@@ -277,7 +248,7 @@ def _plan_from_segments(
             if v < n:
                 first[int(inst.node_buf[v])] = off
             else:
-                spill[(v - n) // 2] = off
+                spill[spill_of_node(n, v)[0]] = off
     new = Plan(
         order=plan.order,
         offsets=tuple((ids[b], int(first[b])) for b in range(inst.num_buffers)),

@@ -11,8 +11,10 @@ in order of start (first fit, optimal when all sizes are equal) and the better
 packing per tier is kept. A tier whose packing overflows its capacity is reported
 so the caller can rerun the scan with a smaller virtual capacity there.
 
->>> from dansched.stages.dlr.scan import Segment
->>> segs = [Segment(0, 0, 4, 0, 3, -1, -1), Segment(1, 0, 4, 1, 2, -1, -1), Segment(2, 0, 8, 4, 5, -1, -1)]
+>>> from dansched.simulate import Segment
+>>> def seg(buf, size, start, end):  # tier 0, not yet placed
+...     return Segment(buf, 0, size, -1, start, end, -1, -1, -1)
+>>> segs = [seg(0, 4, 0, 3), seg(1, 4, 1, 2), seg(2, 8, 4, 5)]
 >>> pack_segments(segs, {0: 8})
 ({0: 0, 1: 4, 2: 0}, {})
 """
@@ -21,7 +23,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
-from .scan import Segment
+from ...simulate import Segment
 
 __all__ = ["pack_segments", "pack_tier", "apply_packing"]
 
@@ -111,7 +113,7 @@ def apply_packing(result, offsets: Mapping[int, int]) -> None:
     """Write packed segment offsets into a ``"units"`` scan result (ALLOC offsets and
     spill NewOffsets)."""
     for i, s in enumerate(result.segments):
-        if s.slot < 0:
+        if s.spill < 0:
             result.offsets[s.buf] = offsets[i]
         else:
-            result.spill_offset[s.slot] = offsets[i]
+            result.spill_offset[s.spill] = offsets[i]

@@ -30,26 +30,11 @@ from dataclasses import dataclass, field
 from ...errors import PlacementFailed
 from ...graph import needs_positions
 from ...instance import KIND_ALLOC, KIND_OP, Instance
-from ...simulate import spill_node_ids
+from ...simulate import Segment, spill_node_ids
 from .freelist import FreeList
 from .victim import INF, RULES, VictimFacts, VictimRule, spill_cycles, spill_traffic, victim_rule
 
-__all__ = ["Segment", "ScanResult", "linear_scan"]
-
-
-@dataclass(frozen=True)
-class Segment:
-    """One residency of a buffer: from the event at ``start`` (ALLOC or SPILL_IN) to the
-    event at ``end`` (SPILL_OUT or FREE), as indices into the scan's output sequence.
-    ``slot`` is ``-1`` for the ALLOC segment, else the 0-based spill number."""
-
-    buf: int
-    tier: int
-    size: int
-    start: int
-    end: int
-    slot: int
-    offset: int
+__all__ = ["ScanResult", "linear_scan"]
 
 
 @dataclass
@@ -58,7 +43,7 @@ class ScanResult:
     offsets: list[int]  # ALLOC offset of each buffer (-1 until packed in "units" mode)
     spill_buf: list[int]  # buffer of spill k (0-based)
     spill_offset: list[int]  # NewOffset of spill k (-1 until packed in "units" mode)
-    segments: list[Segment] = field(default_factory=list)
+    segments: list[Segment] = field(default_factory=list)  # positions index ``sequence``; offsets -1 until packed
     traffic: int = 0
 
     @property
@@ -218,8 +203,9 @@ class _Scan:
         t = self.tiers[b]
         self.alloc[t].release(self.off[b], self.sizes[b])
         del self.resident[t][b]
+        start, end = self.seg_start[b], len(self.out) - 1
         self.res.segments.append(
-            Segment(b, t, self.sizes[b], self.seg_start[b], len(self.out) - 1, self.seg_slot[b], self.off[b])
+            Segment(b, t, self.sizes[b], self.off[b], start, end, self.out[start], self.out[end], self.seg_slot[b])
         )
         self.off[b] = -1
 

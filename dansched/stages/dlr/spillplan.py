@@ -25,7 +25,7 @@ from ortools.sat.python import cp_model
 from ...instance import Instance
 from ...models.solver import deterministic_solver, solve_model
 from ...models.traffic import TierCover, cover_lp_bound, cover_matrix, quiet_native_stdout, tier_covers
-from .scan import Segment
+from ...simulate import Segment
 
 __all__ = ["cover_optimum", "planned_spills", "cpsat_pack"]
 

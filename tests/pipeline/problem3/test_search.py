@@ -12,7 +12,7 @@ from dansched.instance import instance_from_records
 from dansched.params import SearchParams
 from dansched.pipeline import SolveOptions, solve
 from dansched.pipeline.problem3.search.driver import makespan_search
-from dansched.pipeline.problem3.search.layout import Layout, free_ranges
+from dansched.pipeline.problem3.search.layout import free_ranges
 from dansched.plan import Plan
 from dansched.simulate import evaluate
 from dansched.testing import audit_instance
@@ -51,8 +51,7 @@ def test_search_removes_an_address_reuse_wait_by_hand():
 
 def test_free_ranges_by_hand():
     inst, plan = _reuse_bound()
-    lay = Layout.of(inst, plan, evaluate(inst, plan).graph)
-    segs = lay.segments(inst)
+    segs = evaluate(inst, plan).segments()
     assert [(s.buf, s.offset, s.start, s.end) for s in segs] == [(0, 0, 0, 3), (1, 0, 4, 7)]
     assert free_ranges(segs, 30, 0, 3) == [(10, 30)]  # b0 holds [0, 10) until position 3
     assert free_ranges(segs, 30, 3, 4) == [(10, 30)]  # b0's FREE at 3 is still resident there

@@ -12,10 +12,13 @@ The adaptive large-neighbourhood search of the ``alns`` package (operator select
 roulette wheel whose weights follow each operator's success, hill climbing that accepts
 equal plans, stopping after a number of iterations) drives it:
 
-- *destroy* operators pick the focus: a reload on the critical chain (paper Eq. 34), a
-  segment whose start waits on an address-reuse edge of the critical chain, or any spill;
-- *repair* operators change the plan there (:mod:`dansched.pipeline.problem3.search.moves`):
-  re-addressing, reload hoisting, delayed eviction, victim swap, room for a reload.
+- *destroy* operators (:class:`Destroy`, registered in :data:`DESTROY`) pick the focus, a
+  residency segment: a reload on the critical chain (paper Eq. 34), a segment whose start
+  waits on an address-reuse edge of the critical chain, or any spill's reload;
+- *repair* operators are the moves of :mod:`dansched.pipeline.problem3.search.moves`
+  (:class:`~dansched.pipeline.problem3.search.moves.Move`, registered in
+  :data:`~dansched.pipeline.problem3.search.moves.MOVES`): re-addressing, reload hoisting,
+  delayed eviction, victim swap, room for a reload.
 
 Deterministic: a seeded generator, an iteration budget from the effort
 (:class:`SearchParams`), never a clock. Only plans the evaluator accepts within the budget
@@ -24,23 +27,22 @@ become states. :class:`SearchResult` says which moves improved the plan and by h
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Protocol
 
 import numpy as np
 
 from ....instance import Instance
 from ....params import SearchParams
 from ....plan import Plan
-from ....simulate import Evaluation, evaluate
+from ....simulate import Evaluation, Segment, evaluate, spill_node_ids, spill_of_node
 from ....stages.cpe.refine import makespan_of
 from ....stages.cpe.skeleton import Skeleton, critical_chain
 from ..resequence import loose_list_schedule
 from .layout import Layout
-from .moves import MoveContext, add_room, delay_eviction, hoist_reload, readdress, swap_victim
+from .moves import MOVES, Move, MoveContext
 
-__all__ = ["SearchParams", "SearchResult", "makespan_search", "DESTROY", "REPAIR"]
+__all__ = ["SearchParams", "SearchResult", "makespan_search", "Destroy", "DESTROY", "PlanState"]
 
 INFEASIBLE = float("inf")
 
@@ -48,17 +50,20 @@ INFEASIBLE = float("inf")
 @dataclass
 class PlanState:
     """A state of the search: a valid plan within the budget, its evaluation (with its
-    augmented graph and timing), its layout, the focus a destroy operator chose and the
-    repair that made it."""
+    augmented graph, timing and segments), its layout, the focus a destroy operator chose
+    (the node that starts the focus segment) and the repair that made it."""
 
     plan: Plan | None
     evaluation: Evaluation | None
     layout: Layout | None
-    focus: tuple[str, int] | None = None
+    focus: int | None = None
     move: str = ""
 
     def objective(self) -> float:
         return INFEASIBLE if self.evaluation is None else float(self.evaluation.makespan or 0)
+
+    def with_focus(self, focus: int | None) -> PlanState:
+        return PlanState(self.plan, self.evaluation, self.layout, focus)
 
 
 @dataclass
@@ -89,46 +94,57 @@ def _critical(state: PlanState) -> list[int]:
     return critical_chain(Skeleton(ev.graph, [], ()), state.plan.order, ev.start, ev.end)  # the timing graph only
 
 
-def _with_focus(state: PlanState, focus: tuple[str, int] | None) -> PlanState:
-    return PlanState(state.plan, state.evaluation, state.layout, focus)
+class Destroy(Protocol):
+    """A destroy operator: the focus of the next repair (the node that starts the focus
+    segment), or ``None`` when it finds none."""
+
+    name: str
+
+    def choose(self, state: PlanState, rng: np.random.Generator, inst: Instance) -> int | None: ...
 
 
-def critical_reload(state: PlanState, rng: np.random.Generator, inst: Instance, **_: Any) -> PlanState:
-    """Focus: a SPILL_IN on the critical chain (none: any spill)."""
-    n = inst.n
-    reloads = [(v - n) // 2 for v in _critical(state) if v >= n and (v - n) % 2 == 1]
-    if not reloads:
-        return random_spill(state, rng, inst)
-    return _with_focus(state, ("spill", reloads[int(rng.integers(len(reloads)))]))
+class RandomSpill:
+    """Focus: the reload of any spill of the plan."""
+
+    name = "random spill"
+
+    def choose(self, state: PlanState, rng: np.random.Generator, inst: Instance) -> int | None:
+        ev = state.evaluation
+        assert ev is not None and ev.graph is not None
+        count = len(ev.graph.spill_buf)
+        return spill_node_ids(inst.n, int(rng.integers(count)))[1] if count else None
 
 
-def critical_reuse(state: PlanState, rng: np.random.Generator, inst: Instance, **_: Any) -> PlanState:
+class CriticalReload:
+    """Focus: a SPILL_IN on the critical chain (none: any spill's)."""
+
+    name = "critical reload"
+
+    def choose(self, state: PlanState, rng: np.random.Generator, inst: Instance) -> int | None:
+        n = inst.n
+        reloads = [v for v in _critical(state) if v >= n and not spill_of_node(n, v)[1]]
+        if not reloads:
+            return RandomSpill().choose(state, rng, inst)
+        return reloads[int(rng.integers(len(reloads)))]
+
+
+class CriticalReuse:
     """Focus: a segment start on the critical chain bound by an address-reuse edge."""
-    ev = state.evaluation
-    assert ev is not None and ev.graph is not None and ev.start is not None and ev.end is not None
-    start, end = ev.start, ev.end
-    reuse: dict[int, list[int]] = {}
-    for u, w in ev.graph.reuse_edges:
-        reuse.setdefault(w, []).append(u)
-    starts = [v for v in _critical(state) if any(end[u] == start[v] for u in reuse.get(v, ()))]
-    if not starts:
-        return _with_focus(state, None)
-    return _with_focus(state, ("segment", starts[int(rng.integers(len(starts)))]))
+
+    name = "critical reuse"
+
+    def choose(self, state: PlanState, rng: np.random.Generator, inst: Instance) -> int | None:
+        ev = state.evaluation
+        assert ev is not None and ev.graph is not None and ev.start is not None and ev.end is not None
+        start, end = ev.start, ev.end
+        reuse: dict[int, list[int]] = {}
+        for u, w in ev.graph.reuse_edges:
+            reuse.setdefault(w, []).append(u)
+        starts = [v for v in _critical(state) if any(end[u] == start[v] for u in reuse.get(v, ()))]
+        return starts[int(rng.integers(len(starts)))] if starts else None
 
 
-def random_spill(state: PlanState, rng: np.random.Generator, inst: Instance, **_: Any) -> PlanState:
-    """Focus: any spill of the plan."""
-    ev = state.evaluation
-    assert ev is not None and ev.graph is not None
-    count = len(ev.graph.spill_buf)
-    return _with_focus(state, ("spill", int(rng.integers(count))) if count else None)
-
-
-DESTROY: dict[str, Callable[..., PlanState]] = {
-    "critical reload": critical_reload,
-    "critical reuse": critical_reuse,
-    "random spill": random_spill,
-}
+DESTROY: dict[str, Destroy] = {d.name: d for d in (CriticalReload(), CriticalReuse(), RandomSpill())}
 
 
 def _judge(inst: Instance, layout: Layout | None, allowance: int, move: str) -> PlanState:
@@ -147,47 +163,40 @@ def _judge(inst: Instance, layout: Layout | None, allowance: int, move: str) -> 
         ev2 = evaluate(inst, faster)
         if ev2.valid and ev2.makespan is not None and ev2.makespan < ev.makespan:
             plan, ev = faster, ev2
-    assert ev.graph is not None
-    return PlanState(plan, ev, Layout.of(inst, plan, ev.graph), move=move)
+    return PlanState(plan, ev, Layout.of(inst, plan, ev), move=move)
 
 
-def _repair(move: Callable[..., Layout | None], needs: str) -> Callable[..., PlanState]:
-    """A repair operator from a move of :mod:`.moves` that applies to a spill or a segment."""
+def _repair(
+    move: Move, state: PlanState, rng: np.random.Generator, inst: Instance, allowance: int, choices: int
+) -> PlanState:
+    """``move`` applied at ``state``'s focus, judged (:func:`_judge`)."""
+    if state.focus is None or state.layout is None or state.evaluation is None:
+        return PlanState(None, None, None, move=move.name)
+    headroom = allowance - int(state.evaluation.extra_traffic or 0)
+    ctx = MoveContext(inst, state.layout, state.evaluation, headroom, choices)
+    focus: Segment | None = ctx.by_start.get(state.focus)
+    got = move.apply(ctx, focus, rng) if focus is not None else None
+    return _judge(inst, got, allowance, move.name)
 
-    def apply(
+
+def _destroy_operator(destroy: Destroy) -> Any:
+    """``destroy`` as an operator of the ``alns`` package."""
+
+    def op(state: PlanState, rng: np.random.Generator, inst: Instance, **_: Any) -> PlanState:
+        return state.with_focus(destroy.choose(state, rng, inst))
+
+    return op
+
+
+def _repair_operator(move: Move) -> Any:
+    """``move`` as an operator of the ``alns`` package."""
+
+    def op(
         state: PlanState, rng: np.random.Generator, inst: Instance, allowance: int, choices: int, **_: Any
     ) -> PlanState:
-        name = apply.__name__
-        if state.focus is None or state.layout is None or state.evaluation is None:
-            return PlanState(None, None, None, move=name)
-        kind, what = state.focus
-        ctx = MoveContext(
-            inst, state.layout, state.evaluation, allowance - int(state.evaluation.extra_traffic or 0), choices
-        )
-        if needs == "spill":
-            if kind == "segment":
-                seg = ctx.by_start.get(what)
-                what = (seg.start_node - inst.n) // 2 if seg is not None and seg.slot >= 0 else -1
-            got = move(ctx, what, rng) if what >= 0 else None
-        else:
-            seg = ctx.by_start.get(what if kind == "segment" else inst.n + 2 * what + 1)
-            got = move(ctx, seg, rng) if seg is not None else None
-        return _judge(inst, got, allowance, name)
+        return _repair(move, state, rng, inst, allowance, choices)
 
-    return apply
-
-
-REPAIR: dict[str, Callable[..., PlanState]] = {}
-for _name, _move, _needs in (
-    ("readdress", readdress, "segment"),
-    ("hoist reload", hoist_reload, "spill"),
-    ("delay eviction", delay_eviction, "spill"),
-    ("swap victim", swap_victim, "spill"),
-    ("add room", add_room, "spill"),
-):
-    _op = _repair(_move, _needs)
-    _op.__name__ = _name
-    REPAIR[_name] = _op
+    return op
 
 
 def makespan_search(
@@ -196,7 +205,7 @@ def makespan_search(
     """The search (module docstring) from the valid ``plan`` (judged ``ev``, with its
     augmented graph), keeping extra traffic within ``allowance``."""
     assert ev.valid and ev.graph is not None and ev.makespan is not None
-    start = PlanState(plan, ev, Layout.of(inst, plan, ev.graph))
+    start = PlanState(plan, ev, Layout.of(inst, plan, ev))
     iterations = params.budget(ev.graph.n)
     result = SearchResult(plan, ev, int(ev.makespan), iterations)
     if iterations <= 0:
@@ -208,10 +217,10 @@ def makespan_search(
     from alns.stop import MaxIterations
 
     alns = ALNS(np.random.default_rng(seed))
-    for name, op in DESTROY.items():
-        alns.add_destroy_operator(op, name)
-    for name, op in REPAIR.items():
-        alns.add_repair_operator(op, name)
+    for name, destroy in DESTROY.items():
+        alns.add_destroy_operator(_destroy_operator(destroy), name)
+    for name, move in MOVES.items():
+        alns.add_repair_operator(_repair_operator(move), name)
     best_seen = [start.objective()]
 
     def on_best(cand: PlanState, _rng: np.random.Generator, **_: Any) -> None:
@@ -221,7 +230,7 @@ def makespan_search(
         best_seen[0] = cand.objective()
 
     alns.on_best(on_best)
-    select = RouletteWheel(list(params.scores), params.decay, len(DESTROY), len(REPAIR))
+    select = RouletteWheel(list(params.scores), params.decay, len(DESTROY), len(MOVES))
     got = alns.iterate(
         start, select, HillClimbing(), MaxIterations(iterations), inst=inst, allowance=allowance, choices=params.choices
     )

@@ -1,121 +1,78 @@
-"""A complete plan in the form the makespan search edits: the schedule, an offset per
-residency segment, the spill list, and the segments themselves.
+"""A complete plan in the form the makespan search edits: the schedule, the ALLOC offset of
+each buffer, and the spill list, with buffer *indices*.
 
-A *segment* is one residency of a buffer (docs/rules.md, residency): from the event that
-makes it resident (ALLOC or SPILL_IN) to the one that ends it (SPILL_OUT or FREE), at one
-offset of its tier. Two segments of a tier may share addresses only when one ends before
-the other starts in the schedule. :class:`Layout` holds what the contest files say (order,
-first offsets, spill list) with buffer *indices*; :meth:`Layout.segments` derives the
-segments with their positions, and :func:`free_ranges` answers "which addresses of a tier
-are free over these positions". The search's moves edit a copy and the shared evaluator
-judges the result (:func:`dansched.simulate.evaluate`); nothing here decides validity.
+:class:`Layout` holds what the contest files say; the search reads the residency segments of
+the plan it edits from the evaluator (:meth:`dansched.simulate.Evaluation.segments`), never
+from a walk of its own, and :func:`free_ranges` answers "which addresses of a tier are free
+over these positions". The moves edit a copy through the methods here and the shared
+evaluator judges the result (:func:`dansched.simulate.evaluate`); nothing here decides
+validity.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
-from ....instance import KIND_ALLOC, KIND_OP, Instance
+from ....instance import Instance
 from ....plan import Plan, plan_from_indices
-from ....simulate import AugmentedGraph
+from ....simulate import Evaluation, Segment, spill_node_ids, spill_of_node
 
-__all__ = ["Segment", "Layout", "free_ranges"]
-
-
-@dataclass(frozen=True)
-class Segment:
-    """One residency: buffer index, tier index, size, offset, the schedule positions of the
-    events that start and end it, those events' node ids, and the spill number of a
-    SPILL_IN segment (``-1`` for the ALLOC segment)."""
-
-    buf: int
-    tier: int
-    size: int
-    offset: int
-    start: int
-    end: int
-    start_node: int
-    end_node: int
-    slot: int
-
-    def meets(self, lo: int, hi: int) -> bool:
-        """Resident at some position strictly between ``lo`` and ``hi`` or at either end."""
-        return self.start <= hi and lo <= self.end
+__all__ = ["Layout", "free_ranges"]
 
 
 @dataclass
 class Layout:
-    """A plan with buffer indices: ``order`` (node ids, spill ``k`` as ``N+2k`` and
-    ``N+2k+1``), ``first`` (the ALLOC offset of each buffer), ``spill_buf`` and
-    ``spill_off`` (buffer and NewOffset of each spill, in spill order)."""
+    """A plan with buffer indices on an instance of ``n`` nodes: ``order`` (node ids, spill
+    nodes as :func:`~dansched.simulate.spill_node_ids` numbers them), ``first`` (the ALLOC
+    offset of each buffer), ``spill_buf`` and ``spill_off`` (buffer and NewOffset of each
+    spill, in spill order)."""
 
+    n: int
     order: list[int]
     first: list[int]
     spill_buf: list[int]
     spill_off: list[int]
-    _segments: list[Segment] | None = field(default=None, repr=False, compare=False)
 
     @classmethod
-    def of(cls, inst: Instance, plan: Plan, graph: AugmentedGraph) -> Layout:
-        """The layout of a plan the evaluator accepted (``graph``: its augmented DAG)."""
+    def of(cls, inst: Instance, plan: Plan, ev: Evaluation) -> Layout:
+        """The layout of a plan the evaluator accepted (``ev``: its verdict, with detail)."""
+        assert ev.graph is not None, "a full plan's evaluation"
         index = {bid: i for i, bid in enumerate(inst.buf_id.tolist())}
         first = [0] * inst.num_buffers
         for bid, off in plan.offsets or ():
             first[index[bid]] = int(off)
-        return cls(list(plan.order), first, list(graph.spill_buf), [int(o) for _, o in plan.spills])
+        return cls(inst.n, list(plan.order), first, list(ev.graph.spill_buf), [int(o) for _, o in plan.spills])
 
     def copy(self) -> Layout:
-        return Layout(list(self.order), list(self.first), list(self.spill_buf), list(self.spill_off))
+        return Layout(self.n, list(self.order), list(self.first), list(self.spill_buf), list(self.spill_off))
 
     def plan(self, inst: Instance) -> Plan:
         """The contest plan (buffer ids), spills numbered in the order of their SPILL_OUTs
         so that equal layouts give equal plans."""
-        n = inst.n
-        outs = [v for v in self.order if v >= n and (v - n) % 2 == 0]
-        renumber = {(v - n) // 2: k for k, v in enumerate(outs)}
+        n = self.n
+        outs = [v for v in self.order if v >= n and spill_of_node(n, v)[1]]
+        renumber = {spill_of_node(n, v)[0]: k for k, v in enumerate(outs)}
         if all(old == new for old, new in renumber.items()):
             return plan_from_indices(inst, self.order, self.first, zip(self.spill_buf, self.spill_off))
-        order = [v if v < n else n + 2 * renumber[(v - n) // 2] + (v - n) % 2 for v in self.order]
+        order = []
+        for v in self.order:
+            if v < n:
+                order.append(v)
+            else:
+                k, is_out = spill_of_node(n, v)
+                order.append(spill_node_ids(n, renumber[k])[0 if is_out else 1])
         spills: list[tuple[int, int]] = [(0, 0)] * len(outs)
         for old, new in renumber.items():
             spills[new] = (self.spill_buf[old], self.spill_off[old])
         return plan_from_indices(inst, order, self.first, spills)
 
-    def segments(self, inst: Instance) -> list[Segment]:
-        """Every residency segment, in the order their starting events run."""
-        if self._segments is not None:
-            return self._segments
-        n = inst.n
-        L = inst.lists()
-        sizes, tiers = inst.buf_size.tolist(), inst.buf_tier.tolist()
-        opened: dict[int, tuple[int, int, int, int]] = {}
-        done: list[tuple[int, Segment]] = []
-        for i, v in enumerate(self.order):
-            if v < n:
-                if L.kind[v] == KIND_OP:
-                    continue
-                b = L.node_buf[v]
-                starting, off, slot = L.kind[v] == KIND_ALLOC, self.first[b], -1
-            else:
-                k, is_in = divmod(v - n, 2)
-                b, starting, off, slot = self.spill_buf[k], bool(is_in), self.spill_off[k], k
-            if starting:
-                opened[b] = (i, v, off, slot)
-            else:
-                s, sv, so, sl = opened.pop(b)
-                done.append((s, Segment(b, tiers[b], sizes[b], so, s, i, sv, v, sl)))
-        done.sort(key=lambda x: x[0])
-        self._segments = [seg for _, seg in done]
-        return self._segments
-
     def set_offset(self, seg: Segment, offset: int) -> None:
         """Move ``seg`` to ``offset`` (its ALLOC offset or its spill's NewOffset)."""
-        if seg.slot < 0:
+        if seg.spill < 0:
             self.first[seg.buf] = offset
         else:
-            self.spill_off[seg.slot] = offset
-        self._segments = None
+            self.spill_off[seg.spill] = offset
 
     def move_node(self, node: int, before: int) -> None:
         """Move ``node`` so that it runs right before the node now at position ``before``
@@ -123,7 +80,31 @@ class Layout:
         i = self.order.index(node)
         self.order.insert(before, node)
         del self.order[i if i < before else i + 1]
-        self._segments = None
+
+    def move_before(self, node: int, anchor: int) -> None:
+        """Move ``node`` so that it runs right before node ``anchor``."""
+        self.order.remove(node)
+        self.order.insert(self.order.index(anchor), node)
+
+    def insert_before(self, node: int, anchor: int) -> None:
+        """Insert the new node ``node`` right before node ``anchor``."""
+        self.order.insert(self.order.index(anchor), node)
+
+    def spill_nodes(self, k: int) -> tuple[int, int]:
+        """The SPILL_OUT and SPILL_IN ids of spill ``k``."""
+        return spill_node_ids(self.n, k)
+
+    def add_spill(self, buf: int, offset: int) -> tuple[int, int]:
+        """A new spill of ``buf`` reloading at ``offset`` (its nodes not yet scheduled): its
+        SPILL_OUT and SPILL_IN ids."""
+        self.spill_buf.append(buf)
+        self.spill_off.append(offset)
+        return self.spill_nodes(len(self.spill_buf) - 1)
+
+    def set_victim(self, k: int, buf: int, offset: int) -> None:
+        """Spill ``k`` now evicts ``buf``, which comes back at ``offset``."""
+        self.spill_buf[k] = buf
+        self.spill_off[k] = offset
 
 
 def free_ranges(

@@ -1,21 +1,27 @@
 """Moves of the makespan search that change a plan's memory skeleton, not only its order.
 
-Every move edits a copy of a :class:`~dansched.pipeline.problem3.search.layout.Layout` around one
-*focus* (a spill or a segment) and returns it, or ``None`` when it does not apply; the
-shared evaluator judges the result. Addresses are chosen by *lateness*: for a segment that
-starts when the current timing says it is wanted, the previous occupants of an address
-range make it wait until the latest of their ends (the address-reuse edge, docs/rules.md);
-ranges whose previous occupants end earliest come first, then the tighter fit and the
-lower address (best fit, paper Eq. 24). ``rng`` picks among the ``choices`` best ranges so
-that repeated moves explore.
+Every move is a :class:`Move`: it edits a copy of a
+:class:`~dansched.pipeline.problem3.search.layout.Layout` around one *focus* (a residency
+segment the destroy step chose: a reload's segment, or one whose start waits on an address)
+and returns it, or ``None`` when it does not apply; the shared evaluator judges the result.
+:data:`MOVES` registers them by name, in the order the search offers them.
 
-- :func:`readdress`: a segment to another free range (the address-reuse edge on the
-  critical path disappears);
-- :func:`hoist_reload`: a SPILL_IN earlier in the schedule, into room free from then on;
-- :func:`delay_eviction`: a SPILL_OUT later, the segments that used its room moved away;
-- :func:`swap_victim`: the buffer a spill evicts replaced by another resident of the same
+Addresses are chosen by *lateness*: for a segment that starts when the current timing says
+it is wanted, the previous occupants of an address range make it wait until the latest of
+their ends (the address-reuse edge, docs/rules.md); ranges whose previous occupants end
+earliest come first, then the tighter fit and the lower address (best fit, paper Eq. 24).
+``rng`` picks among the ``choices`` best ranges so that repeated moves explore.
+
+- :class:`Readdress`: a segment to another free range (the address-reuse edge on the
+  critical path disappears).
+
+The others apply to a reload's segment (a focus that a SPILL_IN starts):
+
+- :class:`HoistReload`: the SPILL_IN earlier in the schedule, into room free from then on;
+- :class:`DelayEviction`: its SPILL_OUT later, the segments that used its room moved away;
+- :class:`SwapVictim`: the buffer the spill evicts replaced by another resident of the same
   tier (no more traffic than the budget allows), memory repaired around it;
-- :func:`add_room`: one more spill, of a buffer idle around a reload, so that the reload
+- :class:`AddRoom`: one more spill, of a buffer idle around the reload, so that the reload
   runs ahead into the room it frees (room for the next tile, paid with traffic).
 """
 
@@ -24,21 +30,31 @@ from __future__ import annotations
 from bisect import bisect_left, bisect_right
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Protocol
 
 import numpy as np
 
 from ....instance import KIND_OP, Instance
-from ....simulate import Evaluation, spill_traffic
-from .layout import Layout, Segment, free_ranges
+from ....simulate import Evaluation, Segment, spill_traffic
+from .layout import Layout, free_ranges
 
-__all__ = ["MoveContext", "readdress", "hoist_reload", "delay_eviction", "swap_victim", "add_room"]
+__all__ = [
+    "MoveContext",
+    "Move",
+    "Readdress",
+    "HoistReload",
+    "DelayEviction",
+    "SwapVictim",
+    "AddRoom",
+    "MOVES",
+]
 
 
 @dataclass
 class MoveContext:
     """What every move reads: the instance, the current layout and its evaluation (start
-    and end times, augmented graph), the traffic headroom left in the budget, and how many
-    of the best address ranges a move may choose from."""
+    and end times, augmented graph, residency segments), the traffic headroom left in the
+    budget, and how many of the best address ranges a move may choose from."""
 
     inst: Instance
     layout: Layout
@@ -48,7 +64,7 @@ class MoveContext:
 
     def __post_init__(self) -> None:
         inst = self.inst
-        self.segments = self.layout.segments(inst)
+        self.segments = self.evaluation.segments()
         self.capacity = [inst.hw.capacity[t] for t in inst.hw.tiers]
         self.by_tier: dict[int, list[Segment]] = {}
         for s in self.segments:
@@ -84,6 +100,22 @@ class MoveContext:
     def start_time(self, node: int) -> int:
         assert self.evaluation.start is not None
         return int(self.evaluation.start[node])
+
+    def evicted(self, reload: Segment) -> Segment | None:
+        """The segment that the SPILL_OUT of ``reload``'s spill ends (``None`` for an ALLOC
+        segment)."""
+        if reload.spill < 0:
+            return None
+        return self.by_end.get(self.layout.spill_nodes(reload.spill)[0])
+
+
+class Move(Protocol):
+    """A repair operator of the makespan search: ``apply`` returns a new layout around the
+    focus segment, or ``None`` when the move does not apply there."""
+
+    name: str
+
+    def apply(self, ctx: MoveContext, focus: Segment, rng: np.random.Generator) -> Layout | None: ...
 
 
 def _lateness(
@@ -127,50 +159,6 @@ def _choose(
     return cands[int(rng.integers(k))][2] if k > 1 else cands[0][2]
 
 
-def readdress(ctx: MoveContext, seg: Segment, rng: np.random.Generator) -> Layout | None:
-    """``seg`` at another offset free over its whole residency."""
-    want = ctx.start_time(seg.start_node)
-    off = _choose(ctx, rng, seg.tier, seg.size, seg.start, seg.end, want, ctx.by_tier[seg.tier], [seg], seg.offset)
-    if off is None:
-        return None
-    out = ctx.layout.copy()
-    out.set_offset(seg, off)
-    return out
-
-
-def _spill_segments(ctx: MoveContext, k: int) -> tuple[Segment, Segment] | None:
-    """The segment spill ``k`` ends (by its SPILL_OUT) and the one it starts (SPILL_IN)."""
-    n = ctx.inst.n
-    before, after = ctx.by_end.get(n + 2 * k), ctx.by_start.get(n + 2 * k + 1)
-    return None if before is None or after is None else (before, after)
-
-
-def hoist_reload(ctx: MoveContext, k: int, rng: np.random.Generator) -> Layout | None:
-    """SPILL_IN ``k`` moved earlier, between its SPILL_OUT and its old place, into an
-    offset free from there to the end of its segment; the earliest such place among a few
-    tried (right after the SPILL_OUT, a quarter, half, three quarters of the way)."""
-    pair = _spill_segments(ctx, k)
-    if pair is None:
-        return None
-    out_seg, seg = pair
-    p, q = out_seg.end, seg.start
-    if q - p < 2:
-        return None
-    busy = ctx.by_tier[seg.tier]
-    for frac in (0.0, 0.25, 0.5, 0.75):
-        at = p + 1 + int(frac * (q - p - 1))
-        if at >= q:
-            break
-        want = ctx.end_time(out_seg.end_node)
-        off = _choose(ctx, rng, seg.tier, seg.size, at, seg.end, want, busy, [seg])
-        if off is not None:
-            lay = ctx.layout.copy()
-            lay.set_offset(seg, off)
-            lay.move_node(seg.start_node, at)
-            return lay
-    return None
-
-
 def _repack(
     ctx: MoveContext,
     rng: np.random.Generator,
@@ -189,163 +177,208 @@ def _repack(
         if off is None:
             return None
         placed[s] = off
-        busy.append(Segment(s.buf, s.tier, s.size, off, lo, hi, s.start_node, s.end_node, s.slot))
+        busy.append(Segment(s.buf, s.tier, s.size, off, lo, hi, s.start_node, s.end_node, s.spill))
     return placed
 
 
-def delay_eviction(ctx: MoveContext, k: int, rng: np.random.Generator) -> Layout | None:
-    """SPILL_OUT ``k`` moved later (a quarter or half of the way to its SPILL_IN): its
+def _clashing(ctx: MoveContext, seg: Segment, lo: int, hi: int, skip: Sequence[Segment]) -> list[Segment]:
+    """The tier's segments (other than ``skip``) that start after ``lo``, are resident by
+    ``hi`` and share addresses with ``seg``: those that took its room."""
+    return [
+        s
+        for s in ctx.by_tier[seg.tier]
+        if s not in skip and s.meets(lo, hi) and s.start > lo and s.shares_addresses(seg)
+    ]
+
+
+class Readdress:
+    """The focus segment at another offset free over its whole residency."""
+
+    name = "readdress"
+
+    def apply(self, ctx: MoveContext, focus: Segment, rng: np.random.Generator) -> Layout | None:
+        want = ctx.start_time(focus.start_node)
+        by_tier = ctx.by_tier[focus.tier]
+        off = _choose(ctx, rng, focus.tier, focus.size, focus.start, focus.end, want, by_tier, [focus], focus.offset)
+        if off is None:
+            return None
+        out = ctx.layout.copy()
+        out.set_offset(focus, off)
+        return out
+
+
+class HoistReload:
+    """The reload moved earlier, between its SPILL_OUT and its old place, into an offset free
+    from there to the end of its segment; the earliest such place among a few tried (right
+    after the SPILL_OUT, a quarter, half, three quarters of the way)."""
+
+    name = "hoist reload"
+
+    def apply(self, ctx: MoveContext, focus: Segment, rng: np.random.Generator) -> Layout | None:
+        out_seg = ctx.evicted(focus)
+        if out_seg is None:
+            return None
+        p, q = out_seg.end, focus.start
+        if q - p < 2:
+            return None
+        busy = ctx.by_tier[focus.tier]
+        for frac in (0.0, 0.25, 0.5, 0.75):
+            at = p + 1 + int(frac * (q - p - 1))
+            if at >= q:
+                break
+            want = ctx.end_time(out_seg.end_node)
+            off = _choose(ctx, rng, focus.tier, focus.size, at, focus.end, want, busy, [focus])
+            if off is not None:
+                lay = ctx.layout.copy()
+                lay.set_offset(focus, off)
+                lay.move_node(focus.start_node, at)
+                return lay
+        return None
+
+
+class DelayEviction:
+    """The reload's SPILL_OUT moved later (a quarter or half of the way to its SPILL_IN): its
     buffer keeps its room meanwhile, and the segments that had taken that room are moved to
     other free ranges."""
-    pair = _spill_segments(ctx, k)
-    if pair is None:
+
+    name = "delay eviction"
+
+    def apply(self, ctx: MoveContext, focus: Segment, rng: np.random.Generator) -> Layout | None:
+        seg = ctx.evicted(focus)
+        if seg is None:
+            return None
+        p, q = seg.end, focus.start
+        if q - p < 2:
+            return None
+        for frac in (0.5, 0.25):
+            at = p + 1 + int(frac * (q - p - 1))
+            if at >= q:
+                continue
+            grown = Segment(
+                seg.buf, seg.tier, seg.size, seg.offset, seg.start, at, seg.start_node, seg.end_node, seg.spill
+            )
+            clash = _clashing(ctx, seg, p, at, [seg])
+            fixed = [s for s in ctx.by_tier[seg.tier] if s is not seg and s not in clash] + [grown]
+            placed = _repack(ctx, rng, seg.tier, fixed, clash, {s: (s.start, s.end) for s in clash})
+            if placed is None:
+                continue
+            lay = ctx.layout.copy()
+            for s, off in placed.items():
+                lay.set_offset(s, off)
+            lay.move_node(seg.end_node, at)
+            return lay
         return None
-    seg, reload = pair
-    p, q = seg.end, reload.start
-    if q - p < 2:
-        return None
-    for frac in (0.5, 0.25):
-        at = p + 1 + int(frac * (q - p - 1))
-        if at >= q:
-            continue
-        grown = Segment(seg.buf, seg.tier, seg.size, seg.offset, seg.start, at, seg.start_node, seg.end_node, seg.slot)
-        clash = [
-            s
-            for s in ctx.by_tier[seg.tier]
-            if s is not seg
-            and s.meets(p, at)
-            and s.start > p
-            and s.offset < seg.offset + seg.size
-            and seg.offset < s.offset + s.size
-        ]
-        fixed = [s for s in ctx.by_tier[seg.tier] if s is not seg and s not in clash] + [grown]
-        placed = _repack(ctx, rng, seg.tier, fixed, clash, {s: (s.start, s.end) for s in clash})
-        if placed is None:
-            continue
-        lay = ctx.layout.copy()
-        for s, off in placed.items():
-            lay.set_offset(s, off)
-        lay.move_node(seg.end_node, at)
-        return lay
-    return None
 
 
-def swap_victim(ctx: MoveContext, k: int, rng: np.random.Generator) -> Layout | None:
-    """Spill ``k`` evicts another buffer: one resident in the same tier when the SPILL_OUT
-    runs and used again before its segment ends (a random one of the few whose last use
-    before then is oldest), at no more traffic than the headroom allows. The first buffer
+class SwapVictim:
+    """The reload's spill evicts another buffer: one resident in the same tier when the
+    SPILL_OUT runs and used again before its segment ends (a random one of the few whose last
+    use before then is oldest), at no more traffic than the headroom allows. The first buffer
     stays resident until its old reload's segment ends, at its first offset; the new victim
     leaves where the old one did and comes back right before its next use; every segment
     that had taken the first buffer's room, and the new victim's reload, are placed again
     (:func:`_repack`). ``None`` when no victim fits."""
 
-    pair = _spill_segments(ctx, k)
-    if pair is None:
+    name = "swap victim"
+
+    def apply(self, ctx: MoveContext, focus: Segment, rng: np.random.Generator) -> Layout | None:
+        before = ctx.evicted(focus)
+        if before is None:
+            return None
+        b, tier, p = before.buf, before.tier, before.end
+        victims = []
+        for c in ctx.by_tier[tier]:
+            if c.buf == b or not (c.start < p < c.end) or ctx.traffic[c.buf] - ctx.traffic[b] > ctx.headroom:
+                continue
+            use = ctx.next_use(c.buf, p, c.end)
+            if use is None:
+                continue
+            last = ctx.last_use(c.buf, p)
+            victims.append((c.start if last is None or last < c.start else last, c.buf, c, use))
+        victims.sort(key=lambda x: (x[0], x[1]))
+        first = int(rng.integers(max(1, min(len(victims), ctx.choices)))) if victims else 0
+        for _, _, c, use in victims[first:] + victims[:first]:  # from a random one of the oldest few
+            got = self._swapped(ctx, rng, before, focus, c, use)
+            if got is not None:
+                return got
         return None
-    before, after = pair
-    b, tier, p = before.buf, before.tier, before.end
-    victims = []
-    for c in ctx.by_tier[tier]:
-        if c.buf == b or not (c.start < p < c.end) or ctx.traffic[c.buf] - ctx.traffic[b] > ctx.headroom:
-            continue
-        use = ctx.next_use(c.buf, p, c.end)
-        if use is None:
-            continue
-        last = ctx.last_use(c.buf, p)
-        victims.append((c.start if last is None or last < c.start else last, c.buf, c, use))
-    victims.sort(key=lambda x: (x[0], x[1]))
-    first = int(rng.integers(max(1, min(len(victims), ctx.choices)))) if victims else 0
-    for _, _, c, use in victims[first:] + victims[:first]:  # from a random one of the oldest few
-        got = _swapped(ctx, rng, k, before, after, c, use)
-        if got is not None:
-            return got
-    return None
+
+    @staticmethod
+    def _swapped(
+        ctx: MoveContext, rng: np.random.Generator, before: Segment, after: Segment, c: Segment, use: int
+    ) -> Layout | None:
+        """The swap with the new victim ``c`` (next used at position ``use``)."""
+        lay = ctx.layout
+        k = after.spill
+        b, tier, p = before.buf, before.tier, before.end
+        merged = Segment(
+            b, tier, before.size, before.offset, before.start, after.end, before.start_node, after.end_node, -1
+        )
+        head = Segment(c.buf, tier, c.size, c.offset, c.start, p, c.start_node, -1, c.spill)
+        clash = _clashing(ctx, before, p, after.end, [before, after, c])
+        tail = Segment(c.buf, tier, c.size, c.offset, use, c.end, -1, c.end_node, k)
+        fixed = [s for s in ctx.by_tier[tier] if s not in (before, after, c) and s not in clash] + [merged, head]
+        extents = {s: (s.start, s.end) for s in clash} | {tail: (use, c.end)}
+        placed = _repack(ctx, rng, tier, fixed, clash + [tail], extents)
+        if placed is None:
+            return None
+        out = lay.copy()
+        for s, off in placed.items():
+            if s is not tail:
+                out.set_offset(s, off)
+        out.set_victim(k, c.buf, placed[tail])
+        # the old SPILL_OUT's place now evicts c; its SPILL_IN moves right before c's next use
+        out.move_before(after.start_node, lay.order[use])
+        return out
 
 
-def _swapped(
-    ctx: MoveContext, rng: np.random.Generator, k: int, before: Segment, after: Segment, c: Segment, use: int
-) -> Layout | None:
-    """:func:`swap_victim` with the new victim ``c`` (next used at position ``use``)."""
-    inst, lay = ctx.inst, ctx.layout
-    b, tier, p = before.buf, before.tier, before.end
-    merged = Segment(
-        b, tier, before.size, before.offset, before.start, after.end, before.start_node, after.end_node, -1
-    )
-    head = Segment(c.buf, tier, c.size, c.offset, c.start, p, c.start_node, -1, c.slot)
-    clash = [
-        s
-        for s in ctx.by_tier[tier]
-        if s not in (before, after, c)
-        and s.meets(p, after.end)
-        and s.start > p
-        and s.offset < before.offset + before.size
-        and before.offset < s.offset + s.size
-    ]
-    tail = Segment(c.buf, tier, c.size, c.offset, use, c.end, -1, c.end_node, k)
-    fixed = [s for s in ctx.by_tier[tier] if s not in (before, after, c) and s not in clash] + [merged, head]
-    extents = {s: (s.start, s.end) for s in clash} | {tail: (use, c.end)}
-    placed = _repack(ctx, rng, tier, fixed, clash + [tail], extents)
-    if placed is None:
-        return None
-    n = inst.n
-    out = lay.copy()
-    for s, off in placed.items():
-        if s is not tail:
-            out.set_offset(s, off)
-    out.spill_buf[k] = c.buf
-    out.spill_off[k] = placed[tail]
-    # the old SPILL_OUT's place now evicts c; its SPILL_IN moves right before c's next use
-    out.order.remove(n + 2 * k + 1)
-    out.order.insert(out.order.index(lay.order[use]), n + 2 * k + 1)
-    out._segments = None
-    return out
-
-
-def add_room(ctx: MoveContext, k: int, rng: np.random.Generator) -> Layout | None:
-    """Room for a reload ahead of time, paid with traffic: another resident buffer of the
+class AddRoom:
+    """Room for the reload ahead of time, paid with traffic: another resident buffer of the
     tier, idle around the reload, leaves right after its last use before it (a new spill,
-    within the headroom) and comes back right before its next use; spill ``k``'s reload
-    moves to just after that eviction, into the room it frees or any range free from
-    there on, so it can run while the operations before it still hold their buffers (room
-    for the next tile). ``None`` when no buffer gives room."""
-    pair = _spill_segments(ctx, k)
-    if pair is None:
+    within the headroom) and comes back right before its next use; the reload moves to just
+    after that eviction, into the room it frees or any range free from there on, so it can
+    run while the operations before it still hold their buffers (room for the next tile).
+    ``None`` when no buffer gives room."""
+
+    name = "add room"
+
+    def apply(self, ctx: MoveContext, focus: Segment, rng: np.random.Generator) -> Layout | None:
+        out_seg = ctx.evicted(focus)
+        if out_seg is None:
+            return None
+        seg = focus
+        tier, p, q = seg.tier, out_seg.end, seg.start
+        cands = []
+        for c in ctx.by_tier[tier]:
+            if c.buf == seg.buf or not (c.start < q < c.end) or ctx.traffic[c.buf] > ctx.headroom:
+                continue
+            last = ctx.last_use(c.buf, q)
+            nxt = ctx.next_use(c.buf, q, c.end)
+            if nxt is None or last is None or last < max(c.start, p) or last >= q - 1:
+                continue
+            cands.append((last, c.buf, c, nxt))
+        cands.sort(key=lambda x: (x[0], x[1]))
+        first = int(rng.integers(max(1, min(len(cands), ctx.choices)))) if cands else 0
+        for last, _, c, nxt in cands[first:] + cands[:first]:
+            head = Segment(c.buf, tier, c.size, c.offset, c.start, last, c.start_node, -1, c.spill)
+            busy = [s for s in ctx.by_tier[tier] if s not in (c, seg)] + [head]
+            at = last + 1
+            off = _choose(ctx, rng, tier, seg.size, at, seg.end, ctx.end_time(out_seg.end_node), busy, [])
+            if off is None:
+                continue
+            moved = Segment(seg.buf, tier, seg.size, off, at, seg.end, seg.start_node, seg.end_node, seg.spill)
+            back = _choose(ctx, rng, tier, c.size, nxt, c.end, ctx.start_time(c.end_node), busy + [moved], [])
+            if back is None:
+                continue
+            lay = ctx.layout.copy()
+            new_out, new_in = lay.add_spill(c.buf, back)
+            lay.set_offset(seg, off)
+            after_last, before_next = lay.order[last + 1], lay.order[nxt]
+            lay.insert_before(new_out, after_last)
+            lay.move_before(seg.start_node, after_last)
+            lay.insert_before(new_in, before_next)
+            return lay
         return None
-    out_seg, seg = pair
-    tier, p, q = seg.tier, out_seg.end, seg.start
-    cands = []
-    for c in ctx.by_tier[tier]:
-        if c.buf == seg.buf or not (c.start < q < c.end) or ctx.traffic[c.buf] > ctx.headroom:
-            continue
-        last = ctx.last_use(c.buf, q)
-        nxt = ctx.next_use(c.buf, q, c.end)
-        if nxt is None or last is None or last < max(c.start, p) or last >= q - 1:
-            continue
-        cands.append((last, c.buf, c, nxt))
-    cands.sort(key=lambda x: (x[0], x[1]))
-    first = int(rng.integers(max(1, min(len(cands), ctx.choices)))) if cands else 0
-    for last, _, c, nxt in cands[first:] + cands[:first]:
-        head = Segment(c.buf, tier, c.size, c.offset, c.start, last, c.start_node, -1, c.slot)
-        busy = [s for s in ctx.by_tier[tier] if s not in (c, seg)] + [head]
-        at = last + 1
-        off = _choose(ctx, rng, tier, seg.size, at, seg.end, ctx.end_time(out_seg.end_node), busy, [])
-        if off is None:
-            continue
-        moved = Segment(seg.buf, tier, seg.size, off, at, seg.end, seg.start_node, seg.end_node, seg.slot)
-        back = _choose(ctx, rng, tier, c.size, nxt, c.end, ctx.start_time(c.end_node), busy + [moved], [])
-        if back is None:
-            continue
-        n = ctx.inst.n
-        lay = ctx.layout.copy()
-        new = len(lay.spill_buf)
-        lay.spill_buf.append(c.buf)
-        lay.spill_off.append(back)
-        lay.set_offset(seg, off)
-        after_last, before_next = lay.order[last + 1], lay.order[nxt]
-        lay.order.insert(lay.order.index(after_last), n + 2 * new)
-        lay.order.remove(seg.start_node)
-        lay.order.insert(lay.order.index(after_last), seg.start_node)
-        lay.order.insert(lay.order.index(before_next), n + 2 * new + 1)
-        lay._segments = None
-        return lay
-    return None
+
+
+MOVES: dict[str, Move] = {m.name: m for m in (Readdress(), HoistReload(), DelayEviction(), SwapVictim(), AddRoom())}

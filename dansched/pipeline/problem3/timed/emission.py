@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from ....errors import TimedFailed
 from ....instance import Instance
 from ....plan import Plan, plan_from_indices
-from ....simulate import spill_traffic
+from ....simulate import spill_node_ids, spill_traffic
 from .engines import NO_PIPE, Engines
 from .placement import Tier
 
@@ -122,7 +122,7 @@ class Emission:
         if self.limit is not None and self.traffic > self.limit:
             raise TimedFailed(f"traffic {self.traffic} over the allowance {self.limit}")
         cycles = 0 if bufs.backed[b] else bufs.transfer_cycles[b]
-        e = self._append(self.engines.n + 2 * k, res.use_end[b], self.out_pipe, cycles)
+        e = self._append(spill_node_ids(self.engines.n, k)[0], res.use_end[b], self.out_pipe, cycles)
         res.use_end[b] = max(res.use_end[b], e)
         at = res.where[b]
         assert at is not None, "a spilled buffer is resident"
@@ -132,7 +132,7 @@ class Emission:
 
     def spill_out_end(self, b: int) -> int:
         """End of the SPILL_OUT that ``b``, spilled and not back, waits to reload after."""
-        return self.engines.end[self.engines.n + 2 * self.res.pending_in[b]]
+        return self.engines.end[spill_node_ids(self.engines.n, self.res.pending_in[b])[0]]
 
     def spill_in(self, b: int, off: int) -> None:
         """SPILL_IN of spilled ``b`` at ``off``, after its SPILL_OUT and the event that
@@ -142,7 +142,9 @@ class Emission:
         wait = tier.wait(off, bufs.size[b])
         out_end = self.spill_out_end(b)
         k = res.pending_in.pop(b)
-        e = self._append(self.engines.n + 2 * k + 1, max(wait, out_end), self.in_pipe, bufs.transfer_cycles[b])
+        e = self._append(
+            spill_node_ids(self.engines.n, k)[1], max(wait, out_end), self.in_pipe, bufs.transfer_cycles[b]
+        )
         self.spills[k][1] = off
         tier.add(off, bufs.size[b], b)
         res.where[b] = off
