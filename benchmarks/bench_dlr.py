@@ -67,7 +67,7 @@ def run_case(case: str, how: str) -> tuple[str, str]:
     met = "yes" if target is None or ev.extra_traffic <= target else "**no**"
     limit = TIME_TARGET.get(case)
     secs_txt = f"{secs:.1f}" + ("" if limit is None else f" (<{limit:.0f}: {'yes' if secs < limit else '**no**'})")
-    variant = f"{res.info['order']} / {res.info['placement']} / {res.info['victim_rule']}"
+    variant = f"{res.stats.order} / {res.stats.placement} / {res.stats.victim_rule}"
     main = (
         f"| {case} | {ev.extra_traffic:,} | {target:,} | {met} | {bound.value:,} | {ev.spill_count} | "
         f"{ev.makespan:,} | {secs_txt} | {variant} |"

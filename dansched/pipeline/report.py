@@ -15,6 +15,7 @@ from typing import Any
 
 from ..budget import TrafficBudget
 from ..simulate import Evaluation
+from ..stages.dlr.stats import DlrStats
 
 __all__ = [
     "PlanFigures",
@@ -91,19 +92,19 @@ class Stage2Report:
     order_search: dict[str, Any] = field(default_factory=dict)
 
     @classmethod
-    def of(cls, ev: Evaluation, seconds: float, info: dict[str, Any]) -> Stage2Report:
+    def of(cls, ev: Evaluation, seconds: float, stats: DlrStats) -> Stage2Report:
         return cls(
             PlanFigures.of(ev),
             seconds,
-            str(info.get("order", "")),
-            str(info.get("placement", "")),
-            str(info.get("victim_rule", "")),
-            int(info.get("combinations", 0)),
-            dict(info.get("order_traffic", {})),
-            str(info.get("found_by", "dlr")),
-            bool(info.get("proven_optimal", False)),
-            info.get("bound"),
-            dict(info.get("order_search", {})),
+            stats.order,
+            stats.placement,
+            stats.victim_rule,
+            stats.combinations,
+            dict(stats.order_traffic),
+            stats.found_by,
+            stats.proven_optimal,
+            stats.bound,
+            stats.order_search.to_dict() if stats.order_search is not None else {},
         )
 
     def to_dict(self) -> dict[str, Any]:

@@ -95,25 +95,25 @@ def solve(inst: Instance, opts: SolveOptions | None = None, progress: Progress |
     t0 = time.perf_counter()
     s2 = _stage2(inst, order1, opts, say)
     ev2 = judged(inst, s2.plan, "Stage 2 (DLR)", s2.evaluation)  # dlr_plan's evaluator verdict on s2.plan
-    dlr = Stage2Report.of(ev2, time.perf_counter() - t0, s2.info)
+    dlr = Stage2Report.of(ev2, time.perf_counter() - t0, s2.stats)
     if opts.problem == 2:
         report = SolveReport(2, PlanFigures.of(ev2), opts.effort_name, mpas, dlr)
         return SolveResult(s2.plan, ev2, report, stage1)
     p3 = problem3(inst, s2, order1, opts, say)
     s3 = p3.stage3
-    info = s3.info
     relayout = None
-    if info["rounds"]:
-        relayout = RelayoutReport(PlanFigures.of(s3.layout_evaluation), info["seconds"], info["rounds"], info["steps"])
-    cpe_info = s3.cpe.info
+    if s3.steps:
+        relayout = RelayoutReport(PlanFigures.of(s3.layout_evaluation), s3.seconds, len(s3.steps), list(s3.steps))
+    stats = s3.cpe.stats
+    windows = stats.exact_windows or stats.memory_windows
     cpe = Stage3Report(
         PlanFigures.of(p3.evaluation),
         p3.seconds,
         p3.runs,
-        str(cpe_info.get("found_by", "")),
-        dict(cpe_info.get("list_schedule_makespans", {})),
-        int(cpe_info.get("local_evaluations", 0)),
-        cpe_info.get("exact_windows") or cpe_info.get("exact_windows_memory"),
+        stats.found_by,
+        dict(stats.list_schedule_makespans),
+        stats.local_evaluations,
+        windows.to_dict() if windows is not None else None,
     )
     report = SolveReport(
         3,

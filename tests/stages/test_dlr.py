@@ -187,7 +187,7 @@ def test_dlr_plans_of_generated_graphs_are_valid(family, scale, seed, tight, tmp
         res = dlr_plan(inst, list(range(inst.n)), victim=victim)
         ev = _plan_is_valid(inst, res.plan)
         assert ev.extra_traffic == res.evaluation.extra_traffic
-        assert res.info["order"] and res.info["placement"] in PLACEMENTS
+        assert res.stats.order and res.stats.placement in PLACEMENTS
         bound = traffic_lower_bound(inst, res.plan.order)
         assert bound.value <= ev.extra_traffic
 
@@ -268,7 +268,7 @@ def test_dlr_is_deterministic():
     inst = instance_from_records("conv", nodes, edges)
     a = dlr_plan(inst, list(range(inst.n)))
     b = dlr_plan(inst, list(range(inst.n)))
-    assert a.plan == b.plan and a.info == b.info
+    assert a.plan == b.plan and a.stats == b.stats
 
 
 def test_orders_respect_lifetimes_the_graph_does_not_state():
@@ -477,10 +477,10 @@ def test_reuse_order_past_its_scan_budget_raises():
 def test_large_graphs_try_only_the_budgeted_reuse_order():
     inst = instance_from_records("mm", *generate("matmul", scale=3, seed=0))
     full = dlr_plan(inst, list(range(inst.n)))
-    assert "reuse-serial1" in full.info["order_traffic"]  # small graphs: the whole search
+    assert "reuse-serial1" in full.stats.order_traffic  # small graphs: the whole search
     res = dlr_plan(inst, list(range(inst.n)), params=DlrParams(reuse_search_max_nodes=0))
     assert res.evaluation.valid
-    assert "reuse" in res.info["order_traffic"] and not any("serial" in k for k in res.info["order_traffic"])
+    assert "reuse" in res.stats.order_traffic and not any("serial" in k for k in res.stats.order_traffic)
     no_budget = DlrParams(reuse_search_max_nodes=0, reuse_scans_per_node=0)  # the reuse order is dropped
     none = dlr_plan(inst, list(range(inst.n)), params=no_budget)
-    assert none.evaluation.valid and "reuse" not in none.info["order_traffic"]
+    assert none.evaluation.valid and "reuse" not in none.stats.order_traffic

@@ -46,7 +46,11 @@ def test_never_worse_and_valid_on_tight_random_graphs(seed):
     got = evaluate(inst, res.plan)
     assert got.valid
     assert traffic_key(got) <= traffic_key(ev)
-    assert got.extra_traffic == res.evaluation.extra_traffic == res.info.get("traffic", ev.extra_traffic)
+    assert (
+        got.extra_traffic
+        == res.evaluation.extra_traffic
+        == (res.stats.traffic if res.stats.traffic is not None else ev.extra_traffic)
+    )
     assert (res.improved > 0) == (traffic_key(got) < traffic_key(ev))
 
 
@@ -68,7 +72,7 @@ def test_generated_families_under_tight_hardware(family, seed):
     res = window_lns(inst, plan, ev, params)
     got = evaluate(inst, res.plan)
     assert got.valid and traffic_key(got) <= traffic_key(ev)
-    assert res.info.get("windows", 0) <= 6
+    assert res.stats.windows <= 6
 
 
 @settings(SETTINGS, max_examples=30)
@@ -90,14 +94,14 @@ def test_skips_large_graphs_before_any_work():
     inst = audit_instance(41)
     plan, ev = dlr_only_plan(inst)
     res = window_lns(inst, plan, ev, LnsParams(max_nodes=inst.n - 1))
-    assert res.plan is plan and res.improved == 0 and "skipped" in res.info
+    assert res.plan is plan and res.improved == 0 and res.stats.skipped
 
 
 def test_budget_of_zero_windows_keeps_the_plan():
     inst = audit_instance(41)
     plan, ev = dlr_only_plan(inst)
     res = window_lns(inst, plan, ev, LnsParams(window=16, max_windows=0))
-    assert res.improved == 0 and res.info["windows"] == 0 and res.info["stopped"] == "max_windows"
+    assert res.improved == 0 and res.stats.windows == 0 and res.stats.stopped == "max_windows"
     assert traffic_key(res.evaluation) <= traffic_key(ev)
 
 

@@ -115,24 +115,18 @@ def _dlr_candidate(
         yield Candidate(got.plan, got.evaluation, source, detail)
 
 
-def combination_name(info: dict[str, object]) -> str:
-    """``order/placement/victim rule`` of a DLR result's ``info``."""
-    return "/".join(str(info[k]) for k in ("order", "placement", "victim_rule") if k in info)
-
-
 def problem2_candidate(s2: DlrResult) -> Candidate:
     """The problem-2 plan as a candidate: source ``dlr`` (detail: its combination) or
     ``order-search`` (detail: the method that found it)."""
-    found_by = str(s2.info.get("found_by", "dlr"))
-    if found_by == "dlr":
-        return Candidate(s2.plan, s2.evaluation, "dlr", combination_name(s2.info))
-    return Candidate(s2.plan, s2.evaluation, "order-search", found_by)
+    if s2.stats.found_by == "dlr":
+        return Candidate(s2.plan, s2.evaluation, "dlr", s2.stats.combination)
+    return Candidate(s2.plan, s2.evaluation, "order-search", s2.stats.found_by)
 
 
 def dlr_source(ctx: SourceContext) -> Iterator[Candidate]:
     """Up to ``effort.dlr_variants`` of DLR's other combinations, least traffic first (one
     whose scan already exceeds the budget is not built: its plan carries the scan's traffic)."""
-    seen = {combination_name(ctx.stage2.info)}
+    seen = {ctx.stage2.stats.combination}
     made = 0
     for v in sorted(ctx.stage2.variants, key=lambda v: (v.key, v.name)):
         if made >= ctx.effort.dlr_variants or not ctx.budget.admits(v.scan.traffic):

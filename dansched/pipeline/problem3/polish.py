@@ -16,6 +16,7 @@ the wall clock is only a safety net.
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any
 
 from ...instance import Instance
@@ -25,7 +26,7 @@ from ...plan import Plan
 from ...simulate import Evaluation, evaluate
 from ...stages.cpe.refine import CPEResult, cpe_refine
 from ...stages.cpe.skeleton import Skeleton, critical_chain
-from ...stages.cpe.window_driver import slide_windows
+from ...stages.cpe.window_driver import WindowStats, slide_windows
 
 __all__ = ["MemoryWindowParams", "memory_exact_windows", "memory_window_polish"]
 
@@ -77,14 +78,14 @@ def memory_exact_windows(
     seed: int = 0,
     params: MemoryWindowParams = MemoryWindowParams(),
     windows: int | None = None,
-) -> tuple[Plan, Evaluation, dict[str, Any]]:
+) -> tuple[Plan, Evaluation, WindowStats]:
     """Polish the valid ``plan`` (judged as ``ev``, with its augmented graph) with
     memory-aware windows of ``width`` operation nodes: ``windows`` of them, or as many as
     ``params.windows_per_second`` of ``time_limit`` (the wall-clock safety net in both
     cases). Returns (plan, evaluation, stats); the plan is ``plan`` itself when no window
     helped."""
     assert ev.valid and ev.graph is not None and ev.start is not None and ev.end is not None
-    first = ev.makespan
+    first = ev.metrics().makespan
 
     def judge(cur: tuple[Plan, Evaluation], order: list[int]) -> tuple[tuple[Plan, Evaluation] | None, str | None]:
         cur_plan, cur_ev = cur
@@ -103,19 +104,7 @@ def memory_exact_windows(
         time_limit=time_limit,
     )
     plan, ev = run.state
-    stats = {
-        "mode": "memory",
-        "width": width,
-        "windows": run.windows,
-        "evaluated": run.judged,
-        "improved": run.improved,
-        "statuses": run.statuses,
-        "makespan_before": first,
-        "makespan_after": ev.makespan,
-        # True when the wall-clock safety net, not the window count, ended the search
-        "stopped_by_clock": run.stopped_by_clock,
-    }
-    return plan, ev, stats
+    return plan, ev, WindowStats.of(run, "memory", width, first, ev.metrics().makespan)
 
 
 def memory_window_polish(
@@ -131,18 +120,17 @@ def memory_window_polish(
 ) -> tuple[CPEResult, Evaluation]:
     """The pipeline's hook: memory-aware windows on CPE's result ``s3`` (judged as ``ev3``;
     ``windows`` as in :func:`memory_exact_windows`), then CPE again inside the new memory
-    skeleton; the faster result, with ``info["exact_windows_memory"]`` holding the window
-    statistics."""
+    skeleton; the faster result, its ``stats.memory_windows`` saying what the windows did."""
     plan, ev, stats = memory_exact_windows(
         inst, s3.plan, ev3, width, time_limit=time_limit, seed=seed, params=params, windows=windows
     )
-    info = dict(s3.info, exact_windows_memory=stats)
     if ev.metrics().makespan >= ev3.metrics().makespan:
-        return CPEResult(s3.plan, info), ev3
+        return CPEResult(s3.plan, replace(s3.stats, memory_windows=stats), s3.makespan), ev3
     again = cpe_refine(inst, plan, ev)
     ev_again = evaluate(inst, again.plan)
     if _acceptable(ev_again, ev):
         plan, ev = again.plan, ev_again
-        stats["makespan_after_cpe"] = ev.makespan
-    info["found_by"] = f"{s3.info.get('found_by', 'CPE')} + memory-aware CP-SAT windows"
-    return CPEResult(plan, info), ev
+        stats = replace(stats, makespan_after_cpe=ev.metrics().makespan)
+    found_by = f"{s3.stats.found_by} + memory-aware CP-SAT windows"
+    cpe_stats = replace(s3.stats, found_by=found_by, memory_windows=stats)
+    return CPEResult(plan, cpe_stats, ev.metrics().makespan), ev

@@ -15,8 +15,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
-from typing import Any
+from dataclasses import dataclass, replace
 
 from ...instance import Instance
 from ...params import CpeParams
@@ -41,13 +40,14 @@ ROUND_STEPS: dict[str, RoundStep] = {  # the timing-aware Stage-2 rounds, by rep
 class Stage3Result:
     """What the Stage-3 loop returns: the layout the final CPE ran on (the Stage-2 plan
     unless a round changed it) with its evaluation, the CPE result and its evaluation,
-    and the rounds taken (``info``: ``rounds``, ``steps``, ``seconds``)."""
+    the step each timing-aware round took (``steps``) and the seconds those rounds took."""
 
     layout: Plan
     layout_evaluation: Evaluation
     cpe: CPEResult
     evaluation: Evaluation
-    info: dict[str, Any] = field(default_factory=dict)
+    steps: tuple[str, ...] = ()
+    seconds: float = 0.0
 
     @property
     def makespan(self) -> int:
@@ -60,10 +60,12 @@ def _round_steps(first_round: bool) -> list[str]:
     return ["resequence", "move late segments"] + (["relayout"] if first_round else [])
 
 
-def _best_round(inst: Instance, cur: Stage3Result, names: list[str], params: CpeParams) -> Stage3Result | None:
-    """The round step whose plan is fastest after CPE, if it beats ``cur``. Steps are
-    compared by CPE's makespan (the timing of the step's augmented DAG, which CPE keeps);
-    only the winner is judged by the evaluator, which must agree."""
+def _best_round(
+    inst: Instance, cur: Stage3Result, names: list[str], params: CpeParams
+) -> tuple[str, Stage3Result] | None:
+    """The round step whose plan is fastest after CPE, if it beats ``cur``, and its name.
+    Steps are compared by CPE's makespan (the timing of the step's augmented DAG, which CPE
+    keeps); only the winner is judged by the evaluator, which must agree."""
     best: tuple[int, str, Plan, Evaluation, CPEResult] | None = None
     for name in names:
         r = ROUND_STEPS[name](inst, cur.cpe.plan, cur.evaluation)
@@ -88,7 +90,7 @@ def _best_round(inst: Instance, cur: Stage3Result, names: list[str], params: Cpe
         layout_ev.drop_detail()
     if ev_c.makespan != makespan:
         raise AssertionError(f"CPE's timing ({makespan}) disagrees with the evaluator ({ev_c.makespan}) after {name}")
-    return Stage3Result(layout, layout_ev, c, ev_c, {"step": name})
+    return name, Stage3Result(layout, layout_ev, c, ev_c)
 
 
 def _exact_windows(
@@ -100,8 +102,8 @@ def _exact_windows(
     )
     ev_p = judged(inst, polished.plan, "Stage 3 (CPE exact windows)")
     if ev_p.metrics().makespan < cur.makespan:
-        polished.info["found_by"] = "CPE then " + polished.info["found_by"]
-        return Stage3Result(cur.layout, cur.layout_evaluation, polished, ev_p, cur.info)
+        polished = replace(polished, stats=replace(polished.stats, found_by="CPE then " + polished.stats.found_by))
+        return replace(cur, cpe=polished, evaluation=ev_p)
     return cur
 
 
@@ -131,9 +133,9 @@ def stage3(
         best = _best_round(inst, cur, _round_steps(first_round=not used), params)
         if best is None:
             break
-        used.append(best.info.pop("step"))
-        cur = best
-    cur.info = {"rounds": len(used), "steps": used, "seconds": time.perf_counter() - t0}
+        step, cur = best
+        used.append(step)
+    cur = replace(cur, steps=tuple(used), seconds=time.perf_counter() - t0)
     if exact_window > 0:
         cur = _exact_windows(inst, cur, exact_window, time_limit, seed, params)
     return cur

@@ -22,7 +22,7 @@ from typing import Any
 from ...models.timing_window import TimedSchedule, solve_timing_window, timed_schedule
 from ...simulate import simulate_timing
 from .skeleton import Skeleton, critical_chain
-from .window_driver import slide_windows
+from .window_driver import WindowStats, slide_windows
 
 __all__ = ["exact_windows"]
 
@@ -69,9 +69,9 @@ def exact_windows(
     seed: int = 0,
     deterministic_time: float = 0.5,
     max_windows: int | None = None,
-) -> tuple[list[int], int, dict[str, Any]]:
+) -> tuple[list[int], int, WindowStats]:
     """Slide CP-SAT windows of ``width`` operation nodes along the critical chain,
-    keeping each strictly faster order. Returns (order, makespan, stats)."""
+    keeping each strictly faster order. Returns (order, makespan, what the slide did)."""
     g = skel.timing
     order = list(order)
     start, end, best = simulate_timing(order, g.preds, g.pipe, g.cycles)
@@ -91,14 +91,4 @@ def exact_windows(
         time_limit=time_limit,
     )
     final = run.state
-    return (
-        final.order,
-        final.makespan,
-        {
-            "windows": run.windows,
-            "improved": run.improved,
-            "statuses": run.statuses,
-            "width": width,
-            "stopped_by_clock": run.stopped_by_clock,
-        },
-    )
+    return final.order, final.makespan, WindowStats.of(run, "fixed", width, best, final.makespan)

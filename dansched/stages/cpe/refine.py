@@ -22,9 +22,8 @@ from __future__ import annotations
 
 from bisect import bisect_left
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from itertools import accumulate
-from typing import Any
 
 from ...graph import bottom_level
 from ...instance import Instance
@@ -34,8 +33,10 @@ from ...simulate import Evaluation, simulate_timing
 from .exact_window import exact_windows
 from .list_schedule import forward_backward, list_schedule
 from .skeleton import Skeleton, critical_chain, is_refinement, memory_skeleton
+from .window_driver import WindowStats
 
 __all__ = [
+    "CpeStats",
     "CPEResult",
     "cpe_refine",
     "earliest_starts",
@@ -44,13 +45,27 @@ __all__ = [
 ]
 
 
+@dataclass(frozen=True)
+class CpeStats:
+    """What CPE did: the step that found the final order (``found_by``), each list
+    schedule's makespan, the local-move evaluations spent, and what the exact windows did
+    (``exact_windows``: the fixed-memory ones of ``--exact-window``; ``memory_windows``: the
+    memory-aware ones problem 3 adds, :mod:`dansched.pipeline.problem3.polish`)."""
+
+    found_by: str
+    list_schedule_makespans: dict[str, int]
+    local_evaluations: int
+    exact_windows: WindowStats | None = None
+    memory_windows: WindowStats | None = None
+
+
 @dataclass
 class CPEResult:
-    """The refined plan, its makespan on the skeleton's timing graph (G2 is unchanged by
-    CPE, so this is the evaluator's makespan too) and what CPE did (``info``)."""
+    """The refined plan, what CPE did (``stats``) and its makespan on the skeleton's timing
+    graph (G2 is unchanged by CPE, so this is the evaluator's makespan too)."""
 
     plan: Plan
-    info: dict[str, Any] = field(default_factory=dict)
+    stats: CpeStats
     makespan: int | None = None
 
 
@@ -264,17 +279,12 @@ def cpe_refine(
     refined, m, used = local_refinement(skel, best_order, params.width, params.evaluations(skel.n))
     if m < best:
         best_order, best, found_by = refined, m, found_by + " + local moves"
-    info: dict[str, Any] = {
-        "found_by": found_by,
-        "list_schedule_makespans": tried,
-        "local_evaluations": used,
-    }
+    windows = None
     if exact_window > 0:
-        polished, m, stats = exact_windows(skel, best_order, exact_window, time_limit=time_limit, seed=seed)
-        info["exact_windows"] = stats
+        polished, m, windows = exact_windows(skel, best_order, exact_window, time_limit=time_limit, seed=seed)
         if m < best:
             best_order, best, found_by = polished, m, found_by + " + CP-SAT windows"
-            info["found_by"] = found_by
     if not is_refinement(skel, best_order):
         raise AssertionError("CPE produced an order outside the Stage-2 memory skeleton")
-    return CPEResult(Plan(order=tuple(best_order), offsets=plan.offsets, spills=plan.spills), info, best)
+    stats = CpeStats(found_by, tried, used, windows)
+    return CPEResult(Plan(order=tuple(best_order), offsets=plan.offsets, spills=plan.spills), stats, best)

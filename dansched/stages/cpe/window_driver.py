@@ -20,7 +20,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Generic, Protocol, TypeVar
 
-__all__ = ["window_bounds", "WindowRound", "WindowRun", "slide_windows"]
+__all__ = ["window_bounds", "WindowRound", "WindowRun", "WindowStats", "slide_windows"]
 
 State = TypeVar("State")
 
@@ -81,6 +81,48 @@ class WindowRun(Generic[State]):
     improved: int = 0
     statuses: dict[str, int] = field(default_factory=dict)
     stopped_by_clock: bool = False
+
+
+@dataclass(frozen=True)
+class WindowStats:
+    """What a slide of exact windows did, as the report shows it: the ``mode`` (``fixed``:
+    memory events keep their order; ``memory``: they may move), the width in operation
+    nodes, windows solved, orders judged, orders kept, a count per status, whether the
+    wall-clock safety net ended it, and the makespan before and after (and after CPE again,
+    for the memory-aware windows)."""
+
+    mode: str
+    width: int
+    windows: int
+    evaluated: int
+    improved: int
+    statuses: dict[str, int]
+    stopped_by_clock: bool
+    makespan_before: int
+    makespan_after: int
+    makespan_after_cpe: int | None = None
+
+    @classmethod
+    def of(cls, run: WindowRun[Any], mode: str, width: int, before: int, after: int) -> WindowStats:
+        return cls(
+            mode, width, run.windows, run.judged, run.improved, dict(run.statuses), run.stopped_by_clock, before, after
+        )
+
+    def to_dict(self) -> dict[str, Any]:
+        out: dict[str, Any] = {
+            "mode": self.mode,
+            "width": self.width,
+            "windows": self.windows,
+            "evaluated": self.evaluated,
+            "improved": self.improved,
+            "statuses": self.statuses,
+            "makespan_before": self.makespan_before,
+            "makespan_after": self.makespan_after,
+            "stopped_by_clock": self.stopped_by_clock,
+        }
+        if self.makespan_after_cpe is not None:
+            out["makespan_after_cpe"] = self.makespan_after_cpe
+        return out
 
 
 def slide_windows(

@@ -28,7 +28,6 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 from dataclasses import replace
-from typing import Any
 
 from ...errors import JointModelError, JointModelTooLarge, NoLegalOrderError
 from ...instance import Instance
@@ -37,6 +36,7 @@ from ...params import OrderSearchParams
 from ...plan import Plan
 from ...simulate import Evaluation, evaluate
 from .stage import DlrResult
+from .stats import ExactStats, OrderSearchStats
 from .wave_search import wave_search
 from .window_lns import window_lns
 
@@ -69,27 +69,22 @@ def search_order(
     progress: Callable[[str], None] | None = None,
 ) -> DlrResult:
     """DLR's result ``s2``, or a better plan from the wave, exact or window method (module
-    docstring), with ``info`` extended by ``found_by``, ``proven_optimal`` and, where
-    known, ``bound``/``gap``/``order_search``. ``time_limit`` (wall seconds) is only a
+    docstring), its ``stats`` extended by ``found_by``, ``proven_optimal``, the bound where
+    known and what each method did (:class:`~dansched.stages.dlr.stats.OrderSearchStats`). ``time_limit`` (wall seconds) is only a
     safety net; the budgets are deterministic. DLR's ``variants`` are passed on."""
     say = progress or (lambda _m: None)
     best_plan, best_ev, found_by = s2.plan, s2.evaluation, "dlr"
-    info: dict[str, Any] = {}
+    wave = exact = lns = None
     bound: int | None = 0 if _traffic(best_ev) == 0 else None
     proven = _traffic(best_ev) == 0
     deadline = time.perf_counter() + 10 * max(0.0, time_limit)  # a safety net: the budgets above are counts
     if _traffic(best_ev) > 0 and params.wave:
         say("Stage 2: wave search")
-        t0 = time.perf_counter()
         got = wave_search(inst, params.wave_params, deadline=deadline)
         if got is not None:
-            ev: Evaluation | None = got.evaluation  # DLR judged it
-            info["wave"] = {
-                "traffic": ev.extra_traffic if ev else None,
-                "seconds": round(time.perf_counter() - t0, 3),
-            } | got.info
-            if ev is not None and _key(ev) < _key(best_ev):
-                best_plan, best_ev, found_by = got.plan, ev, "wave"
+            wave = got.stats
+            if _key(got.evaluation) < _key(best_ev):  # DLR judged it
+                best_plan, best_ev, found_by = got.plan, got.evaluation, "wave"
     if _traffic(best_ev) > 0 and params.exact and inst.n <= params.exact_max_nodes:
         say("Stage 2: exact joint model")
         t0 = time.perf_counter()
@@ -105,15 +100,15 @@ def search_order(
                     max_nodes=params.exact_max_nodes,
                 )
             except (JointModelError, JointModelTooLarge, NoLegalOrderError) as exc:  # keep DLR's plan
-                info["exact"] = {"error": str(exc)}
+                exact = ExactStats(error=str(exc))
             else:
-                info["exact"] = {
-                    "status": res.status,
-                    "traffic": res.traffic,
-                    "bound": res.bound,
-                    "seconds": round(time.perf_counter() - t0, 3),
-                    "deterministic_time": res.stats.get("deterministic_time"),
-                }
+                exact = ExactStats(
+                    res.status,
+                    res.traffic,
+                    res.bound,
+                    time.perf_counter() - t0,
+                    res.stats.get("deterministic_time"),
+                )
                 bound = max(bound or 0, res.bound)
                 ev = _accepted(inst, res.plan)
                 if ev is not None and res.plan is not None and _key(ev) < _key(best_ev):
@@ -122,17 +117,11 @@ def search_order(
     if _traffic(best_ev) > 0 and params.lns and not proven:  # skips past lns_params.max_nodes at once
         say("Stage 2: exact order windows")
         got_lns = window_lns(inst, best_plan, best_ev, params.lns_params, seed=seed, deadline=deadline)
-        info["lns"] = got_lns.info
+        lns = got_lns.stats
         if _key(got_lns.evaluation) < _key(best_ev):
             best_plan, best_ev, found_by = got_lns.plan, got_lns.evaluation, "lns"
-    out_info = dict(s2.info) | {
-        "found_by": found_by,
-        "proven_optimal": bool(proven or (bound is not None and bound >= _traffic(best_ev))),
-    }
-    if bound is not None:
-        out_info |= {"bound": int(bound), "gap": int(_traffic(best_ev)) - int(bound)}
-    if info:
-        out_info["order_search"] = info
+    optimal = bool(proven or (bound is not None and bound >= _traffic(best_ev)))
+    stats = s2.stats.searched(found_by, optimal, bound, OrderSearchStats(wave, exact, lns))
     if found_by == "dlr":
-        return replace(s2, info=out_info)
-    return DlrResult(best_plan, best_ev, out_info, s2.variants)
+        return replace(s2, stats=stats)
+    return DlrResult(best_plan, best_ev, stats, s2.variants)

@@ -34,7 +34,6 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
-from typing import Any
 
 from ...errors import PlacementFailed, ReuseBudgetExceeded
 from ...instance import Instance
@@ -45,6 +44,7 @@ from .placements import PLACEMENTS, scan_variant
 from .reorder import is_topological, tighten_lifetimes
 from .reuse import reuse_order
 from .scan import ScanResult
+from .stats import DlrStats
 from .victim import VICTIMS, RecencyAware, is_victim_rule
 
 __all__ = [
@@ -83,11 +83,11 @@ class Variant:
 
 @dataclass
 class DlrResult:
-    """Stage 2's plan, its evaluation and the report fields (``info``)."""
+    """Stage 2's plan, its evaluation and what the report says of it (``stats``)."""
 
     plan: Plan
     evaluation: Evaluation
-    info: dict[str, Any] = field(default_factory=dict)
+    stats: DlrStats
     variants: list[Variant] = field(default_factory=list)  # every variant scanned, the winner included
 
 
@@ -191,17 +191,11 @@ def _ranked_orders(variants: list[Variant], within: float) -> list[str]:
     return ranked
 
 
-def _report_info(variants: list[Variant], winner: Variant) -> dict[str, Any]:
+def _stats(variants: list[Variant], winner: Variant) -> DlrStats:
     by_order: dict[str, int] = {}
     for v in variants:
         by_order[v.order_name] = min(by_order.get(v.order_name, v.scan.traffic), v.scan.traffic)
-    return {
-        "order": winner.order_name,
-        "placement": winner.placement,
-        "victim_rule": winner.rule,
-        "order_traffic": by_order,
-        "combinations": len(variants),
-    }
+    return DlrStats(winner.order_name, winner.placement, winner.rule, by_order, len(variants))
 
 
 def dlr_plan(
@@ -251,7 +245,7 @@ def dlr_plan(
     if not variants:
         raise PlacementFailed(f"{inst.name}: no placement variant could place every buffer")
     plan, ev, winner = _pick(inst, variants, params.max_tie_evaluations)
-    return DlrResult(plan, ev, _report_info(variants, winner), variants)
+    return DlrResult(plan, ev, _stats(variants, winner), variants)
 
 
 def _pick(inst: Instance, variants: list[Variant], max_tie_evaluations: int) -> tuple[Plan, Evaluation, Variant]:

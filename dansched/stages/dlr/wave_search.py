@@ -32,8 +32,7 @@ from __future__ import annotations
 import heapq
 import time
 from collections.abc import Sequence
-from dataclasses import dataclass, field
-from typing import Any
+from dataclasses import dataclass, field, replace
 
 from ...errors import PlacementFailed
 from ...instance import KIND_OP, Instance
@@ -43,6 +42,7 @@ from ...simulate import Evaluation
 from .reorder import tighten_lifetimes
 from .scan import linear_scan
 from .stage import dlr_plan
+from .stats import WaveStats
 
 __all__ = ["WaveParams", "WaveResult", "Grid", "detect_grid", "sweep_orders", "wave_search"]
 
@@ -67,10 +67,15 @@ class Grid:
 
 @dataclass
 class WaveResult:
+    """The best sweep's plan, the evaluator's verdict on it (valid) and what the search did."""
+
     plan: Plan
-    traffic: int
-    evaluation: Evaluation  # the evaluator's verdict on ``plan`` (valid)
-    info: dict[str, Any] = field(default_factory=dict)
+    evaluation: Evaluation
+    stats: WaveStats
+
+    @property
+    def traffic(self) -> int:
+        return self.stats.traffic
 
 
 def _sources(inst: Instance, v: int, l0: set[int]) -> dict[int, set[int]] | None:
@@ -266,8 +271,9 @@ def full_order(inst: Instance, key_ops: Sequence[int]) -> list[int]:
 def wave_search(inst: Instance, params: WaveParams = WaveParams(), deadline: float | None = None) -> WaveResult | None:
     """The best sweep's plan (module docstring), or ``None`` when the graph has no grid
     structure or no sweep could be placed. ``deadline`` (``time.perf_counter()`` value), a
-    safety net only, stops scoring further sweeps; the result's info then says
+    safety net only, stops scoring further sweeps; the result's stats then say
     ``stopped_by_clock``."""
+    t0 = time.perf_counter()
     if inst.n > params.max_nodes:
         return None
     grid = detect_grid(inst)
@@ -301,11 +307,8 @@ def wave_search(inst: Instance, params: WaveParams = WaveParams(), deadline: flo
             continue
         t = got.evaluation.metrics().extra_traffic
         if got.evaluation.valid and (best is None or t < best.traffic):
-            best = WaveResult(
-                got.plan,
-                t,
-                got.evaluation,
-                {"sweep": name, "grid": [R, C, K], "width": grid.width, "sweeps": len(ranked), "replayed": len(scored)}
-                | ({"stopped_by_clock": True} if stopped else {}),
-            )
+            stats = WaveStats(t, name, (R, C, K), grid.width, len(ranked), len(scored), stopped_by_clock=stopped)
+            best = WaveResult(got.plan, got.evaluation, stats)
+    if best is not None:
+        best = replace(best, stats=replace(best.stats, seconds=time.perf_counter() - t0))
     return best

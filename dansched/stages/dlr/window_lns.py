@@ -26,8 +26,7 @@ more than ``max_nodes`` nodes are skipped before any work.
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass, field
-from typing import Any
+from dataclasses import dataclass
 
 from ...instance import Instance
 from ...models.joint import spill_cost
@@ -42,6 +41,7 @@ from ...models.order_window import (
 from ...params import LnsParams
 from ...plan import Plan
 from ...simulate import Evaluation, evaluate
+from .stats import LnsStats
 
 __all__ = ["LnsParams", "LnsResult", "spill_windows", "window_lns"]
 
@@ -49,12 +49,15 @@ __all__ = ["LnsParams", "LnsResult", "spill_windows", "window_lns"]
 @dataclass
 class LnsResult:
     """The best plan found (the input plan when no window improved it), its evaluation,
-    how many windows improved it, and what the search did (``info``)."""
+    and what the search did (``stats``: how many windows improved it among them)."""
 
     plan: Plan
     evaluation: Evaluation
-    improved: int
-    info: dict[str, Any] = field(default_factory=dict)
+    stats: LnsStats
+
+    @property
+    def improved(self) -> int:
+        return self.stats.improved
 
 
 def _key(ev: Evaluation) -> tuple[int, int]:
@@ -93,17 +96,16 @@ def window_lns(
     """Slide exact windows over ``plan`` (a valid plan with ``evaluation``); see the module
     docstring. ``deadline``: a ``time.perf_counter()`` value, only a safety net."""
     t0 = time.perf_counter()
-    info: dict[str, Any] = {"windows": 0, "improved": 0, "deterministic_time": 0.0}
     if inst.n > params.max_nodes:
-        return LnsResult(plan, evaluation, 0, {"skipped": f"{inst.n} nodes > max_nodes={params.max_nodes}"})
+        return LnsResult(plan, evaluation, LnsStats(skipped=f"{inst.n} nodes > max_nodes={params.max_nodes}"))
     if evaluation.extra_traffic == 0:
-        return LnsResult(plan, evaluation, 0, {"skipped": "no traffic"})
+        return LnsResult(plan, evaluation, LnsStats(skipped="no traffic"))
     best_plan, best_ev = plan, evaluation
     pp = point_plan(inst, plan)
     canon = pp.to_plan(inst)
     canon_ev = evaluate(inst, canon)
     if not canon_ev.valid:  # cannot happen for a valid plan (order_window docstring); keep the plan
-        return LnsResult(plan, evaluation, 0, {"skipped": "canonical form rejected by the evaluator"})
+        return LnsResult(plan, evaluation, LnsStats(skipped="canonical form rejected by the evaluator"))
     if _key(canon_ev) < _key(best_ev):
         best_plan, best_ev = canon, canon_ev
     succ = precedence(inst)
@@ -153,15 +155,14 @@ def window_lns(
                 changed = True
         if stop or not changed:
             break
-    info.update(
+    stats = LnsStats(
         windows=windows,
         improved=improved,
+        deterministic_time=used,
         rejected=rejected,
-        deterministic_time=round(used, 3),
         traffic_before=evaluation.metrics().extra_traffic,
         traffic=best_ev.metrics().extra_traffic,
-        seconds=round(time.perf_counter() - t0, 3),
+        seconds=time.perf_counter() - t0,
+        stopped=stop,
     )
-    if stop:
-        info["stopped"] = stop
-    return LnsResult(best_plan, best_ev, improved, info)
+    return LnsResult(best_plan, best_ev, stats)

@@ -56,7 +56,7 @@ def test_memory_window_swaps_segments_sharing_addresses(tmp_path):
     assert new_ev.valid and evaluate(inst, new_plan).makespan == 160 == new_ev.makespan
     assert new_plan.order.index(8) < new_plan.order.index(0)  # FREE b1 before ALLOC b0
     assert new_ev.extra_traffic == ev.extra_traffic and new_ev.physical_peak == ev.physical_peak
-    assert stats["improved"] >= 1
+    assert stats.improved >= 1
 
 
 def test_memory_window_params_are_validated():
