@@ -1,6 +1,6 @@
 """Benchmark: problem-3 makespan against graph size on the generated families, per effort.
 
-Problem 3's work is set by ``--effort`` (``dansched.params.EFFORTS``) as budgets that scale
+Problem 3's work is set by ``--effort`` (``dansched.pipeline.EFFORTS``) as budgets that scale
 with the graph, never by switches on its size, so the makespan's distance to the floor
 valid for every plan should change smoothly with size: no step where a mechanism turns on
 or off (the old gates sat at 20,000 and 100,000 nodes). For each family (``matmul``,
@@ -34,7 +34,7 @@ from bench_timing import source_wins  # the same tally, run from benchmarks/ as 
 from dansched.generate import generate
 from dansched.instance import instance_from_records
 from dansched.models.floors import INSTANCE_SCOPE, makespan_floors
-from dansched.pipeline import SolveOptions, solve
+from dansched.pipeline import effort_options, solve
 from dansched.simulate import evaluate
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -47,7 +47,7 @@ def measure(family: str, scale: int, effort: str) -> dict[str, Any]:
     nodes, edges = generate(family, scale, 0)
     inst = instance_from_records(f"{family}_s{scale}", nodes, edges)
     t0 = time.perf_counter()
-    res = solve(inst, SolveOptions(problem=3, effort=effort))
+    res = solve(inst, effort_options(effort, problem=3))
     seconds = time.perf_counter() - t0
     ev = evaluate(inst, res.plan)
     if not ev.valid:

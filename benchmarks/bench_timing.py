@@ -38,7 +38,7 @@ from typing import Any
 
 from dansched.instance import load_instance
 from dansched.models.floors import INSTANCE_SCOPE, makespan_floors
-from dansched.pipeline import SolveOptions, solve
+from dansched.pipeline import effort_options, solve
 from dansched.report.waits import busiest_pipe, pipe_waits
 from dansched.simulate import evaluate
 
@@ -63,7 +63,7 @@ def measure(path: Path, slack: float, exact_window: int, mode: str, effort: str 
     t0 = time.perf_counter()
     res = solve(
         inst,
-        SolveOptions(problem=3, traffic_slack=slack, exact_window=exact_window, exact_window_mode=mode, effort=effort),
+        effort_options(effort, problem=3, traffic_slack=slack, exact_window=exact_window, exact_window_mode=mode),
     )
     seconds = time.perf_counter() - t0
     ev = evaluate(inst, res.plan)

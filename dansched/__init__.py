@@ -45,7 +45,8 @@ _EXPORTS: dict[str, str] = {
     "DlrParams": "dansched.params",
     "CpeParams": "dansched.params",
     "EffortParams": "dansched.params",
-    "EFFORTS": "dansched.params",
+    "EFFORTS": "dansched.pipeline",
+    "effort_options": "dansched.pipeline",
     "SolveReport": "dansched.pipeline",
     "BoundParams": "dansched.params",
     "LocalSearchParams": "dansched.params",
@@ -114,6 +115,7 @@ __all__ = [  # a literal list, so that linters see the names; tests/test_api.py 
     "CpeParams",
     "EffortParams",
     "EFFORTS",
+    "effort_options",
     "SolveReport",
     "BoundParams",
     "LocalSearchParams",
@@ -183,7 +185,6 @@ if TYPE_CHECKING:  # the same names for type checkers and editors
     from .models.peak import peak_lower_bound
     from .models.traffic import traffic_lower_bound
     from .params import (
-        EFFORTS,
         BoundParams,
         CoverBudget,
         CpeParams,
@@ -201,7 +202,7 @@ if TYPE_CHECKING:  # the same names for type checkers and editors
         TrafficParams,
         WaveParams,
     )
-    from .pipeline import SolveOptions, SolveReport, SolveResult
+    from .pipeline import EFFORTS, SolveOptions, SolveReport, SolveResult, effort_options
     from .plan import Plan, contest_paths, read_memory, read_plan_dir, read_schedule, read_spill, write_plan
     from .report.folder import trace_folder, view_folder
     from .simulate import Evaluation, evaluate

@@ -272,7 +272,7 @@ def solve(
 ) -> None:
     """Plan the instance: MPAS (problem 1), + DLR (problem 2), + CPE (problem 3, the default).
     Writes the plan folder (default ./dansched-out) and prints the figures and every file written."""
-    from .pipeline import SolveOptions
+    from .pipeline import effort_options
     from .plan import check_writable_folder
     from .solution import solve as run_solve
 
@@ -283,7 +283,8 @@ def solve(
     _check_freq(freq_ghz)
     check_writable_folder(out)  # before the instance is even read
     _, inst = load_inputs(instance, hw)
-    opts = SolveOptions(
+    opts = effort_options(
+        effort.value,
         problem=problem,
         variant=variant.value,
         victim=victim.value,
@@ -292,7 +293,6 @@ def solve(
         time_limit=time_limit,
         seed=seed,
         traffic_slack=traffic_slack,
-        effort=effort.value,
     )
     with _progress(quiet) as say:
         try:

@@ -25,8 +25,6 @@ __all__ = [
     "DlrParams",
     "CpeParams",
     "EffortParams",
-    "EFFORTS",
-    "SOURCE_NAMES",
     "BoundParams",
     "ProductParams",
     "PeakBoundParams",
@@ -182,120 +180,52 @@ class CpeParams:
         return min(self.local_evaluations, self.local_work // max(1, n))
 
 
-SOURCE_NAMES = ("dlr", "victim-rules", "algorithm-1-order", "reserved-room", "time-driven", "dlr-on-time-driven")
-
-
 @dataclass(frozen=True)
 class EffortParams:
-    """How much work a solve does, as deterministic budgets counted in candidates, Stage-3
-    runs and rounds (never a clock, never a switch on the graph's size: work that scales
-    with the graph is a budget per node). Problem 3 collects Stage-2 candidates from
-    ``sources`` (each a name of ``dansched.pipeline.problem3.candidates.SOURCES``), screens every one
-    within the traffic budget (the problem-2 plan first) with one list-scheduling pass and
-    runs the full Stage 3 on ``stage3_runs`` of them: the problem-2 plan and the best
-    screened others.
+    """How much work problem 3 (and Stages 1-2 before it) does, as deterministic budgets
+    counted in candidates, Stage-3 runs and rounds (never a clock, never a switch on the
+    graph's size: work that scales with the graph is a budget per node). Problem 3 collects
+    Stage-2 candidates from ``sources``, screens every one within the traffic budget (the
+    problem-2 plan first) with one list-scheduling pass and runs the full Stage 3 on
+    ``stage3_runs`` of them: the problem-2 plan and the best screened others.
 
+    - ``sources``: the names of the candidate sources to run, in the registry's order
+      (``dansched.pipeline.problem3.candidates.SOURCES``); ``None``: every registered one;
     - ``dlr_variants``: DLR's other (order, placement, victim rule) combinations offered;
     - ``victim_rules``: the rules of the ``victim-rules`` source, DLR run once with each;
+    - ``stage3_runs``: full Stage-3 runs in all, the one that ends each makespan-search
+      round included (``SolveOptions.search``);
     - ``stage3_rounds``: timing-aware Stage-2 rounds alternated with CPE in each Stage-3 run;
     - ``stage1_search``: Stage 1's restarts and local search (``False``: the input order
       made lazy, eager and L0-legal in linear time, when it is legal; else one restart);
     - ``stage2_search``: DLR's search over orders and placements and the order search
       (``False``: the paper's placements, best fit with greedy or window eviction, on the
       Stage-1 order with lifetimes tightened, then the wave search on blocked reductions
-      alone: a grid kernel's traffic is decided by its tile order);
-    - ``costly_bounds``: the report's lower bounds with their costly parts (``False``: the
-      linear-time ones alone, :meth:`BoundParams.linear`);
-    - ``search_iterations`` and ``search_work``: rounds of the makespan search over complete
-      plans (``dansched.pipeline.problem3.search``), each continuing from the previous round's best
-      plan and ending in a full Stage-3 run of its own; round ``r`` runs at most
-      ``search_iterations[r]`` iterations and ``search_work[r]`` node-visits (an iteration
-      visits the plan's nodes a few times: the same work per node at every size).
-      ``stage3_runs`` counts those runs too;
-    - ``polish_windows`` and ``polish_width``: the kept plan's memory-aware CP-SAT windows
-      (``dansched.pipeline.problem3.polish``), that many windows of that many operation
-      nodes along its critical chain, after the makespan search (0: none).
+      alone: a grid kernel's traffic is decided by its tile order).
 
-    :data:`EFFORTS` names the presets of ``--effort``; ``fast`` is the paper's faster
-    compile mode, MPAS, DLR and CPE once."""
+    The presets of ``--effort`` are functions that return complete options
+    (``dansched.pipeline.options.EFFORTS``)."""
 
-    sources: tuple[str, ...] = SOURCE_NAMES
+    sources: tuple[str, ...] | None = None
     dlr_variants: int = 6
     victim_rules: tuple[str, ...] = ("recency-16", "recency-32", "lru")
     stage3_runs: int = 4
     stage3_rounds: int = 6
     stage1_search: bool = True
     stage2_search: bool = True
-    costly_bounds: bool = True
-    search_iterations: tuple[int, ...] = (200,)
-    search_work: tuple[int, ...] = (600_000,)
-    polish_windows: int = 30
-    polish_width: int = 64
 
     def __post_init__(self) -> None:
-        _check_all_ints(
-            self,
-            skip=(
-                "sources",
-                "victim_rules",
-                "stage1_search",
-                "stage2_search",
-                "costly_bounds",
-                "search_iterations",
-                "search_work",
-            ),
-        )
+        _check_all_ints(self, skip=("sources", "victim_rules", "stage1_search", "stage2_search"))
         _check_int(self, "stage3_runs", 1)
-        _check_int(self, "polish_width", 1)
-        for name in ("search_iterations", "search_work"):
-            its = getattr(self, name)
-            if not isinstance(its, tuple) or not all(
-                isinstance(x, int) and not isinstance(x, bool) and x >= 1 for x in its
-            ):
-                raise ValueError(f"EffortParams.{name} must be a tuple of integers >= 1, got {its!r}")
-        its = self.search_iterations
-        if len(self.search_work) != len(its):
-            raise ValueError(
-                f"EffortParams.search_work must give one budget per search round ({len(its)}), got {self.search_work!r}"
-            )
-        if len(its) >= self.stage3_runs:
-            raise ValueError(
-                f"EffortParams.stage3_runs ({self.stage3_runs}) must exceed the search rounds ({len(its)}): "
-                "each round ends in a Stage-3 run and the problem-2 plan needs one"
-            )
         for name in ("sources", "victim_rules"):
             value = getattr(self, name)
+            if name == "sources" and value is None:
+                continue
             if not isinstance(value, tuple) or not all(isinstance(x, str) for x in value):
                 raise ValueError(f"EffortParams.{name} must be a tuple of names, got {value!r}")
-        unknown = [x for x in self.sources if x not in SOURCE_NAMES]
-        if unknown:
-            raise ValueError(
-                f"EffortParams.sources: unknown source {unknown[0]!r}; choose from {', '.join(SOURCE_NAMES)}"
-            )
-        for name in ("stage1_search", "stage2_search", "costly_bounds"):
+        for name in ("stage1_search", "stage2_search"):
             if not isinstance(getattr(self, name), bool):
                 raise ValueError(f"EffortParams.{name} must be True or False, got {getattr(self, name)!r}")
-
-
-EFFORTS: dict[str, EffortParams] = {
-    "fast": EffortParams(
-        sources=("dlr",),
-        dlr_variants=0,
-        stage3_runs=1,
-        stage3_rounds=2,
-        stage1_search=False,
-        stage2_search=False,
-        costly_bounds=False,
-        search_iterations=(),
-        search_work=(),
-        polish_windows=5,
-    ),
-    "default": EffortParams(),
-    # the default's work, then a longer search from its best plan: never slower than the default
-    "max": EffortParams(
-        stage3_runs=5, search_iterations=(200, 1000), search_work=(600_000, 3_000_000), polish_windows=100
-    ),
-}
 
 
 @dataclass(frozen=True)
@@ -586,18 +516,26 @@ SLACK_TRIALS: tuple[TimedParams, ...] = (  # victims among all far-reused buffer
 
 @dataclass(frozen=True)
 class MemoryWindowParams:
-    """The memory-aware exact windows of Stage 3 (``dansched.pipeline.problem3.polish``):
-    CP-SAT deterministic time per window, and windows per second of ``--time-limit`` (a
-    count, so the result does not depend on the machine's speed). A window costs about one
-    wall second on official graphs (CP-SAT plus one evaluator run), so half a window per
-    second of limit keeps the count, not the wall-clock safety net, in charge."""
+    """Problem 3's memory-aware CP-SAT windows (``dansched.pipeline.problem3.polish``), the one
+    place they are set: ``windows`` windows (0: none) of ``width`` operation nodes along the
+    critical chain, CP-SAT's ``deterministic_time`` per window, on the kept plan at the end
+    (``after_every_run=False``, the polish) or after every full Stage-3 run
+    (``--exact-window-mode memory``), and ``wall_seconds``, the wall-clock safety net of a
+    whole slide (the window count, not the clock, decides how far it goes). A window costs
+    about one wall second on official graphs (CP-SAT plus one evaluator run)."""
 
+    windows: int = 30
+    width: int = 64
     deterministic_time: float = 0.5
-    windows_per_second: float = 0.5
+    after_every_run: bool = False
+    wall_seconds: float = 600.0
 
     def __post_init__(self) -> None:
+        _check_int(self, "windows", 0)
+        _check_int(self, "width", 1)
         _check_positive(self, "deterministic_time")
-        _check_positive(self, "windows_per_second")
+        _check_type(self, "after_every_run", bool)
+        _check_positive(self, "wall_seconds")
 
 
 @dataclass(frozen=True)
@@ -606,8 +544,7 @@ class SearchParams:
     most ``iterations`` iterations and ``work`` node-visits (one iteration visits every node
     of the plan a few times, so the same work per node at every size), the ``choices`` best
     addresses a move picks from, and the roulette wheel's scores (new best, better,
-    accepted, rejected) and decay. The pipeline takes ``iterations`` and ``work`` per round
-    from the effort (:class:`EffortParams`)."""
+    accepted, rejected) and decay. ``SolveOptions.search`` holds one per round."""
 
     iterations: int = 200
     work: int = 600_000

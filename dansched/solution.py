@@ -163,9 +163,8 @@ def solve(
     solution = Solution(inst, options, result)
     if bounds:
         say("Report: lower bounds (peak, traffic cover, makespan floors)")
-        params = options.bounds if options.effort_params.costly_bounds else options.bounds.linear()
         limit = min(REPORT_BOUNDS_SECONDS, options.time_limit)
-        rows = audit_plan(inst, result.plan, result.evaluation, time_limit=limit, cpsat=False, params=params)
+        rows = audit_plan(inst, result.plan, result.evaluation, time_limit=limit, cpsat=False, params=options.bounds)
         solution.bounds = rows_report(rows)
     if out is not None:
         say(f"Writing the plan folder {out}")

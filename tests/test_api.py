@@ -129,8 +129,13 @@ def test_solve_options_reject_a_problem_out_of_range():
         (lambda: dansched.CpeParams(width=-1), "width"),
         (lambda: dansched.BoundParams(joint_max_nodes=1.5), "joint_max_nodes"),
         (lambda: dansched.EffortParams(stage3_runs=0), "stage3_runs"),
-        (lambda: dansched.EffortParams(sources=("dlr", "oracle")), "unknown source 'oracle'"),
-        (lambda: dansched.SolveOptions(effort="slow"), "effort must be one of fast, default, max"),
+        (
+            lambda: dansched.SolveOptions(effort=dansched.EffortParams(sources=("dlr", "oracle"))),
+            "unknown source 'oracle'",
+        ),
+        (lambda: dansched.effort_options("slow"), "effort must be one of fast, default, max"),
+        (lambda: dansched.SolveOptions(effort="fast"), "use effort_options"),
+        (lambda: dansched.SolveOptions(search=(dansched.SearchParams(),) * 4), "must exceed the search rounds"),
         (lambda: dansched.SolveOptions(traffic_slack=-1), "traffic_slack"),
     ],
 )
@@ -146,9 +151,25 @@ def test_parameter_defaults_are_the_measured_values():
     assert dansched.CpeParams() == dansched.CpeParams(width=8, local_work=4_000_000, local_evaluations=2000)
     assert dansched.CpeParams().evaluations(1000) == 2000 and dansched.CpeParams().evaluations(40_000) == 100
     assert dansched.BoundParams().peak.exact_max_nodes == dansched.BoundParams().joint_max_nodes == 80
-    assert dansched.EFFORTS["default"] == dansched.EffortParams(
+    assert dansched.effort_options("default").effort == dansched.EffortParams(
         dlr_variants=6, victim_rules=("recency-16", "recency-32", "lru"), stage3_runs=4, stage3_rounds=6
     )
+    # SolveOptions() is the default preset, every field of it
+    assert dansched.SolveOptions() == dansched.effort_options("default")
+    assert dansched.SolveOptions().polish == dansched.MemoryWindowParams(windows=30, width=64, wall_seconds=600.0)
+
+
+def test_each_preset_is_complete_options():
+    """A preset sets everything it stands for (nothing is overwritten later), and the fields
+    a caller gives win; the memory-aware windows follow from ``exact_window_mode``."""
+    fast, best = dansched.effort_options("fast"), dansched.effort_options("max")
+    assert fast.effort_name == "fast" and fast.search == () and fast.polish.windows == 5
+    assert fast.bounds == dansched.BoundParams().linear() and fast.effort.stage3_runs == 1
+    assert [r.iterations for r in best.search] == [200, 1000] and best.polish.windows == 100
+    assert dansched.effort_options("fast", seed=7, problem=2).seed == 7
+    every = dansched.effort_options("default", exact_window=16, exact_window_mode="memory", time_limit=8)
+    assert every.polish == dansched.MemoryWindowParams(windows=4, width=16, after_every_run=True, wall_seconds=8.0)
+    assert dansched.effort_options("default", time_limit=5).polish.wall_seconds == 50.0
 
 
 def test_problem3_result_carries_the_problem1_plan_of_its_stage1_order():
@@ -184,14 +205,14 @@ def test_problem3_progress_names_each_source_and_each_stage3_run(tmp_path):
     res = solve(inst, SolveOptions(problem=3, traffic_slack=50.0), progress=said.append)
     assert said[:2] == ["Stage 1: MPAS", "Stage 2: DLR"]
     sources = [m.split(" from ")[1].split(" (")[0] for m in said if m.startswith("Problem 3: candidates from ")]
-    assert sources == list(dansched.EFFORTS["default"].sources)
+    assert sources == list(dansched.SolveOptions().sources)
     runs = [m for m in said if m.startswith("Stage 3 on candidate ")]
     searched = [m for m in said if m.startswith("Stage 3 on the makespan search's plan")]
     rows = res.report.to_dict()["candidates"]
     finalists = [c for c in rows if c["makespan"] is not None and c["source"] != "makespan-search"]
     assert len(searched) == sum(c["source"] == "makespan-search" for c in rows)
     assert len(runs) == len(finalists) and len(runs) + len(searched) == res.report.cpe.runs
-    assert res.report.cpe.runs <= dansched.EFFORTS["default"].stage3_runs
+    assert res.report.cpe.runs <= dansched.SolveOptions().effort.stage3_runs
     named = sorted(line.split(": ", 1)[1] for line in runs)
     assert named == sorted(f"{row['source']} {row['detail']}".rstrip() for row in finalists)
     assert runs[0].endswith(f"{finalists[0]['source']} {finalists[0]['detail']}".rstrip())  # the problem-2 plan first
@@ -202,7 +223,7 @@ def test_fast_effort_reports_the_linear_bounds_alone():
     the default reports on this grid kernel); what it reports are still lower bounds of
     the plan's figures as the evaluator measures them."""
     inst = dansched.load_instance(REPO / "instances" / "matmul_s2.json")
-    fast = dansched.solve(inst, dansched.SolveOptions(problem=3, effort="fast"))
+    fast = dansched.solve(inst, dansched.effort_options("fast", problem=3))
     full = dansched.solve(inst, dansched.SolveOptions(problem=3))
     assert "product pattern" in full.bounds["max_v_stay"]["method"]
     assert "product pattern" not in fast.bounds["max_v_stay"]["method"]

@@ -23,7 +23,8 @@ from functools import partial
 
 from ..instance import Instance
 from ..params import EffortParams
-from ..pipeline import SolveOptions, solve
+from ..pipeline import effort_options, solve
+from ..pipeline.problem3.candidates import SOURCES
 from .common import MethodResult
 
 __all__ = [
@@ -42,8 +43,9 @@ MEMORY_WINDOW_WIDTH = 64  # operation nodes per memory-aware window in the ablat
 
 
 def run_pipeline(inst: Instance, time_limit: float = 60.0, **options) -> MethodResult:
-    """``solve`` with ``options`` (fields of :class:`~dansched.pipeline.SolveOptions`)."""
-    res = solve(inst, SolveOptions(time_limit=time_limit, **options))
+    """``solve`` with the default effort's options and ``options`` (fields of
+    :class:`~dansched.pipeline.SolveOptions`, and ``exact_window_mode``)."""
+    res = solve(inst, effort_options("default", time_limit=time_limit, **options))
     stages = res.report.to_dict().get("stages", {})
     seconds = {name: fig.get("seconds") for name, fig in stages.items()}
     figures = {name: {k: v for k, v in fig.items() if k != "seconds"} for name, fig in stages.items()}
@@ -59,7 +61,7 @@ dan_memory_windows = partial(run_pipeline, problem=3, exact_window=MEMORY_WINDOW
 
 def _without(*sources: str) -> EffortParams:
     """The default effort without the named candidate sources."""
-    return replace(EffortParams(), sources=tuple(s for s in EffortParams().sources if s not in sources))
+    return replace(EffortParams(), sources=tuple(s for s in SOURCES if s not in sources))
 
 
 dan_no_time_driven = partial(run_pipeline, problem=3, effort=_without("time-driven", "dlr-on-time-driven"))

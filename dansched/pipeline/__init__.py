@@ -5,12 +5,14 @@ over Stage-2 candidates (:mod:`dansched.pipeline.problem3`)."""
 
 from __future__ import annotations
 
-from .options import PROBLEMS, WINDOW_MODES, SolveOptions
+from .options import EFFORTS, PROBLEMS, WINDOW_MODES, SolveOptions, effort_options
 from .report import CandidateRecord, PlanFigures, SolveReport
 from .solve import SolveResult, solve
 
 __all__ = [
     "SolveOptions",
+    "effort_options",
+    "EFFORTS",
     "SolveResult",
     "SolveReport",
     "CandidateRecord",

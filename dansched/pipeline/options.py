@@ -1,13 +1,21 @@
-"""What a solve does: :class:`SolveOptions`, validated on construction."""
+"""What a solve does: :class:`SolveOptions`, validated on construction, and the presets of
+``--effort`` (:data:`EFFORTS`), each a function that returns complete options.
+
+>>> effort_options("fast").effort.stage3_runs
+1
+>>> effort_options("fast", seed=3).seed
+3
+"""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import Any
 
 from ..budget import exact_percent
 from ..params import (
     DEFAULT_TRIALS,
-    EFFORTS,
     SLACK_TRIALS,
     BoundParams,
     CpeParams,
@@ -21,8 +29,9 @@ from ..params import (
 )
 from ..stages.dlr.stage import VICTIMS
 from ..stages.mpas.stage import VARIANTS
+from .problem3.candidates import SOURCES
 
-__all__ = ["SolveOptions", "PROBLEMS", "WINDOW_MODES"]
+__all__ = ["SolveOptions", "PROBLEMS", "WINDOW_MODES", "EFFORTS", "effort_options"]
 
 PROBLEMS = (1, 2, 3)
 WINDOW_MODES = ("fixed", "memory")  # --exact-window-mode
@@ -35,38 +44,37 @@ def _is_int(value: object) -> bool:
 @dataclass(frozen=True)
 class SolveOptions:
     """What :func:`~dansched.pipeline.solve` does; ``ValueError`` (one line) for a value out
-    of range. ``effort`` is a preset name of :data:`~dansched.params.EFFORTS` (``fast``,
-    ``default``, ``max``) or an :class:`~dansched.params.EffortParams`.
+    of range. The defaults are the ``default`` preset's; :func:`effort_options` gives the
+    complete options of any preset of :data:`EFFORTS` (``effort_name`` is its name in the
+    report, ``custom`` for options assembled by hand).
 
     >>> SolveOptions(problem=7)
     Traceback (most recent call last):
     ...
     ValueError: SolveOptions.problem must be 1, 2 or 3, got 7
-    >>> SolveOptions(effort="fast").effort_params.stage3_runs
-    1
     """
 
     problem: int = 3
     variant: str = "mpas"  # Stage-1 variant: "mpas" (production) or "mpas-paper" (literal Algorithm 1)
     victim: str = "cost"  # Stage-2 victim rule: "cost" (Eqs. 27-31) or "lru"
-    effort: str | EffortParams = "default"  # how much work (dansched.params.EFFORTS)
-    exact_window: int = 0  # CP-SAT window width for Stage 3 (0: off)
-    exact_window_mode: str = "fixed"  # "fixed": memory events keep their order; "memory": they may move too
+    effort: EffortParams = field(default_factory=EffortParams)  # how much work Stages 1-3 do
+    effort_name: str = "default"  # the preset these options came from (the report's "effort")
+    exact_window: int = 0  # CP-SAT window width of Stage 3's fixed-memory windows (0: off)
     time_limit: float = 60.0  # wall-clock safety net, in seconds, of the optional exact parts
     seed: int = 0
     traffic_slack: float = 0.0  # percent of extra traffic problem 3 may trade for makespan
     mpas: MpasParams = field(default_factory=MpasParams)
     dlr: DlrParams = field(default_factory=DlrParams)
     cpe: CpeParams = field(default_factory=CpeParams)
-    bounds: BoundParams = field(default_factory=BoundParams)
+    bounds: BoundParams = field(default_factory=BoundParams)  # the report's lower bounds
     # the Stage-2 order search (None: off)
     order_search: OrderSearchParams | None = field(default_factory=OrderSearchParams)
     # the parameter sets of problem 3's time-driven candidate source
     timed_trials: tuple[TimedParams, ...] = DEFAULT_TRIALS + SLACK_TRIALS
-    # the memory-aware exact windows (--exact-window-mode memory)
-    memory_windows: MemoryWindowParams = field(default_factory=MemoryWindowParams)
-    # the makespan search's moves and operator selection (its rounds and work: the effort)
-    search: SearchParams = field(default_factory=SearchParams)
+    # problem 3's memory-aware CP-SAT windows (the polish, or after every Stage-3 run)
+    polish: MemoryWindowParams = field(default_factory=MemoryWindowParams)
+    # the makespan search, one SearchParams per round (each ends in a Stage-3 run)
+    search: tuple[SearchParams, ...] = (SearchParams(),)
 
     def __post_init__(self) -> None:
         if isinstance(self.problem, bool) or self.problem not in PROBLEMS:
@@ -75,9 +83,10 @@ class SolveOptions:
             raise ValueError(f"SolveOptions.variant must be one of {', '.join(VARIANTS)}, got {self.variant!r}")
         if self.victim not in VICTIMS:
             raise ValueError(f"SolveOptions.victim must be one of {', '.join(VICTIMS)}, got {self.victim!r}")
-        if not isinstance(self.effort, EffortParams) and self.effort not in EFFORTS:
+        if isinstance(self.effort, str):
             raise ValueError(
-                f"SolveOptions.effort must be one of {', '.join(EFFORTS)} or an EffortParams, got {self.effort!r}"
+                f"SolveOptions.effort must be an EffortParams; for the preset {self.effort!r} "
+                f"use effort_options({self.effort!r}, ...)"
             )
         if not _is_int(self.exact_window) or self.exact_window < 0:
             raise ValueError(f"SolveOptions.exact_window must be an integer >= 0, got {self.exact_window!r}")
@@ -93,18 +102,29 @@ class SolveOptions:
         if not _is_int(self.seed):
             raise ValueError(f"SolveOptions.seed must be an integer, got {self.seed!r}")
         for name, kind in (
+            ("effort", EffortParams),
             ("mpas", MpasParams),
             ("dlr", DlrParams),
             ("cpe", CpeParams),
             ("bounds", BoundParams),
-            ("memory_windows", MemoryWindowParams),
-            ("search", SearchParams),
+            ("polish", MemoryWindowParams),
         ):
             if not isinstance(getattr(self, name), kind):
                 raise ValueError(f"SolveOptions.{name} must be a {kind.__name__}, got {getattr(self, name)!r}")
-        if self.exact_window_mode not in WINDOW_MODES:
+        if not isinstance(self.effort_name, str):
+            raise ValueError(f"SolveOptions.effort_name must be a name, got {self.effort_name!r}")
+        unknown = [s for s in self.effort.sources or () if s not in SOURCES]
+        if unknown:
             raise ValueError(
-                f"SolveOptions.exact_window_mode must be one of {', '.join(WINDOW_MODES)}, got {self.exact_window_mode!r}"
+                f"SolveOptions.effort.sources: unknown source {unknown[0]!r}; choose from {', '.join(SOURCES)}"
+            )
+        rounds = self.search
+        if not isinstance(rounds, tuple) or not all(isinstance(r, SearchParams) for r in rounds):
+            raise ValueError(f"SolveOptions.search must be a tuple of SearchParams (one per round), got {rounds!r}")
+        if len(rounds) >= self.effort.stage3_runs:
+            raise ValueError(
+                f"SolveOptions.effort.stage3_runs ({self.effort.stage3_runs}) must exceed the search rounds "
+                f"({len(rounds)}): each round ends in a Stage-3 run and the problem-2 plan needs one"
             )
         trials = self.timed_trials
         if not isinstance(trials, tuple) or not all(isinstance(t, TimedParams) for t in trials):
@@ -115,11 +135,80 @@ class SolveOptions:
             )
 
     @property
-    def effort_params(self) -> EffortParams:
-        """The budgets of ``effort``."""
-        return self.effort if isinstance(self.effort, EffortParams) else EFFORTS[self.effort]
+    def sources(self) -> tuple[str, ...]:
+        """The candidate sources problem 3 runs, in the registry's order."""
+        chosen = self.effort.sources
+        return tuple(SOURCES) if chosen is None else tuple(s for s in SOURCES if s in chosen)
 
-    @property
-    def effort_name(self) -> str:
-        """``effort``'s preset name, or ``custom`` for an :class:`~dansched.params.EffortParams`."""
-        return "custom" if isinstance(self.effort, EffortParams) else self.effort
+
+def _preset(
+    name: str,
+    effort: EffortParams,
+    search: tuple[SearchParams, ...],
+    polish_windows: int,
+    bounds: BoundParams,
+    exact_window_mode: str,
+    fields: dict[str, Any],
+) -> SolveOptions:
+    """The options of preset ``name`` with ``fields`` (other :class:`SolveOptions` fields)
+    set. The memory-aware windows follow from the preset, ``exact_window``,
+    ``exact_window_mode`` and ``time_limit``: with ``exact_window_mode="memory"`` and a
+    window width, half a window per second of ``time_limit`` after every Stage-3 run (the
+    limit their safety net); else ``polish_windows`` windows on the kept plan (ten times the
+    limit their safety net)."""
+    if exact_window_mode not in WINDOW_MODES:
+        raise ValueError(f"exact_window_mode must be one of {', '.join(WINDOW_MODES)}, got {exact_window_mode!r}")
+    base = SolveOptions(**fields)  # validates the fields given
+    limit, width = float(base.time_limit), base.exact_window
+    if exact_window_mode == "memory" and width > 0:
+        polish = MemoryWindowParams(
+            max(1, int(0.5 * limit)), width, after_every_run=True, wall_seconds=max(limit, 1e-3)
+        )
+    else:
+        polish = MemoryWindowParams(polish_windows, wall_seconds=max(10 * limit, 1e-3))
+    preset: dict[str, Any] = {
+        "effort": effort,
+        "effort_name": name,
+        "search": search,
+        "bounds": bounds,
+        "polish": polish,
+    }
+    return SolveOptions(**(preset | fields))
+
+
+def fast(exact_window_mode: str = "fixed", **fields: Any) -> SolveOptions:
+    """The paper's faster compile mode: MPAS, DLR and CPE once (the paper's placements, the
+    wave search), five polish windows, no makespan search, the linear-time report bounds."""
+    effort = EffortParams(
+        sources=("dlr",),
+        dlr_variants=0,
+        stage3_runs=1,
+        stage3_rounds=2,
+        stage1_search=False,
+        stage2_search=False,
+    )
+    return _preset("fast", effort, (), 5, BoundParams().linear(), exact_window_mode, fields)
+
+
+def default(exact_window_mode: str = "fixed", **fields: Any) -> SolveOptions:
+    """Every candidate source, four Stage-3 runs, one makespan-search round, 30 polish
+    windows, the report's bounds with their costly parts."""
+    return _preset("default", EffortParams(), (SearchParams(),), 30, BoundParams(), exact_window_mode, fields)
+
+
+def max_effort(exact_window_mode: str = "fixed", **fields: Any) -> SolveOptions:
+    """The default's work, then a longer search from its best plan and 100 polish windows:
+    never slower than the default."""
+    search = (SearchParams(200, 600_000), SearchParams(1000, 3_000_000))
+    return _preset("max", EffortParams(stage3_runs=5), search, 100, BoundParams(), exact_window_mode, fields)
+
+
+EFFORTS: dict[str, Callable[..., SolveOptions]] = {"fast": fast, "default": default, "max": max_effort}
+
+
+def effort_options(preset: str = "default", **fields: Any) -> SolveOptions:
+    """The complete options of the effort ``preset`` (a name of :data:`EFFORTS`), with
+    ``fields`` set (keyword arguments of :class:`SolveOptions`, and ``exact_window_mode``)."""
+    if preset not in EFFORTS:
+        raise ValueError(f"effort must be one of {', '.join(EFFORTS)}, got {preset!r}")
+    return EFFORTS[preset](**fields)

@@ -15,7 +15,8 @@ from typing import Any
 
 from ..budget import TrafficBudget
 from ..simulate import Evaluation
-from ..stages.dlr.stats import DlrStats
+from ..stages.cpe.window_driver import WindowStats
+from ..stages.dlr.stats import DlrStats, OrderSearchStats
 
 __all__ = [
     "PlanFigures",
@@ -89,7 +90,7 @@ class Stage2Report:
     found_by: str
     proven_optimal: bool
     bound: int | None = None
-    order_search: dict[str, Any] = field(default_factory=dict)
+    order_search: OrderSearchStats | None = None
 
     @classmethod
     def of(cls, ev: Evaluation, seconds: float, stats: DlrStats) -> Stage2Report:
@@ -104,7 +105,7 @@ class Stage2Report:
             stats.found_by,
             stats.proven_optimal,
             stats.bound,
-            stats.order_search.to_dict() if stats.order_search is not None else {},
+            stats.order_search,
         )
 
     def to_dict(self) -> dict[str, Any]:
@@ -120,8 +121,9 @@ class Stage2Report:
         }
         if self.bound is not None:
             out |= {"bound": self.bound, "gap": int(self.figures.extra_traffic or 0) - self.bound}
-        if self.order_search:
-            out["order_search"] = self.order_search
+        searched = self.order_search.to_dict() if self.order_search is not None else {}
+        if searched:
+            out["order_search"] = searched
         return out
 
 
@@ -152,7 +154,7 @@ class Stage3Report:
     found_by: str
     list_schedule_makespans: dict[str, int]
     local_evaluations: int
-    exact_windows: dict[str, Any] | None = None
+    exact_windows: WindowStats | None = None
 
     def to_dict(self) -> dict[str, Any]:
         out: dict[str, Any] = self.figures.to_dict() | {"seconds": round(self.seconds, 3)}
@@ -163,7 +165,7 @@ class Stage3Report:
             "local_evaluations": self.local_evaluations,
         }
         if self.exact_windows is not None:
-            out["exact_windows"] = self.exact_windows
+            out["exact_windows"] = self.exact_windows.to_dict()
         return out
 
 

@@ -21,7 +21,7 @@ from ..stages.dlr.stage import DlrResult, dlr_plan
 from ..stages.mpas.lifetime import lifetime_order
 from ..stages.mpas.stage import mpas_order
 from .options import SolveOptions
-from .problem3 import problem3
+from .problem3.loop import problem3
 from .report import PlanFigures, RelayoutReport, SolveReport, Stage1Report, Stage2Report, Stage3Report
 
 __all__ = ["SolveResult", "solve"]
@@ -46,7 +46,7 @@ def _stage1(inst: Instance, opts: SolveOptions) -> tuple[list[int], str, bool]:
     """The Stage-1 order, how it was found and whether it is L0-legal (a problem-1 plan).
     Problems 2 and 3 have no single-residency rule, so when no L0-legal order exists any
     order that keeps the buffer lifetimes will do."""
-    search = opts.effort_params.stage1_search
+    search = opts.effort.stage1_search
     params = opts.mpas if search else replace(opts.mpas, restart_work=0)  # no search: the compacted input order
     variant = "mpas-greedy" if opts.variant == "mpas" and not search else opts.variant
     try:
@@ -65,7 +65,7 @@ def _stage2(inst: Instance, order1: list[int], opts: SolveOptions, say: Progress
     plan. An effort without Stage-2 search runs the paper's placements (best fit with
     greedy or window eviction) on the Stage-1 order and, of the order search, the wave
     search alone."""
-    if opts.effort_params.stage2_search:
+    if opts.effort.stage2_search:
         s2 = dlr_plan(inst, order1, victim=opts.victim, params=opts.dlr)
         order_search = opts.order_search
     else:
@@ -105,7 +105,6 @@ def solve(inst: Instance, opts: SolveOptions | None = None, progress: Progress |
     if s3.steps:
         relayout = RelayoutReport(PlanFigures.of(s3.layout_evaluation), s3.seconds, len(s3.steps), list(s3.steps))
     stats = s3.cpe.stats
-    windows = stats.exact_windows or stats.memory_windows
     cpe = Stage3Report(
         PlanFigures.of(p3.evaluation),
         p3.seconds,
@@ -113,7 +112,7 @@ def solve(inst: Instance, opts: SolveOptions | None = None, progress: Progress |
         stats.found_by,
         dict(stats.list_schedule_makespans),
         stats.local_evaluations,
-        windows.to_dict() if windows is not None else None,
+        stats.exact_windows or stats.memory_windows,
     )
     report = SolveReport(
         3,

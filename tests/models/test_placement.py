@@ -8,7 +8,7 @@ from dansched.hardware import load_hardware
 from dansched.instance import instance_from_records
 from dansched.models.placement import fixed_order_placement
 from dansched.params import BoundParams
-from dansched.pipeline import SolveOptions, solve
+from dansched.pipeline import SolveOptions, effort_options, solve
 from dansched.simulate import evaluate
 
 
@@ -67,7 +67,7 @@ def _check_bounds(seed: int, tmp_path) -> bool:
     toml = tmp_path / "tight.toml"
     toml.write_text("[tiers]\n" + "".join(f"{t} = {x}\n" for t, x in sorted(need.items())))
     inst = instance_from_records(f"r{seed}", nodes, edges, load_hardware(toml))
-    for opts in (SolveOptions(problem=3), SolveOptions(problem=3, effort="fast")):
+    for opts in (SolveOptions(problem=3), effort_options("fast", problem=3)):
         res = solve(inst, opts)
         assert res.evaluation.valid
         for row in audit_plan(inst, res.plan, res.evaluation, time_limit=5):

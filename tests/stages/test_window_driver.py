@@ -62,8 +62,8 @@ def test_fixed_and_memory_windows_give_valid_plans_no_slower(family, seed):
     assert fixed.valid, fixed.errors[:3]
     assert fixed.makespan == makespan <= ev.makespan and is_refinement(skel, order)
     assert stats.windows >= 1 and (makespan < ev.makespan) == (stats.improved > 0)
-    params = MemoryWindowParams(deterministic_time=0.2, windows_per_second=2)
-    new_plan, new_ev, mstats = memory_exact_windows(inst, plan, ev, 16, time_limit=3, params=params)
+    params = MemoryWindowParams(windows=6, width=16, deterministic_time=0.2, wall_seconds=3)
+    new_plan, new_ev, mstats = memory_exact_windows(inst, plan, ev, params)
     again = evaluate(inst, new_plan)
     assert again.valid and again.makespan == new_ev.makespan == mstats.makespan_after <= ev.makespan
     assert (again.extra_traffic, again.spill_count) == (ev.extra_traffic, ev.spill_count)

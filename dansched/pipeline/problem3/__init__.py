@@ -13,8 +13,8 @@ offsets, memory-event orders.
   moves; :mod:`.address_times` is its address-release map);
 - :mod:`.polish` -- the memory-aware CP-SAT windows along the critical chain;
 - :mod:`.search` -- the makespan search: the layout it edits, its moves, the ALNS driver.
+
+The package exports nothing itself: :mod:`dansched.pipeline.options` reads the registry of
+:mod:`.candidates` to check the source names it is given, and :mod:`.loop` reads those
+options, so the loop is imported by name (``dansched.pipeline.problem3.loop``).
 """
-
-from .loop import Problem3Result, problem3, run_stage3
-
-__all__ = ["Problem3Result", "problem3", "run_stage3"]

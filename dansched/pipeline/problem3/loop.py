@@ -71,31 +71,29 @@ class Problem3Result:
     search: list[dict[str, Any]] = field(default_factory=list)
 
 
+def _memory_windows(inst: Instance, s3: Stage3Result, opts: SolveOptions) -> Stage3Result:
+    """``s3`` polished by the memory-aware CP-SAT windows of ``opts.polish``."""
+    ev = _detailed(inst, s3.cpe.plan, s3.evaluation)
+    cpe, ev = memory_window_polish(inst, s3.cpe, ev, opts.polish, seed=opts.seed, cpe=opts.cpe)
+    ev = judged(inst, cpe.plan, "Stage 3 (memory-aware CP-SAT windows)", ev)
+    return replace(s3, cpe=cpe, evaluation=ev)
+
+
 def run_stage3(inst: Instance, plan2: Plan, ev2: Evaluation, opts: SolveOptions) -> Stage3Result:
-    """The full Stage 3 on one Stage-2 plan (:func:`~dansched.pipeline.problem3.stage3.stage3`); with
-    ``exact_window_mode="memory"`` the memory-aware CP-SAT windows polish its result."""
+    """The full Stage 3 on one Stage-2 plan (:func:`~dansched.pipeline.problem3.stage3.stage3`);
+    with ``opts.polish.after_every_run`` the memory-aware CP-SAT windows polish its result."""
     s3 = stage3(
         inst,
         plan2,
         ev2,
-        rounds=opts.effort_params.stage3_rounds,
+        rounds=opts.effort.stage3_rounds,
         exact_window=opts.exact_window,
         time_limit=opts.time_limit,
         seed=opts.seed,
         params=opts.cpe,
     )
-    if opts.exact_window > 0 and opts.exact_window_mode == "memory":
-        cpe, ev = memory_window_polish(
-            inst,
-            s3.cpe,
-            s3.evaluation,
-            opts.exact_window,
-            time_limit=opts.time_limit,
-            seed=opts.seed,
-            params=opts.memory_windows,
-        )
-        ev = judged(inst, cpe.plan, "Stage 3 (memory-aware CP-SAT windows)", ev)
-        s3 = replace(s3, cpe=cpe, evaluation=ev)
+    if opts.polish.after_every_run and opts.polish.windows > 0:
+        s3 = _memory_windows(inst, s3, opts)
     return s3
 
 
@@ -107,7 +105,7 @@ def _check_stage3(ev2: Evaluation, s3: Stage3Result, opts: SolveOptions) -> None
     for key in ("extra_traffic", "spill_count"):
         if getattr(ev3, key) != getattr(ev2, key):
             raise PlanInvalidError(f"Stage 3 (CPE) changed {key} ({getattr(ev2, key)} -> {getattr(ev3, key)})")
-    if ev3.physical_peak != s3.layout_evaluation.physical_peak and opts.exact_window_mode != "memory":
+    if ev3.physical_peak != s3.layout_evaluation.physical_peak and not opts.polish.after_every_run:
         raise PlanInvalidError("Stage 3 (CPE) changed the physical peak")
     if s3.cpe.plan.offsets != s3.layout.offsets or s3.cpe.plan.spills != s3.layout.spills:
         raise PlanInvalidError("Stage 3 (CPE) changed the layout or the spill plan")
@@ -144,7 +142,7 @@ def _collect(
     """Steps 2 and 3 of the module docstring: every candidate's row, and the admitted ones
     screened. Only the problem-2 plan and the ``stage3_runs`` best screened candidates keep
     their per-node detail; the others drop it at once."""
-    effort = opts.effort_params
+    effort = opts.effort
     ctx = SourceContext(
         inst, order1, s2, budget, effort, opts.mpas, opts.dlr, opts.variant, opts.victim, opts.timed_trials
     )
@@ -172,7 +170,7 @@ def _collect(
             detailed.pop().candidate.evaluation.drop_detail()
 
     take(problem2_candidate(s2))
-    for name in effort.sources:
+    for name in opts.sources:
         say(f"Problem 3: candidates from {name} (budget {budget.allowance:,} traffic)")
         for cand in SOURCES[name](ctx):
             take(cand)
@@ -198,8 +196,7 @@ def _stage3_on_finalists(
     """Step 4: the full Stage 3 on the problem-2 plan and the best screened others, as many
     as the effort leaves once the search rounds have their runs; the fastest (the earlier
     on ties) and how many runs were made."""
-    effort = opts.effort_params
-    finalists = _finalists(screened, max(1, effort.stage3_runs - len(effort.search_iterations)))
+    finalists = _finalists(screened, max(1, opts.effort.stage3_runs - len(opts.search)))
     best: _Kept | None = None
     for k, item in enumerate(finalists):
         cand = item.candidate
@@ -225,15 +222,13 @@ def _search_rounds(
     after round from the best plan so far; a round that improves it ends in a full Stage-3
     run on its plan, a candidate row of source ``makespan-search``. Returns the fastest
     plan, each round's report and the Stage-3 runs made."""
-    effort = opts.effort_params
     reports: list[dict[str, Any]] = []
     runs = 0
     start = kept
     plan, ev = kept.stage3.cpe.plan, kept.stage3.evaluation
-    for r, (iterations, work) in enumerate(zip(effort.search_iterations, effort.search_work)):
-        say(f"Makespan search, round {r + 1} of {len(effort.search_iterations)}: at most {iterations} moves")
+    for r, params in enumerate(opts.search):
+        say(f"Makespan search, round {r + 1} of {len(opts.search)}: at most {params.iterations} moves")
         ev = _detailed(inst, plan, ev)
-        params = replace(opts.search, iterations=iterations, work=work)
         got = makespan_search(inst, plan, ev, budget.allowance, params, seed=opts.seed + r)
         reports.append(got.to_dict())
         if got.plan is plan:
@@ -264,27 +259,15 @@ def _search_rounds(
 
 
 def _polish(inst: Instance, kept: _Kept, opts: SolveOptions, say: Progress) -> Stage3Result:
-    """Step 6: ``kept``'s Stage-3 result polished by ``effort.polish_windows`` memory-aware
-    windows (none when every Stage-3 run had its own, ``exact_window_mode="memory"``); the
-    wall-clock safety net is ten times ``opts.time_limit``, as for the order search."""
-    effort = opts.effort_params
+    """Step 6: ``kept``'s Stage-3 result polished by the memory-aware windows of
+    ``opts.polish`` (none when they ran after every Stage-3 run instead)."""
     s3 = kept.stage3
-    if effort.polish_windows == 0 or (opts.exact_window > 0 and opts.exact_window_mode == "memory"):
+    if opts.polish.windows == 0 or opts.polish.after_every_run:
         return s3
-    say(f"Polish: {effort.polish_windows} memory-aware CP-SAT windows on the kept plan")
-    ev = _detailed(inst, s3.cpe.plan, s3.evaluation)
-    cpe, ev = memory_window_polish(
-        inst,
-        s3.cpe,
-        ev,
-        effort.polish_width,
-        time_limit=10 * opts.time_limit,
-        seed=opts.seed,
-        params=opts.memory_windows,
-        windows=effort.polish_windows,
-    )
-    kept.row.makespan = ev.metrics().makespan
-    return replace(s3, cpe=cpe, evaluation=ev)
+    say(f"Polish: {opts.polish.windows} memory-aware CP-SAT windows on the kept plan")
+    s3 = _memory_windows(inst, s3, opts)
+    kept.row.makespan = s3.makespan
+    return s3
 
 
 def problem3(inst: Instance, s2: DlrResult, order1: list[int], opts: SolveOptions, say: Progress) -> Problem3Result:

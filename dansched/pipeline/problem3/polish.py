@@ -10,8 +10,8 @@ kept only when it is valid, strictly faster (Eq. 36), with the same traffic and
 spill count; the physical peak may change (problem 3 bounds traffic, not peak).
 
 Deterministic: one worker, a fixed seed, a ``max_deterministic_time`` per window
-and a window count derived from ``time_limit`` (:class:`MemoryWindowParams`);
-the wall clock is only a safety net.
+and a window count (:class:`~dansched.params.MemoryWindowParams`); the wall clock is
+only a safety net.
 """
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ from typing import Any
 
 from ...instance import Instance
 from ...models.memory_window import memory_window_context, solve_memory_window
-from ...params import MemoryWindowParams
+from ...params import CpeParams, MemoryWindowParams
 from ...plan import Plan
 from ...simulate import Evaluation, evaluate
 from ...stages.cpe.refine import CPEResult, cpe_refine
@@ -69,21 +69,12 @@ class _MemoryRound:
 
 
 def memory_exact_windows(
-    inst: Instance,
-    plan: Plan,
-    ev: Evaluation,
-    width: int,
-    *,
-    time_limit: float = 60.0,
-    seed: int = 0,
-    params: MemoryWindowParams = MemoryWindowParams(),
-    windows: int | None = None,
+    inst: Instance, plan: Plan, ev: Evaluation, params: MemoryWindowParams, *, seed: int = 0
 ) -> tuple[Plan, Evaluation, WindowStats]:
     """Polish the valid ``plan`` (judged as ``ev``, with its augmented graph) with
-    memory-aware windows of ``width`` operation nodes: ``windows`` of them, or as many as
-    ``params.windows_per_second`` of ``time_limit`` (the wall-clock safety net in both
-    cases). Returns (plan, evaluation, stats); the plan is ``plan`` itself when no window
-    helped."""
+    ``params.windows`` memory-aware windows of ``params.width`` operation nodes
+    (``params.wall_seconds`` the wall-clock safety net). Returns (plan, evaluation, what the
+    slide did); the plan is ``plan`` itself when no window helped."""
     assert ev.valid and ev.graph is not None and ev.start is not None and ev.end is not None
     first = ev.metrics().makespan
 
@@ -97,36 +88,32 @@ def memory_exact_windows(
 
     run = slide_windows(
         (plan, ev),
-        width,
+        params.width,
         start_round=lambda cur: _MemoryRound(inst, cur[0], cur[1], seed, params),
         judge=judge,
-        max_windows=windows if windows is not None else max(1, int(params.windows_per_second * time_limit)),
-        time_limit=time_limit,
+        max_windows=params.windows,
+        time_limit=params.wall_seconds,
     )
     plan, ev = run.state
-    return plan, ev, WindowStats.of(run, "memory", width, first, ev.metrics().makespan)
+    return plan, ev, WindowStats.of(run, "memory", params.width, first, ev.metrics().makespan)
 
 
 def memory_window_polish(
     inst: Instance,
     s3: CPEResult,
     ev3: Evaluation,
-    width: int,
+    params: MemoryWindowParams,
     *,
-    time_limit: float,
-    seed: int,
-    params: MemoryWindowParams = MemoryWindowParams(),
-    windows: int | None = None,
+    seed: int = 0,
+    cpe: CpeParams = CpeParams(),
 ) -> tuple[CPEResult, Evaluation]:
-    """The pipeline's hook: memory-aware windows on CPE's result ``s3`` (judged as ``ev3``;
-    ``windows`` as in :func:`memory_exact_windows`), then CPE again inside the new memory
-    skeleton; the faster result, its ``stats.memory_windows`` saying what the windows did."""
-    plan, ev, stats = memory_exact_windows(
-        inst, s3.plan, ev3, width, time_limit=time_limit, seed=seed, params=params, windows=windows
-    )
+    """The problem-3 hook: memory-aware windows on CPE's result ``s3`` (judged as ``ev3``),
+    then CPE (``cpe``: its parameters) again inside the new memory skeleton; the faster
+    result, its ``stats.memory_windows`` saying what the windows did."""
+    plan, ev, stats = memory_exact_windows(inst, s3.plan, ev3, params, seed=seed)
     if ev.metrics().makespan >= ev3.metrics().makespan:
         return CPEResult(s3.plan, replace(s3.stats, memory_windows=stats), s3.makespan), ev3
-    again = cpe_refine(inst, plan, ev)
+    again = cpe_refine(inst, plan, ev, params=cpe)
     ev_again = evaluate(inst, again.plan)
     if _acceptable(ev_again, ev):
         plan, ev = again.plan, ev_again

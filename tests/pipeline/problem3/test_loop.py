@@ -3,8 +3,6 @@ named sources, one screen each, the full Stage 3 on the best few, the fastest ke
 
 from __future__ import annotations
 
-from dataclasses import replace
-
 import pytest
 from helpers import SHIPPED
 from hypothesis import given, settings
@@ -13,8 +11,8 @@ from hypothesis import strategies as st
 from dansched.budget import TrafficBudget
 from dansched.hardware import load_hardware
 from dansched.instance import load_instance
-from dansched.params import EFFORTS, SOURCE_NAMES
-from dansched.pipeline import SolveOptions, solve
+from dansched.params import EffortParams, MemoryWindowParams
+from dansched.pipeline import SolveOptions, effort_options, solve
 from dansched.pipeline.problem3.candidates import SOURCES, SourceContext
 from dansched.pipeline.solve import _stage1, _stage2
 from dansched.simulate import evaluate
@@ -86,13 +84,13 @@ def test_the_polish_keeps_the_traffic_and_never_slows_the_kept_plan(tight, solve
     """Step 6 against the same solve without it: the polished plan is valid, carries the
     same traffic and spills, ends no later, and the report says how many windows ran."""
     res = solved[0]
-    bare = solve(tight, SolveOptions(problem=3, effort=replace(EFFORTS["default"], polish_windows=0)))
+    bare = solve(tight, SolveOptions(problem=3, polish=MemoryWindowParams(windows=0)))
     ev, ev0 = evaluate(tight, res.plan), evaluate(tight, bare.plan)
     assert ev.valid and ev0.valid
     assert (ev.extra_traffic, ev.spill_count) == (ev0.extra_traffic, ev0.spill_count)
     assert ev.makespan <= ev0.makespan
     windows = res.report.to_dict()["stages"]["cpe"]["exact_windows"]
-    assert windows["mode"] == "memory" and 1 <= windows["windows"] <= EFFORTS["default"].polish_windows
+    assert windows["mode"] == "memory" and 1 <= windows["windows"] <= SolveOptions().polish.windows
     assert "exact_windows" not in bare.report.to_dict()["stages"]["cpe"]
 
 
@@ -108,7 +106,7 @@ def test_the_fastest_finalist_is_kept_and_is_the_final_plan(tight, solved, slack
     assert kept[0]["makespan"] == ev.makespan == min(r["makespan"] for r in finalists)
     assert kept[0]["traffic"] == ev.extra_traffic
     assert rows[0] in finalists  # the problem-2 plan always gets the full Stage 3
-    assert len(finalists) == res.report.cpe.runs <= EFFORTS["default"].stage3_runs
+    assert len(finalists) == res.report.cpe.runs <= SolveOptions().effort.stage3_runs
     # a finalist's full Stage 3 never ends above its screen (Stage 3 starts from that order)
     assert all(r["makespan"] <= r["screened"] for r in finalists)
 
@@ -124,8 +122,8 @@ def test_finalists_are_the_problem2_plan_then_each_sources_best_screened(solved,
             seen.add(rows[key[2]]["source"])
             leaders.append(key)
     ranked = sorted(leaders) + [k for k in others if k not in leaders]
-    effort = EFFORTS["default"]
-    want = {i for *_, i in ranked[: effort.stage3_runs - len(effort.search_iterations) - 1]}
+    opts = SolveOptions()
+    want = {i for *_, i in ranked[: opts.effort.stage3_runs - len(opts.search) - 1]}
     got = {i for i, r in stage2 if i and r["makespan"] is not None}
     assert got == want
 
@@ -140,8 +138,13 @@ def test_identical_plans_are_screened_once(solved):
                 assert row["screened"] is None and row["makespan"] is None
 
 
-def test_source_names_are_the_registry():
-    assert tuple(SOURCES) == SOURCE_NAMES
+def test_every_source_runs_by_default_and_an_unknown_one_is_refused():
+    assert SolveOptions().sources == tuple(SOURCES) == effort_options("max").sources
+    assert effort_options("fast").sources == ("dlr",)
+    picked = SolveOptions(effort=EffortParams(sources=("time-driven", "dlr")))
+    assert picked.sources == ("dlr", "time-driven")  # the registry's order
+    with pytest.raises(ValueError, match="unknown source 'oracle'"):
+        SolveOptions(effort=EffortParams(sources=("dlr", "oracle")))
 
 
 def _context(inst, **opts):
@@ -149,7 +152,7 @@ def _context(inst, **opts):
     order1, _, _ = _stage1(inst, o)
     s2 = _stage2(inst, order1, o, lambda _m: None)
     budget = TrafficBudget.of(s2.evaluation.extra_traffic, 1000)
-    return SourceContext(inst, order1, s2, budget, o.effort_params, o.mpas, o.dlr, o.variant, o.victim)
+    return SourceContext(inst, order1, s2, budget, o.effort, o.mpas, o.dlr, o.variant, o.victim)
 
 
 def test_each_source_yields_evaluator_accepted_plans_named_by_what_made_them(tight):
@@ -163,12 +166,12 @@ def test_each_source_yields_evaluator_accepted_plans_named_by_what_made_them(tig
     by = {}
     for c in ctx.made:
         by.setdefault(c.source, []).append(c.detail)
-    assert by["victim-rules"] == list(EFFORTS["default"].victim_rules)
+    assert by["victim-rules"] == list(SolveOptions().effort.victim_rules)
     assert by["algorithm-1-order"] == ["mpas-paper"]
     assert by["dlr-on-time-driven"] == [
         min((c for c in ctx.made if c.source == "time-driven"), key=lambda c: c.evaluation.makespan).detail
     ]
-    assert len(by["dlr"]) <= EFFORTS["default"].dlr_variants
+    assert len(by["dlr"]) <= SolveOptions().effort.dlr_variants
 
 
 def test_an_ablation_keeps_its_own_victim_rule(tight):
@@ -180,12 +183,12 @@ def test_an_ablation_keeps_its_own_victim_rule(tight):
 
 
 def test_effort_fast_runs_each_stage_once(tight):
-    res = solve(tight, SolveOptions(problem=3, effort="fast"))
+    res = solve(tight, effort_options("fast", problem=3))
     report = res.report.to_dict()
     assert evaluate(tight, res.plan).valid
     assert len(report["candidates"]) == 1 and report["candidates"][0]["kept"]
     assert report["stages"]["cpe"]["runs"] == 1 and report["search"] == []
-    assert len(report["stages"].get("relayout", {}).get("steps", [])) <= EFFORTS["fast"].stage3_rounds
+    assert len(report["stages"].get("relayout", {}).get("steps", [])) <= effort_options("fast").effort.stage3_rounds
     assert report["effort"] == "fast" and report["stages"]["mpas"]["variant"].startswith("mpas[")
     dlr = report["stages"]["dlr"]
     assert dlr["placement"] in ("bestfit-greedy", "bestfit-window")
@@ -212,7 +215,6 @@ def test_dlr_on_the_time_driven_order_skips_dlr_only_when_no_plan_of_that_order_
     from helpers import generated, stage2_reference
 
     from dansched.models.traffic import traffic_lower_bound
-    from dansched.params import EffortParams
     from dansched.pipeline.problem3.candidates import Candidate
     from dansched.pipeline.problem3.timed import DEFAULT_TRIALS, timed_schedule
     from dansched.stages.dlr.reorder import tighten_lifetimes

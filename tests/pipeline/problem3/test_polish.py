@@ -10,7 +10,7 @@ from dansched.generate import generate
 from dansched.hardware import load_hardware
 from dansched.instance import instance_from_records
 from dansched.params import MemoryWindowParams
-from dansched.pipeline import SolveOptions, solve
+from dansched.pipeline import SolveOptions, effort_options, solve
 from dansched.pipeline.problem3.polish import memory_exact_windows
 from dansched.plan import Plan
 from dansched.simulate import evaluate
@@ -50,9 +50,7 @@ def test_memory_window_swaps_segments_sharing_addresses(tmp_path):
     fixed = cpe_refine(inst, plan, ev, exact_window=64, time_limit=5)
     assert evaluate(inst, fixed.plan).makespan == 175
     # b1's segment first: B 0-10, Y 10-15, FREE b1 at 15, ALLOC b0; Z 0-50, A 50-60, X 60-160
-    new_plan, new_ev, stats = memory_exact_windows(
-        inst, plan, ev, 64, time_limit=20, params=MemoryWindowParams(windows_per_second=0.25)
-    )
+    new_plan, new_ev, stats = memory_exact_windows(inst, plan, ev, MemoryWindowParams(windows=5, width=64))
     assert new_ev.valid and evaluate(inst, new_plan).makespan == 160 == new_ev.makespan
     assert new_plan.order.index(8) < new_plan.order.index(0)  # FREE b1 before ALLOC b0
     assert new_ev.extra_traffic == ev.extra_traffic and new_ev.physical_peak == ev.physical_peak
@@ -63,9 +61,11 @@ def test_memory_window_params_are_validated():
     with pytest.raises(ValueError):
         MemoryWindowParams(deterministic_time=0)
     with pytest.raises(ValueError):
-        MemoryWindowParams(windows_per_second=-1)
+        MemoryWindowParams(windows=-1)
     with pytest.raises(ValueError):
-        solve(instance_from_records("x", *generate("matmul", 1, 0)), SolveOptions(exact_window_mode="bogus"))
+        MemoryWindowParams(width=0)
+    with pytest.raises(ValueError):
+        effort_options("default", exact_window_mode="bogus")
 
 
 @pytest.mark.parametrize("family,seed", [("fa", 0), ("matmul", 1)])
@@ -74,11 +74,46 @@ def test_memory_windows_valid_and_deterministic(family, seed):
     inst = instance_from_records(f"{family}{seed}", nodes, edges)
     res = solve(inst, SolveOptions(problem=3))
     ev = evaluate(inst, res.plan)
-    params = MemoryWindowParams(deterministic_time=0.2, windows_per_second=0.25)
-    runs = [memory_exact_windows(inst, res.plan, ev, 32, time_limit=20, params=params) for _ in range(2)]
+    params = MemoryWindowParams(windows=5, width=32, deterministic_time=0.2)
+    runs = [memory_exact_windows(inst, res.plan, ev, params) for _ in range(2)]
     (p1, e1, s1), (p2, _, _) = runs
     assert p1 == p2
     again = evaluate(inst, p1)
     assert again.valid and again.makespan == e1.makespan <= ev.makespan
     assert (again.extra_traffic, again.spill_count) == (ev.extra_traffic, ev.spill_count)
     assert p1.offsets == res.plan.offsets and p1.spills == res.plan.spills
+
+
+def test_the_callers_cpe_params_reach_the_cpe_after_the_windows(tmp_path, monkeypatch):
+    """After an improving window, CPE runs again inside the new skeleton with the caller's
+    CpeParams (it once ran with the defaults whatever the solve was given); and the problem-3
+    loop hands the solve's own CpeParams to the polish."""
+    from dansched.params import CpeParams
+    from dansched.pipeline.problem3 import loop, polish
+
+    inst, plan = _swap_case(tmp_path)
+    ev = evaluate(inst, plan)
+    seen = []
+    real = polish.cpe_refine
+
+    def spy(*args, **kwargs):
+        seen.append(kwargs.get("params"))
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(polish, "cpe_refine", spy)
+    mine = CpeParams(width=3, local_evaluations=7)
+    s3 = real(inst, plan, ev, params=mine)
+    got, got_ev = polish.memory_window_polish(inst, s3, ev, MemoryWindowParams(windows=5), cpe=mine)
+    assert got_ev.valid and got_ev.makespan == 160 and got.stats.memory_windows.improved >= 1
+    assert seen == [mine]
+
+    handed = []
+    real_polish = loop.memory_window_polish
+
+    def polish_spy(*args, **kwargs):
+        handed.append(kwargs.get("cpe"))
+        return real_polish(*args, **kwargs)
+
+    monkeypatch.setattr(loop, "memory_window_polish", polish_spy)
+    res = solve(inst, SolveOptions(problem=3, cpe=mine, polish=MemoryWindowParams(windows=2)))
+    assert handed and all(p == mine for p in handed) and evaluate(inst, res.plan).valid
