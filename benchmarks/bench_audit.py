@@ -3,7 +3,7 @@
 On small generated graphs, :func:`dansched.models.joint.joint_min_traffic` (order +
 residency + offsets + spills in one CP-SAT model) gives the least extra traffic of
 any valid plan, and it is compared with the problem-2 plan of the pipeline
-(``dansched.pipeline.solve(inst, SolveOptions(problem=2))``: MPAS then DLR).
+(``dansched.pipeline.run_pipeline(inst, SolveOptions(problem=2))``: MPAS then DLR).
 
 Instances. ``generate("random", 1, seed)`` has 44-54 nodes, more than the 20-40 the
 audit is for, and scale 1 is the smallest, so each graph is the prefix of the
@@ -55,7 +55,7 @@ import ortools
 from dansched.instance import Instance
 from dansched.models.joint import joint_min_traffic
 from dansched.models.placement import fixed_order_placement
-from dansched.pipeline import SolveOptions, solve
+from dansched.pipeline import SolveOptions, run_pipeline
 from dansched.simulate import evaluate
 from dansched.testing import audit_instance
 
@@ -164,7 +164,7 @@ def report(rows: list[dict[str, Any]], scan: dict[str, Any], args: argparse.Name
     out = [
         "# bench_audit",
         "",
-        "The pipeline's problem-2 plan (`solve(inst, SolveOptions(problem=2))`: MPAS, DLR, then the order search",
+        "The pipeline's problem-2 plan (`run_pipeline(inst, SolveOptions(problem=2))`: MPAS, DLR, then the order search",
         "of `dansched.stages.dlr.order_search`, which may replace DLR's plan; *DLR* is DLR's plan alone)",
         "against the exact joint optimum of `dansched.models.joint` (order + residency + offsets + spills",
         "in one CP-SAT model) on small graphs of the random family. Every plan below was accepted by",
@@ -276,13 +276,13 @@ def main(argv: list[str] | None = None) -> int:
     while len(rows) < args.count and seed < args.scan_limit:
         inst = audit_instance(seed, args.max_nodes)
         t0 = time.perf_counter()
-        dlr = solve(inst, SolveOptions(problem=2, order_search=None))
+        dlr = run_pipeline(inst, SolveOptions(problem=2, order_search=None))
         dlr_traffic = int(dlr.evaluation.extra_traffic)
         scan["scanned"] += 1
         scan["spilling"] += dlr_traffic > 0
         if args.select == "all" or dlr_traffic > 0:
             t0 = time.perf_counter()
-            res = solve(inst, SolveOptions(problem=2, time_limit=args.time_limit))
+            res = run_pipeline(inst, SolveOptions(problem=2, time_limit=args.time_limit))
             seconds = time.perf_counter() - t0
             traffic = int(res.evaluation.extra_traffic)
             row = run_one(inst, res.plan, traffic, seconds, args.deterministic_time)

@@ -39,7 +39,7 @@ from dansched.models.peak import peak_lower_bound  # noqa: E402
 from dansched.models.peak_contracted import contracted_peak_bound  # noqa: E402
 from dansched.models.peak_product import product_peak_bound  # noqa: E402
 from dansched.models.traffic_global import global_traffic_bound  # noqa: E402
-from dansched.pipeline import SolveOptions, solve  # noqa: E402
+from dansched.pipeline import SolveOptions, run_pipeline  # noqa: E402
 
 CASES = ["Conv_Case0", "FlashAttention_Case0", "FlashAttention_Case1", "Matmul_Case0", "Matmul_Case1"]
 EXACT_MAX_NODES = 80
@@ -69,8 +69,8 @@ def bench_case(path: Path, plans: bool) -> list[str]:
     name = path.stem
     p1 = p2 = None
     if plans:
-        p1, t1 = _timed(solve, inst, SolveOptions(problem=1))
-        p2, t2 = _timed(solve, inst, SolveOptions(problem=2))
+        p1, t1 = _timed(run_pipeline, inst, SolveOptions(problem=1))
+        p2, t2 = _timed(run_pipeline, inst, SolveOptions(problem=2))
     peak = p1.evaluation.max_v_stay if p1 else None
     traffic = p2.evaluation.extra_traffic if p2 else None
     rows = []

@@ -75,7 +75,7 @@ def run_case(case: str, how: str) -> tuple[str, str]:
     # Table 4: same order, no order search, cost-aware vs LRU
     figs = {}
     for victim in ("cost", "lru"):
-        r = dlr_plan(inst, order, victim=victim, search=False, placements=("bestfit-greedy",))
+        r = dlr_plan(inst, order, victim=victim, other_orders=False, placements=("bestfit-greedy",))
         e = r.evaluation
         assert e.valid
         figs[victim] = (e.extra_traffic, e.spill_count, e.makespan)

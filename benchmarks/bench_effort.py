@@ -34,7 +34,7 @@ from bench_timing import source_wins  # the same tally, run from benchmarks/ as 
 from dansched.generate import generate
 from dansched.instance import instance_from_records
 from dansched.models.floors import INSTANCE_SCOPE, makespan_floors
-from dansched.pipeline import effort_options, solve
+from dansched.pipeline import effort_options, run_pipeline
 from dansched.simulate import evaluate
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -47,7 +47,7 @@ def measure(family: str, scale: int, effort: str) -> dict[str, Any]:
     nodes, edges = generate(family, scale, 0)
     inst = instance_from_records(f"{family}_s{scale}", nodes, edges)
     t0 = time.perf_counter()
-    res = solve(inst, effort_options(effort, problem=3))
+    res = run_pipeline(inst, effort_options(effort, problem=3))
     seconds = time.perf_counter() - t0
     ev = evaluate(inst, res.plan)
     if not ev.valid:

@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from dansched.instance import load_instance
-from dansched.pipeline import SolveOptions, solve
+from dansched.pipeline import SolveOptions, run_pipeline
 
 REPO = Path(__file__).resolve().parents[1]
 # ../shared next to the repository (as tests/conftest.py expects), or two levels up from a worktree
@@ -47,7 +47,7 @@ CASES = ["Conv_Case0", "FlashAttention_Case0", "FlashAttention_Case1", "Matmul_C
 def run(inst, problem: int, search: bool) -> dict[str, Any]:
     opts = SolveOptions(problem=problem) if search else SolveOptions(problem=problem, order_search=None)
     t0 = time.perf_counter()
-    res = solve(inst, opts)
+    res = run_pipeline(inst, opts)
     seconds = time.perf_counter() - t0
     ev = res.evaluation
     if not ev.valid:

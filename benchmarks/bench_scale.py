@@ -2,7 +2,7 @@
 100k and 1M nodes; time and peak memory per stage, and the growth exponent.
 
 Each size runs in its own process (so peak RSS is that size's): generate, load,
-then :func:`dansched.pipeline.solve` for problem 3 -- exactly what ``dansched
+then :func:`dansched.pipeline.run_pipeline` for problem 3 -- exactly what ``dansched
 solve --problem 3`` runs (MPAS, DLR, CPE with its Stage-2 rounds), every stage's
 plan checked by the evaluator. Writes ``benchmarks/results/bench_scale.md``
 (``bench_scale_<family>.md`` for ``--family`` other than ``random``).
@@ -41,11 +41,11 @@ def scale_for(family: str, target_nodes: int) -> int:
 
 
 def run_size(target_nodes: int, family: str, seed: int) -> dict:
-    """One size, in this process: ``dansched solve --problem 3`` (:func:`dansched.pipeline.solve`)
+    """One size, in this process: ``dansched solve --problem 3`` (:func:`dansched.pipeline.run_pipeline`)
     on a generated graph; seconds per stage from its report, peak RSS (MiB) at each stage's end."""
     from dansched.generate import generate
     from dansched.instance import instance_from_records
-    from dansched.pipeline import SolveOptions, solve
+    from dansched.pipeline import SolveOptions, run_pipeline
 
     row: dict = {"family": family}
     rss: list[float] = []
@@ -57,7 +57,7 @@ def run_size(target_nodes: int, family: str, seed: int) -> dict:
     del nodes, edges
     row["load_s"] = time.perf_counter() - t
     row["nodes"], row["edges"] = inst.n, inst.num_edges
-    res = solve(inst, SolveOptions(problem=3), progress=lambda _msg: rss.append(peak_rss_mib()))
+    res = run_pipeline(inst, SolveOptions(problem=3), progress=lambda _msg: rss.append(peak_rss_mib()))
     rss.append(peak_rss_mib())  # rss[k]: peak so far when stage k+1 starts; the last: at the end
     report = res.report.to_dict()
     stages = report["stages"]

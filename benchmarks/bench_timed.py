@@ -55,11 +55,11 @@ TARGETS = {  # targets by slack (slack 100: the fastest bench method within 2x t
 
 def solve_report(case: str, slack: float) -> dict:
     from dansched.instance import load_instance
-    from dansched.pipeline import SolveOptions, solve
+    from dansched.pipeline import SolveOptions, run_pipeline
 
     inst = load_instance(OFFICIAL / f"{case}.json")
     t0 = time.perf_counter()
-    res = solve(inst, SolveOptions(problem=3, traffic_slack=slack))
+    res = run_pipeline(inst, SolveOptions(problem=3, traffic_slack=slack))
     rep = dict(res.report)
     rep["seconds_total"] = round(time.perf_counter() - t0, 1)
     return rep

@@ -2,7 +2,7 @@
 
 For each official case (``../shared/instances/official/*.json``, else
 ``instances/*.json``; or the files given), runs the full pipeline for problem 3
-(``dansched.pipeline.solve(inst, SolveOptions(problem=3, traffic_slack=S))``) at
+(``dansched.pipeline.run_pipeline(inst, SolveOptions(problem=3, traffic_slack=S))``) at
 ``--traffic-slack`` 0, 20 and 100, judges the plan with the shared evaluator and
 writes, per (case, slack): makespan, traffic, the three floors of
 :mod:`dansched.models.floors` with the makespan's distance above each
@@ -38,7 +38,7 @@ from typing import Any
 
 from dansched.instance import load_instance
 from dansched.models.floors import INSTANCE_SCOPE, makespan_floors
-from dansched.pipeline import effort_options, solve
+from dansched.pipeline import effort_options, run_pipeline
 from dansched.report.waits import busiest_pipe, pipe_waits
 from dansched.simulate import evaluate
 
@@ -61,7 +61,7 @@ def measure(path: Path, slack: float, exact_window: int, mode: str, effort: str 
     """One (case, slack) row: solve, judge, floors, the candidate that won and the Stage-3 runs."""
     inst = load_instance(path)
     t0 = time.perf_counter()
-    res = solve(
+    res = run_pipeline(
         inst,
         effort_options(effort, problem=3, traffic_slack=slack, exact_window=exact_window, exact_window_mode=mode),
     )

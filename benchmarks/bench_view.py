@@ -40,7 +40,7 @@ from pathlib import Path
 
 from dansched.generate import generate
 from dansched.instance import instance_from_records, load_instance
-from dansched.pipeline import SolveOptions, solve
+from dansched.pipeline import SolveOptions, run_pipeline
 from dansched.plan import atomic_write_text, contest_paths, write_plan
 from dansched.report.trace import read_timed_plan
 from dansched.report.view import build_view_data, read_report, view_html
@@ -59,7 +59,7 @@ def ensure_plan(instance: Path, work: Path) -> Path:
     folder = work / inst.name
     if not contest_paths(folder, inst.name)["memory"].is_file():
         print(f"solving {inst.name} ({inst.n:,} nodes) with --problem 3 ...", file=sys.stderr)
-        result = solve(inst, SolveOptions(problem=3))
+        result = run_pipeline(inst, SolveOptions(problem=3))
         write_plan(result.plan, folder, inst.name, report=json.dumps(result.report.to_dict(), indent=2) + "\n")
     return folder
 

@@ -56,8 +56,7 @@ from .models.placement import fixed_order_placement
 from .models.traffic import traffic_lower_bound
 from .models.traffic_global import global_traffic_bound
 from .params import BoundParams, CoverBudget
-from .pipeline import SolveOptions
-from .pipeline import solve as run_pipeline
+from .pipeline import SolveOptions, run_pipeline
 from .plan import Plan
 from .simulate import Evaluation, judged
 

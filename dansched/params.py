@@ -137,7 +137,7 @@ class DlrParams:
     )
     max_tie_evaluations: int = 4  # plans judged for the makespan tie-break
     second_order_within: float = 2.0  # the runner-up order gets every placement only within 2x the best probe traffic
-    reuse_search_max_nodes: int = 40_000  # beyond: only the plain reuse order, within a scan budget
+    reuse_orders_max_nodes: int = 40_000  # beyond: only the plain reuse order, within a scan budget
     reuse_scans_per_node: int = 10  # measured: ~3 scan steps per node on matmul, 80-250 on fa/conv/random
     reuse_scan_allowance: int = (
         1000  # nodes' worth of scan steps a budgeted reuse order may spend before its first node
@@ -196,10 +196,10 @@ class EffortParams:
     - ``stage3_runs``: full Stage-3 runs in all, the one that ends each makespan-search
       round included (``SolveOptions.search``);
     - ``stage3_rounds``: timing-aware Stage-2 rounds alternated with CPE in each Stage-3 run;
-    - ``stage1_search``: Stage 1's restarts and local search (``False``: the input order
+    - ``stage1_restarts``: Stage 1's restarts and local search (``False``: the input order
       made lazy, eager and L0-legal in linear time, when it is legal; else one restart);
-    - ``stage2_search``: DLR's search over orders and placements and the order search
-      (``False``: the paper's placements, best fit with greedy or window eviction, on the
+    - ``stage2_variants``: DLR's variants (its other orders and placements) and the order
+      search's exact and window methods (``False``: the paper's placements, best fit with greedy or window eviction, on the
       Stage-1 order with lifetimes tightened, then the wave search on blocked reductions
       alone: a grid kernel's traffic is decided by its tile order).
 
@@ -211,11 +211,11 @@ class EffortParams:
     victim_rules: tuple[str, ...] = ("recency-16", "recency-32", "lru")
     stage3_runs: int = 4
     stage3_rounds: int = 6
-    stage1_search: bool = True
-    stage2_search: bool = True
+    stage1_restarts: bool = True
+    stage2_variants: bool = True
 
     def __post_init__(self) -> None:
-        _check_all_ints(self, skip=("sources", "victim_rules", "stage1_search", "stage2_search"))
+        _check_all_ints(self, skip=("sources", "victim_rules", "stage1_restarts", "stage2_variants"))
         _check_int(self, "stage3_runs", 1)
         for name in ("sources", "victim_rules"):
             value = getattr(self, name)
@@ -223,7 +223,7 @@ class EffortParams:
                 continue
             if not isinstance(value, tuple) or not all(isinstance(x, str) for x in value):
                 raise ValueError(f"EffortParams.{name} must be a tuple of names, got {value!r}")
-        for name in ("stage1_search", "stage2_search"):
+        for name in ("stage1_restarts", "stage2_variants"):
             if not isinstance(getattr(self, name), bool):
                 raise ValueError(f"EffortParams.{name} must be True or False, got {getattr(self, name)!r}")
 

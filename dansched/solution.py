@@ -1,6 +1,6 @@
 """The public ``solve``: the pipeline's plan with everything ``dansched solve`` writes.
 
-:func:`dansched.pipeline.solve` is the engine (MPAS -> DLR -> CPE, judged between
+:func:`dansched.pipeline.run_pipeline` is the engine (MPAS -> DLR -> CPE, judged between
 stages). :func:`solve` runs it and adds what a plan folder holds beside the contest
 files: the report's lower bounds (the fast ones of :func:`dansched.audit.audit_plan`)
 and the plan's fingerprint (:func:`dansched.plan_folder.plan_fingerprint`). The
@@ -26,8 +26,7 @@ from typing import Any
 from .audit import audit_plan, rows_report
 from .errors import TraceError
 from .instance import Instance
-from .pipeline import SolveOptions, SolveResult
-from .pipeline import solve as run_pipeline
+from .pipeline import SolveOptions, SolveResult, run_pipeline
 from .plan import Plan, plan_texts
 from .plan_folder import check_group_targets, plan_fingerprint, write_group
 from .report.trace import build_trace, trace_json_text
@@ -142,7 +141,7 @@ def solve(
     html: bool = False,
     freq_ghz: float = 1.0,
 ) -> Solution:
-    """Solve ``inst`` (:func:`dansched.pipeline.solve`) and return a :class:`Solution`.
+    """Solve ``inst`` (:func:`dansched.pipeline.run_pipeline`) and return a :class:`Solution`.
 
     ``bounds``: also compute the report's lower bounds (the fast ones; a few seconds at
     most). ``out``: check that folder can take the group before the work, then write it

@@ -52,7 +52,7 @@ from .errors import HardwareError, InstanceError, PlanInvalidError, SweepInputEr
 from .executor import ExecutorError, ExecutorOptions, run_tasks
 from .hardware import Hardware, hardware_from_table, load_hardware
 from .instance import instance_name, load_instance
-from .pipeline import SolveOptions, solve
+from .pipeline import SolveOptions, run_pipeline
 from .plan import atomic_write_files
 
 __all__ = [
@@ -289,7 +289,9 @@ def run_cell(
     try:
         hw = hardware_from_table(hw_table)
         inst = load_instance(path, hw)
-        result = solve(inst, SolveOptions(problem=problem, traffic_slack=float(options.get("traffic_slack", 0.0))))
+        result = run_pipeline(
+            inst, SolveOptions(problem=problem, traffic_slack=float(options.get("traffic_slack", 0.0)))
+        )
         ev = result.evaluation
         for k in RESULT_METRICS:
             v = getattr(ev, k, None)

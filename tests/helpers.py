@@ -280,9 +280,9 @@ def spill_twice_instance(tmp_path):
 
 def dlr_only_plan(inst):
     """The valid plan of MPAS then DLR alone (no order search) and its evaluation."""
-    from dansched.pipeline import SolveOptions, solve
+    from dansched.pipeline import SolveOptions, run_pipeline
 
-    res = solve(inst, SolveOptions(problem=2, order_search=None))
+    res = run_pipeline(inst, SolveOptions(problem=2, order_search=None))
     assert res.evaluation.valid
     return res.plan, res.evaluation
 
@@ -345,7 +345,7 @@ QUICK_MPAS = MpasParams(ls_evaluations=200, restart_work=0)
 def stage2_reference(inst):
     """A Stage-2 plan (DLR's scan on an MPAS order, small budgets: the reference only has
     to be a good order, not the best) and its order without spill ids."""
-    s2 = dlr_plan(inst, mpas_order(inst, params=QUICK_MPAS).order, search=False)
+    s2 = dlr_plan(inst, mpas_order(inst, params=QUICK_MPAS).order, other_orders=False)
     return s2, [v for v in s2.plan.order if v < inst.n]
 
 

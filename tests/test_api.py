@@ -178,11 +178,11 @@ def test_problem3_result_carries_the_problem1_plan_of_its_stage1_order():
     from helpers import SHIPPED
 
     from dansched.instance import load_instance
-    from dansched.pipeline import SolveOptions, solve
+    from dansched.pipeline import SolveOptions, run_pipeline
 
     inst = load_instance(SHIPPED / "conv_s2.json")
-    p1 = solve(inst, SolveOptions(problem=1))
-    plan1 = solve(inst, SolveOptions(problem=2)).stage1
+    p1 = run_pipeline(inst, SolveOptions(problem=1))
+    plan1 = run_pipeline(inst, SolveOptions(problem=2)).stage1
     ev1 = evaluate(inst, plan1)
     assert plan1 == p1.plan and ev1.valid and ev1.max_v_stay == p1.evaluation.max_v_stay
     assert p1.stage1 == p1.plan
@@ -196,13 +196,13 @@ def test_problem3_progress_names_each_source_and_each_stage3_run(tmp_path):
 
     from dansched.hardware import load_hardware
     from dansched.instance import load_instance
-    from dansched.pipeline import SolveOptions, solve
+    from dansched.pipeline import SolveOptions, run_pipeline
 
     toml = tmp_path / "tight.toml"
     toml.write_text("[tiers]\nL1 = 1024\n")
     inst = load_instance(SHIPPED / "conv_s2.json", load_hardware(toml))
     said: list[str] = []
-    res = solve(inst, SolveOptions(problem=3, traffic_slack=50.0), progress=said.append)
+    res = run_pipeline(inst, SolveOptions(problem=3, traffic_slack=50.0), progress=said.append)
     assert said[:2] == ["Stage 1: MPAS", "Stage 2: DLR"]
     sources = [m.split(" from ")[1].split(" (")[0] for m in said if m.startswith("Problem 3: candidates from ")]
     assert sources == list(dansched.SolveOptions().sources)

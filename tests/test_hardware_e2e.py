@@ -9,7 +9,7 @@ from helpers import SHIPPED
 
 from dansched.hardware import load_hardware
 from dansched.instance import load_instance
-from dansched.pipeline import SolveOptions, solve
+from dansched.pipeline import SolveOptions, run_pipeline
 from dansched.simulate import evaluate
 
 RENAME = {"MTE1": "M1", "MTE2": "M2", "MTE3": "M3", "FIXP": "FX", "CUBE": "CU", "VECTOR": "VE"}
@@ -29,7 +29,7 @@ def test_renamed_pipes_end_to_end(tmp_path):
         + '\nspill_out_pipe = "M3"\nspill_in_pipe = "M2"\n'
     )
     inst = load_instance(inst_path, load_hardware(hw_path))
-    res = solve(inst, SolveOptions(problem=3))
+    res = run_pipeline(inst, SolveOptions(problem=3))
     ev = evaluate(inst, res.plan)
     assert ev.valid and ev.extra_traffic > 0  # L1 = 1024 makes Stage 2 spill, on the renamed pipes
     spill_pipes = {ev.graph.pipe[v] for v in range(inst.n, ev.graph.n)}
@@ -43,5 +43,5 @@ def test_smaller_and_larger_tiers(scale, tmp_path):
     hw_path = tmp_path / "hw.toml"
     hw_path.write_text("[tiers]\n" + "".join(f"{t} = {c}\n" for t, c in caps.items()))
     inst = load_instance(SHIPPED / "fa_s2.json", load_hardware(hw_path))
-    res = solve(inst, SolveOptions(problem=3))
+    res = run_pipeline(inst, SolveOptions(problem=3))
     assert evaluate(inst, res.plan).valid

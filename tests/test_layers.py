@@ -164,7 +164,7 @@ def test_layer_of_names_the_documented_layers(module, layer):
 
 def test_the_check_catches_an_upward_import(tmp_path):
     """The graph builder sees relative imports inside functions (so the test can fail)."""
-    src = "def f():\n    from ...pipeline import solve\n    return solve\n"
+    src = "def f():\n    from ...pipeline import run\n    return run\n"
     node = ast.parse(src).body[0].body[0]
-    assert _targets("dansched.stages.dlr.scan", False, node) == ["dansched.pipeline", "dansched.pipeline.solve"]
+    assert _targets("dansched.stages.dlr.scan", False, node) == ["dansched.pipeline", "dansched.pipeline.run"]
     assert LAYERS[layer_of("dansched.pipeline")] > LAYERS[layer_of("dansched.stages.dlr.scan")]

@@ -19,7 +19,7 @@ from dansched.cli import main
 from dansched.generate import generate
 from dansched.hardware import load_hardware
 from dansched.instance import load_instance
-from dansched.pipeline import SolveOptions, solve
+from dansched.pipeline import SolveOptions, run_pipeline
 
 SETS = ["L1=100,300,4096", "UB=300,1024"]  # random scale 1 has an L1 buffer of 219: L1=100 cannot hold it
 
@@ -69,7 +69,7 @@ def test_rows_match_a_direct_solve_and_failures_are_recorded(inline, instances):
     from dansched.hardware import hardware_from_table
 
     inst = load_instance(instances[0], hardware_from_table(table))
-    ev = solve(inst, SolveOptions(problem=3)).evaluation
+    ev = run_pipeline(inst, SolveOptions(problem=3)).evaluation
     assert ev.valid
     assert (r["max_v_stay"], r["extra_traffic"], r["spill_count"], r["makespan"]) == (
         ev.max_v_stay,

@@ -7,7 +7,7 @@ are replaced (evicted and reloaded) in one optimisation model. Here that model i
 residency points and kept gaps, one Boolean per gap for a spill, traffic
 minimised) on Stage 1's order with lifetimes tightened (the order DLR starts from,
 :func:`~dansched.stages.dlr.reorder.tighten_lifetimes`). The solver is hinted with the
-plan DLR finds on that same order (``dlr_plan(..., search=False)``) when the two
+plan DLR finds on that same order (``dlr_plan(..., other_orders=False)``) when the two
 orders agree, so it starts from a valid plan and can only improve it.
 
 Budget: ``max_deterministic_time = time_limit / 20`` (what makes the result
@@ -36,7 +36,7 @@ def run(inst: Instance, time_limit: float = 60.0) -> MethodResult:
     sw = Stopwatch()
     order = tighten_lifetimes(inst, mpas_order(inst).order)
     sw.lap("mpas")
-    dlr = dlr_plan(inst, order, search=False)
+    dlr = dlr_plan(inst, order, other_orders=False)
     hint = dlr.plan if [v for v in dlr.plan.order if v < inst.n] == order else None
     sw.lap("dlr-hint")
     res = fixed_order_placement(

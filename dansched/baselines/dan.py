@@ -1,5 +1,5 @@
 """The DAN-Scheduler rows and ablations (paper Tables 2, 4, 5), all through
-:func:`dansched.pipeline.solve`:
+:func:`dansched.pipeline.run_pipeline`:
 
 - ``dan``: the full pipeline, MPAS -> DLR -> CPE (problem 3);
 - ``dan-no-cpe``: without Stage 3 (the problem-2 plan; paper Table 5);
@@ -23,12 +23,12 @@ from functools import partial
 
 from ..instance import Instance
 from ..params import EffortParams
-from ..pipeline import effort_options, solve
+from ..pipeline import effort_options, run_pipeline
 from ..pipeline.problem3.candidates import SOURCES
 from .common import MethodResult
 
 __all__ = [
-    "run_pipeline",
+    "dan_method",
     "dan",
     "dan_no_cpe",
     "lru",
@@ -42,21 +42,21 @@ __all__ = [
 MEMORY_WINDOW_WIDTH = 64  # operation nodes per memory-aware window in the ablation row
 
 
-def run_pipeline(inst: Instance, time_limit: float = 60.0, **options) -> MethodResult:
-    """``solve`` with the default effort's options and ``options`` (fields of
+def dan_method(inst: Instance, time_limit: float = 60.0, **options) -> MethodResult:
+    """The pipeline (:func:`~dansched.pipeline.run_pipeline`) with the default effort's options and ``options`` (fields of
     :class:`~dansched.pipeline.SolveOptions`, and ``exact_window_mode``)."""
-    res = solve(inst, effort_options("default", time_limit=time_limit, **options))
+    res = run_pipeline(inst, effort_options("default", time_limit=time_limit, **options))
     stages = res.report.to_dict().get("stages", {})
     seconds = {name: fig.get("seconds") for name, fig in stages.items()}
     figures = {name: {k: v for k, v in fig.items() if k != "seconds"} for name, fig in stages.items()}
     return MethodResult(res.plan, {"stage_seconds": seconds, "stages": figures})
 
 
-dan = partial(run_pipeline, problem=3)
-dan_no_cpe = partial(run_pipeline, problem=2)
-lru = partial(run_pipeline, problem=3, victim="lru")
-mpas_paper = partial(run_pipeline, problem=3, variant="mpas-paper")
-dan_memory_windows = partial(run_pipeline, problem=3, exact_window=MEMORY_WINDOW_WIDTH, exact_window_mode="memory")
+dan = partial(dan_method, problem=3)
+dan_no_cpe = partial(dan_method, problem=2)
+lru = partial(dan_method, problem=3, victim="lru")
+mpas_paper = partial(dan_method, problem=3, variant="mpas-paper")
+dan_memory_windows = partial(dan_method, problem=3, exact_window=MEMORY_WINDOW_WIDTH, exact_window_mode="memory")
 
 
 def _without(*sources: str) -> EffortParams:
@@ -64,5 +64,5 @@ def _without(*sources: str) -> EffortParams:
     return replace(EffortParams(), sources=tuple(s for s in SOURCES if s not in sources))
 
 
-dan_no_time_driven = partial(run_pipeline, problem=3, effort=_without("time-driven", "dlr-on-time-driven"))
-dan_no_other_rules = partial(run_pipeline, problem=3, effort=_without("victim-rules", "algorithm-1-order"))
+dan_no_time_driven = partial(dan_method, problem=3, effort=_without("time-driven", "dlr-on-time-driven"))
+dan_no_other_rules = partial(dan_method, problem=3, effort=_without("victim-rules", "algorithm-1-order"))

@@ -27,7 +27,7 @@ from .common import MethodResult, Stopwatch, scan_plan
 __all__ = ["run", "greedy_by_size", "ROUNDS", "VICTIM"]
 
 ROUNDS = 12
-VICTIM = "cost"
+VICTIM = "score"  # the cost-aware rule (Eq. 31)
 
 
 def greedy_by_size(segments: list[Segment], capacity: dict[int, int]) -> tuple[dict[int, int], dict[int, int]]:

@@ -1,4 +1,4 @@
-"""The DAN-Scheduler pipeline: :func:`solve` runs MPAS -> DLR -> CPE (paper Eq. 16) with the
+"""The DAN-Scheduler pipeline: :func:`run_pipeline` runs MPAS -> DLR -> CPE (paper Eq. 16) with the
 shared evaluator between the stages; :class:`SolveOptions` says what it does;
 :class:`~dansched.pipeline.report.SolveReport` is what it reports. Problem 3 is one search
 over Stage-2 candidates (:mod:`dansched.pipeline.problem3`)."""
@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from .options import EFFORTS, PROBLEMS, WINDOW_MODES, SolveOptions, effort_options
 from .report import CandidateRecord, PlanFigures, SolveReport
-from .solve import SolveResult, solve
+from .run import SolveResult, run_pipeline
 
 __all__ = [
     "SolveOptions",
@@ -17,7 +17,7 @@ __all__ = [
     "SolveReport",
     "CandidateRecord",
     "PlanFigures",
-    "solve",
+    "run_pipeline",
     "PROBLEMS",
     "WINDOW_MODES",
 ]

@@ -43,7 +43,7 @@ def _is_int(value: object) -> bool:
 
 @dataclass(frozen=True)
 class SolveOptions:
-    """What :func:`~dansched.pipeline.solve` does; ``ValueError`` (one line) for a value out
+    """What :func:`~dansched.pipeline.run_pipeline` does; ``ValueError`` (one line) for a value out
     of range. The defaults are the ``default`` preset's; :func:`effort_options` gives the
     complete options of any preset of :data:`EFFORTS` (``effort_name`` is its name in the
     report, ``custom`` for options assembled by hand).
@@ -56,7 +56,7 @@ class SolveOptions:
 
     problem: int = 3
     variant: str = "mpas"  # Stage-1 variant: "mpas" (production) or "mpas-paper" (literal Algorithm 1)
-    victim: str = "cost"  # Stage-2 victim rule: "cost" (Eqs. 27-31) or "lru"
+    victim: str = "cost"  # Stage-2 victim choice: "cost" (the cost-aware rules, Eqs. 27-31) or "lru"
     effort: EffortParams = field(default_factory=EffortParams)  # how much work Stages 1-3 do
     effort_name: str = "default"  # the preset these options came from (the report's "effort")
     exact_window: int = 0  # CP-SAT window width of Stage 3's fixed-memory windows (0: off)
@@ -184,8 +184,8 @@ def fast(exact_window_mode: str = "fixed", **fields: Any) -> SolveOptions:
         dlr_variants=0,
         stage3_runs=1,
         stage3_rounds=2,
-        stage1_search=False,
-        stage2_search=False,
+        stage1_restarts=False,
+        stage2_variants=False,
     )
     return _preset("fast", effort, (), 5, BoundParams().linear(), exact_window_mode, fields)
 

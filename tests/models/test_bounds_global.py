@@ -27,7 +27,7 @@ from dansched.models.peak_bounds import best_peak_bound, peak_bounds
 from dansched.models.peak_product import _grid_dp, find_grids, grid_value, product_peak_bound
 from dansched.models.traffic_global import global_traffic_bound
 from dansched.params import PeakBoundParams
-from dansched.pipeline import SolveOptions, solve
+from dansched.pipeline import SolveOptions, run_pipeline
 
 # ---- the grid argument on its own ------------------------------------------------------
 
@@ -242,7 +242,7 @@ def test_global_traffic_below_pipeline_plans(tmp_path, fam, scale):
         return
     b = global_traffic_bound(inst)
     try:  # DLR's plan (the order search's exact model would only lower it: the bound holds a fortiori)
-        res = solve(inst, SolveOptions(problem=2, order_search=None))
+        res = run_pipeline(inst, SolveOptions(problem=2, order_search=None))
     except Exception:  # no valid plan on this tight hardware: nothing to compare
         return
     assert res.evaluation.valid
@@ -294,8 +294,8 @@ def test_best_peak_bound_is_exact_on_small_graphs():
 @pytest.mark.parametrize("case", OFFICIAL_CASES)
 def test_official_bounds_below_plans(case):
     inst = load_instance(official_path(case))
-    p1 = solve(inst, SolveOptions(problem=1))
-    p2 = solve(inst, SolveOptions(problem=2))
+    p1 = run_pipeline(inst, SolveOptions(problem=1))
+    p2 = run_pipeline(inst, SolveOptions(problem=2))
     best, allb = best_peak_bound(inst)
     for b in allb:
         assert b.value <= p1.evaluation.max_v_stay, (case, b)

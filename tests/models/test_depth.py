@@ -9,7 +9,7 @@ from dansched.generate import generate
 from dansched.instance import instance_from_records
 from dansched.models.peak import peak_lower_bound, working_set_bound
 from dansched.params import BoundParams as DepthParams
-from dansched.pipeline import SolveOptions, solve
+from dansched.pipeline import SolveOptions, run_pipeline
 
 
 @pytest.mark.parametrize("family", ["chain", "ladder"])
@@ -19,7 +19,7 @@ def test_first_free_bound_falls_back_past_its_budget(family):
     tight = peak_lower_bound(inst, params=DepthParams(ff_members_base=0, ff_members_per_node=1))
     assert "skipped" not in full.method and "skipped" in tight.method
     assert tight.value == working_set_bound(inst).value <= full.value
-    plan = solve(inst, SolveOptions(problem=1))
+    plan = run_pipeline(inst, SolveOptions(problem=1))
     assert full.value <= plan.evaluation.max_v_stay
 
 

@@ -14,7 +14,7 @@ from dansched.audit import audit_plan, rows_report
 from dansched.generate import generate
 from dansched.instance import instance_from_records, load_instance
 from dansched.models.floors import head_body_tail, jackson_preemptive_bound, makespan_floors
-from dansched.pipeline import SolveOptions, solve
+from dansched.pipeline import SolveOptions, run_pipeline
 from dansched.plan import Plan
 from dansched.simulate import evaluate
 
@@ -123,7 +123,7 @@ def test_floors_below_makespan_of_random_valid_plans(hw, case):
 def test_floors_below_makespan_of_solved_graphs(family, seed):
     nodes, edges = generate(family, 1, seed)
     inst = instance_from_records(f"{family}{seed}", nodes, edges)
-    res = solve(inst, SolveOptions(problem=3))
+    res = run_pipeline(inst, SolveOptions(problem=3))
     assert res.evaluation.valid
     report = rows_report(audit_plan(inst, res.plan, res.evaluation, cpsat=False))
     floors = report["makespan_floors"]

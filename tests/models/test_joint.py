@@ -12,7 +12,7 @@ from dansched.instance import instance_from_records
 from dansched.models.joint import canonical_order, joint_min_traffic
 from dansched.models.order import exact_min_peak
 from dansched.models.placement import fixed_order_placement
-from dansched.pipeline import SolveOptions, solve
+from dansched.pipeline import SolveOptions, run_pipeline
 from dansched.plan import Plan
 from dansched.simulate import evaluate
 from dansched.testing import audit_instance
@@ -147,7 +147,7 @@ def audited():
     out = []
     for seed, max_nodes in SEEDS:
         inst = audit_instance(seed, max_nodes)
-        pipe = solve(inst, SolveOptions(problem=2))
+        pipe = run_pipeline(inst, SolveOptions(problem=2))
         out.append((inst, pipe, joint_min_traffic(inst, hint=pipe.plan, deterministic_time=10)))
     return out
 

@@ -27,7 +27,7 @@ from dansched.models.peak import peak_lower_bound
 from dansched.models.peak_bounds import best_peak_bound
 from dansched.models.peak_contracted import block_windows, contracted_peak_bound, relaxed_peak
 from dansched.params import BoundParams
-from dansched.pipeline import SolveOptions, solve
+from dansched.pipeline import SolveOptions, run_pipeline
 from dansched.plan import Plan
 from dansched.simulate import evaluate
 
@@ -248,7 +248,7 @@ def test_params_validated():
 @pytest.mark.parametrize("case", OFFICIAL_CASES)
 def test_official_contracted_below_plans(case):
     inst = load_instance(official_path(case))
-    p1 = solve(inst, SolveOptions(problem=1))
+    p1 = run_pipeline(inst, SolveOptions(problem=1))
     b = contracted_peak_bound(inst)
     assert b.value <= p1.evaluation.max_v_stay, (case, b)
     if case.startswith("Conv"):

@@ -8,7 +8,7 @@ from dansched.hardware import load_hardware
 from dansched.instance import instance_from_records
 from dansched.models.placement import fixed_order_placement
 from dansched.params import BoundParams
-from dansched.pipeline import SolveOptions, effort_options, solve
+from dansched.pipeline import SolveOptions, effort_options, run_pipeline
 from dansched.simulate import evaluate
 
 
@@ -68,11 +68,11 @@ def _check_bounds(seed: int, tmp_path) -> bool:
     toml.write_text("[tiers]\n" + "".join(f"{t} = {x}\n" for t, x in sorted(need.items())))
     inst = instance_from_records(f"r{seed}", nodes, edges, load_hardware(toml))
     for opts in (SolveOptions(problem=3), effort_options("fast", problem=3)):
-        res = solve(inst, opts)
+        res = run_pipeline(inst, opts)
         assert res.evaluation.valid
         for row in audit_plan(inst, res.plan, res.evaluation, time_limit=5):
             assert row.bound.value <= row.value, (row.metric, row.bound, row.value)
-    p1 = solve(inst, SolveOptions(problem=1))
+    p1 = run_pipeline(inst, SolveOptions(problem=1))
     for row in audit_plan(inst, p1.plan, p1.evaluation, time_limit=5):
         assert row.bound.value <= row.value
     fo = fixed_order_placement(inst, res.plan.order, hint=res.plan, time_limit=5, deterministic_time=5)

@@ -20,7 +20,7 @@ from view_instances import backed_spills_instance
 from dansched.hardware import load_hardware
 from dansched.instance import load_instance
 from dansched.params import OrderSearchParams
-from dansched.pipeline import SolveOptions, solve
+from dansched.pipeline import SolveOptions, run_pipeline
 from dansched.plan import Plan, write_plan
 from dansched.report.trace import TraceError, buffer_segments, timed_tasks
 from dansched.report.view import (
@@ -61,7 +61,7 @@ def spilled(tmp_path_factory):
     hw_file.write_text(TIGHT_HW)
     inst = load_instance(SHIPPED / "random_s5.json", load_hardware(hw_file))
     # the order windows find a plan without spills here, so they stay off: this fixture wants spills
-    result = solve(inst, SolveOptions(problem=2, order_search=OrderSearchParams(lns=False)))
+    result = run_pipeline(inst, SolveOptions(problem=2, order_search=OrderSearchParams(lns=False)))
     assert result.evaluation.valid and result.evaluation.spill_count > 0
     write_plan(result.plan, folder, inst.name, report=json.dumps(result.report.to_dict()) + "\n")
     return inst, result.plan, result.evaluation, folder, hw_file

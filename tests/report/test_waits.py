@@ -7,7 +7,7 @@ from helpers import SHIPPED, alloc, exp_records, free, hw_file, op
 
 from dansched.hardware import load_hardware
 from dansched.instance import instance_from_records, load_instance
-from dansched.pipeline import effort_options, solve
+from dansched.pipeline import effort_options, run_pipeline
 from dansched.plan import Plan
 from dansched.report.waits import busiest_pipe, pipe_waits
 from dansched.simulate import evaluate
@@ -58,7 +58,7 @@ def test_idle_time_adds_up_on_solved_plans(name):
     """On a pipeline plan, every pipe's load + idle + tail is the makespan, and the waits
     explain every idle cycle with links of the four kinds."""
     inst = load_instance(SHIPPED / f"{name}.json")
-    res = solve(inst, effort_options("fast", problem=3))
+    res = run_pipeline(inst, effort_options("fast", problem=3))
     ev = evaluate(inst, res.plan)
     assert ev.valid
     for pipe in inst.hw.pipes:

@@ -134,7 +134,7 @@ def test_score_matches_eq30_by_hand():
 @pytest.mark.parametrize("victim, traffic, spilled", [("cost", 512, 0), ("lru", 1024, 1)])
 def test_cost_aware_and_lru_choose_different_victims(victim, traffic, spilled):
     inst = _victim_case()
-    res = dlr_plan(inst, list(range(inst.n)), victim=victim, search=False)
+    res = dlr_plan(inst, list(range(inst.n)), victim=victim, other_orders=False)
     ev = _plan_is_valid(inst, res.plan)
     assert ev.extra_traffic == traffic
     assert ev.spill_count == 1
@@ -212,7 +212,7 @@ def test_every_placement_and_order_variant_is_valid(family, tmp_path):
     for o in orders:
         assert is_topological(inst, o)
         for placement in PLACEMENTS:
-            for rule in ("cost", "space-time", "lru"):
+            for rule in ("score", "space-time", "lru"):
                 res = scan_variant(inst, o, placement, rule)
                 if res is None:  # packing may give up; the online placements may not
                     assert placement in ("lifetime-packing", "spill-plan")
@@ -241,7 +241,7 @@ def test_very_tight_tiers_fragmented_by_an_operations_own_buffers_stay_valid(fam
             continue
         for o in stage2_orders(inst, list(range(inst.n))).values():
             for placement in PLACEMENTS:
-                for rule in ("cost", "lru"):
+                for rule in ("score", "lru"):
                     res = scan_variant(inst, o, placement, rule)
                     if res is not None:
                         _plan_is_valid(inst, plan_from_indices(inst, res.sequence, res.offsets, res.spills()))
@@ -311,7 +311,7 @@ def test_spill_plan_is_optimal_on_the_victim_case():
     )
     assert (traffic, proven) == (512, True)
     assert planned == {order.index(4): [0]}  # a leaves right after its use at OPA
-    res = scan_variant(inst, order, "spill-plan", "cost")
+    res = scan_variant(inst, order, "spill-plan", "score")
     assert res.traffic == 512
 
 
@@ -333,7 +333,7 @@ def test_spill_plan_reaches_the_bound_of_its_order_on_generated_graphs(tmp_path)
         except InstanceError:
             continue
         order = tighten_lifetimes(inst, list(range(inst.n)), lazy_loads=True)
-        res = scan_variant(inst, order, "spill-plan", "cost")
+        res = scan_variant(inst, order, "spill-plan", "score")
         bound = traffic_lower_bound(inst, order)
         if res is not None:  # packed at full capacity: nothing better exists for this order
             assert res.traffic >= bound.value
@@ -451,7 +451,7 @@ def test_official_case_is_valid_from_the_mpas_order(case):
 def test_official_case_with_lru_and_tight_capacities_is_valid(case, tmp_path):
     inst = load_instance(official_path(case), _tight_hw(tmp_path))
     for victim in ("lru", "cost"):
-        res = dlr_plan(inst, list(range(inst.n)), victim=victim, search=victim == "cost")
+        res = dlr_plan(inst, list(range(inst.n)), victim=victim, other_orders=victim == "cost")
         _plan_is_valid(inst, res.plan)
 
 
@@ -478,9 +478,9 @@ def test_large_graphs_try_only_the_budgeted_reuse_order():
     inst = instance_from_records("mm", *generate("matmul", scale=3, seed=0))
     full = dlr_plan(inst, list(range(inst.n)))
     assert "reuse-serial1" in full.stats.order_traffic  # small graphs: the whole search
-    res = dlr_plan(inst, list(range(inst.n)), params=DlrParams(reuse_search_max_nodes=0))
+    res = dlr_plan(inst, list(range(inst.n)), params=DlrParams(reuse_orders_max_nodes=0))
     assert res.evaluation.valid
     assert "reuse" in res.stats.order_traffic and not any("serial" in k for k in res.stats.order_traffic)
-    no_budget = DlrParams(reuse_search_max_nodes=0, reuse_scans_per_node=0)  # the reuse order is dropped
+    no_budget = DlrParams(reuse_orders_max_nodes=0, reuse_scans_per_node=0)  # the reuse order is dropped
     none = dlr_plan(inst, list(range(inst.n)), params=no_budget)
     assert none.evaluation.valid and "reuse" not in none.stats.order_traffic

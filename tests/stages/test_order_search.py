@@ -13,7 +13,7 @@ from dansched.hardware import load_hardware
 from dansched.instance import instance_from_records, load_instance
 from dansched.models.joint import joint_min_traffic
 from dansched.params import OrderSearchParams, WaveParams
-from dansched.pipeline import SolveOptions, solve
+from dansched.pipeline import SolveOptions, run_pipeline
 from dansched.simulate import evaluate
 from dansched.stages.dlr.wave_search import detect_grid, source_loads, sweep_orders, wave_search
 
@@ -68,8 +68,8 @@ def test_wave_plan_valid_and_not_worse_than_dlr(tmp_path):
     assert got is not None
     ev = evaluate(inst, got.plan)
     assert ev.valid and ev.extra_traffic == got.traffic
-    dlr = solve(inst, SolveOptions(problem=2, order_search=None)).evaluation
-    res = solve(inst, SolveOptions(problem=2))
+    dlr = run_pipeline(inst, SolveOptions(problem=2, order_search=None)).evaluation
+    res = run_pipeline(inst, SolveOptions(problem=2))
     assert res.evaluation.valid and res.evaluation.extra_traffic <= dlr.extra_traffic
     assert res.evaluation.extra_traffic <= got.traffic
     info = res.report.to_dict()["stages"]["dlr"]
@@ -78,8 +78,8 @@ def test_wave_plan_valid_and_not_worse_than_dlr(tmp_path):
 
 def test_exact_producer_reaches_the_joint_optimum():
     inst = audit_instance(15, 22)
-    dlr = solve(inst, SolveOptions(problem=2, order_search=None)).evaluation.extra_traffic
-    res = solve(inst, SolveOptions(problem=2))
+    dlr = run_pipeline(inst, SolveOptions(problem=2, order_search=None)).evaluation.extra_traffic
+    res = run_pipeline(inst, SolveOptions(problem=2))
     joint = joint_min_traffic(inst, deterministic_time=20)
     assert joint.optimal
     assert res.evaluation.valid and res.evaluation.extra_traffic == joint.traffic
@@ -90,15 +90,15 @@ def test_exact_producer_reaches_the_joint_optimum():
 
 def test_problem3_inherits_the_search():
     inst = audit_instance(15, 22)
-    p2 = solve(inst, SolveOptions(problem=2)).evaluation.extra_traffic
-    p3 = solve(inst, SolveOptions(problem=3))
+    p2 = run_pipeline(inst, SolveOptions(problem=2)).evaluation.extra_traffic
+    p3 = run_pipeline(inst, SolveOptions(problem=3))
     assert p3.evaluation.valid and p3.evaluation.extra_traffic == p2
 
 
 def test_order_search_deterministic():
     inst = audit_instance(15, 22)
-    a = solve(inst, SolveOptions(problem=2)).plan
-    b = solve(inst, SolveOptions(problem=2)).plan
+    a = run_pipeline(inst, SolveOptions(problem=2)).plan
+    b = run_pipeline(inst, SolveOptions(problem=2)).plan
     assert a == b
 
 
@@ -120,6 +120,6 @@ def test_wave_params_validated(kwargs):
 @pytest.mark.parametrize("case", ["Matmul_Case0", "Matmul_Case1"])
 def test_official_matmul_wave_not_worse(case):
     inst = load_instance(official_path(case))
-    dlr = solve(inst, SolveOptions(problem=2, order_search=None)).evaluation.extra_traffic
-    res = solve(inst, SolveOptions(problem=2))
+    dlr = run_pipeline(inst, SolveOptions(problem=2, order_search=None)).evaluation.extra_traffic
+    res = run_pipeline(inst, SolveOptions(problem=2))
     assert res.evaluation.valid and res.evaluation.extra_traffic <= dlr

@@ -68,7 +68,7 @@ def test_window_eviction_asks_a_new_rule_for_its_cost(tmp_path):
     assert _window_victim(inst, PriceList({0: 3.0, 1: 1.0, 2: 2.0})) == 1
     assert _window_victim(inst, PriceList({0: 2.0, 1: 3.0, 2: 1.0})) == 2
     # the cost-aware rule prices 1/score: a (needed last, distance 5) is the cheapest
-    assert _window_victim(inst, "cost") == 0
+    assert _window_victim(inst, "score") == 0
 
 
 def test_every_registered_rule_picks_and_prices():
@@ -78,7 +78,7 @@ def test_every_registered_rule_picks_and_prices():
     need = {0: 12.0, 1: 20.0}.__getitem__
     facts = VictimFacts(need, [5, 2], [8, 8], [16, 16], [182, 182])
     rules = [*RULES.values(), victim_rule("recency-4")]
-    assert {r.name for r in rules} == {"eager", "cost", "space-time", "lru", "recency-4"}
+    assert {r.name for r in rules} == {"eager", "score", "space-time", "lru", "recency-4"}
     for rule in rules:
         if rule.name == "lru":
             assert rule.pick([0, 1], facts, 10) == 1

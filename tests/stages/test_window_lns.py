@@ -11,7 +11,7 @@ from strategies import SETTINGS, cases, hw  # noqa: F401  (hw is a fixture)
 from dansched.generate import generate
 from dansched.instance import instance_from_records, load_instance
 from dansched.params import LnsParams, OrderSearchParams
-from dansched.pipeline import SolveOptions, solve
+from dansched.pipeline import SolveOptions, run_pipeline
 from dansched.simulate import evaluate
 from dansched.stages.dlr.window_lns import window_lns
 from dansched.testing import audit_instance, tight_hardware
@@ -109,8 +109,12 @@ def test_pipeline_reports_the_lns_producer():
     """With the exact and wave producers off, the windows win on seed 41; the report says so
     and counts the windows that improved. Switched off, DLR's plan stays."""
     inst = audit_instance(41)
-    on = solve(inst, SolveOptions(problem=2, order_search=OrderSearchParams(exact=False, wave=False, lns_params=SMALL)))
-    off = solve(inst, SolveOptions(problem=2, order_search=OrderSearchParams(exact=False, wave=False, lns=False)))
+    on = run_pipeline(
+        inst, SolveOptions(problem=2, order_search=OrderSearchParams(exact=False, wave=False, lns_params=SMALL))
+    )
+    off = run_pipeline(
+        inst, SolveOptions(problem=2, order_search=OrderSearchParams(exact=False, wave=False, lns=False))
+    )
     d_on, d_off = on.report.to_dict()["stages"]["dlr"], off.report.to_dict()["stages"]["dlr"]
     assert on.evaluation.valid and off.evaluation.valid
     assert d_on["found_by"] == "lns" and d_on["order_search"]["lns"]["improved"] >= 1
@@ -122,7 +126,7 @@ def test_pipeline_reports_the_lns_producer():
 def test_flash_attention_case1_drops_below_dlr():
     """FlashAttention_Case1 (problem 2): the windows remove a spill DLR's order needs."""
     inst = load_instance(official_path("FlashAttention_Case1"))
-    res = solve(inst, SolveOptions(problem=2))
+    res = run_pipeline(inst, SolveOptions(problem=2))
     dlr = res.report.to_dict()["stages"]["dlr"]
     assert res.evaluation.valid
     assert dlr["found_by"] == "lns" and dlr["order_search"]["lns"]["improved"] >= 1

@@ -47,6 +47,7 @@ from ...plan import Plan
 from ...simulate import Evaluation, evaluate
 from ...stages.dlr.reorder import tighten_lifetimes
 from ...stages.dlr.stage import DlrResult, dlr_plan
+from ...stages.dlr.victim import VICTIMS
 from ...stages.mpas.stage import mpas_order
 from .room import reserved_room_plan, tile_sizes
 from .timed import timed_schedule
@@ -72,7 +73,7 @@ class Candidate:
 @dataclass
 class SourceContext:
     """What a source may read: the instance, the Stage-1 order, Stage 2's result, the
-    budget, the stage parameters, the effort, the Stage-1 variant and victim rule the caller
+    budget, the stage parameters, the effort, the Stage-1 variant and victim choice the caller
     chose, the time-driven scheduler's parameter sets, and the candidates the sources before
     it made (``made``, whatever their traffic)."""
 
@@ -92,7 +93,7 @@ class SourceContext:
 CandidateSource = Callable[[SourceContext], Iterator[Candidate]]
 
 
-def _judged(inst: Instance, plan: Plan, source: str, detail: str) -> Iterator[Candidate]:
+def _accepted(inst: Instance, plan: Plan, source: str, detail: str) -> Iterator[Candidate]:
     """The candidate of ``plan`` when the evaluator accepts it (an invalid plan is a bug of
     its source, never a result: the tests catch it)."""
     ev = evaluate(inst, plan)
@@ -134,26 +135,26 @@ def dlr_source(ctx: SourceContext) -> Iterator[Candidate]:
         if v.name in seen:
             continue
         seen.add(v.name)
-        for cand in _judged(ctx.inst, v.plan(ctx.inst), "dlr", v.name):
+        for cand in _accepted(ctx.inst, v.plan(ctx.inst), "dlr", v.name):
             made += 1
             yield cand
 
 
 def victim_rules_source(ctx: SourceContext) -> Iterator[Candidate]:
     """DLR's placements (no order search) on the problem-2 plan's order, spill nodes dropped,
-    with each victim rule of ``effort.victim_rules`` (only when the caller's rule is the
-    cost-aware one: an ablation keeps its own rule). The order search would cost several
+    with each victim rule of ``effort.victim_rules`` (only when the caller's victim choice
+    is the cost-aware one: an ablation keeps its own rules). The order search would cost several
     times more for the same plans: measured on FlashAttention_Case0 and Conv_Case0, the
     rule's plan on the searched order and on this one reach the same makespan."""
     if ctx.victim != "cost":
         return
     order = [v for v in ctx.stage2.plan.order if v < ctx.inst.n]
     for rule in ctx.effort.victim_rules:
-        yield from _dlr_candidate(ctx, order, "victim-rules", rule, victim=rule, search=False)
+        yield from _dlr_candidate(ctx, order, "victim-rules", rule, victim=rule, other_orders=False)
 
 
 def algorithm1_order_source(ctx: SourceContext) -> Iterator[Candidate]:
-    """DLR (the caller's victim rule, with its search over orders and placements: on the
+    """DLR (the caller's victim choice, with its variants, other orders and placements: on the
     literal order alone it carries several times the traffic) on the literal Algorithm-1
     order (``mpas-paper``), unless that is already the Stage-1 order; none when the graph
     has no L0-legal order."""
@@ -169,7 +170,8 @@ def algorithm1_order_source(ctx: SourceContext) -> Iterator[Candidate]:
 def reserved_room_source(ctx: SourceContext) -> Iterator[Candidate]:
     """For each tier the problem-2 plan spills from, the plans of its order (spill nodes
     dropped) that keep a quarter, half and whole tile of that tier free
-    (:func:`~dansched.pipeline.problem3.room.reserved_room_plan`, the caller's victim rule): more
+    (:func:`~dansched.pipeline.problem3.room.reserved_room_plan`, the first rule of the caller's
+    victim choice): more
     room, more traffic, more overlap."""
     inst = ctx.inst
     index = {bid: i for i, bid in enumerate(inst.buf_id.tolist())}
@@ -178,9 +180,9 @@ def reserved_room_source(ctx: SourceContext) -> Iterator[Candidate]:
     params = replace(ctx.dlr, traffic_limit=ctx.budget.allowance)
     for tier, tile in tile_sizes(inst, spilled).items():
         for room in sorted({tile // 4, tile // 2, tile} - {0}):
-            plan = reserved_room_plan(inst, order, tier, room, ctx.victim, params)
+            plan = reserved_room_plan(inst, order, tier, room, VICTIMS[ctx.victim][0], params)
             if plan is not None:
-                yield from _judged(inst, plan, "reserved-room", f"{inst.hw.tiers[tier]} keeps {room} free")
+                yield from _accepted(inst, plan, "reserved-room", f"{inst.hw.tiers[tier]} keeps {room} free")
 
 
 def time_driven_source(ctx: SourceContext) -> Iterator[Candidate]:
@@ -195,7 +197,7 @@ def time_driven_source(ctx: SourceContext) -> Iterator[Candidate]:
             plan = timed_schedule(ctx.inst, reference, trial, traffic_limit=ctx.budget.allowance)
         except TimedFailed:
             continue
-        yield from _judged(ctx.inst, plan, "time-driven", trial.name)
+        yield from _accepted(ctx.inst, plan, "time-driven", trial.name)
 
 
 def dlr_on_time_driven_source(ctx: SourceContext) -> Iterator[Candidate]:
@@ -211,7 +213,7 @@ def dlr_on_time_driven_source(ctx: SourceContext) -> Iterator[Candidate]:
     order = [v for v in fastest.plan.order if v < ctx.inst.n]
     if not ctx.budget.admits(traffic_lower_bound(ctx.inst, tighten_lifetimes(ctx.inst, order)).value):
         return
-    yield from _dlr_candidate(ctx, order, "dlr-on-time-driven", fastest.detail, victim=ctx.victim, search=False)
+    yield from _dlr_candidate(ctx, order, "dlr-on-time-driven", fastest.detail, victim=ctx.victim, other_orders=False)
 
 
 SOURCES: dict[str, CandidateSource] = {  # by name, in the order the pipeline runs them

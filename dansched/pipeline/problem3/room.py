@@ -39,7 +39,7 @@ def tile_sizes(inst: Instance, spilled: Sequence[int]) -> dict[int, int]:
 
 
 def reserved_room_plan(
-    inst: Instance, order: Sequence[int], tier: int, room: int, rule: str = "cost", params: DlrParams = DlrParams()
+    inst: Instance, order: Sequence[int], tier: int, room: int, rule: str = "score", params: DlrParams = DlrParams()
 ) -> Plan | None:
     """The plan of ``order`` (instance nodes, topological) whose evictions keep at least
     ``room`` units of ``tier`` free, packed into the real tiers: the exact spill plan of the

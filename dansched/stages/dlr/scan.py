@@ -96,7 +96,7 @@ class _NextNeed:
 def linear_scan(
     inst: Instance,
     order: Sequence[int],
-    rule: str | VictimRule = "cost",
+    rule: str | VictimRule = "score",
     mode: str = "bestfit",
     evict: str = "greedy",
     capacity: Mapping[int, int] | None = None,

@@ -94,13 +94,13 @@ class DlrResult:
 def stage2_orders(
     inst: Instance,
     order: Sequence[int],
-    search: bool = True,
+    other_orders: bool = True,
     reuse: bool = True,
     large: bool = False,
     params: DlrParams = DlrParams(),
 ) -> dict[str, list[int]]:
     """The sigma(2) candidates, by name: the given order with lifetimes tightened
-    (``stage1``) and, with ``search``, also with loads made lazy (``stage1-lazy``), the
+    (``stage1``) and, with ``other_orders``, also with loads made lazy (``stage1-lazy``), the
     instance's own order treated alike (``input``, ``input-lazy``) and reuse-aware
     list schedules built on the given order (``reuse``: tasks in waves that run side by
     side; ``reuse-serial<w>``: waves of ``w`` tasks chosen together, run one after
@@ -108,7 +108,7 @@ def stage2_orders(
     built, within ``params.reuse_scans_per_node`` scan steps per node emitted (dropped as
     soon as that is not enough: graphs with many tasks ready at once)."""
     out: dict[str, list[int]] = {"stage1": tighten_lifetimes(inst, order)}
-    if not search:
+    if not other_orders:
         return out
 
     def add(name: str, o: list[int]) -> None:
@@ -153,24 +153,24 @@ def uniform_tiers(inst: Instance) -> bool:
 
 
 def _probe_orders(
-    inst: Instance, order: list[int], search: bool, probe: str, rule: str, params: DlrParams
+    inst: Instance, order: list[int], other_orders: bool, probe: str, rule: str, params: DlrParams
 ) -> tuple[dict[str, list[int]], list[Variant], bool]:
     """Step 1: every candidate order scanned with the probe placement and rule. The
     reuse-aware orders (the costly part) only when the cheap ones spill, in full within
-    ``params.reuse_search_max_nodes``, budgeted beyond. Returns the orders, their probe
+    ``params.reuse_orders_max_nodes``, budgeted beyond. Returns the orders, their probe
     variants and whether the cheap orders spill. The probes ignore ``params.traffic_limit``:
     they rank the orders for the other placements, which may come in under the limit."""
     params = replace(params, traffic_limit=None)
     variants: list[Variant] = []
-    orders = stage2_orders(inst, order, search, reuse=False, params=params)
+    orders = stage2_orders(inst, order, other_orders, reuse=False, params=params)
     for name, o in orders.items():
         res = scan_variant(inst, o, probe, rule, params)
         if res is not None:
             variants.append(Variant(name, probe, rule, res))
     spills = not variants or min(v.scan.traffic for v in variants) > 0
-    if search and spills:
-        large = inst.n > params.reuse_search_max_nodes
-        for name, o in stage2_orders(inst, order, search, reuse=True, large=large, params=params).items():
+    if other_orders and spills:
+        large = inst.n > params.reuse_orders_max_nodes
+        for name, o in stage2_orders(inst, order, other_orders, reuse=True, large=large, params=params).items():
             if name in orders:
                 continue
             orders[name] = o
@@ -202,7 +202,7 @@ def dlr_plan(
     inst: Instance,
     order: Sequence[int],
     victim: str = "cost",
-    search: bool = True,
+    other_orders: bool = True,
     placements: Sequence[str] = tuple(PLACEMENTS),
     progress: Callable[[str], None] | None = None,
     params: DlrParams = DlrParams(),
@@ -212,7 +212,7 @@ def dlr_plan(
     ``victim``: ``"cost"`` (Eqs. 27-31 and the exact spill plan), ``"lru"`` (LRU in
     every placement that evicts; no exact spill plan) or ``"recency-<W>"`` (the
     cost-aware score with a recency penalty, :class:`~dansched.stages.dlr.victim.RecencyAware`;
-    no exact spill plan). ``search=False`` keeps the
+    no exact spill plan). ``other_orders=False`` keeps the
     Stage-1 order (only lifetimes tightened). Every variant scanned is returned in
     ``variants`` (problem 3 offers the others to Stage 3 as candidates). ``params``: the budgets (:class:`~dansched.params.DlrParams`).
     Raises ``ValueError`` for an order that is not a topological order of the instance."""
@@ -230,7 +230,7 @@ def dlr_plan(
     # 1. rank the orders with the paper's placement and rule, 2. try every placement
     # and rule on the best two (the second only when within params.second_order_within).
     probe = "bestfit-greedy" if "bestfit-greedy" in placements else placements[0]
-    orders, variants, spills = _probe_orders(inst, order, search, probe, rules[0], params)
+    orders, variants, spills = _probe_orders(inst, order, other_orders, probe, rules[0], params)
     if not spills:  # no traffic at all: nothing left to gain from other placements
         placements = (probe,)
     for name in _ranked_orders(variants, params.second_order_within)[:2]:

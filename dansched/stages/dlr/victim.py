@@ -161,9 +161,10 @@ class EagerFlush:
 
 
 class CostAware:
-    """L1/UB rule (Eq. 31): ``argmax score(b,k)``; evicting costs ``1/score(b,k)``."""
+    """L1/UB rule (Eq. 31): ``argmax score(b,k)``, named ``score``; evicting costs
+    ``1/score(b,k)``."""
 
-    name = "cost"
+    name = "score"
 
     def pick(self, pool: Iterable[int], facts: VictimFacts, k: int) -> int:
         nn, sizes, traffic, cycles = facts.next_need, facts.sizes, facts.traffic, facts.cycles
@@ -238,7 +239,7 @@ class RecencyAware:
 RULES: dict[str, VictimRule] = {rule.name: rule for rule in (EagerFlush(), CostAware(), SpaceTime(), Lru())}
 
 # the ``--victim`` choices (CLI, SolveOptions.victim) -> the L1/UB rules Stage 2 tries for each
-VICTIMS: dict[str, tuple[str, ...]] = {"cost": ("cost", "space-time"), "lru": ("lru",)}
+VICTIMS: dict[str, tuple[str, ...]] = {"cost": ("score", "space-time"), "lru": ("lru",)}
 
 
 def victim_rule(name: str) -> VictimRule:

@@ -292,7 +292,7 @@ def wave_search(inst: Instance, params: WaveParams = WaveParams(), deadline: flo
             break
         order = full_order(inst, sweeps[name])
         try:
-            res = linear_scan(inst, order, rule="cost", mode="bestfit", evict="greedy")
+            res = linear_scan(inst, order, rule="score", mode="bestfit", evict="greedy")
         except PlacementFailed:
             continue
         scored.append(((res.traffic, res.spill_count), name, order))
@@ -302,7 +302,7 @@ def wave_search(inst: Instance, params: WaveParams = WaveParams(), deadline: flo
     best: WaveResult | None = None
     for _, name, order in scored[: params.keep]:
         try:
-            got = dlr_plan(inst, order, search=False)
+            got = dlr_plan(inst, order, other_orders=False)
         except PlacementFailed:
             continue
         t = got.evaluation.metrics().extra_traffic

@@ -12,9 +12,9 @@ from dansched.budget import TrafficBudget
 from dansched.hardware import load_hardware
 from dansched.instance import load_instance
 from dansched.params import EffortParams, MemoryWindowParams
-from dansched.pipeline import SolveOptions, effort_options, solve
+from dansched.pipeline import SolveOptions, effort_options, run_pipeline
 from dansched.pipeline.problem3.candidates import SOURCES, SourceContext
-from dansched.pipeline.solve import _stage1, _stage2
+from dansched.pipeline.run import _stage1, _stage2
 from dansched.simulate import evaluate
 
 SLACKS = (0, 12.5, 50)
@@ -62,7 +62,7 @@ def tight(tmp_path_factory):
 
 @pytest.fixture(scope="module")
 def solved(tight):
-    return {slack: solve(tight, SolveOptions(problem=3, traffic_slack=slack)) for slack in SLACKS}
+    return {slack: run_pipeline(tight, SolveOptions(problem=3, traffic_slack=slack)) for slack in SLACKS}
 
 
 @pytest.mark.parametrize("slack", SLACKS)
@@ -84,7 +84,7 @@ def test_the_polish_keeps_the_traffic_and_never_slows_the_kept_plan(tight, solve
     """Step 6 against the same solve without it: the polished plan is valid, carries the
     same traffic and spills, ends no later, and the report says how many windows ran."""
     res = solved[0]
-    bare = solve(tight, SolveOptions(problem=3, polish=MemoryWindowParams(windows=0)))
+    bare = run_pipeline(tight, SolveOptions(problem=3, polish=MemoryWindowParams(windows=0)))
     ev, ev0 = evaluate(tight, res.plan), evaluate(tight, bare.plan)
     assert ev.valid and ev0.valid
     assert (ev.extra_traffic, ev.spill_count) == (ev0.extra_traffic, ev0.spill_count)
@@ -183,7 +183,7 @@ def test_an_ablation_keeps_its_own_victim_rule(tight):
 
 
 def test_effort_fast_runs_each_stage_once(tight):
-    res = solve(tight, effort_options("fast", problem=3))
+    res = run_pipeline(tight, effort_options("fast", problem=3))
     report = res.report.to_dict()
     assert evaluate(tight, res.plan).valid
     assert len(report["candidates"]) == 1 and report["candidates"][0]["kept"]
@@ -201,8 +201,8 @@ def test_official_flash_attention_stays_within_the_budget(slack):
     from helpers import official_path
 
     inst = load_instance(official_path("FlashAttention_Case0"))
-    p2 = solve(inst, SolveOptions(problem=2)).evaluation.extra_traffic
-    res = solve(inst, SolveOptions(problem=3, traffic_slack=slack))
+    p2 = run_pipeline(inst, SolveOptions(problem=2)).evaluation.extra_traffic
+    res = run_pipeline(inst, SolveOptions(problem=3, traffic_slack=slack))
     ev = evaluate(inst, res.plan)
     assert ev.valid and ev.makespan == res.evaluation.makespan
     assert ev.extra_traffic <= oracle_allowance(p2, str(slack))
@@ -227,7 +227,7 @@ def test_dlr_on_the_time_driven_order_skips_dlr_only_when_no_plan_of_that_order_
         plan = timed_schedule(inst, reference, DEFAULT_TRIALS[0])
         order = [v for v in plan.order if v < inst.n]
         cover = traffic_lower_bound(inst, tighten_lifetimes(inst, order)).value
-        dlr = dlr_plan(inst, order, search=False).evaluation.extra_traffic
+        dlr = dlr_plan(inst, order, other_orders=False).evaluation.extra_traffic
         assert cover <= dlr  # the bound is sound for DLR's own plan of that order
 
         def made(allowance: int, inst=inst, reference=reference, s2=s2, plan=plan) -> list[Candidate]:

@@ -10,7 +10,7 @@ from dansched.generate import generate
 from dansched.hardware import load_hardware
 from dansched.instance import instance_from_records
 from dansched.params import MemoryWindowParams
-from dansched.pipeline import SolveOptions, effort_options, solve
+from dansched.pipeline import SolveOptions, effort_options, run_pipeline
 from dansched.pipeline.problem3.polish import memory_exact_windows
 from dansched.plan import Plan
 from dansched.simulate import evaluate
@@ -72,7 +72,7 @@ def test_memory_window_params_are_validated():
 def test_memory_windows_valid_and_deterministic(family, seed):
     nodes, edges = generate(family, 1, seed)
     inst = instance_from_records(f"{family}{seed}", nodes, edges)
-    res = solve(inst, SolveOptions(problem=3))
+    res = run_pipeline(inst, SolveOptions(problem=3))
     ev = evaluate(inst, res.plan)
     params = MemoryWindowParams(windows=5, width=32, deterministic_time=0.2)
     runs = [memory_exact_windows(inst, res.plan, ev, params) for _ in range(2)]
@@ -115,5 +115,5 @@ def test_the_callers_cpe_params_reach_the_cpe_after_the_windows(tmp_path, monkey
         return real_polish(*args, **kwargs)
 
     monkeypatch.setattr(loop, "memory_window_polish", polish_spy)
-    res = solve(inst, SolveOptions(problem=3, cpe=mine, polish=MemoryWindowParams(windows=2)))
+    res = run_pipeline(inst, SolveOptions(problem=3, cpe=mine, polish=MemoryWindowParams(windows=2)))
     assert handed and all(p == mine for p in handed) and evaluate(inst, res.plan).valid

@@ -10,7 +10,7 @@ from helpers import alloc, capacities, free, op
 
 from dansched.instance import instance_from_records
 from dansched.params import SearchParams
-from dansched.pipeline import SolveOptions, solve
+from dansched.pipeline import SolveOptions, run_pipeline
 from dansched.pipeline.problem3.search.driver import makespan_search
 from dansched.pipeline.problem3.search.layout import free_ranges
 from dansched.plan import Plan
@@ -60,7 +60,7 @@ def test_free_ranges_by_hand():
 
 def _tight_case(seed: int):
     inst = audit_instance(seed)
-    res = solve(inst, SolveOptions(problem=2, order_search=None))
+    res = run_pipeline(inst, SolveOptions(problem=2, order_search=None))
     return inst, res.plan, evaluate(inst, res.plan)
 
 

@@ -147,7 +147,7 @@ class CriticalReuse:
 DESTROY: dict[str, Destroy] = {d.name: d for d in (CriticalReload(), CriticalReuse(), RandomSpill())}
 
 
-def _judge(inst: Instance, layout: Layout | None, allowance: int, move: str) -> PlanState:
+def _state_of(inst: Instance, layout: Layout | None, allowance: int, move: str) -> PlanState:
     """The state of ``layout``: evaluated, within ``allowance``, then reordered by one
     list-scheduling pass inside its skeleton when that is faster."""
     if layout is None:
@@ -169,14 +169,14 @@ def _judge(inst: Instance, layout: Layout | None, allowance: int, move: str) -> 
 def _repair(
     move: Move, state: PlanState, rng: np.random.Generator, inst: Instance, allowance: int, choices: int
 ) -> PlanState:
-    """``move`` applied at ``state``'s focus, judged (:func:`_judge`)."""
+    """``move`` applied at ``state``'s focus, judged (:func:`_state_of`)."""
     if state.focus is None or state.layout is None or state.evaluation is None:
         return PlanState(None, None, None, move=move.name)
     headroom = allowance - int(state.evaluation.extra_traffic or 0)
     ctx = MoveContext(inst, state.layout, state.evaluation, headroom, choices)
     focus: Segment | None = ctx.by_start.get(state.focus)
     got = move.apply(ctx, focus, rng) if focus is not None else None
-    return _judge(inst, got, allowance, move.name)
+    return _state_of(inst, got, allowance, move.name)
 
 
 def _destroy_operator(destroy: Destroy) -> Any:

@@ -1,7 +1,7 @@
 """The full DAN-Scheduler pipeline (paper Eq. 16): MPAS -> DLR -> CPE, each stage's result
 judged by the shared evaluator before the next stage sees it.
 
-:func:`solve` returns the final :class:`~dansched.plan.Plan`, the evaluator's verdict and
+:func:`run_pipeline` returns the final :class:`~dansched.plan.Plan`, the evaluator's verdict and
 the typed report (:class:`~dansched.pipeline.report.SolveReport`). Problem 3 is one search
 over Stage-2 candidates (:mod:`dansched.pipeline.problem3`).
 """
@@ -24,7 +24,7 @@ from .options import SolveOptions
 from .problem3.loop import problem3
 from .report import PlanFigures, RelayoutReport, SolveReport, Stage1Report, Stage2Report, Stage3Report
 
-__all__ = ["SolveResult", "solve"]
+__all__ = ["SolveResult", "run_pipeline"]
 
 Progress = Callable[[str], None]
 
@@ -46,9 +46,9 @@ def _stage1(inst: Instance, opts: SolveOptions) -> tuple[list[int], str, bool]:
     """The Stage-1 order, how it was found and whether it is L0-legal (a problem-1 plan).
     Problems 2 and 3 have no single-residency rule, so when no L0-legal order exists any
     order that keeps the buffer lifetimes will do."""
-    search = opts.effort.stage1_search
-    params = opts.mpas if search else replace(opts.mpas, restart_work=0)  # no search: the compacted input order
-    variant = "mpas-greedy" if opts.variant == "mpas" and not search else opts.variant
+    restarts = opts.effort.stage1_restarts
+    params = opts.mpas if restarts else replace(opts.mpas, restart_work=0)  # no restarts: the compacted input order
+    variant = "mpas-greedy" if opts.variant == "mpas" and not restarts else opts.variant
     try:
         s1 = mpas_order(inst, variant=variant, params=params)
         return list(s1.order), s1.variant, True
@@ -62,22 +62,22 @@ def _stage1(inst: Instance, opts: SolveOptions) -> tuple[list[int], str, bool]:
 def _stage2(inst: Instance, order1: list[int], opts: SolveOptions, say: Progress) -> DlrResult:
     """DLR on the Stage-1 order, then the order search (which keeps DLR's plan unless it
     finds an evaluator-accepted one with less traffic); the LRU ablation keeps DLR's own
-    plan. An effort without Stage-2 search runs the paper's placements (best fit with
+    plan. An effort without DLR's variants runs the paper's placements (best fit with
     greedy or window eviction) on the Stage-1 order and, of the order search, the wave
     search alone."""
-    if opts.effort.stage2_search:
+    if opts.effort.stage2_variants:
         s2 = dlr_plan(inst, order1, victim=opts.victim, params=opts.dlr)
         order_search = opts.order_search
     else:
         paper = ("bestfit-greedy", "bestfit-window")
-        s2 = dlr_plan(inst, order1, victim=opts.victim, search=False, placements=paper, params=opts.dlr)
+        s2 = dlr_plan(inst, order1, victim=opts.victim, other_orders=False, placements=paper, params=opts.dlr)
         order_search = None if opts.order_search is None else replace(opts.order_search, exact=False, lns=False)
     if order_search is not None and opts.victim == "cost":
         s2 = search_order(inst, s2, order_search, time_limit=opts.time_limit, seed=opts.seed, progress=say)
     return s2
 
 
-def solve(inst: Instance, opts: SolveOptions | None = None, progress: Progress | None = None) -> SolveResult:
+def run_pipeline(inst: Instance, opts: SolveOptions | None = None, progress: Progress | None = None) -> SolveResult:
     """Run the stages that ``opts.problem`` needs and return the final plan and report."""
     opts = opts or SolveOptions()
     say = progress or (lambda _msg: None)
