@@ -34,6 +34,7 @@ __all__ = [
     "plan_texts",
     "atomic_write_text",
     "atomic_write_files",
+    "CONTEST_SUFFIXES",
     "contest_paths",
     "check_writable_folder",
     "check_output_file",
@@ -84,14 +85,19 @@ def plan_from_indices(
     )
 
 
+# the contest files and the report beside them: kind -> file name after <case>
+CONTEST_SUFFIXES: dict[str, str] = {
+    "schedule": "_schedule.txt",
+    "memory": "_memory.txt",
+    "spill": "_spill.txt",
+    "report": "_report.json",
+}
+
+
 def contest_paths(directory: str | Path, case: str) -> dict[str, Path]:
+    """``{kind: DIR/<case><suffix>}`` of :data:`CONTEST_SUFFIXES`."""
     d = Path(directory)
-    return {
-        "schedule": d / f"{case}_schedule.txt",
-        "memory": d / f"{case}_memory.txt",
-        "spill": d / f"{case}_spill.txt",
-        "report": d / f"{case}_report.json",
-    }
+    return {k: d / f"{case}{s}" for k, s in CONTEST_SUFFIXES.items()}
 
 
 def _lines(path: str | Path) -> list[tuple[int, str]]:

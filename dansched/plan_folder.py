@@ -3,9 +3,13 @@ fingerprint that tells a folder holding one plan from one that mixes two, a lock
 that two runs into one folder do not interleave, and no temporary or lock file left
 behind.
 
-The group of a case in a folder is ``<case>_schedule.txt``, ``_memory.txt``,
-``_spill.txt``, ``_trace.json``, ``_view.html`` and ``_report.json``.
-:func:`write_group` writes it:
+The group of a case in a folder is its contest files ``<case>_schedule.txt``,
+``_memory.txt``, ``_spill.txt``, the other outputs of a solve (a trace, a page: the
+application's registry, :mod:`dansched.outputs`, names them) and ``<case>_report.json``.
+Which files a group holds is data, a :class:`GroupLayout` (kind -> file name after
+``<case>``, the rename order, the kinds that carry the plan's fingerprint), so that this
+module knows the contest files and the report and nothing else. :func:`write_group`
+writes a group:
 
 1. take an exclusive ``fcntl`` lock on ``<folder>/.dansched.lock`` (a second run
    into the folder waits for the first to finish its group); the lock file is removed
@@ -19,15 +23,15 @@ The group of a case in a folder is ``<case>_schedule.txt``, ``_memory.txt``,
 4. with SIGTERM and SIGINT deferred (so a polite kill never lands in the middle),
    create the marker, remove the group's files this run does not produce (the old
    memory and spill after a problem-1 run, an old trace), rename the new files in
-   the fixed order schedule, memory, spill, trace, view, report, and remove the marker.
+   the layout's order (the report last), and remove the marker.
 
 The report carries ``fingerprint``: the sha256 of each plan file
 (schedule, memory, spill) and one sha256 over them all; a trace carries the same
-digest in ``otherData.plan_fingerprint``. :func:`check_folder` (run by
-``evaluate``, ``audit``, ``trace --plan`` and ``view``) says the folder mixes plans
-when the marker is there (a run was killed between its renames; the next run
-repairs it), or when the report's digests do not match the plan files present, or a
-trace names another plan; each message says what to do. So whatever moment a run
+digest in ``otherData.plan_fingerprint`` (the layout's ``fingerprinted`` kinds).
+:func:`check_folder` (run by ``evaluate``, ``audit``, ``trace --plan`` and ``view``)
+says the folder mixes plans when the marker is there (a run was killed between its
+renames; the next run repairs it), or when the report's digests do not match the plan
+files present, or a trace names another plan; each message says what to do. So whatever moment a run
 stops at, the folder holds either its previous complete group, the new complete
 group, or a state the checkers refuse. A folder without a report (plan files
 written by hand) is not checked.
@@ -42,16 +46,19 @@ import json
 import os
 import secrets
 import signal
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from .errors import MixedPlanError, OutputError
-from .plan import check_writable_folder
+from .plan import CONTEST_SUFFIXES, check_writable_folder
 
 __all__ = [
-    "GROUP_KINDS",
+    "GroupLayout",
+    "CONTEST_GROUP",
     "PLAN_KINDS",
+    "REPORT",
     "LOCK_NAME",
     "MixedPlanError",
     "group_paths",
@@ -64,22 +71,38 @@ __all__ = [
 ]
 
 PLAN_KINDS = ("schedule", "memory", "spill")
-GROUP_KINDS = ("schedule", "memory", "spill", "trace", "view", "report")  # also the rename order: report last
-_SUFFIX = {
-    "schedule": "_schedule.txt",
-    "memory": "_memory.txt",
-    "spill": "_spill.txt",
-    "trace": "_trace.json",
-    "view": "_view.html",
-    "report": "_report.json",
-}
+REPORT = "report"  # the report is renamed last: a group is complete once its report is in place
 LOCK_NAME = ".dansched.lock"
 TMP_TAG = ".dansched-tmp-"
 
 
-def group_paths(directory: str | Path, case: str) -> dict[str, Path]:
+@dataclass(frozen=True)
+class GroupLayout:
+    """The files of a case's group: ``suffixes`` maps each kind to its file name after
+    ``<case>`` (the contest files and the report among them), in rename order (the report
+    is renamed last whatever its place); ``fingerprinted`` lists the kinds whose file
+    carries the plan's fingerprint in ``"plan_fingerprint": "<sha256>"`` (a trace)."""
+
+    suffixes: Mapping[str, str]
+    fingerprinted: tuple[str, ...] = ()
+
+    def __post_init__(self) -> None:
+        missing = [k for k in (*PLAN_KINDS, REPORT) if k not in self.suffixes]
+        if missing or not set(self.fingerprinted) <= set(self.suffixes):
+            raise ValueError(f"a group layout needs the contest files and the report; missing {missing}")
+
+    def order(self) -> list[str]:
+        """The kinds in rename order: the layout's, the report last."""
+        return [k for k in self.suffixes if k != REPORT] + [REPORT]
+
+
+CONTEST_GROUP = GroupLayout(dict(CONTEST_SUFFIXES))  # the contest files and the report alone
+
+
+def group_paths(directory: str | Path, case: str, layout: GroupLayout) -> dict[str, Path]:
+    """``{kind: DIR/<case><suffix>}`` of every kind of ``layout``."""
     d = Path(directory)
-    return {k: d / f"{case}{s}" for k, s in _SUFFIX.items()}
+    return {k: d / f"{case}{s}" for k, s in layout.suffixes.items()}
 
 
 def _marker(directory: Path, case: str) -> Path:
@@ -138,10 +161,10 @@ def folder_lock(directory: Path) -> Iterator[None]:
                 folder.rmdir()  # only when empty
 
 
-def remove_leftovers(directory: Path, case: str) -> None:
+def remove_leftovers(directory: Path, case: str, layout: GroupLayout) -> None:
     """Temporary files of ``case``'s group and its marker, left by a killed run (call
     under :func:`folder_lock`: then no live run is writing them)."""
-    prefixes = tuple(f".{p.name}{TMP_TAG}" for p in group_paths(directory, case).values())
+    prefixes = tuple(f".{p.name}{TMP_TAG}" for p in group_paths(directory, case, layout).values())
     with contextlib.suppress(FileNotFoundError):
         for name in os.listdir(directory):
             if name.startswith(prefixes):
@@ -182,32 +205,31 @@ def write_group(
     directory: str | Path,
     case: str,
     files: Mapping[str, str | bytes],
+    layout: GroupLayout,
     extra: Mapping[Path, bytes] | None = None,
     replace_group: bool = True,
 ) -> list[Path]:
-    """Write ``files`` (kind -> text, kinds of :data:`GROUP_KINDS`) as ``case``'s group in
+    """Write ``files`` (kind -> text, kinds of ``layout``) as ``case``'s group in
     ``directory`` and (``replace_group``) remove the group's other files (see the module
     docstring; ``dansched trace`` adds a trace to a group with ``replace_group=False``);
     ``extra`` (path -> bytes, e.g. a PNG) is written with them, renamed before the
     report. Raises :class:`~dansched.errors.OutputError` (one line) when a file cannot be
     written; then no target has been touched. Returns the paths written."""
     d = Path(directory)
-    paths = group_paths(d, case)
-    unknown = set(files) - set(GROUP_KINDS)
+    paths = group_paths(d, case, layout)
+    unknown = set(files) - set(layout.suffixes)
     if unknown:
         raise ValueError(f"unknown group file kind(s): {sorted(unknown)}")
-    targets: list[tuple[Path, bytes]] = []
-    for k in GROUP_KINDS[:-1]:
-        if k in files:
-            targets.append((paths[k], _bytes(files[k])))
+    order = layout.order()
+    targets: list[tuple[Path, bytes]] = [(paths[k], _bytes(files[k])) for k in order[:-1] if k in files]
     targets += [(Path(p), b) for p, b in (extra or {}).items()]
-    if "report" in files:
-        targets.append((paths["report"], _bytes(files["report"])))
+    if REPORT in files:
+        targets.append((paths[REPORT], _bytes(files[REPORT])))
     for p, _ in targets:
         if p.is_dir():
             raise OutputError(f"{p}: is a folder, not a file name")
     with folder_lock(d):
-        remove_leftovers(d, case)
+        remove_leftovers(d, case, layout)
         staged: list[tuple[Path, Path]] = []
         try:
             tag = TMP_TAG + secrets.token_hex(4)
@@ -230,7 +252,7 @@ def write_group(
                 marker = _marker(d, case)
                 marker.write_bytes(b"")
                 written = {p for _, p in staged}
-                for k in GROUP_KINDS if replace_group else ():
+                for k in order if replace_group else ():
                     if paths[k] not in written:
                         with contextlib.suppress(FileNotFoundError):
                             os.unlink(paths[k])
@@ -247,13 +269,13 @@ def write_group(
     return [p for p, _ in targets]
 
 
-def check_group_targets(directory: str | Path, case: str, kinds: tuple[str, ...] = GROUP_KINDS) -> None:
-    """Raise :class:`~dansched.plan.OutputError` (one line) when ``case``'s group of
-    ``kinds`` cannot be written into ``directory``: the folder is a file, sits under a
-    file or cannot be written, or a target is a folder. Run before the work, so that a
-    long solve is not lost to a wrong ``--out``; :func:`write_group` checks again."""
+def check_group_targets(directory: str | Path, case: str, layout: GroupLayout, kinds: Iterable[str]) -> None:
+    """Raise :class:`~dansched.plan.OutputError` (one line) when ``case``'s files of
+    ``kinds`` (of ``layout``) cannot be written into ``directory``: the folder is a file,
+    sits under a file or cannot be written, or a target is a folder. Run before the work,
+    so that a long solve is not lost to a wrong ``--out``; :func:`write_group` checks again."""
     check_writable_folder(directory)
-    paths = group_paths(directory, case)
+    paths = group_paths(directory, case, layout)
     for k in kinds:
         if paths[k].is_dir():
             raise OutputError(f"{paths[k]}: is a folder, not a file name")
@@ -263,26 +285,27 @@ def _bytes(x: str | bytes) -> bytes:
     return x if isinstance(x, bytes) else x.encode()
 
 
-def check_folder(directory: str | Path, case: str) -> dict[str, Any] | None:
+def check_folder(directory: str | Path, case: str, layout: GroupLayout) -> dict[str, Any] | None:
     """Raise :class:`MixedPlanError` when ``directory`` holds an interrupted group of
-    ``case`` or plan files that are not those its report's fingerprint names; return the
-    fingerprint (None when the folder has no report, or a report without one)."""
+    ``case``, plan files that are not those its report's fingerprint names, or a file of
+    a ``fingerprinted`` kind of ``layout`` that names another plan; return the fingerprint
+    (None when the folder has no report, or a report without one)."""
     d = Path(directory)
     if _marker(d, case).exists():
         raise MixedPlanError(
             f"{d}: a run writing {case}'s plan was interrupted (found .{case}.incomplete): "
             f"the folder may mix two plans; run dansched solve again"
         )
-    paths = group_paths(d, case)
+    paths = group_paths(d, case, layout)
     try:
-        report = json.loads(paths["report"].read_text())
+        report = json.loads(paths[REPORT].read_text())
     except (OSError, ValueError):
         return None
     fp = report.get("fingerprint") if isinstance(report, dict) else None
     if not isinstance(fp, dict) or not isinstance(fp.get("files"), dict):
         return None
     listed = fp["files"]
-    rep = paths["report"].name
+    rep = paths[REPORT].name
     # what to do, in the same line: the files changed after dansched solve wrote the folder
     todo = (
         f"the files were changed after dansched solve wrote them; to judge them as they are, "
@@ -306,17 +329,19 @@ def check_folder(directory: str | Path, case: str) -> dict[str, Any] | None:
             raise MixedPlanError(
                 f"{d}: {p.name} does not match the fingerprint in {rep}: the folder mixes two plans ({todo})"
             )
-    trace_fp = _trace_fingerprint(paths["trace"])
-    if trace_fp is not None and trace_fp != fp.get("sha256"):
-        raise MixedPlanError(
-            f"{d}: {paths['trace'].name} traces another plan than {rep}: the folder mixes two plans "
-            f"(delete {paths['trace'].name} or write it again with dansched trace)"
-        )
+    for k in layout.fingerprinted:
+        named = _named_fingerprint(paths[k])
+        if named is not None and named != fp.get("sha256"):
+            raise MixedPlanError(
+                f"{d}: {paths[k].name} is of another plan than {rep}: the folder mixes two plans "
+                f"(delete {paths[k].name} or write it again)"
+            )
     return fp
 
 
-def _trace_fingerprint(path: Path) -> str | None:
-    """``otherData.plan_fingerprint`` of a trace file (None when absent or unreadable)."""
+def _named_fingerprint(path: Path) -> str | None:
+    """The last ``"plan_fingerprint": "<sha256>"`` of a file (a trace's
+    ``otherData.plan_fingerprint``; None when absent or unreadable)."""
     try:
         with open(path, "rb") as fh:
             fh.seek(0, os.SEEK_END)

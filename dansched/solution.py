@@ -5,10 +5,10 @@ stages). :func:`solve` runs it and adds what a plan folder holds beside the cont
 files: the report's lower bounds (the fast ones of :func:`dansched.audit.audit_plan`)
 and the plan's fingerprint (:func:`dansched.plan_folder.plan_fingerprint`). The
 returned :class:`Solution` writes the whole group in one call, optionally with the
-Perfetto trace and the HTML page::
+other outputs of :data:`dansched.outputs.OUTPUTS` (the Perfetto trace, the HTML page)::
 
     solution = solve(inst, SolveOptions(problem=3))
-    solution.write("plans", trace=True, html=True)   # the paths written
+    solution.write("plans", outputs=("trace", "view"))   # the paths written
 
 Given ``out``, :func:`solve` checks that folder before the work (a wrong ``--out``
 does not cost a solve) and writes it after. This module reads the pipeline's report
@@ -17,36 +17,29 @@ only through :func:`report_dict`.
 
 from __future__ import annotations
 
-import json
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from .audit import audit_plan, rows_report
-from .errors import TraceError
 from .instance import Instance
+from .outputs import OutputInput, check_outputs, check_targets, chosen, group
 from .pipeline import SolveOptions, SolveResult, run_pipeline
 from .plan import Plan, plan_texts
-from .plan_folder import check_group_targets, plan_fingerprint, write_group
-from .report.trace import build_trace, trace_json_text
-from .report.view import build_view_data, check_view_range, view_html
+from .plan_folder import plan_fingerprint, write_group
 from .simulate import Evaluation
 
 __all__ = ["Solution", "solve", "report_dict", "REPORT_BOUNDS_SECONDS"]
 
 Progress = Callable[[str], None]
+BUDGET_FROM = "the problem-2 plan's extra traffic (base) plus slack_percent of it, rounded down"
 REPORT_BOUNDS_SECONDS = 10.0  # at most this much of --time-limit goes to the report's traffic cover bound
 
 
 def report_dict(result: SolveResult) -> dict[str, Any]:
     """The pipeline's report as JSON-ready data (the one place this module reads it)."""
     return result.report.to_dict()
-
-
-def _needs_timing(what: str, plan: Plan) -> None:
-    if plan.offsets is None:
-        raise TraceError(f"{what} needs timing: solve problem 2 or 3 (a problem-1 order has no layout)")
 
 
 @dataclass
@@ -84,48 +77,48 @@ class Solution:
 
     @property
     def report(self) -> dict[str, Any]:
-        """What ``<case>_report.json`` holds: the pipeline's report, ``bounds`` and
-        ``fingerprint``."""
-        report = report_dict(self.result)
+        """What ``<case>_report.json`` holds: the case, the pipeline's report, the hardware
+        and the options of the solve, ``bounds`` and ``fingerprint``."""
+        hw = self.instance.hw
+        report = {"instance": self.instance.name} | report_dict(self.result)
+        report["hardware"] = hw.to_dict() | ({"file": hw.source.to_dict()} if hw.source is not None else {})
+        report["options"] = self.options.to_dict()
         if self.bounds is not None:
             report["bounds"] = self.bounds
         report["fingerprint"] = self.fingerprint
         return report
 
-    def files(self, trace: bool = False, html: bool = False, freq_ghz: float = 1.0) -> dict[str, str]:
-        """The group's texts by kind (``schedule``, ``memory``, ``spill``, ``trace``,
-        ``view``, ``report``); a trace or page needs a plan with timing (problems 2, 3)."""
-        if trace:
-            _needs_timing("a trace", self.plan)
-        if html:
-            _needs_timing("the page", self.plan)
-        files: dict[str, str] = dict(plan_texts(self.plan))
-        report = self.report
-        if trace:
-            trace_obj = build_trace(self.instance, self.plan, self.evaluation, freq_ghz)
-            trace_obj.setdefault("otherData", {})["plan_fingerprint"] = report["fingerprint"]["sha256"]
-            files["trace"] = trace_json_text(trace_obj)
-        if html:
-            files["view"] = view_html(build_view_data(self.instance, self.plan, self.evaluation, report, freq_ghz))
-        files["report"] = json.dumps(report, indent=2) + "\n"
-        return files
+    def files(self, outputs: Iterable[str] = (), freq_ghz: float = 1.0) -> dict[str, str]:
+        """The group's texts by kind: the contest files and the report, and the other
+        outputs named in ``outputs`` (kinds of :data:`dansched.outputs.OUTPUTS`: ``trace``,
+        ``view``); one that needs timing needs a plan with a layout (problems 2, 3)."""
+        wanted = chosen(outputs)
+        check_outputs(wanted, self.options.problem, freq_ghz)
+        given = OutputInput(self.instance, self.plan, self.evaluation, self.report, freq_ghz)
+        texts = {o.kind: o.build(given) for o in wanted}
+        return {k: t for k, t in texts.items() if t is not None}
 
-    def write(self, folder: str | Path, trace: bool = False, html: bool = False, freq_ghz: float = 1.0) -> list[Path]:
+    def write(self, folder: str | Path, outputs: Iterable[str] = (), freq_ghz: float = 1.0) -> list[Path]:
         """Write the plan folder's group for this case (:func:`dansched.plan_folder.write_group`:
-        under a lock, stale files of the case removed, nothing half-written) and return
-        the paths written, in the order they were renamed into place."""
-        self.written = write_group(folder, self.instance.name, self.files(trace, html, freq_ghz))
+        under a lock, stale files of the case removed, nothing half-written) with the
+        ``outputs`` asked for (see :meth:`files`) and return the paths written, in the
+        order they were renamed into place."""
+        self.written = write_group(folder, self.instance.name, self.files(outputs, freq_ghz), group())
         return self.written
 
     def summary(self) -> dict[str, Any]:
-        """One JSON-ready object for scripts: the case, the problem, the final figures and
-        the files written."""
+        """One JSON-ready object for scripts: the case, the problem, the final figures, for
+        problem 3 the traffic budget and where it came from (``base``: the problem-2 plan's
+        extra traffic, plus ``slack_percent``), and the files written."""
         ev = self.evaluation
         out: dict[str, Any] = {"instance": self.instance.name, "problem": self.options.problem, "valid": ev.valid}
         for key in ("max_v_stay", "physical_peak", "extra_traffic", "spill_count", "makespan"):
             value = getattr(ev, key)
             if value is not None:
                 out[key] = int(value)
+        budget = report_dict(self.result).get("traffic_budget")
+        if budget is not None:
+            out["traffic_budget"] = budget | {"from": BUDGET_FROM}
         out["files"] = [str(p) for p in self.written]
         return out
 
@@ -137,27 +130,23 @@ def solve(
     *,
     bounds: bool = True,
     out: str | Path | None = None,
-    trace: bool = False,
-    html: bool = False,
+    outputs: Iterable[str] = (),
     freq_ghz: float = 1.0,
 ) -> Solution:
     """Solve ``inst`` (:func:`dansched.pipeline.run_pipeline`) and return a :class:`Solution`.
 
     ``bounds``: also compute the report's lower bounds (the fast ones; a few seconds at
     most). ``out``: check that folder can take the group before the work, then write it
-    (``trace``/``html`` add the trace and the page). ``progress(message)`` is called as
-    each step starts. Raises :class:`~dansched.errors.PlanInvalidError` when no valid
-    plan exists, :class:`~dansched.errors.OutputError` when ``out`` cannot be written."""
+    with the ``outputs`` asked for (kinds of :data:`dansched.outputs.OUTPUTS`: ``trace``,
+    ``view``; each checked before the work too). ``progress(message)`` is called as each
+    step starts. Raises :class:`~dansched.errors.PlanInvalidError` when no valid plan
+    exists, :class:`~dansched.errors.OutputError` when ``out`` cannot be written."""
     say = progress or (lambda _msg: None)
+    outputs = tuple(outputs)
     if out is not None:
-        if options.problem == 1 and (trace or html):
-            raise TraceError(f"{'a trace' if trace else 'the page'} needs timing: solve problem 2 or 3")
-        kinds = ("schedule", "memory", "spill", "report") + (("trace",) if trace else ()) + (("view",) if html else ())
-        check_group_targets(out, inst.name, kinds)
-        if (trace or html) and not freq_ghz > 0:
-            raise TraceError(f"the clock must be positive, got {freq_ghz} GHz")
-        if html:  # figures the page cannot hold: refused before the solve
-            check_view_range(inst)
+        wanted = chosen(outputs)
+        check_outputs(wanted, options.problem, freq_ghz)
+        check_targets(out, inst.name, wanted, inst)
     result = run_pipeline(inst, options, progress=say)
     solution = Solution(inst, options, result)
     if bounds:
@@ -167,5 +156,5 @@ def solve(
         solution.bounds = rows_report(rows)
     if out is not None:
         say(f"Writing the plan folder {out}")
-        solution.write(out, trace=trace, html=html, freq_ghz=freq_ghz)
+        solution.write(out, outputs, freq_ghz)
     return solution

@@ -53,6 +53,7 @@ def test_readme_example_runs_and_writes_a_valid_plan_folder(tmp_path, monkeypatc
     """The README's example builds a graph in memory, solves problem 3 and writes the whole
     folder in one call; the files it names are there, judged by the evaluator and checked
     against the fingerprint the report carries."""
+    from dansched.outputs import group
     from dansched.plan_folder import check_folder
 
     code = readme_example()
@@ -81,7 +82,7 @@ def test_readme_example_runs_and_writes_a_valid_plan_folder(tmp_path, monkeypatc
     ev = evaluate(inst, plan)
     assert ev.valid and ev.problem == 2
     assert ev.makespan == makespan == 50  # COPY_IN (20) then ADD (30), nothing to overlap
-    assert check_folder(folder, "tiny") is not None  # report and trace carry the plan's fingerprint
+    assert check_folder(folder, "tiny", group()) is not None  # report and trace carry the plan's fingerprint
     report = json.loads((folder / "tiny_report.json").read_text())
     assert report["makespan"] == 50 and report["bounds"]["makespan"]["value"] == 50
 
@@ -92,7 +93,7 @@ def test_solution_report_is_what_the_command_line_writes(tmp_path, exp_path):
     from helpers import run_proc_cli
 
     sol = dansched.solve(dansched.load_instance(exp_path), dansched.SolveOptions(problem=3))
-    lib = sol.write(tmp_path / "lib", trace=True)
+    lib = sol.write(tmp_path / "lib", outputs=("trace",))
     proc = run_proc_cli("solve", exp_path, "--out", tmp_path / "cli", "--trace", "--quiet")
     assert proc.returncode == 0, proc.stderr
     cli = sorted((tmp_path / "cli").iterdir())

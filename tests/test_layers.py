@@ -1,7 +1,7 @@
 """The package's import graph: no cycles, and every import points down the layer order
 
     core (errors, params, budget, hardware, instance, graph, plan, plan_folder, simulate, generate, testing)
-      <- models <- stages <- pipeline <- (audit, baselines, bench, executor, judge, report, solution, sweep)
+      <- models <- stages <- pipeline <- (audit, baselines, bench, executor, judge, outputs, report, solution, sweep)
       <- cli, dansched (the public API)
 
 Imports are read with ``ast`` from every module, including imports inside functions
@@ -34,7 +34,7 @@ CORE = {
     "generate",
     "testing",
 }
-APPLICATION = {"audit", "baselines", "bench", "report", "executor", "judge", "solution", "sweep"}
+APPLICATION = {"audit", "baselines", "bench", "report", "executor", "judge", "outputs", "solution", "sweep"}
 LAYERS = {"core": 0, "models": 1, "stages": 2, "pipeline": 3, "application": 4, "top": 5}
 DEFERRED_IMPORTS_ALLOWED = {"dansched.cli", "dansched"}
 

@@ -28,6 +28,7 @@ from pathlib import Path
 import pytest
 
 from dansched.errors import OutputError
+from dansched.outputs import group
 from dansched.plan_folder import (
     LOCK_NAME,
     TMP_TAG,
@@ -38,6 +39,7 @@ from dansched.plan_folder import (
     write_group,
 )
 
+GROUP = group()  # the group a solve writes: contest files, trace, page, report
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
 SEED = 17
@@ -68,7 +70,7 @@ def temporaries(folder: Path) -> list[str]:
 def generations(folder: Path, case: str) -> set[int]:
     """The generation each present group file carries."""
     gens = set()
-    for kind, p in group_paths(folder, case).items():
+    for kind, p in group_paths(folder, case, GROUP).items():
         if not p.exists():
             continue
         text = p.read_text()
@@ -84,7 +86,7 @@ def generations(folder: Path, case: str) -> set[int]:
 def assert_one_plan_or_flagged(folder: Path, case: str) -> bool:
     """Either check_folder accepts and every file is of one generation, or it refuses."""
     try:
-        check_folder(folder, case)
+        check_folder(folder, case, GROUP)
     except MixedPlanError:
         return False
     assert len(generations(folder, case)) <= 1, generations(folder, case)
@@ -97,19 +99,19 @@ def assert_one_plan_or_flagged(folder: Path, case: str) -> bool:
 
 
 def test_stale_files_are_removed_and_the_fingerprint_matches(tmp_path):
-    write_group(tmp_path, "c", group_files(1, True))
-    assert check_folder(tmp_path, "c") is not None and generations(tmp_path, "c") == {1}
-    written = write_group(tmp_path, "c", group_files(2, False))  # a problem-1 run after a problem-3 run
+    write_group(tmp_path, "c", group_files(1, True), GROUP)
+    assert check_folder(tmp_path, "c", GROUP) is not None and generations(tmp_path, "c") == {1}
+    written = write_group(tmp_path, "c", group_files(2, False), GROUP)  # a problem-1 run after a problem-3 run
     names = sorted(p.name for p in tmp_path.iterdir())
     assert names == ["c_report.json", "c_schedule.txt"]  # and no lock file left behind
     assert written == [tmp_path / "c_schedule.txt", tmp_path / "c_report.json"]  # the paths, in rename order
-    assert check_folder(tmp_path, "c")["files"].keys() == {"schedule"}
+    assert check_folder(tmp_path, "c", GROUP)["files"].keys() == {"schedule"}
 
 
 @pytest.mark.parametrize("damage", ["edit", "old-memory", "missing", "foreign-trace", "marker"])
 def test_checker_refuses_a_mixed_folder(tmp_path, damage):
-    write_group(tmp_path, "c", group_files(1, damage != "old-memory"))
-    p = group_paths(tmp_path, "c")
+    write_group(tmp_path, "c", group_files(1, damage != "old-memory"), GROUP)
+    p = group_paths(tmp_path, "c", GROUP)
     if damage == "edit":
         p["memory"].write_text("1:8\n")
     elif damage == "old-memory":
@@ -121,34 +123,34 @@ def test_checker_refuses_a_mixed_folder(tmp_path, damage):
     else:
         (tmp_path / ".c.incomplete").write_text("")
     with pytest.raises(MixedPlanError, match="mixes two plans|interrupted") as info:
-        check_folder(tmp_path, "c")
+        check_folder(tmp_path, "c", GROUP)
     todo = {  # each refusal says what to do, in the same line
         "edit": "copy them to another folder or delete c_report.json",
         "old-memory": "copy them to another folder or delete c_report.json",
         "missing": "copy them to another folder or delete c_report.json",
-        "foreign-trace": "delete c_trace.json or write it again with dansched trace",
+        "foreign-trace": "delete c_trace.json or write it again",
         "marker": "run dansched solve again",
     }
     assert todo[damage] in str(info.value) and "\n" not in str(info.value)
-    write_group(tmp_path, "c", group_files(2, True))  # the next run repairs it
+    write_group(tmp_path, "c", group_files(2, True), GROUP)  # the next run repairs it
     assert assert_one_plan_or_flagged(tmp_path, "c") and temporaries(tmp_path) == []
 
 
 def test_leftovers_of_a_killed_run_are_removed_by_the_next(tmp_path):
-    write_group(tmp_path, "c", group_files(1, True))
+    write_group(tmp_path, "c", group_files(1, True), GROUP)
     (tmp_path / f".c_schedule.txt{TMP_TAG}dead").write_text("x")
     (tmp_path / ".c.incomplete").write_text("")
     (tmp_path / f".other_schedule.txt{TMP_TAG}dead").write_text("x")  # another case's: left alone
-    write_group(tmp_path, "c", group_files(2, False))
+    write_group(tmp_path, "c", group_files(2, False), GROUP)
     assert temporaries(tmp_path) == [f".other_schedule.txt{TMP_TAG}dead"]
 
 
 def test_a_failed_write_touches_nothing(tmp_path):
-    write_group(tmp_path, "c", group_files(1, True))
+    write_group(tmp_path, "c", group_files(1, True), GROUP)
     before = {p.name: p.read_bytes() for p in tmp_path.iterdir()}
     (tmp_path / "pic.png").mkdir()
     with pytest.raises(Exception, match="is a folder"):
-        write_group(tmp_path, "c", group_files(2, True), extra={tmp_path / "pic.png": b"png"})
+        write_group(tmp_path, "c", group_files(2, True), GROUP, extra={tmp_path / "pic.png": b"png"})
     assert {p.name: p.read_bytes() for p in tmp_path.iterdir() if p.is_file()} == before
 
 
@@ -158,14 +160,14 @@ def test_a_failed_write_leaves_no_lock_file_and_no_new_folder(tmp_path):
     (tmp_path / "afile").write_text("x")
     below_a_file = {tmp_path / "afile" / "pic.png": b"png"}  # fails while the lock is held
     with pytest.raises(OutputError, match="pic.png: cannot write"):
-        write_group(tmp_path / "plans", "c", group_files(1, True), extra=below_a_file)
+        write_group(tmp_path / "plans", "c", group_files(1, True), GROUP, extra=below_a_file)
     assert sorted(p.name for p in tmp_path.iterdir()) == ["afile"]
     with pytest.raises(OutputError, match="pic.png: cannot write"):
-        write_group(tmp_path / "new" / "plans", "c", group_files(1, True), extra=below_a_file)
+        write_group(tmp_path / "new" / "plans", "c", group_files(1, True), GROUP, extra=below_a_file)
     assert sorted(p.name for p in tmp_path.iterdir()) == ["afile"]
-    write_group(tmp_path, "c", group_files(1, True))
+    write_group(tmp_path, "c", group_files(1, True), GROUP)
     with pytest.raises(OutputError, match="pic.png: cannot write"):
-        write_group(tmp_path, "c", group_files(2, True), extra=below_a_file)
+        write_group(tmp_path, "c", group_files(2, True), GROUP, extra=below_a_file)
     assert LOCK_NAME not in [p.name for p in tmp_path.iterdir()] and generations(tmp_path, "c") == {1}
 
 
@@ -197,7 +199,10 @@ def test_a_waiter_on_a_removed_lock_file_takes_the_current_one(tmp_path):
 def test_a_second_writer_waits_for_the_lock(tmp_path):
     fd = os.open(tmp_path / LOCK_NAME, os.O_RDWR | os.O_CREAT)
     fcntl.flock(fd, fcntl.LOCK_EX)
-    code = f"from dansched.plan_folder import write_group; write_group({str(tmp_path)!r}, 'c', {{'schedule': '1\\n'}})"
+    code = (
+        "from dansched.plan_folder import CONTEST_GROUP, write_group; "
+        f"write_group({str(tmp_path)!r}, 'c', {{'schedule': '1\\n'}}, CONTEST_GROUP)"
+    )
     proc = subprocess.Popen([sys.executable, "-c", code], cwd=ROOT, env=_env())
     time.sleep(1.0)
     assert proc.poll() is None and not (tmp_path / "c_schedule.txt").exists()  # waiting
@@ -213,15 +218,15 @@ LOOP_WRITER = """
 import signal, sys
 sys.path.insert(0, {root!r})
 sys.path.insert(0, {here!r})
-from test_plan_folder import group_files
+from test_plan_folder import GROUP, group_files
 from dansched.plan_folder import write_group
 signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
 gen = {start}
-write_group({folder!r}, "c", group_files(gen, gen % 2 == 0))
+write_group({folder!r}, "c", group_files(gen, gen % 2 == 0), GROUP)
 print("ready", flush=True)
 while True:
     gen += 1
-    write_group({folder!r}, "c", group_files(gen, gen % 2 == 0))
+    write_group({folder!r}, "c", group_files(gen, gen % 2 == 0), GROUP)
 """
 
 
@@ -250,10 +255,10 @@ def _kill_loop_writer(tmp_path: Path, kills: int, seed: int) -> dict[str, int]:
         if sig == signal.SIGTERM:  # a polite kill never lands between renames, and cleans up
             stats["term"] += 1
             assert temporaries(folder) == [], temporaries(folder)
-            assert check_folder(folder, "c") is not None or not (folder / "c_report.json").exists()
-        write_group(folder, "c", group_files(10**6 + k, k % 2 == 0))  # the next run
+            assert check_folder(folder, "c", GROUP) is not None or not (folder / "c_report.json").exists()
+        write_group(folder, "c", group_files(10**6 + k, k % 2 == 0), GROUP)  # the next run
         assert temporaries(folder) == [] and generations(folder, "c") == {10**6 + k}
-        assert check_folder(folder, "c") is not None
+        assert check_folder(folder, "c", GROUP) is not None
     return stats
 
 
@@ -295,7 +300,7 @@ def _check_real_folder(inst: Path, out: Path) -> None:
 
     case = inst.stem
     try:
-        check_folder(out, case)
+        check_folder(out, case, GROUP)
     except MixedPlanError:
         return
     if not (out / f"{case}_schedule.txt").exists():
@@ -325,7 +330,7 @@ def _kill_solves(tmp_path: Path, kills: int, seed: int) -> int:
         _, err = nxt.communicate(timeout=300)
         assert nxt.returncode == 0, err
         assert temporaries(out) == []
-        assert check_folder(out, "Exp") is not None
+        assert check_folder(out, "Exp", GROUP) is not None
         _check_real_folder(inst, out)
     return done
 

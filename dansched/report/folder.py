@@ -4,9 +4,10 @@
 Both read the folder's plan the way every reader does (:func:`dansched.judge.judge_folder`:
 a folder half-written by an interrupted run, or mixing two plans, is refused before
 anything is drawn), need a plan with timing (problems 2 and 3) and a valid one, and
-check every output path before the work. A trace written into its plan folder joins
-the case's group (:func:`dansched.plan_folder.write_group`) carrying the plan's
-fingerprint; elsewhere it is written atomically on its own.
+check every output path before the work. Each is built by its entry of the outputs
+registry (:data:`dansched.outputs.OUTPUTS`), as ``solve`` builds it. A file written
+into its plan folder joins the case's group (:func:`dansched.plan_folder.write_group`),
+a trace carrying the plan's fingerprint; elsewhere it is written atomically on its own.
 """
 
 from __future__ import annotations
@@ -18,13 +19,14 @@ from ..audit import require_valid
 from ..errors import InputError, TraceError
 from ..instance import Instance
 from ..judge import judge_folder
-from ..plan import Plan, atomic_write_files, check_output_file, plan_texts
-from ..plan_folder import group_paths, plan_fingerprint, write_group
+from ..outputs import OutputInput, group, output, paths
+from ..plan import Plan, atomic_write_files, check_output_file
+from ..plan_folder import write_group
 from ..simulate import Evaluation
 from .plots import plan_picture, plan_png_bytes
 from .stats import format_statistics
-from .trace import build_trace, plan_statistics, timed_tasks, trace_json_text
-from .view import build_view_data, read_report, view_html, view_path
+from .trace import plan_statistics, timed_tasks
+from .view import read_report
 from .waits import busiest_pipe, format_waits, pipe_waits
 
 __all__ = ["TraceOutput", "timed_plan", "trace_folder", "view_folder"]
@@ -78,16 +80,13 @@ def trace_folder(
         raise InputError("--compare is drawn beside --plan in the picture: give --png FILE too")
     _check_clock(freq_ghz)
     folder = Path(folder)
-    target = Path(out) if out is not None else group_paths(folder, inst.name)["trace"]
+    target = Path(out) if out is not None else paths(folder, inst.name)["trace"]
     for p in (target, png):  # before anything is read or written
         if p is not None:
             check_output_file(p)
     plans = [(Path(f), *timed_plan(inst, f)) for f in ([compare] if compare is not None else []) + [folder]]
     _, plan, ev = plans[-1]
-    trace_obj = build_trace(inst, plan, ev, freq_ghz)
-    fingerprint = plan_fingerprint({k: t.encode() for k, t in plan_texts(plan).items()})["sha256"]
-    trace_obj.setdefault("otherData", {})["plan_fingerprint"] = fingerprint
-    text = trace_json_text(trace_obj)
+    text = str(output("trace").build(OutputInput(inst, plan, ev, freq_ghz=freq_ghz)))
     extra: dict[Path, bytes] = {}
     if png is not None:
         pictures = [plan_picture(inst, p, e, f"{inst.name} ({f.resolve().name})") for f, p, e in plans]
@@ -104,10 +103,10 @@ def view_folder(inst: Instance, folder: str | Path, out: str | Path | None = Non
     there is one) to ``out`` (default: the folder's ``<case>_view.html``); returns the path."""
     _check_clock(freq_ghz)
     folder = Path(folder)
-    target = Path(out) if out is not None else view_path(folder, inst.name)
+    target = Path(out) if out is not None else paths(folder, inst.name)["view"]
     check_output_file(target)
     plan, ev = timed_plan(inst, folder)
-    page = view_html(build_view_data(inst, plan, ev, read_report(folder, inst.name), freq_ghz))
+    page = str(output("view").build(OutputInput(inst, plan, ev, read_report(folder, inst.name), freq_ghz)))
     _write_beside_group(folder, inst.name, target, "view", page, {})
     return target
 
@@ -115,7 +114,7 @@ def view_folder(inst: Instance, folder: str | Path, out: str | Path | None = Non
 def _write_beside_group(folder: Path, case: str, target: Path, kind: str, text: str, extra: dict[Path, bytes]) -> None:
     """``text`` to ``target``: as the ``kind`` file of ``case``'s group when that is where it
     goes (under the folder's lock, the rest of the group kept), else atomically on its own."""
-    if target.resolve() == group_paths(folder, case)[kind].resolve():
-        write_group(folder, case, {kind: text}, extra=extra, replace_group=False)
+    if target.resolve() == paths(folder, case)[kind].resolve():
+        write_group(folder, case, {kind: text}, group(), extra=extra, replace_group=False)
     else:
         atomic_write_files([(target, text), *extra.items()])

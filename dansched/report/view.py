@@ -88,7 +88,6 @@ __all__ = [
     "view_html",
     "write_view",
     "read_report",
-    "view_path",
 ]
 
 #: What set a node's start: nothing (it starts at 0), an edge of the augmented DAG
@@ -375,11 +374,6 @@ def view_html(data: dict[str, Any]) -> str:
     if page.count(DATA_TOKEN) != 1:
         raise RuntimeError(f"{TEMPLATE}: expected exactly one {DATA_TOKEN} placeholder")
     return page.replace(DATA_TOKEN, text)
-
-
-def view_path(directory: str | Path, case: str) -> Path:
-    """Default page of a plan folder: ``DIR/<case>_view.html``."""
-    return contest_paths(directory, case)["report"].with_name(f"{case}_view.html")
 
 
 def read_report(directory: str | Path, case: str) -> dict[str, Any] | None:

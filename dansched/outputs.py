@@ -1,0 +1,195 @@
+"""What a solve can write into its plan folder, behind one registry.
+
+Each output is one :class:`Output` entry of :data:`OUTPUTS`: its kind (the key of
+:meth:`dansched.solution.Solution.files` and of the folder's group), the file name after
+``<case>``, the option of ``dansched solve`` that asks for it (none for the files every
+solve writes), whether it needs timing (a plan with a layout: problems 2 and 3), whether
+its file carries the plan's fingerprint, the check that refuses it before the solve, and
+the builder of its text. Everything else reads the registry: the options of ``dansched
+solve`` (:mod:`dansched.cli`), the checks :func:`dansched.solution.solve` runs before the
+work (:func:`check_outputs`, :func:`check_targets`), ``Solution.files`` and ``.write``,
+the folder readers (:func:`group`, the layout :mod:`dansched.plan_folder` writes and
+checks) and :mod:`dansched.report.folder`. A new output format is one entry here.
+
+The order of :data:`OUTPUTS` is the order the files are renamed into place (the report
+last: a group is complete once its report is there, see :mod:`dansched.plan_folder`).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass
+from functools import cached_property
+from pathlib import Path
+from typing import Any
+
+from .errors import InputError, TraceError
+from .instance import Instance
+from .plan import Plan, plan_texts
+from .plan_folder import REPORT, GroupLayout, check_group_targets, group_paths, plan_fingerprint
+from .report.trace import build_trace, trace_json_text
+from .report.view import build_view_data, check_view_range, view_html
+from .simulate import Evaluation
+
+__all__ = [
+    "Output",
+    "OutputInput",
+    "OUTPUTS",
+    "output",
+    "optional_outputs",
+    "chosen",
+    "check_outputs",
+    "check_targets",
+    "group",
+    "paths",
+]
+
+
+@dataclass(frozen=True)
+class OutputInput:
+    """What a builder reads: the instance, the plan, its evaluation, the report (with its
+    fingerprint; the folder's report, or None, when a folder's plan is drawn again) and
+    the clock of times shown in microseconds."""
+
+    instance: Instance
+    plan: Plan
+    evaluation: Evaluation
+    report: Mapping[str, Any] | None = None
+    freq_ghz: float = 1.0
+
+    @cached_property
+    def texts(self) -> dict[str, str]:
+        """The contest files' texts (:func:`dansched.plan.plan_texts`), made once."""
+        return plan_texts(self.plan)
+
+    @cached_property
+    def fingerprint(self) -> str:
+        """The plan's digest (:func:`dansched.plan_folder.plan_fingerprint`)."""
+        return str(plan_fingerprint({k: t.encode() for k, t in self.texts.items()})["sha256"])
+
+
+Builder = Callable[[OutputInput], str | None]  # None: nothing to write for this plan (no layout)
+
+
+@dataclass(frozen=True)
+class Output:
+    """One output of a solve (module docstring). ``what`` names it in messages ("a
+    trace"); ``flag`` is the option of ``dansched solve`` that asks for it and ``help``
+    its help text (``flag`` None: every solve writes it); ``check`` refuses it for an
+    instance before the solve."""
+
+    kind: str
+    suffix: str
+    what: str
+    build: Builder
+    flag: str | None = None
+    help: str = ""
+    needs_timing: bool = False
+    fingerprinted: bool = False
+    check: Callable[[Instance], None] | None = None
+
+
+def _contest_file(kind: str) -> Builder:
+    return lambda given: given.texts.get(kind)
+
+
+def _trace(given: OutputInput) -> str:
+    trace = build_trace(given.instance, given.plan, given.evaluation, given.freq_ghz)
+    trace.setdefault("otherData", {})["plan_fingerprint"] = given.fingerprint
+    return trace_json_text(trace)
+
+
+def _page(given: OutputInput) -> str:
+    report = dict(given.report) if given.report is not None else None
+    return view_html(build_view_data(given.instance, given.plan, given.evaluation, report, given.freq_ghz))
+
+
+def _report(given: OutputInput) -> str | None:
+    return None if given.report is None else json.dumps(given.report, indent=2) + "\n"
+
+
+OUTPUTS: tuple[Output, ...] = (
+    Output("schedule", "_schedule.txt", "the schedule", _contest_file("schedule")),
+    Output("memory", "_memory.txt", "the memory file", _contest_file("memory")),
+    Output("spill", "_spill.txt", "the spill file", _contest_file("spill")),
+    Output(
+        "trace",
+        "_trace.json",
+        "a trace",
+        _trace,
+        flag="--trace",
+        help="Also write <case>_trace.json (Perfetto) for problems 2 and 3.",
+        needs_timing=True,
+        fingerprinted=True,
+    ),
+    Output(
+        "view",
+        "_view.html",
+        "the page",
+        _page,
+        flag="--html",
+        help="Also write <case>_view.html (dansched view) for problems 2 and 3.",
+        needs_timing=True,
+        check=check_view_range,
+    ),
+    Output(REPORT, "_report.json", "the report", _report),
+)
+
+
+def output(kind: str) -> Output:
+    """The entry of ``kind``; :class:`~dansched.errors.InputError` naming the known kinds."""
+    for o in OUTPUTS:
+        if o.kind == kind:
+            return o
+    raise InputError(f"unknown output {kind!r} (known: {', '.join(o.kind for o in OUTPUTS)})")
+
+
+def optional_outputs() -> list[Output]:
+    """The outputs a solve writes only when asked (each with its ``flag``)."""
+    return [o for o in OUTPUTS if o.flag is not None]
+
+
+def chosen(extra: Iterable[str] = ()) -> list[Output]:
+    """The outputs of a solve asked for ``extra`` (kinds, e.g. ``("trace", "view")``): those
+    every solve writes and those named, in registry order."""
+    named = {output(k).kind for k in extra}
+    return [o for o in OUTPUTS if o.flag is None or o.kind in named]
+
+
+def check_outputs(outputs: Iterable[Output], problem: int, freq_ghz: float = 1.0) -> None:
+    """The rule of every output that needs timing, written once: it needs a plan with a
+    layout (problems 2 and 3) and a positive clock. Raises
+    :class:`~dansched.errors.TraceError` (bad input, one line)."""
+    timed = [o for o in outputs if o.needs_timing]
+    if timed and problem == 1:
+        o = timed[0]
+        raise TraceError(
+            f"{o.flag or o.kind} needs timing: solve problem 2 or 3 ({o.what} needs a layout, "
+            "which a problem-1 order does not have)"
+        )
+    if timed and not freq_ghz > 0:
+        raise TraceError(f"the clock must be positive, got {freq_ghz} GHz")
+
+
+def group() -> GroupLayout:
+    """The plan folder's group of a case: every output's file, in registry order."""
+    return GroupLayout(
+        {o.kind: o.suffix for o in OUTPUTS}, fingerprinted=tuple(o.kind for o in OUTPUTS if o.fingerprinted)
+    )
+
+
+def paths(folder: str | Path, case: str) -> dict[str, Path]:
+    """``{kind: folder/<case><suffix>}`` of every output."""
+    return group_paths(folder, case, group())
+
+
+def check_targets(folder: str | Path, case: str, outputs: Iterable[Output], inst: Instance | None = None) -> None:
+    """Before the work: the folder can take these outputs of ``case``
+    (:func:`dansched.plan_folder.check_group_targets`) and, given the instance, each
+    output's own ``check`` accepts it."""
+    outputs = list(outputs)
+    check_group_targets(folder, case, group(), [o.kind for o in outputs])
+    for o in outputs:
+        if inst is not None and o.check is not None:
+            o.check(inst)
