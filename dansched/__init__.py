@@ -10,7 +10,7 @@ command of the ``dansched`` command line is one of these calls::
     inst = dansched.load_instance("case.json")          # or GraphBuilder().build(name), instance_from_records
     result = dansched.solve(inst, dansched.SolveOptions(problem=3))
     result.evaluation.makespan                          # every plan is judged by dansched.evaluate
-    result.write("out", trace=True, html=True)          # the plan folder, as `dansched solve` writes it
+    result.write("out", outputs=("trace", "view"))      # the plan folder, as `dansched solve` writes it
     dansched.bound(inst).to_dict()                      # `dansched bound`; audit_folder: `dansched audit`
 
 Names are loaded on first use (``dansched.cli`` stays quick to start: ``dansched
@@ -73,6 +73,8 @@ _EXPORTS: dict[str, str] = {
     "evaluate": "dansched.simulate",
     "evaluate_files": "dansched.judge",
     "judge_folder": "dansched.judge",
+    "evaluate_folder": "dansched.judge",
+    "folder_hardware": "dansched.judge",
     # reports of a plan folder
     "trace_folder": "dansched.report.folder",
     "view_folder": "dansched.report.folder",
@@ -140,6 +142,8 @@ __all__ = [  # a literal list, so that linters see the names; tests/test_api.py 
     "evaluate",
     "evaluate_files",
     "judge_folder",
+    "evaluate_folder",
+    "folder_hardware",
     "trace_folder",
     "view_folder",
     "Bound",
@@ -179,7 +183,7 @@ if TYPE_CHECKING:  # the same names for type checkers and editors
     from .generate import GraphBuilder, generate_file
     from .hardware import Hardware, default_hardware, load_hardware
     from .instance import Instance, instance_from_records, load_instance, write_csv_pair, write_json
-    from .judge import evaluate_files, judge_folder
+    from .judge import evaluate_files, evaluate_folder, folder_hardware, judge_folder
     from .models.bound import Bound
     from .models.makespan import makespan_lower_bound
     from .models.peak import peak_lower_bound

@@ -4,7 +4,10 @@ The model is data: ``dansched/data/davinci.toml`` is the default, and a file giv
 with ``--hw`` replaces only the keys it sets (tables merge key by key, lists and
 scalars are replaced whole). A key or section the model does not have is a typo, not
 a new setting: :func:`load_hardware` refuses it with one line naming it and the
-closest known name. A tier the model lacks is declared in ``[new_tiers]``.
+closest known name; a value it cannot use names the file too. A tier the model lacks
+is declared in ``[new_tiers]``. A model loaded from a file remembers it
+(:attr:`Hardware.source`: its path and sha256), so that a plan folder's report can say
+which file its plan was solved on.
 
 >>> hw = load_hardware()
 >>> hw.capacity["UB"], hw.spill_cycles(128)
@@ -14,16 +17,27 @@ closest known name. A tier the model lacks is declared in ``[new_tiers]``.
 from __future__ import annotations
 
 import difflib
+import hashlib
 import tomllib
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
 from importlib import resources
 from pathlib import Path
 from typing import Any
 
 from .errors import HardwareError
 
-__all__ = ["Hardware", "load_hardware", "default_hardware", "spill_traffic", "SUPPORTED_LIMIT", "SECTION_KEYS"]
+__all__ = [
+    "Hardware",
+    "HardwareFile",
+    "load_hardware",
+    "default_hardware",
+    "hardware_from_table",
+    "did_you_mean",
+    "spill_traffic",
+    "SUPPORTED_LIMIT",
+    "SECTION_KEYS",
+]
 
 
 INT_LIMIT = 2**63  # capacities and spill costs must fit in 63 bits, like every instance integer
@@ -49,8 +63,22 @@ SECTION_KEYS: dict[str, tuple[str, ...] | None] = {
 
 
 @dataclass(frozen=True)
+class HardwareFile:
+    """The ``--hw`` file a model was loaded from: its path as given and the sha256 of its bytes."""
+
+    path: str
+    sha256: str
+
+    def to_dict(self) -> dict[str, str]:
+        return {"path": self.path, "sha256": self.sha256}
+
+
+@dataclass(frozen=True)
 class Hardware:
-    """One NPU core: tier capacities, pipes and the roles of docs/rules.md, section 2."""
+    """One NPU core: tier capacities, pipes and the roles of docs/rules.md, section 2.
+    ``source`` is the file the model was loaded from (None: the default model, or a model
+    built from a table); two models are equal when they describe the same core, whatever
+    their source."""
 
     tiers: tuple[str, ...]
     capacity: Mapping[str, int]
@@ -62,6 +90,7 @@ class Hardware:
     spill_fixed_cycles: int
     spill_cycles_per_unit: int
     dma_pipes: tuple[str, ...] = ()  # data-movement pipes (the DMA engine class of trace statistics)
+    source: HardwareFile | None = field(default=None, compare=False)
 
     def spill_cycles(self, size: int) -> int:
         """Latency of one spill transfer of ``size`` units: alpha + beta * size (paper Eq. 8)."""
@@ -74,6 +103,8 @@ class Hardware:
         return self.pipes.index(name)
 
     def to_dict(self) -> dict[str, Any]:
+        """The model as the table :func:`hardware_from_table` reads (every capacity, role and
+        spill cost; not its source)."""
         return {
             "tiers": dict(self.capacity),
             "roles": {
@@ -188,7 +219,9 @@ def _closest(name: str, known: list[str]) -> str | None:
     return by_lower[hit[0]] if hit else None
 
 
-def _did_you_mean(name: str, known: list[str], shown: str = "{}") -> str:
+def did_you_mean(name: str, known: list[str], shown: str = "{}") -> str:
+    """``: did you mean X?`` naming the known name closest to ``name`` (``shown`` formats
+    it), else `` (known: A, B, ...)``: the tail of a one-line error about a typo."""
     hit = _closest(name, known)
     return f": did you mean {shown.format(hit)}?" if hit is not None else f" (known: {', '.join(known)})"
 
@@ -203,19 +236,19 @@ def check_override(override: Mapping[str, Any], base: Mapping[str, Any], where: 
     for key, value in override.items():
         if key not in SECTION_KEYS:
             if isinstance(value, Mapping):
-                hint = _did_you_mean(key, list(SECTION_KEYS), "[{}]")
+                hint = did_you_mean(key, list(SECTION_KEYS), "[{}]")
                 raise HardwareError(f"hardware: {where}: unknown section [{key}]{hint}")
             owner = (
                 "tiers" if key in base_tiers else next((s for s, ks in SECTION_KEYS.items() if ks and key in ks), None)
             )
-            hint = f": did you mean [{owner}] {key}?" if owner else _did_you_mean(key, list(SECTION_KEYS), "[{}]")
+            hint = f": did you mean [{owner}] {key}?" if owner else did_you_mean(key, list(SECTION_KEYS), "[{}]")
             raise HardwareError(f"hardware: {where}: unknown key {key!r} outside any section{hint}")
         if not isinstance(value, Mapping):
             continue  # the type is checked with the merged model
         known = SECTION_KEYS[key]
         for name in value:
             if key == "tiers" and name not in base_tiers:
-                hint = _did_you_mean(name, base_tiers)
+                hint = did_you_mean(name, base_tiers)
                 raise HardwareError(
                     f"hardware: {where}: unknown tier {name!r} in [tiers]{hint} (a tier the model lacks goes in [new_tiers])"
                 )
@@ -223,7 +256,7 @@ def check_override(override: Mapping[str, Any], base: Mapping[str, Any], where: 
                 raise HardwareError(f"hardware: {where}: {name} in [new_tiers] is already a tier: set it in [tiers]")
             if known is not None and name not in known:
                 raise HardwareError(
-                    f"hardware: {where}: unknown key {name!r} in [{key}]{_did_you_mean(name, list(known))}"
+                    f"hardware: {where}: unknown key {name!r} in [{key}]{did_you_mean(name, list(known))}"
                 )
 
 
@@ -234,7 +267,8 @@ def load_hardware(path: str | Path | None = None) -> Hardware:
     if path is not None:
         p = Path(path)
         try:
-            override = tomllib.loads(p.read_text())
+            data = p.read_bytes()
+            override = tomllib.loads(data.decode())
         except FileNotFoundError:
             raise HardwareError(f"hardware: no such file: {p}") from None
         except (OSError, UnicodeDecodeError) as exc:
@@ -248,6 +282,11 @@ def load_hardware(path: str | Path | None = None) -> Hardware:
             table["tiers"] = {**table["tiers"], **new_tiers}
         elif not isinstance(new_tiers, Mapping):
             raise HardwareError(f"hardware: {p}: [new_tiers] must be a table of tier capacities")
+        try:
+            hw = hardware_from_table(table)
+        except HardwareError as exc:  # the default model is valid: the file's values are not
+            raise HardwareError(f"hardware: {p}: {str(exc).removeprefix('hardware: ')}") from None
+        return replace(hw, source=HardwareFile(str(p), hashlib.sha256(data).hexdigest()))
     return hardware_from_table(table)
 
 

@@ -3,26 +3,67 @@
 - :func:`evaluate_files` (``dansched evaluate``): a problem-1 order (the schedule
   alone) or a full plan (schedule, memory and, when there are spills, the spill list).
   When the schedule is ``<case>_schedule.txt`` in a folder that ``dansched solve``
-  wrote, the folder is checked against its fingerprint first. A violation that a
-  forgotten file explains says so in its own line: spill node ids (``N`` and up) in a
-  schedule judged without its spill list.
-- :func:`judge_folder` (``audit``, ``trace``, ``view``): the folder's plan, checked
-  against its fingerprint first (:func:`dansched.plan_folder.check_folder`: a folder
-  half-written by an interrupted run, or mixing two plans, is refused), then evaluated.
+  wrote, the folder is checked against its fingerprint first. What a forgotten or a
+  wrong file explains is said once, in a note beside the verdict: spill node ids (``N``
+  and up) in a schedule judged without its spill list, or files that name nodes the
+  instance does not have (with the case the report beside them names).
+- :func:`evaluate_folder` (``dansched evaluate --plan``) and :func:`judge_folder`
+  (``audit``, ``trace``, ``view``): the folder's plan, checked against its fingerprint
+  first (:func:`dansched.plan_folder.check_folder`: a folder half-written by an
+  interrupted run, or mixing two plans, is refused), then evaluated. A folder that holds
+  a plan of another case says so.
+- :func:`folder_hardware`: the hardware a folder's plan was solved on, which the folder
+  readers use (a report without it, written before dansched recorded it: the default
+  model, with a warning); :func:`check_hardware` refuses another one.
 """
 
 from __future__ import annotations
 
-from dataclasses import replace
+from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
-from .errors import InputError
+from .errors import HardwareError, InputError, PlanFormatError
+from .hardware import Hardware, default_hardware, hardware_from_table, load_hardware
 from .instance import Instance
+from .outputs import group, output, paths
 from .plan import Plan, read_memory, read_plan_dir, read_schedule, read_spill
 from .plan_folder import check_folder
-from .simulate import Evaluation, evaluate
+from .report.view import read_report
+from .simulate import UNKNOWN_NODE, Evaluation, evaluate
 
-__all__ = ["evaluate_files", "judge_folder", "spill_hint"]
+__all__ = [
+    "Judgement",
+    "evaluate_files",
+    "evaluate_folder",
+    "judge_folder",
+    "spill_hint",
+    "folder_hardware",
+    "check_hardware",
+    "FolderHardware",
+    "check_case",
+]
+
+
+@dataclass
+class Judgement:
+    """The evaluator's verdict on a plan read from files, and the notes that explain it
+    (each said once: which file was forgotten, whose plan the files are). ``other_case``
+    names the case whose plan the files are, when the report beside them names another
+    one: then the note says all there is to say about the violations."""
+
+    plan: Plan
+    evaluation: Evaluation
+    notes: list[str] = field(default_factory=list)
+    other_case: str | None = None
+
+    @property
+    def valid(self) -> bool:
+        return self.evaluation.valid
+
+    def to_dict(self) -> dict[str, Any]:
+        """The evaluation's :meth:`~dansched.simulate.Evaluation.to_dict`, plus ``notes``."""
+        return self.evaluation.to_dict() | {"notes": list(self.notes)}
 
 
 def spill_hint(inst: Instance, with_memory: bool) -> str:
@@ -36,42 +77,198 @@ def spill_hint(inst: Instance, with_memory: bool) -> str:
     )
 
 
-def _with_spill_hint(inst: Instance, plan: Plan, ev: Evaluation, hint: str) -> Evaluation:
-    """``ev`` with ``hint`` added to each unknown-node violation that names a spill id."""
-    errors = []
+def _case_of(schedule: Path) -> str | None:
+    """The case a ``<case>_schedule.txt`` file names (None for another file name)."""
+    suffix = output("schedule").suffix
+    name = schedule.name
+    return name.removesuffix(suffix) if name.endswith(suffix) and name != suffix else None
+
+
+def _report_case(folder: Path, case: str) -> str | None:
+    """The case ``<case>_report.json`` in ``folder`` is the report of: its ``instance``
+    field, else (a report written before it named the case) the file's own case; None
+    without a readable report."""
+    try:
+        report = read_report(folder, case)
+    except ValueError:  # not JSON: no case to name
+        return None
+    if report is None:
+        return None
+    named = report.get("instance")
+    return named if isinstance(named, str) else case
+
+
+def _unknown_ids(inst: Instance, plan: Plan, ev: Evaluation) -> list[int]:
+    """The ids of the schedule's unknown-node violations (those the evaluator listed)."""
+    out = []
     for e in ev.errors:
-        if e.kind == "unknown-node" and e.position is not None:
-            v = plan.order[e.position]
-            if isinstance(v, int) and v >= inst.n:
-                e = replace(e, message=f"{e.message}; {hint}")
-        errors.append(e)
-    return replace(ev, errors=errors)
+        if e.kind == UNKNOWN_NODE and e.position is not None and e.position < len(plan.order):
+            out.append(int(plan.order[e.position]))
+    return out
+
+
+def _judgement(
+    inst: Instance, plan: Plan, ev: Evaluation, schedule: Path, spill_given: bool, memory_given: bool
+) -> Judgement:
+    """The verdict with what explains its unknown-node violations, once: a plan of another
+    case (the report beside the files names it), else a forgotten spill list (every
+    unknown id is at or past ``N``); else the violations say it themselves."""
+    count = ev.error_counts.get(UNKNOWN_NODE, 0)
+    if ev.valid or not count:
+        return Judgement(plan, ev)
+    ids = _unknown_ids(inst, plan, ev)
+    case = _case_of(schedule)
+    other = _report_case(schedule.parent, case) if case is not None else None
+    if other is not None and other != inst.name:
+        note = (
+            f"{count} schedule entries name nodes {inst.name} does not have (it has {inst.n:,}): "
+            f"these files are a plan of {other} (the report beside them, {case}_report.json, names it)"
+        )
+        return Judgement(plan, ev, [note], other_case=other)
+    if not spill_given and ids and min(ids) >= inst.n:
+        return Judgement(plan, ev, [spill_hint(inst, memory_given)])
+    return Judgement(plan, ev)
 
 
 def evaluate_files(
     inst: Instance, schedule: str | Path, memory: str | Path | None = None, spill: str | Path | None = None
-) -> Evaluation:
+) -> Judgement:
     """The evaluator's verdict on the plan in these files (no ``memory``: a problem-1
-    order; no ``spill``: no spills). Parse errors and a mixed plan folder raise
-    :class:`~dansched.errors.PlanFormatError` (bad input); an invalid plan is a verdict."""
+    order; no ``spill``: no spills), with the notes that explain it. Parse errors and a
+    mixed plan folder raise :class:`~dansched.errors.PlanFormatError` (bad input); an
+    invalid plan is a verdict."""
     if spill is not None and memory is None:
         raise InputError("--spill needs --memory (a spill list only makes sense with a layout)")
     schedule = Path(schedule)
     if schedule.name == f"{inst.name}_schedule.txt":
-        check_folder(schedule.parent, inst.name)
+        check_folder(schedule.parent, inst.name, group())
     order = read_schedule(schedule)
     plan = Plan(order=order)
     if memory is not None:
         plan = Plan(order=order, offsets=read_memory(memory), spills=read_spill(spill) if spill else ())
-    ev = evaluate(inst, plan)
-    if spill is None and not ev.valid:
-        ev = _with_spill_hint(inst, plan, ev, spill_hint(inst, memory is not None))
-    return ev
+    return _judgement(inst, plan, evaluate(inst, plan), schedule, spill is not None, memory is not None)
+
+
+def _other_cases(folder: Path, case: str) -> list[str]:
+    """The cases whose plans ``folder`` holds, other than ``case``: those its reports name
+    (or, without a report, its schedules)."""
+    found: list[str] = []
+    if not folder.is_dir():
+        return found
+    for p in sorted(folder.glob("*_schedule.txt")):
+        c = _case_of(p)
+        if c is None or c == case:
+            continue
+        named = _report_case(folder, c) or c
+        if named not in found:
+            found.append(named)
+    return found
+
+
+def check_case(folder: str | Path, case: str) -> None:
+    """Raise :class:`~dansched.errors.PlanFormatError` (one line) when ``folder`` holds no
+    plan of ``case``; the line names the cases it does hold a plan of."""
+    d = Path(folder)
+    if paths(d, case)["schedule"].is_file():
+        return
+    if not d.is_dir():
+        raise PlanFormatError(f"{d}: no such folder")
+    others = _other_cases(d, case)
+    if others:
+        held = ", ".join(others)
+        raise PlanFormatError(
+            f"{d}: holds a plan of {held}, not of {case} (no {case}_schedule.txt): give "
+            f"{'that' if len(others) == 1 else 'its'} instance, or a folder with a plan of {case}"
+        )
+    raise PlanFormatError(f"{d}: no plan of {case} ({case}_schedule.txt: no such file)")
+
+
+@dataclass(frozen=True)
+class FolderHardware:
+    """The hardware to read a folder's plan on, and a warning when the folder's report does
+    not record one (a report written before dansched recorded it)."""
+
+    hardware: Hardware
+    warning: str | None = None
+
+
+def _recorded(folder: Path, case: str) -> tuple[dict[str, Any] | None, Hardware | None]:
+    """The folder's report (None without one) and the hardware it records (None when it
+    records none)."""
+    report = read_report(folder, case)
+    if report is None or not isinstance(report.get("hardware"), dict):
+        return report, None
+    table = {k: v for k, v in report["hardware"].items() if k != "file"}
+    try:
+        return report, hardware_from_table(table)
+    except HardwareError as exc:
+        where = paths(folder, case)["report"]
+        raise HardwareError(f"{where}: the hardware it records is not usable: {exc}") from None
+
+
+def _difference(a: Hardware, b: Hardware) -> tuple[str, Any, Any]:
+    """The first key two models disagree on (``section.key``) and its two values."""
+
+    def flat(hw: Hardware) -> dict[str, Any]:
+        return {f"{s}.{k}": v for s, table in hw.to_dict().items() for k, v in table.items()}
+
+    fa, fb = flat(a), flat(b)
+    for key in list(fa) + [k for k in fb if k not in fa]:
+        if fa.get(key) != fb.get(key):
+            return key, fa.get(key, "none"), fb.get(key, "none")
+    return "tiers", list(fa), list(fb)  # the same keys and values: the tiers in another order
+
+
+def check_hardware(folder: str | Path, case: str, hw: Hardware, what: str = "the instance's hardware") -> None:
+    """Raise :class:`~dansched.errors.HardwareError` (one line) when the hardware the
+    folder's report records is not ``hw`` (``what`` names where ``hw`` came from)."""
+    d = Path(folder)
+    _, recorded = _recorded(d, case)
+    if recorded is not None and recorded != hw:
+        key, there, here = _difference(recorded, hw)
+        raise HardwareError(
+            f"{d}: its plan of {case} was solved on other hardware than {what} ({key} is {there} in "
+            f"{case}_report.json, {here} in {what}): leave out --hw to use the folder's, or solve again"
+        )
+
+
+def folder_hardware(folder: str | Path, case: str, hw_path: str | Path | None = None) -> FolderHardware:
+    """The hardware to read ``case``'s plan in ``folder`` on: the one its report records,
+    or (``hw_path`` given) that file's model, refused when the report records another
+    (:func:`check_hardware`). A folder without a report (plan files written by hand) uses
+    ``hw_path`` or the default model; a report that records no hardware the same, with a
+    warning. The folder must hold a plan of ``case`` (:func:`check_case`)."""
+    d = Path(folder)
+    check_case(d, case)
+    if hw_path is not None:
+        hw = load_hardware(hw_path)
+        check_hardware(d, case, hw, f"--hw {hw_path}")
+        return FolderHardware(hw)
+    report, recorded = _recorded(d, case)
+    if recorded is not None:
+        return FolderHardware(recorded)
+    if report is None:
+        return FolderHardware(default_hardware())
+    return FolderHardware(
+        default_hardware(),
+        f"{paths(d, case)['report']} records no hardware (written by an older dansched): "
+        "using the default model; give --hw if the plan was solved on another",
+    )
 
 
 def judge_folder(inst: Instance, folder: str | Path) -> tuple[Plan, Evaluation]:
-    """The plan of ``inst`` in ``folder`` and its evaluation, after the folder's fingerprint
-    check (:class:`~dansched.errors.MixedPlanError` when it fails)."""
-    check_folder(folder, inst.name)
+    """The plan of ``inst`` in ``folder`` and its evaluation, after the checks: the folder
+    holds a plan of this case (:func:`check_case`), on this hardware
+    (:func:`check_hardware`) and consistent with its fingerprint
+    (:class:`~dansched.errors.MixedPlanError` when not)."""
+    check_case(folder, inst.name)
+    check_hardware(folder, inst.name, inst.hw)
+    check_folder(folder, inst.name, group())
     plan = read_plan_dir(folder, inst.name)
     return plan, evaluate(inst, plan)
+
+
+def evaluate_folder(inst: Instance, folder: str | Path) -> Judgement:
+    """:func:`judge_folder` as a verdict with its notes (``dansched evaluate --plan``)."""
+    plan, ev = judge_folder(inst, folder)
+    return _judgement(inst, plan, ev, paths(folder, inst.name)["schedule"], True, True)

@@ -30,6 +30,7 @@ from .instance import KIND_ALLOC, KIND_FREE, KIND_OP, Instance
 from .plan import Plan
 
 __all__ = [
+    "UNKNOWN_NODE",
     "Violation",
     "Segment",
     "Residency",
@@ -48,6 +49,7 @@ __all__ = [
 ]
 
 MAX_REPORTED = 20
+UNKNOWN_NODE = "unknown-node"  # the violation kind of a schedule entry the instance has no node for
 SPILL_OUT_OP, SPILL_IN_OP = "SPILL_OUT", "SPILL_IN"
 
 
@@ -363,7 +365,7 @@ def _check_permutation(
     pos = [-1] * total
     for i, v in enumerate(order):
         if not isinstance(v, (int, np.integer)) or not 0 <= v < total:
-            errs.add("unknown-node", f"schedule names node {v}, which does not exist (valid ids 0..{total - 1})", i)
+            errs.add(UNKNOWN_NODE, f"schedule names node {v}, which does not exist (valid ids 0..{total - 1})", i)
             continue
         if pos[v] >= 0:
             errs.add(

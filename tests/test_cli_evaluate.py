@@ -282,7 +282,7 @@ BAD_FILES = {
     "spill not pairs": ({"spill": "1:0:2\n"}, "full", r"Exp_spill.txt:1: expected 'BufId:NewOffset'"),
     "spill buffer not an integer": ({"spill": "b1:0\n"}, "full", r"BufId must be an integer"),
     "spill without memory": ({}, "spill-only", r"--spill needs --memory"),
-    "missing --schedule": ({}, "no-schedule", r"Missing option '--schedule'"),
+    "missing --schedule": ({}, "no-schedule", r"give the plan: --plan DIR, or --schedule FILE"),
     "unknown option": ({}, "unknown-option", r"No such option"),
 }
 
@@ -377,18 +377,22 @@ def test_valid_and_invalid_in_a_real_process(exp_path, files):
 # ---------------------------------------------------------------------------------
 
 
-def test_a_forgotten_spill_file_is_named_in_the_violation(monkeypatch, capsys, exp_path, files):
+def test_a_forgotten_spill_file_is_named_once(monkeypatch, capsys, exp_path, files):
     """The spilled Exp plan judged without --spill: its spill ids (7, 8 >= N = 7) do not
-    exist; the same line says why and what to pass."""
+    exist; one line lists them, and one note says why and what to pass, once."""
     files["schedule"].write_text("0\n1\n2\n3\n4\n7\n8\n5\n6\n")
     args = ["evaluate", exp_path, "--schedule", files["schedule"], "--hw", files["hw"]]
     code, out, _ = run_cli(monkeypatch, capsys, *args, "--memory", files["memory"], "--json")
     assert code == 1
-    messages = [e["message"] for e in json.loads(out)["errors"] if e["kind"] == "unknown-node"]
-    assert messages == [
-        f"schedule names node {v}, which does not exist (valid ids 0..6); ids >= 7 are spill nodes: "
-        "pass --spill Exp_spill.txt"
-        for v in (7, 8)
+    verdict = json.loads(out)
+    messages = [e["message"] for e in verdict["errors"] if e["kind"] == "unknown-node"]
+    assert messages == [f"schedule names node {v}, which does not exist (valid ids 0..6)" for v in (7, 8)]
+    assert verdict["notes"] == ["ids >= 7 are spill nodes: pass --spill Exp_spill.txt"]
+    code, out, _ = run_cli(monkeypatch, capsys, *args, "--memory", files["memory"])
+    assert code == 1 and out.count("are spill nodes") == 1
+    unknown = [line for line in out.splitlines() if "unknown-node" in line]
+    assert unknown == [
+        "  unknown-node x2 (first at position 5): schedule names node 7, which does not exist (valid ids 0..6)"
     ]
     code, out, _ = run_cli(monkeypatch, capsys, *args)  # as a problem-1 order: the full-plan files
     assert code == 1

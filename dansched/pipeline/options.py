@@ -10,7 +10,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from ..budget import exact_percent
@@ -133,6 +133,10 @@ class SolveOptions:
             raise ValueError(
                 f"SolveOptions.order_search must be an OrderSearchParams or None, got {self.order_search!r}"
             )
+
+    def to_dict(self) -> dict[str, Any]:
+        """Every option as JSON-ready data (the nested parameters as objects, tuples as lists)."""
+        return asdict(self)
 
     @property
     def sources(self) -> tuple[str, ...]:
