@@ -33,15 +33,11 @@ import csv
 import io
 import json
 import os
-import sys
 import time
 from collections.abc import Callable, Iterable, Sequence
 from contextlib import closing
 from pathlib import Path
 from typing import Any
-
-from rich.console import Console
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
 from .baselines import EXTERNAL, METHODS
 from .errors import InputError
@@ -69,6 +65,7 @@ __all__ = [
     "not_best_cells",
 ]
 
+Progress = Callable[[str], None]
 METRICS = ("max_v_stay", "extra_traffic", "spill_count", "makespan")
 METRIC_TITLES = {
     "max_v_stay": "Peak (maxV_stay)",
@@ -176,68 +173,46 @@ def run_job(path: str, method: str, time_limit: float, hw_path: str | None = Non
     return row
 
 
-def _progress(total: int, enabled: bool):
-    """A rich progress bar on stderr when it is a terminal, else a no-op."""
-    if not enabled or not sys.stderr.isatty():
-        return None
-
-    prog = Progress(
-        TextColumn("bench"),
-        BarColumn(),
-        MofNCompleteColumn(),
-        TimeElapsedColumn(),
-        TextColumn("{task.description}"),
-        console=Console(stderr=True),
-        transient=True,
-    )
-    prog.start()
-    prog.add_task("", total=total)
-    return prog
-
-
 def run_bench(
     instances: Sequence[str | Path],
     methods: Sequence[str],
     jobs: int = 1,
     time_limit: float = 60.0,
     hw_path: str | Path | None = None,
-    progress: bool = True,
+    progress: Progress | None = None,
     on_row: Callable[[dict[str, Any]], None] | None = None,
 ) -> list[dict[str, Any]]:
     """Every (instance, method) row, sorted by instance (as given) then method (as given).
 
     ``jobs`` > 1 runs jobs in that many processes (largest instance files first);
-    ``jobs == 1`` runs them here, one after another."""
+    ``jobs == 1`` runs them here, one after another. ``progress(message)`` is told which
+    job runs (in this process) or how many are done."""
     paths = [str(p) for p in dict.fromkeys(str(p) for p in instances)]
     hw = str(hw_path) if hw_path else None
     todo = [(p, m) for p in paths for m in methods]
     size = {p: (os.path.getsize(p) if os.path.exists(p) else 0) for p in paths}
     todo.sort(key=lambda pm: (-size[pm[0]], paths.index(pm[0]), list(methods).index(pm[1])))
     rows: list[dict[str, Any]] = []
-    bar = _progress(len(todo), progress)
+    say = progress or (lambda _msg: None)
 
     def done(row: dict[str, Any]) -> None:
         rows.append(row)
         if on_row:
             on_row(row)
-        if bar is not None:
-            bar.update(bar.task_ids[0], advance=1, description=f"{row['instance']} {row['method']}")
+        say(f"bench: {len(rows)} of {len(todo)} jobs done (last: {row['instance']} {row['method']})")
 
-    try:
-        if jobs <= 1 and bar is not None:  # in this process: name the job before it starts
-            for p, m in todo:
-                bar.update(bar.task_ids[0], description=f"{_instance_name(p)} {m} ...")
-                done(run_job(p, m, time_limit, hw))
-        else:
-            tasks = [(p, m, time_limit, hw) for p, m in todo]
-            with closing(run_tasks(run_job, tasks, ExecutorOptions(jobs=max(1, jobs)))) as results:
-                for i, row, exc in results:
-                    if exc is not None:  # the worker process died
-                        row = run_job_error(*todo[i], f"worker process failed: {type(exc).__name__}: {exc}")
-                    done(row)
-    finally:
-        if bar is not None:
-            bar.stop()
+    if jobs <= 1:  # in this process: name the job before it starts
+        for k, (p, m) in enumerate(todo):
+            say(f"bench: job {k + 1} of {len(todo)}: {_instance_name(p)} {m}")
+            done(run_job(p, m, time_limit, hw))
+    else:
+        say(f"bench: 0 of {len(todo)} jobs done")
+        tasks = [(p, m, time_limit, hw) for p, m in todo]
+        with closing(run_tasks(run_job, tasks, ExecutorOptions(jobs=max(1, jobs)))) as results:
+            for i, row, exc in results:
+                if exc is not None:  # the worker process died
+                    row = run_job_error(*todo[i], f"worker process failed: {type(exc).__name__}: {exc}")
+                done(row)
     p_rank = {_instance_name(p): i for i, p in enumerate(paths)}
     m_rank = {m: i for i, m in enumerate(methods)}
     rows.sort(key=lambda r: (p_rank.get(r["instance"], len(p_rank)), m_rank.get(r["method"], len(m_rank))))
@@ -625,7 +600,7 @@ def bench(
     jobs: int = 1,
     time_limit: float = 60.0,
     hw_path: str | Path | None = None,
-    progress: bool = True,
+    progress: Progress | None = None,
 ) -> tuple[list[dict[str, Any]], list[Path]]:
     """Check the inputs (methods of :data:`METHODS`, None: all; instances that exist,
     default :func:`default_instances`; the hardware file; the output folder), then

@@ -39,7 +39,6 @@ import io
 import itertools
 import json
 import os
-import sys
 import time
 import uuid
 from collections.abc import Callable, Iterable, Mapping, Sequence
@@ -50,7 +49,7 @@ from typing import Any, TextIO
 
 from .errors import HardwareError, InstanceError, PlanInvalidError, SweepInputError
 from .executor import ExecutorError, ExecutorOptions, run_tasks
-from .hardware import Hardware, hardware_from_table, load_hardware
+from .hardware import Hardware, did_you_mean, hardware_from_table, load_hardware
 from .instance import instance_name, load_instance
 from .pipeline import SolveOptions, run_pipeline
 from .plan import atomic_write_files
@@ -146,9 +145,7 @@ def parse_sets(specs: Sequence[str], hw: Hardware) -> dict[str, tuple[int, ...]]
         if not sep or not tier:
             raise SweepInputError(f"--set {spec!r}: expected TIER=V1,V2,... (e.g. L1=2048,4096)")
         if tier not in hw.capacity:
-            raise SweepInputError(
-                f"--set {spec!r}: unknown tier {tier!r}; the hardware model has {', '.join(hw.tiers)}"
-            )
+            raise SweepInputError(f"--set {spec!r}: unknown tier {tier!r}{did_you_mean(tier, list(hw.tiers))}")
         if tier in out:
             raise SweepInputError(f"--set names tier {tier} twice; give all its values in one --set")
         parsed: list[int] = []
@@ -367,10 +364,15 @@ class _JsonlAppender:
 # ---- running ------------------------------------------------------------------------------
 
 
+Progress = Callable[[str], None]
+
+
 @dataclass
 class SweepResult:
     """What a sweep run did: ``rows`` are those of the requested cells that are recorded
-    (in cell order); ``lost`` the cells the executor could not run (not recorded)."""
+    (in cell order); ``lost`` the cells the executor could not run (not recorded);
+    ``files`` the reports :func:`sweep` wrote (``note``: why some were not, e.g. no PNGs
+    without matplotlib)."""
 
     cells: list[Cell]
     rows: list[dict[str, Any]]
@@ -379,50 +381,31 @@ class SweepResult:
     failed: int
     lost: list[tuple[Cell, str]]
     seconds: float
+    files: list[Path] = field(default_factory=list)
+    note: str | None = None
 
-
-def _progress_bar(total: int, skipped: int, enabled: bool):
-    if not enabled or total == 0:
-        return None
-    from rich.console import Console
-    from rich.progress import (
-        BarColumn,
-        MofNCompleteColumn,
-        Progress,
-        TextColumn,
-        TimeElapsedColumn,
-        TimeRemainingColumn,
-    )
-
-    bar = Progress(
-        TextColumn("sweep"),
-        BarColumn(),
-        MofNCompleteColumn(),
-        TextColumn("failed {task.fields[failed]}"),
-        TimeElapsedColumn(),
-        TextColumn("left"),
-        TimeRemainingColumn(),
-        TextColumn("{task.description}"),
-        console=Console(stderr=True),
-        transient=True,
-    )
-    bar.start()
-    bar.add_task(f"({skipped} done before)" if skipped else "", total=total, failed=0)
-    return bar
+    def summary_line(self, executor: str) -> str:
+        """``sweep: N cells (k already done, r run, f failed) on EXECUTOR in S s -> files``."""
+        failed = sum(not r["valid"] for r in self.rows)
+        return (
+            f"sweep: {len(self.cells)} cells ({self.skipped} already done, {self.ran} run, {failed} failed) "
+            f"on {executor} in {self.seconds:.1f} s -> {', '.join(str(f) for f in self.files)}"
+        )
 
 
 def run_sweep(
     cells: Sequence[Cell],
     out: str | Path,
     executor: ExecutorOptions = ExecutorOptions(),
-    progress: bool = False,
+    progress: Progress | None = None,
     on_row: Callable[[dict[str, Any]], None] | None = None,
 ) -> SweepResult:
     """Run the cells not yet in ``out/sweep.jsonl``, appending each finished row there.
 
-    Largest instance files go first (the long cells start early). ``on_row`` is called
-    with each new row after it is written. KeyboardInterrupt propagates once the
-    executor is shut down; every row written so far stays."""
+    Largest instance files go first (the long cells start early). ``progress(message)``
+    is told how many cells are done as each one finishes; ``on_row`` is called with each
+    new row after it is written. KeyboardInterrupt propagates once the executor is shut
+    down; every row written so far stays."""
     t0 = time.perf_counter()
     jsonl = Path(out) / JSONL
     done = read_done(jsonl)
@@ -433,13 +416,15 @@ def run_sweep(
     todo.sort(key=lambda c: -size[c.path])  # stable: instance, then grid order among equals
     failed = 0
     lost: list[tuple[Cell, str]] = []
-    bar = _progress_bar(len(todo), skipped, progress)
+    say = progress or (lambda _msg: None)
+    before = f", {skipped} done before" if skipped else ""
+    say(f"sweep: 0 of {len(todo)} cells run{before}")
     writer = _JsonlAppender(jsonl)
     token = uuid.uuid4().hex[:8]
     keys = [f"dansched-sweep-{token}-{i}" for i in range(len(todo))]
     try:
         with closing(run_tasks(run_cell, [_cell_args(c) for c in todo], executor, keys)) as results:
-            for i, row, exc in results:
+            for ran, (i, row, exc) in enumerate(results, start=1):
                 if exc is not None:
                     lost.append((todo[i], f"{type(exc).__name__}: {_one_line(exc)}"))
                 else:
@@ -448,12 +433,9 @@ def run_sweep(
                     failed += not row["valid"]
                     if on_row is not None:
                         on_row(row)
-                if bar is not None:
-                    bar.update(bar.task_ids[0], advance=1, failed=failed + len(lost))
+                say(f"sweep: {ran} of {len(todo)} cells run ({failed + len(lost)} failed{before})")
     finally:
         writer.close()
-        if bar is not None:
-            bar.stop()
     rows = [dict(done[c.key], instance=c.instance) for c in cells if c.key in done]  # same bytes, own name
     return SweepResult(
         list(cells), rows, len(todo) - len(lost), skipped, failed, lost, round(time.perf_counter() - t0, 3)
@@ -595,6 +577,22 @@ def sweep_markdown(rows: Sequence[Mapping[str, Any]], png_note: str | None = Non
     return "\n".join(lines)
 
 
+def cell_table(rows: Sequence[Mapping[str, Any]]) -> tuple[list[str], list[list[str]]]:
+    """The rows as a table of short cells (header, body): instance, each swept tier's
+    capacity, the figures (a failed cell: ``failed`` and nothing else; its reason is in
+    ``sweep.md``)."""
+    swept = _swept(rows)
+    header = ["instance", *swept, "maxV_stay", "traffic", "spills", "makespan"]
+    body = []
+    for r in rows:
+        caps = [f"{r['capacity'][t]:,}" for t in swept]
+        if not r["valid"]:
+            body.append([r["instance"], *caps, "failed", "", "", ""])
+            continue
+        body.append([r["instance"], *caps, *(_fmt(r.get(k), "-") for k in RESULT_METRICS)])
+    return header, body
+
+
 def _fmt(v: int | None, none: str) -> str:
     return none if v is None else f"{v:,}"
 
@@ -605,11 +603,20 @@ def _md_table(header: Sequence[str], body: Iterable[Sequence[str]]) -> list[str]
     return out + [""]
 
 
-def tier_png_bytes(rows: Sequence[Mapping[str, Any]], tier: str) -> bytes:
-    """Makespan and extra traffic (problem 1: peak) against ``tier``'s capacity, one line
-    per instance, the other swept tiers at their largest value (matplotlib, Agg)."""
+# one look per instance, so that lines over the same points stay visible: hollow markers
+# of falling size and different dashes (the first instance drawn largest, underneath)
+MARKERS = ("o", "s", "^", "D", "v", "P", "X", "*")
+LINESTYLES = ("-", "--", ":", "-.")
+
+
+def tier_figure(rows: Sequence[Mapping[str, Any]], tier: str) -> Any:
+    """The matplotlib figure of :func:`tier_png_bytes`: makespan and extra traffic
+    (problem 1: peak) against ``tier``'s capacity, one line per instance, the other swept
+    tiers at their largest value. Every axis starts at 0 (figures are never negative) and
+    an axis whose figures are all 0 runs to 1, with integer ticks."""
     from matplotlib.backends.backend_agg import FigureCanvasAgg
     from matplotlib.figure import Figure
+    from matplotlib.ticker import MaxNLocator
 
     swept = _swept(rows)
     part = _slice(rows, tier, swept)
@@ -622,16 +629,29 @@ def tier_png_bytes(rows: Sequence[Mapping[str, Any]], tier: str) -> bytes:
     fig = Figure(figsize=(6.0 * len(metrics), 4.2), dpi=100)
     FigureCanvasAgg(fig)
     others = ", ".join(f"{t}={max(r['capacity'][t] for r in rows):,}" for t in swept if t != tier)
+    insts = _instances(part)
     for k, (metric, label) in enumerate(metrics):
         ax = fig.add_subplot(1, len(metrics), k + 1)
-        for inst in _instances(part):
+        top = 0
+        for j, inst in enumerate(insts):
             pts = sorted(
                 (r["capacity"][tier], r[metric])
                 for r in part
                 if r["instance"] == inst and r["valid"] and r.get(metric) is not None
             )
             if pts:
-                ax.plot([x for x, _ in pts], [y for _, y in pts], marker="o", label=inst)
+                top = max(top, max(y for _, y in pts))
+                ax.plot(
+                    [x for x, _ in pts],
+                    [y for _, y in pts],
+                    marker=MARKERS[j % len(MARKERS)],
+                    markersize=max(3.0, 9.0 - 1.5 * j),
+                    fillstyle="none",
+                    linestyle=LINESTYLES[j % len(LINESTYLES)],
+                    label=inst,
+                )
+        ax.set_ylim(bottom=0, top=None if top > 0 else 1)
+        ax.yaxis.set_major_locator(MaxNLocator(integer=True))
         ax.set_xlabel(f"{tier} capacity")
         ax.set_ylabel(label)
         ax.grid(True, alpha=0.3)
@@ -639,8 +659,13 @@ def tier_png_bytes(rows: Sequence[Mapping[str, Any]], tier: str) -> bytes:
             ax.legend(fontsize="small")
     fig.suptitle(f"dansched sweep over {tier}" + (f" ({others})" if others else ""))
     fig.tight_layout()
+    return fig
+
+
+def tier_png_bytes(rows: Sequence[Mapping[str, Any]], tier: str) -> bytes:
+    """:func:`tier_figure` as PNG bytes (matplotlib, Agg)."""
     buf = io.BytesIO()
-    fig.savefig(buf, format="png")
+    tier_figure(rows, tier).savefig(buf, format="png")
     return buf.getvalue()
 
 
@@ -673,11 +698,12 @@ def sweep(
     traffic_slack: float = 0.0,
     out: str | Path = "sweep",
     executor: ExecutorOptions = ExecutorOptions(),
-    quiet: bool = False,
+    progress: Progress | None = None,
     on_row: Callable[[dict[str, Any]], None] | None = None,
 ) -> SweepResult:
     """Check every input (raising :class:`SweepInputError`, nothing written), then run the
-    sweep and write the reports. KeyboardInterrupt propagates with the finished cells kept."""
+    sweep (``progress(message)`` told of each cell done) and write the reports.
+    KeyboardInterrupt propagates with the finished cells kept."""
     opts = SweepOptions(problem=problem, traffic_slack=traffic_slack)
     try:
         base = load_hardware(hw_path)
@@ -695,21 +721,14 @@ def sweep(
         raise SweepInputError(f"{out}: is a file, not a folder for the sweep's results")
     cells = plan_cells(paths, base, grid, opts)
     try:
-        result = run_sweep(cells, out, executor, progress=not quiet, on_row=on_row)
+        result = run_sweep(cells, out, executor, progress=progress, on_row=on_row)
     except ExecutorError as exc:  # e.g. a scheduler that cannot be reached
         raise SweepInputError(str(exc)) from None
-    files, note = write_reports(result.rows, out, len(result.lost))
-    if not quiet:
-        say = lambda msg: print(msg, file=sys.stderr)  # noqa: E731
-        say(
-            f"sweep: {len(cells)} cells ({result.skipped} already done, {result.ran} run, "
-            f"{sum(not r['valid'] for r in result.rows)} failed) on {executor.describe()} in {result.seconds:.1f} s "
-            f"-> {', '.join(str(f) for f in [Path(out) / JSONL] + files)}"
-        )
-        if note:
-            say(f"sweep: {note}")
-        for c, why in result.lost:
-            say(
-                f"dansched: {c.instance} at {_point_label(c.capacity, list(c.capacity))}: not run ({why}); rerun to retry"
-            )
+    files, result.note = write_reports(result.rows, out, len(result.lost))
+    result.files = [Path(out) / JSONL, *files]
     return result
+
+
+def lost_line(cell: Cell, why: str) -> str:
+    """The diagnostic line of a cell the executor could not run."""
+    return f"dansched: {cell.instance} at {_point_label(cell.capacity, list(cell.capacity))}: not run ({why}); rerun to retry"

@@ -38,7 +38,7 @@ def instances(tmp_path_factory):
 def inline(instances, tmp_path_factory):
     """The reference: every cell run in this process."""
     out = tmp_path_factory.mktemp("inline")
-    return S.sweep(instances, SETS, out=out, executor=E.ExecutorOptions(jobs=1), quiet=True), out
+    return S.sweep(instances, SETS, out=out, executor=E.ExecutorOptions(jobs=1)), out
 
 
 def _stable(rows):
@@ -90,7 +90,7 @@ def test_rows_match_a_direct_solve_and_failures_are_recorded(inline, instances):
 
 
 def test_bad_hardware_point_is_a_failed_cell(instances, tmp_path):
-    res = S.sweep(instances[1:], ["UB=0,4,1024"], out=tmp_path, executor=E.ExecutorOptions(jobs=1), quiet=True)
+    res = S.sweep(instances[1:], ["UB=0,4,1024"], out=tmp_path, executor=E.ExecutorOptions(jobs=1))
     by_ub = {r["capacity"]["UB"]: r for r in res.rows}
     assert "capacity of tier UB must be a positive integer" in by_ub[0]["error"]
     assert not by_ub[4]["valid"] and "larger than tier UB (4)" in by_ub[4]["error"]
@@ -99,34 +99,36 @@ def test_bad_hardware_point_is_a_failed_cell(instances, tmp_path):
 
 def test_resume_skips_recorded_cells(instances, tmp_path):
     ex = E.ExecutorOptions(jobs=1)
-    first = S.sweep(instances[1:], ["UB=10,1024"], out=tmp_path, executor=ex, quiet=True)
+    first = S.sweep(instances[1:], ["UB=10,1024"], out=tmp_path, executor=ex)
     assert (first.ran, first.skipped) == (2, 0)
-    again = S.sweep(instances[1:], ["UB=10,1024"], out=tmp_path, executor=ex, quiet=True)
+    again = S.sweep(instances[1:], ["UB=10,1024"], out=tmp_path, executor=ex)
     assert (again.ran, again.skipped) == (0, 2) and _stable(again.rows) == _stable(first.rows)
     assert len(_jsonl(tmp_path)) == 2
     # a line cut short by a crash is ignored (its cell runs again) and does not glue onto the next row
     with open(tmp_path / "sweep.jsonl", "a") as fh:
         fh.write('{"instance": "Exp", "instance_h')
-    more = S.sweep(instances[1:], ["UB=10,16,1024"], out=tmp_path, executor=ex, quiet=True)
+    more = S.sweep(instances[1:], ["UB=10,16,1024"], out=tmp_path, executor=ex)
     assert (more.ran, more.skipped) == (1, 2)
     assert [r["capacity"]["UB"] for r in more.rows] == [10, 16, 1024]
     assert len(S.read_done(tmp_path / "sweep.jsonl")) == 3
     # other options are other cells
-    slack = S.sweep(instances[1:], ["UB=10"], traffic_slack=5.0, out=tmp_path, executor=ex, quiet=True)
+    slack = S.sweep(instances[1:], ["UB=10"], traffic_slack=5.0, out=tmp_path, executor=ex)
     assert slack.ran == 1
 
 
 def test_local_pool_gives_the_inline_rows(inline, instances, tmp_path):
-    res = S.sweep(instances, SETS, out=tmp_path, executor=E.ExecutorOptions(jobs=2), quiet=True)
+    res = S.sweep(instances, SETS, out=tmp_path, executor=E.ExecutorOptions(jobs=2))
     assert _stable(res.rows) == _stable(inline[0].rows)
 
 
 def _cli(monkeypatch, capsys, *args):
-    """``dansched sweep ARGS`` through the console entry point, in-process: (exit status, stderr)."""
+    """``dansched sweep ARGS`` through the console entry point, in-process: (exit status,
+    stdout, stderr)."""
     monkeypatch.setattr(sys, "argv", ["dansched", "sweep", *map(str, args)])
     with pytest.raises(SystemExit) as info:
         main()
-    return info.value.code or 0, capsys.readouterr().err
+    out, err = capsys.readouterr()
+    return info.value.code or 0, out, err
 
 
 @pytest.mark.parametrize(
@@ -142,7 +144,7 @@ def _cli(monkeypatch, capsys, *args):
 )
 def test_bad_input_exits_2_and_writes_nothing(args, says, tmp_path, monkeypatch, capsys):
     out = tmp_path / "out"
-    code, err = _cli(monkeypatch, capsys, SHIPPED / "Exp.json", *args, "--out", out)
+    code, _, err = _cli(monkeypatch, capsys, SHIPPED / "Exp.json", *args, "--out", out)
     assert code == 2 and says in err and len(err.strip().splitlines()) == 1, err
     assert not out.exists()
 
@@ -150,24 +152,31 @@ def test_bad_input_exits_2_and_writes_nothing(args, says, tmp_path, monkeypatch,
 def test_no_instances_found_exits_2(tmp_path, monkeypatch, capsys):
     (tmp_path / "empty").mkdir()
     for pattern in (tmp_path / "empty", tmp_path / "*.json", tmp_path / "missing.json"):
-        code, err = _cli(monkeypatch, capsys, pattern, "--out", tmp_path / "out")
+        code, _, err = _cli(monkeypatch, capsys, pattern, "--out", tmp_path / "out")
         assert code == 2 and len(err.strip().splitlines()) == 1 and "no" in err, err
     assert not (tmp_path / "out").exists()
 
 
 def test_cli_runs_a_sweep_and_resumes(instances, tmp_path, monkeypatch, capsys):
+    """The summary is a result: the table of cells and the summary line on stdout;
+    stderr holds progress alone (none here: a short run, the heartbeat every 5 s)."""
     args = (instances[1], "--set", "UB=10,1024", "--jobs", "1", "--out", tmp_path)
-    code, err = _cli(monkeypatch, capsys, *args)
-    assert code == 0 and "2 cells (0 already done, 2 run, 0 failed)" in err, err
-    code, err = _cli(monkeypatch, capsys, *args)
-    assert code == 0 and "2 cells (2 already done, 0 run" in err, err
+    code, out, err = _cli(monkeypatch, capsys, *args)
+    assert code == 0 and err == "", err
+    lines = out.splitlines()
+    assert lines[0].split() == ["instance", "UB", "maxV_stay", "traffic", "spills", "makespan"]
+    rows = [line.split() for line in lines[2:-1]]
+    assert [r[:2] for r in rows] == [[instances[1].stem, "10"], [instances[1].stem, "1,024"]]
+    assert "2 cells (0 already done, 2 run, 0 failed)" in lines[-1]
+    code, out, err = _cli(monkeypatch, capsys, *args)
+    assert code == 0 and err == "" and "2 cells (2 already done, 0 run" in out.splitlines()[-1]
 
 
 def test_dask_options_without_dask_say_how_to_install(monkeypatch, instances, tmp_path):
     monkeypatch.setattr(E, "dask_available", lambda: False)
     for ex in (E.ExecutorOptions(dask_workers=2), E.ExecutorOptions(scheduler="tcp://127.0.0.1:8786")):
         with pytest.raises(S.SweepInputError, match=r"pip install -e '\.\[dist\]'"):
-            S.sweep(instances, SETS, out=tmp_path / "out", executor=ex, quiet=True)
+            S.sweep(instances, SETS, out=tmp_path / "out", executor=ex)
     assert not (tmp_path / "out").exists()
 
 
@@ -181,7 +190,7 @@ def _need_dask():
 
 def test_local_dask_cluster_gives_the_inline_rows(inline, instances, tmp_path):
     _need_dask()
-    res = S.sweep(instances, SETS, out=tmp_path, executor=E.ExecutorOptions(dask_workers=2), quiet=True)
+    res = S.sweep(instances, SETS, out=tmp_path, executor=E.ExecutorOptions(dask_workers=2))
     assert not res.lost and _stable(res.rows) == _stable(inline[0].rows)
 
 
@@ -220,7 +229,6 @@ def test_killed_dask_worker_loses_no_cell(inline, instances, tmp_path):
             SETS,
             out=tmp_path,
             executor=E.ExecutorOptions(scheduler=cluster.scheduler_address),
-            quiet=True,
             on_row=kill_a_busy_worker,
         )
     assert killed, "no worker was busy when the first cell finished"
@@ -234,9 +242,9 @@ def test_interrupt_keeps_finished_cells(inline, instances, tmp_path):
         raise KeyboardInterrupt
 
     with pytest.raises(KeyboardInterrupt):
-        S.sweep(instances, SETS, out=tmp_path, executor=E.ExecutorOptions(jobs=2), quiet=True, on_row=stop)
+        S.sweep(instances, SETS, out=tmp_path, executor=E.ExecutorOptions(jobs=2), on_row=stop)
     assert len(_jsonl(tmp_path)) == 1  # the row written before the interrupt
-    rest = S.sweep(instances, SETS, out=tmp_path, executor=E.ExecutorOptions(jobs=2), quiet=True)
+    rest = S.sweep(instances, SETS, out=tmp_path, executor=E.ExecutorOptions(jobs=2))
     assert (rest.skipped, rest.ran) == (1, 11) and _stable(rest.rows) == _stable(inline[0].rows)
 
 
@@ -245,5 +253,24 @@ def test_cli_interrupt_exits_130_with_one_line(monkeypatch, capsys, tmp_path):
         raise KeyboardInterrupt
 
     monkeypatch.setattr(S, "sweep", interrupted)
-    code, err = _cli(monkeypatch, capsys, SHIPPED / "Exp.json", "--out", tmp_path)
+    code, _, err = _cli(monkeypatch, capsys, SHIPPED / "Exp.json", "--out", tmp_path)
     assert code == 130 and "interrupted" in err and len(err.strip().splitlines()) == 1, err
+
+
+def test_the_plot_of_all_zero_traffic_has_a_sane_axis_and_every_line_shows():
+    """Two instances with the same figures at every point (traffic 0 everywhere): the
+    traffic axis runs 0..1, not -0.04..0.04, and the two lines differ in marker, size
+    and dashes, so the second does not hide the first."""
+    pytest.importorskip("matplotlib")
+    rows = [
+        {"instance": inst, "problem": 3, "valid": True, "capacity": {"UB": ub}, "makespan": 60, "extra_traffic": 0}
+        for inst in ("a", "b")
+        for ub in (512, 1024)
+    ]
+    makespan_ax, traffic_ax = S.tier_figure(rows, "UB").axes
+    assert traffic_ax.get_ylim() == (0.0, 1.0)
+    assert makespan_ax.get_ylim()[0] == 0.0 and makespan_ax.get_ylim()[1] > 60
+    a, b = traffic_ax.get_lines()
+    assert list(a.get_ydata()) == list(b.get_ydata()) == [0, 0]
+    assert (a.get_marker(), a.get_linestyle()) != (b.get_marker(), b.get_linestyle())
+    assert a.get_markersize() > b.get_markersize()

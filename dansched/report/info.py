@@ -27,6 +27,7 @@ import numpy as np
 
 from ..graph import topological_order
 from ..instance import KIND_ALLOC, KIND_FREE, KIND_OP, Instance
+from .tables import compact_table
 from .text import markup_safe
 
 __all__ = [
@@ -166,10 +167,9 @@ def _fmt(x: float) -> str:
 def print_info(info: InstanceInfo, console=None) -> None:
     """Rich tables: overview, operator and pipe mix, tiers."""
     from rich.console import Console
-    from rich.table import Table
 
     console = console or Console(emoji=False, highlight=False)
-    over = Table(title=f"{markup_safe(info.name)}: instance", title_justify="left")
+    over = compact_table(f"{info.name}: instance")
     over.add_column("figure")
     over.add_column("value", justify="right")
     for label, value in (
@@ -190,12 +190,12 @@ def print_info(info: InstanceInfo, console=None) -> None:
     console.print(over)
     console.print(f"lifetime = pos(FREE) - pos(ALLOC) in the {LIFETIME_ORDER}", highlight=False)
 
-    mix = Table(title="operators and pipes", title_justify="left")
+    mix = compact_table("operators and pipes")
     for col in ("Op", "nodes", "share"):
         mix.add_column(col, justify="left" if col == "Op" else "right")
     for op, c in info.op_mix.items():
         mix.add_row(markup_safe(op), f"{c:,}", f"{100 * c / max(info.operations, 1):.1f} %")
-    pipes = Table(title=None)
+    pipes = compact_table()
     for col in ("Pipe", "operations", "cycles", "cycle share"):
         pipes.add_column(col, justify="left" if col == "Pipe" else "right")
     total_cycles = sum(v["cycles"] for v in info.pipe_mix.values()) or 1
@@ -206,7 +206,7 @@ def print_info(info: InstanceInfo, console=None) -> None:
     console.print(mix)
     console.print(pipes)
 
-    tiers = Table(title="buffers per tier", title_justify="left")
+    tiers = compact_table("buffers per tier")
     for col in ("Type", "buffers", "total size", "max size"):
         tiers.add_column(col, justify="left" if col == "Type" else "right")
     for t, v in info.tier_mix.items():

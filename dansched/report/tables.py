@@ -1,18 +1,26 @@
 """Terminal tables (rich) for evaluations and bounds. Text taken from input (case names,
-paths, violation messages naming Ops) goes through :func:`~dansched.report.text.markup_safe`."""
+paths, violation messages naming Ops) goes through :func:`~dansched.report.text.markup_safe`.
+
+Every table is readable at 80 columns and when piped (rich then lays out for 80 columns,
+or ``$COLUMNS``): cells are short figures and words, one line each; long text (how a
+bound was obtained) is listed below the table under the row's number, wrapped with a
+hanging indent."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
+from rich import box
 from rich.console import Console
 from rich.table import Table
+from rich.text import Text
 
 from ..instance import Instance
-from ..simulate import Evaluation
-from .text import markup_safe
+from ..simulate import UNKNOWN_NODE, Evaluation
+from .text import markup_safe, printable
 
-__all__ = ["print_evaluation", "print_bounds", "plan_kind"]
+__all__ = ["print_evaluation", "print_bounds", "plan_kind", "compact_table", "print_table", "print_notes"]
 
 
 def plan_kind(ev: Evaluation) -> str:
@@ -24,12 +32,57 @@ def _console(console: Console | None) -> Console:
     return console or Console(emoji=False, highlight=False)
 
 
-def print_evaluation(inst: Instance, ev: Evaluation, console: Console | None = None) -> None:
-    """A metrics table, then the first violations (if any)."""
+def compact_table(title: str | None = None) -> Table:
+    """A table of short cells: a rule under the header, no vertical borders, two spaces
+    between columns (what every table here uses, so that it fits 80 columns)."""
+    return Table(
+        title=None if title is None else markup_safe(title),
+        title_justify="left",
+        box=box.SIMPLE_HEAD,
+        padding=(0, 1, 0, 0),
+        pad_edge=False,
+        show_edge=False,
+    )
+
+
+def print_table(
+    header: Sequence[str], body: Sequence[Sequence[str]], title: str | None = None, console: Console | None = None
+) -> None:
+    """A :func:`compact_table` of text cells: the first column left, the others (figures)
+    right-justified."""
+    table = compact_table(title)
+    for k, col in enumerate(header):
+        table.add_column(markup_safe(col), justify="left" if k == 0 else "right", no_wrap=True)
+    for row in body:
+        table.add_row(*(markup_safe(c) for c in row))
+    _console(console).print(table)
+
+
+def print_notes(console: Console, notes: Sequence[tuple[str, str]]) -> None:
+    """``(label, text)`` lines under a table: the label, then the text wrapped at the
+    console's width with a hanging indent (so a long method reads as one paragraph)."""
+    grid = Table.grid(padding=(0, 2))
+    grid.add_column(justify="right", no_wrap=True)
+    grid.add_column(overflow="fold")
+    for label, text in notes:
+        grid.add_row(Text(printable(label)), Text(printable(text)))
+    console.print(grid)
+
+
+def print_evaluation(
+    inst: Instance,
+    ev: Evaluation,
+    notes: Sequence[str] = (),
+    console: Console | None = None,
+    violations: bool = True,
+) -> None:
+    """A metrics table, then the first violations (the unknown-node ones in one line: they
+    share a cause; none without ``violations``, when a note explains them all), then
+    ``notes`` (what explains them, once)."""
     console = _console(console)
     verdict = "[green]valid[/green]" if ev.valid else f"[red]invalid[/red] ({ev.error_count} violation(s))"
     console.print(f"{markup_safe(inst.name)}: {plan_kind(ev)} is {verdict}", soft_wrap=True)
-    table = Table()
+    table = compact_table()
     table.add_column("metric")
     table.add_column("value", justify="right")
     rows = [("maxV_stay (L1+UB, logical)", ev.max_v_stay)]
@@ -43,53 +96,77 @@ def print_evaluation(inst: Instance, ev: Evaluation, console: Console | None = N
     for name, value in rows:
         table.add_row(name, "-" if value is None else f"{value:,}")
     console.print(table)
-    for e in ev.errors:
+    shown = 0
+    unknown = [e for e in ev.errors if e.kind == UNKNOWN_NODE]
+    for e in ev.errors if violations else ():
+        if e.kind == UNKNOWN_NODE and e is not unknown[0]:
+            continue
         where = "" if e.position is None else f" (position {e.position})"
-        console.print(f"  [red]{e.kind}[/red]{where}: {markup_safe(e.message)}", highlight=False, soft_wrap=True)
-    shown = len(ev.errors)
-    if ev.error_count > shown:
+        label = e.kind
+        if e.kind == UNKNOWN_NODE:
+            count = ev.error_counts.get(UNKNOWN_NODE, len(unknown))
+            label, where, shown = f"{e.kind} x{count}", f" (first at position {e.position})", shown + count - 1
+        console.print(f"  [red]{label}[/red]{where}: {markup_safe(e.message)}", highlight=False, soft_wrap=True)
+        shown += 1
+    if violations and ev.error_count > shown:
         console.print(
             f"  ... and {ev.error_count - shown} more: "
             + ", ".join(f"{k} {c}" for k, c in sorted(ev.error_counts.items()))
         )
+    for note in notes:
+        console.print(f"  note: {markup_safe(note)}", highlight=False, soft_wrap=True)
 
 
-def _row_name(r: dict[str, Any]) -> str:
-    """Table label of one audit row: metric, floor name (makespan floors) and scope."""
-    floor = f" {r['floor']}" if "floor" in r else ""
-    return f"{r['metric']}{floor} ({r['scope']})"
+# the bound rows' scopes, as the table shows them (the method lines below say the rest)
+SCOPE_CELLS = {"global": "all plans", "fixed order": "this order", "fixed memory behaviour": "this memory"}
+
+
+def _bound_rows(rows: dict[str, Any] | list[dict[str, Any]]) -> list[tuple[str, str, dict[str, Any]]]:
+    """``(metric, which bound, row)`` per table row: ``audit``'s list of rows, or ``bound``'s
+    report (metric -> best row, then each makespan floor by name)."""
+    if isinstance(rows, list):
+        return [(r["metric"], str(r.get("floor", "best")), r) for r in rows]
+    out = [
+        (k.removesuffix("_all_orders"), "best", v)
+        for k, v in rows.items()
+        if k not in ("makespan_floors", "not_bounded")
+    ]
+    plan_value = rows.get("makespan", {}).get("plan_value")
+    for name, f in rows.get("makespan_floors", {}).items():
+        if isinstance(f, dict):
+            out.append(("makespan", f"floor {name}", dict(f, plan_value=plan_value, optimal=False)))
+    return out
 
 
 def print_bounds(title: str, rows: dict[str, Any] | list[dict[str, Any]], console: Console | None = None) -> None:
-    """One table of bounds: ``rows`` is ``bound``'s report (metric -> best row, with
-    ``makespan_floors`` shown as rows of their own and ``not_bounded`` as lines under the
-    table) or ``audit``'s list of rows."""
+    """One table of bounds, a row each (metric, scope, plan, bound, gap, strength,
+    optimal), then how each bound was obtained under the row's number, and
+    ``not_bounded`` as lines of its own: ``rows`` is ``bound``'s report (metric -> best
+    row, with ``makespan_floors`` shown as rows of their own) or ``audit``'s list of rows.
+    Scopes: *all plans* (``global``), *this order* (``fixed order``: plans with this
+    plan's order), *this memory* (``fixed memory behaviour``: this plan's spills and reuse)."""
     console = _console(console)
-    not_bounded: dict[str, str] = {}
-    if isinstance(rows, list):
-        named = {_row_name(r): r for r in rows}
-    else:
-        named = {k: v for k, v in rows.items() if k not in ("makespan_floors", "not_bounded")}
-        not_bounded = rows.get("not_bounded", {})
-        plan_value = named.get("makespan", {}).get("plan_value")
-        for name, f in rows.get("makespan_floors", {}).items():
-            if isinstance(f, dict):
-                named[f"makespan floor {name} ({f['scope']})"] = dict(f, plan_value=plan_value, optimal=False)
-    table = Table(title=markup_safe(title), title_justify="left")
-    for col in ("metric", "plan", "bound", "gap", "strength", "method", "optimal"):
-        table.add_column(col, justify="right" if col in ("plan", "bound", "gap") else "left")
-    for k, b in named.items():
+    not_bounded: dict[str, str] = rows.get("not_bounded", {}) if isinstance(rows, dict) else {}
+    table = compact_table(title)
+    for col in ("#", "metric", "scope", "plan", "bound", "gap", "strength", "optimal"):
+        table.add_column(col, justify="right" if col in ("#", "plan", "bound", "gap") else "left", no_wrap=True)
+    methods = []
+    for i, (metric, which, b) in enumerate(_bound_rows(rows), start=1):
         plan_value = b.get("plan_value")
         g = b.get("gap")
         table.add_row(
-            markup_safe(k),
+            str(i),
+            markup_safe(metric),
+            SCOPE_CELLS.get(b["scope"], markup_safe(b["scope"])),
             "-" if plan_value is None else f"{plan_value:,}",
             f"{b['value']:,}",
             "-" if g is None else f"{100 * g:.1f}%",
             b.get("strength", "-"),
-            markup_safe(b["method"]),
-            "yes" if b["optimal"] else "not proven",
+            "yes" if b["optimal"] else "-",
         )
+        methods.append((str(i), f"{which}: {b['method']}" if which != "best" else str(b["method"])))
     console.print(table)
+    console.print("how each bound was obtained:", highlight=False)
+    print_notes(console, methods)
     for what, why in not_bounded.items():
-        console.print(f"not bounded: {markup_safe(what)}: {markup_safe(why)}", soft_wrap=True)
+        console.print(f"not bounded: {markup_safe(what)}: {markup_safe(why)}", soft_wrap=False, highlight=False)

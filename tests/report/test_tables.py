@@ -1,0 +1,114 @@
+"""The terminal tables read well in an 80-column terminal and when piped: no line is wider
+than 80 characters, every table row is one line (the long method text is listed below the
+table, wrapped), and the rows are those of the data.
+
+Real processes with ``COLUMNS=80`` and stdout piped, as a newcomer's terminal or a log
+file meets them; the widest figures come from rows built here (eight-digit values and a
+method of a few hundred characters), printed by the same function."""
+
+from __future__ import annotations
+
+import io
+import json
+import re
+
+import pytest
+from helpers import SHIPPED, run_proc_cli
+from rich.console import Console
+
+from dansched.report.tables import print_bounds
+
+WIDTH = 80
+ROW = re.compile(r"^\s*(\d+)\s{2}")  # a numbered table row or method line
+
+
+def _lines(text: str) -> list[str]:
+    lines = text.splitlines()
+    widest = max(len(line) for line in lines)
+    assert widest <= WIDTH, f"a line of {widest} characters:\n" + "\n".join(line for line in lines if len(line) > WIDTH)
+    return lines
+
+
+def _table_rows(lines: list[str]) -> list[str]:
+    """The lines between the header rule and the methods' heading."""
+    start = next(i for i, line in enumerate(lines) if set(line.strip()) == {"─"})
+    end = lines.index("how each bound was obtained:")
+    return lines[start + 1 : end]
+
+
+def _check_bounds_text(text: str, rows: int) -> None:
+    lines = _lines(text)
+    table = _table_rows(lines)
+    assert [int(ROW.match(line).group(1)) for line in table] == list(range(1, rows + 1))  # one line each
+    methods = lines[lines.index("how each bound was obtained:") + 1 :]
+    numbered = [int(m.group(1)) for line in methods if (m := ROW.match(line))]
+    assert numbered == list(range(1, rows + 1))
+
+
+@pytest.fixture(scope="module")
+def plan_folder(tmp_path_factory):
+    folder = tmp_path_factory.mktemp("tables") / "plan"
+    proc = run_proc_cli("solve", SHIPPED / "Exp.json", "--out", folder, "--quiet")
+    assert proc.returncode == 0, proc.stderr
+    return folder
+
+
+def test_audit_at_80_columns(plan_folder):
+    args = ("audit", SHIPPED / "Exp.json", "--plan", plan_folder, "--quiet", "--time-limit", "1")
+    rows = json.loads(run_proc_cli(*args, "--json").stdout)["bounds"]
+    proc = run_proc_cli(*args, env={"COLUMNS": str(WIDTH)})
+    assert proc.returncode == 0, proc.stderr
+    _check_bounds_text(proc.stdout, len(rows))
+    assert len(proc.stdout.splitlines()) <= 4 * len(rows)  # fa_s2's 7 rows were 71 lines with the methods in cells
+
+
+def test_bound_at_80_columns():
+    args = ("bound", SHIPPED / "Exp.json", "--quiet", "--time-limit", "1")
+    proc = run_proc_cli(*args, env={"COLUMNS": str(WIDTH)})
+    assert proc.returncode == 0, proc.stderr
+    report = json.loads(run_proc_cli(*args, "--json").stdout)
+    rows = len([k for k in report if k not in ("makespan_floors", "not_bounded")])
+    rows += len([v for v in report["makespan_floors"].values() if isinstance(v, dict)])
+    _check_bounds_text(proc.stdout, rows)
+
+
+def test_wide_figures_and_long_methods_stay_within_80_columns():
+    method = "a bound whose method is told at length, " * 8
+    rows = [
+        dict(
+            metric=m,
+            value=12_345_678,
+            method=method,
+            optimal=False,
+            scope=scope,
+            plan_value=98_765_432,
+            gap=0.875,
+            stage="CPE",
+            strength="strong",
+        )
+        for m, scope in [
+            ("max_v_stay", "global"),
+            ("extra_traffic", "fixed order"),
+            ("makespan", "fixed memory behaviour"),
+        ]
+    ]
+    out = io.StringIO()
+    print_bounds("case: audit of a folder with a long name " * 3, rows, Console(file=out, width=WIDTH))
+    _check_bounds_text(out.getvalue(), len(rows))
+    assert "98,765,432" in out.getvalue() and "12,345,678" in out.getvalue()  # figures are never cut
+
+
+def test_info_and_evaluate_at_80_columns(plan_folder):
+    """The widest official case for info (every Op, pipe and tier row is one line), and a
+    plan's evaluation."""
+    from helpers import official_path
+
+    for args in (
+        ("info", official_path("Matmul_Case1")),
+        ("info", SHIPPED / "conv_s2.json"),
+        ("evaluate", SHIPPED / "Exp.json", "--plan", plan_folder),
+    ):
+        proc = run_proc_cli(*args, env={"COLUMNS": str(WIDTH)})
+        assert proc.returncode == 0, proc.stderr
+        lines = _lines(proc.stdout)
+        assert all("│" not in line for line in lines)  # no boxed cells that wrap inside their borders
