@@ -10,9 +10,12 @@ from input (names, paths, messages quoting files) goes through
 
 from __future__ import annotations
 
+import functools
+import inspect
 import json
 import os
 import sys
+from collections.abc import Callable
 from contextlib import AbstractContextManager
 from enum import Enum
 from pathlib import Path
@@ -39,7 +42,6 @@ from .stages.dlr.victim import VICTIMS
 
 app = typer.Typer(
     add_completion=False,
-    no_args_is_help=True,
     pretty_exceptions_enable=False,
     rich_markup_mode=None,
     help="Schedule operator-level DAGs onto one NPU core: MPAS -> DLR -> CPE, with a shared evaluator.",
@@ -58,13 +60,17 @@ def _version(value: bool) -> None:
         raise typer.Exit()
 
 
-@app.callback()
+@app.callback(invoke_without_command=True)
 def _root(
+    ctx: typer.Context,
     version: Annotated[
         bool, typer.Option("--version", callback=_version, is_eager=True, help="Print the version and exit.")
     ] = False,
 ) -> None:
     """Schedule operator-level DAGs onto one NPU core: MPAS -> DLR -> CPE, with a shared evaluator."""
+    if ctx.invoked_subcommand is None:  # `dansched` alone: the help, as help (stdout, exit 0)
+        typer.echo(ctx.get_help())
+        raise typer.Exit(0)
 
 
 class Failure(Exception):
@@ -74,13 +80,33 @@ class Failure(Exception):
 _pending_warnings: list[str] = []  # printed when the command ends, or folded into its error line
 
 
-def load_inputs(instance: Path, hw_path: Path | None) -> tuple[Hardware, Instance]:
-    """Hardware model and instance; warnings (e.g. Cycles costed at 1) are printed when the
+def _loaded(instance: Path, hw: Hardware) -> Instance:
+    """The instance on ``hw``; its warnings (e.g. Cycles costed at 1) are printed when the
     command ends, or folded into its one error line."""
-    hw = load_hardware(hw_path)
     inst = load_instance(instance, hw)
     _pending_warnings.extend(f"{inst.name}: {w}" for w in inst.warnings)
-    return hw, inst
+    return inst
+
+
+def load_inputs(instance: Path, hw_path: Path | None) -> Instance:
+    """The instance on the default hardware model, or the one ``--hw`` gives."""
+    return _loaded(instance, load_hardware(hw_path))
+
+
+def load_folder_inputs(instance: Path, folder: Path, hw_path: Path | None) -> Instance:
+    """The instance on the hardware the plan folder's report records (``--hw`` is checked
+    against it; see :func:`dansched.judge.folder_hardware`)."""
+    from .instance import instance_name
+    from .judge import folder_hardware
+
+    try:
+        found = folder_hardware(folder, instance_name(instance), hw_path)
+    except PlanFormatError:  # no plan of the case there: a bad instance is said first
+        load_instance(instance, load_hardware(hw_path))
+        raise
+    if found.warning is not None:
+        _pending_warnings.append(found.warning)
+    return _loaded(instance, found.hardware)
 
 
 def _echo(line: str, err: bool = False) -> None:
@@ -106,11 +132,12 @@ def _progress(quiet: bool) -> AbstractContextManager[Reporter]:
     return progress_reporter(quiet, params)
 
 
-def _latency(makespan: int | None, freq_ghz: float, err: bool) -> None:
+def _latency(makespan: int | None, freq_ghz: float) -> None:
+    """The estimated latency line: a result, on stdout."""
     if makespan is not None:
         from .report.stats import estimated_latency_line
 
-        typer.echo(estimated_latency_line(makespan, freq_ghz), err=err)
+        typer.echo(estimated_latency_line(makespan, freq_ghz))
 
 
 class Variant(str, Enum):
@@ -184,30 +211,86 @@ def _flush_warnings() -> None:
 @app.command()
 def evaluate(
     instance: InstanceArg,
-    schedule: Annotated[Path, typer.Option("--schedule", help="<case>_schedule.txt: one node id per line")],
+    plan_dir: Annotated[
+        Path | None,
+        typer.Option("--plan", help="Folder holding <case>_schedule.txt (and _memory.txt, _spill.txt): its plan."),
+    ] = None,
+    schedule: Annotated[
+        Path | None, typer.Option("--schedule", help="<case>_schedule.txt: one node id per line")
+    ] = None,
     memory: Annotated[Path | None, typer.Option("--memory", help="<case>_memory.txt: BufId:Offset per line")] = None,
     spill: Annotated[Path | None, typer.Option("--spill", help="<case>_spill.txt: BufId:NewOffset per line")] = None,
     hw: HwOption = None,
     as_json: JsonOption = False,
     freq_ghz: Annotated[float, typer.Option("--freq-ghz", help="Clock for the estimated latency line.")] = 1.0,
 ) -> None:
-    """Judge a plan: a problem-1 order (--schedule alone) or a full plan for problems 2 and 3 (--memory, --spill)."""
-    from .judge import evaluate_files
+    """Judge a plan: a plan folder (--plan), a problem-1 order (--schedule alone) or a full plan for problems 2 and 3 (--memory, --spill)."""
+    from .instance import instance_name
+    from .judge import evaluate_files, evaluate_folder
 
-    _, inst = load_inputs(instance, hw)
-    ev = evaluate_files(inst, schedule, memory, spill)
+    if plan_dir is not None and (schedule, memory, spill) != (None, None, None):
+        raise InputError("give --plan DIR or the files (--schedule, --memory, --spill), not both")
+    with _progress(False) as say:
+        say("evaluate: reading the instance and the plan, then judging it")
+        if plan_dir is not None:
+            inst = load_folder_inputs(instance, plan_dir, hw)
+            verdict = evaluate_folder(inst, plan_dir)
+        elif schedule is not None:
+            in_folder = schedule.name == f"{instance_name(instance)}_schedule.txt"  # a solve's folder, maybe
+            inst = load_folder_inputs(instance, schedule.parent, hw) if in_folder else load_inputs(instance, hw)
+            verdict = evaluate_files(inst, schedule, memory, spill)
+        else:
+            raise InputError("give the plan: --plan DIR, or --schedule FILE (with --memory, --spill for a full plan)")
     if as_json:
-        typer.echo(json.dumps(ev.to_dict(), indent=2))
+        typer.echo(json.dumps(verdict.to_dict(), indent=2))
     else:
         from .report.tables import print_evaluation
 
-        print_evaluation(inst, ev)
+        print_evaluation(inst, verdict.evaluation, verdict.notes, violations=verdict.other_case is None)
         if freq_ghz > 0:
-            _latency(ev.makespan, freq_ghz, err=True)
-    raise typer.Exit(0 if ev.valid else 1)
+            _latency(verdict.evaluation.makespan, freq_ghz)
+    raise typer.Exit(0 if verdict.valid else 1)
+
+
+def with_output_flags(command: Callable[..., None]) -> Callable[..., None]:
+    """``command`` with one ``--FLAG`` option per optional output of the registry
+    (:func:`dansched.outputs.optional_outputs`: ``--trace``, ``--html``, ...), passed to it
+    as ``outputs``, the kinds asked for. A new output's flag needs no code here."""
+    from .outputs import optional_outputs
+
+    flags = {f"output_{o.kind}": o for o in optional_outputs()}
+    signature = inspect.signature(command, eval_str=True)
+    params = [p for name, p in signature.parameters.items() if name != "outputs"]
+    params += [
+        inspect.Parameter(
+            name,
+            inspect.Parameter.KEYWORD_ONLY,
+            default=False,
+            annotation=Annotated[bool, typer.Option(str(o.flag), help=o.help)],
+        )
+        for name, o in flags.items()
+    ]
+
+    @functools.wraps(command)
+    def wrapped(*args: Any, **kwargs: Any) -> None:
+        asked = tuple(o.kind for name, o in flags.items() if kwargs.pop(name, False))
+        command(*args, outputs=asked, **kwargs)
+
+    wrapped.__signature__ = signature.replace(parameters=params)  # type: ignore[attr-defined]
+    wrapped.__annotations__ = {p.name: p.annotation for p in params} | {"return": None}
+    return wrapped
+
+
+def budget_line(budget: dict[str, Any]) -> str:
+    """``traffic budget A: the problem-2 plan's traffic B + P% slack`` (problem 3)."""
+    return (
+        f"traffic budget {budget['allowance']:,}: the problem-2 plan's traffic {budget['base']:,} "
+        f"+ {budget['slack_percent']}% slack (--traffic-slack)"
+    )
 
 
 @app.command()
+@with_output_flags
 def solve(
     instance: InstanceArg,
     problem: Annotated[
@@ -254,12 +337,6 @@ def solve(
     victim: Annotated[
         Victim, typer.Option("--victim", help="Stage-2 victim rule: cost (Eqs. 27-31) or lru.")
     ] = DEFAULT_VICTIM,
-    trace: Annotated[
-        bool, typer.Option("--trace", help="Also write <case>_trace.json (Perfetto) for problems 2 and 3.")
-    ] = False,
-    html: Annotated[
-        bool, typer.Option("--html", help="Also write <case>_view.html (dansched view) for problems 2 and 3.")
-    ] = False,
     freq_ghz: Annotated[float, typer.Option("--freq-ghz", help="Clock for the estimated latency and the trace.")] = 1.0,
     as_json: Annotated[
         bool, typer.Option("--json", help="Print one JSON object (figures and files written) instead of lines.")
@@ -267,22 +344,25 @@ def solve(
     quiet: QuietOption = False,
     effort: Annotated[
         Effort,
-        typer.Option("--effort", help="How much work: fast (MPAS, DLR, CPE once), default, or max."),
+        typer.Option(
+            "--effort",
+            help="How much work: fast (MPAS, DLR, CPE once), default, or max (never slower than default; "
+            "default is not promised faster than fast: docs/guide.md).",
+        ),
     ] = Effort.default,
+    outputs: tuple[str, ...] = (),
 ) -> None:
     """Plan the instance: MPAS (problem 1), + DLR (problem 2), + CPE (problem 3, the default).
     Writes the plan folder (default ./dansched-out) and prints the figures and every file written."""
+    from .outputs import check_outputs, chosen
     from .pipeline import effort_options
     from .plan import check_writable_folder
     from .solution import solve as run_solve
 
-    if (trace or html) and problem == 1:
-        raise InputError(
-            f"--{'trace' if trace else 'html'} needs timing: use --problem 2 or 3 (a problem-1 order has no layout)"
-        )
+    check_outputs(chosen(outputs), problem, freq_ghz)  # before the instance is even read
     _check_freq(freq_ghz)
-    check_writable_folder(out)  # before the instance is even read
-    _, inst = load_inputs(instance, hw)
+    check_writable_folder(out)
+    inst = load_inputs(instance, hw)
     opts = effort_options(
         effort.value,
         problem=problem,
@@ -296,7 +376,7 @@ def solve(
     )
     with _progress(quiet) as say:
         try:
-            solution = run_solve(inst, opts, say, out=out, trace=trace, html=html, freq_ghz=freq_ghz)
+            solution = run_solve(inst, opts, say, out=out, outputs=outputs, freq_ghz=freq_ghz)
         except PlanInvalidError as exc:
             raise Failure(f"{inst.name}: {exc}") from None
     summary = solution.summary()
@@ -307,12 +387,14 @@ def solve(
         f"{k} {summary[k]:,}" for k in ("max_v_stay", "extra_traffic", "spill_count", "makespan") if k in summary
     )
     _echo(f"{inst.name}: {figures} ({say.elapsed:.1f} s)")
-    _latency(summary.get("makespan"), freq_ghz, err=False)
+    _latency(summary.get("makespan"), freq_ghz)
+    if "traffic_budget" in summary:
+        _echo(budget_line(summary["traffic_budget"]))
     _echo("wrote " + ", ".join(summary["files"]))
-    if html:
-        from .plan_folder import group_paths
+    if "view" in outputs:
+        from .outputs import paths
 
-        _echo(f"open {group_paths(out, inst.name)['view']} in a browser to explore the plan")
+        _echo(f"open {paths(out, inst.name)['view']} in a browser to explore the plan")
 
 
 @app.command()
@@ -328,7 +410,7 @@ def bound(
     (the traffic bound is for the order of dansched's own plan, and says so)."""
     from .audit import bound as run_bound
 
-    _, inst = load_inputs(instance, hw)
+    inst = load_inputs(instance, hw)
     with _progress(quiet) as say:
         try:
             result = run_bound(inst, time_limit, seed, progress=say)
@@ -355,7 +437,7 @@ def audit(
     """A plan's figures beside their lower bounds, the gaps, and the stage that loses the most."""
     from .audit import audit_folder
 
-    _, inst = load_inputs(instance, hw)
+    inst = load_folder_inputs(instance, plan_dir, hw)
     with _progress(quiet) as say:
         result = audit_folder(inst, plan_dir, time_limit, seed, progress=say)
     if as_json:
@@ -410,9 +492,11 @@ def trace(
     from .report.folder import trace_folder
 
     _check_freq(freq_ghz)
-    _, inst = load_inputs(instance, hw)
-    result = trace_folder(inst, plan_dir, out, freq_ghz, png, compare)
-    _latency(int(result.evaluation.makespan or 0), freq_ghz, err=False)
+    with _progress(False) as say:
+        say(f"trace: judging the plan in {plan_dir}, then writing its trace")
+        inst = load_folder_inputs(instance, plan_dir, hw)
+        result = trace_folder(inst, plan_dir, out, freq_ghz, png, compare)
+    _latency(int(result.evaluation.makespan or 0), freq_ghz)
     for line in result.lines:
         _echo(line)
     _echo(f"trace -> {result.trace}" + (f", picture -> {result.png}" if result.png is not None else ""))
@@ -430,8 +514,11 @@ def view(
     from .report.folder import view_folder
 
     _check_freq(freq_ghz)
-    _, inst = load_inputs(instance, hw)
-    _echo(f"view -> {view_folder(inst, plan_dir, out, freq_ghz)}")
+    with _progress(False) as say:
+        say(f"view: judging the plan in {plan_dir}, then building its page")
+        inst = load_folder_inputs(instance, plan_dir, hw)
+        page = view_folder(inst, plan_dir, out, freq_ghz)
+    _echo(f"view -> {page}")
 
 
 @app.command()
@@ -449,7 +536,7 @@ def info(
 
     if png is not None:
         check_output_file(png)
-    _, inst = load_inputs(instance, hw)
+    inst = load_inputs(instance, hw)
     facts = instance_info(inst)
     if png is not None:
         from .report.plots import info_png
@@ -485,18 +572,18 @@ def bench(
         ),
     ] = 60.0,
     hw: HwOption = None,
-    quiet: Annotated[bool, typer.Option("--quiet", help="No progress bar or summary.")] = False,
+    quiet: QuietOption = False,
 ) -> None:
     """Run baselines, ablations and DAN over instances; judge every plan; write tables (paper Tables 2, 4, 5, Figure 11)."""
     from .bench import bench as run_bench
 
     chosen = None if methods is None else [m.strip() for m in methods.split(",") if m.strip()]
-    rows, files = run_bench(instances, chosen, out, jobs, time_limit, hw, progress=not quiet)
+    with _progress(quiet) as say:
+        rows, files = run_bench(instances, chosen, out, jobs, time_limit, hw, progress=say)
     bad = [r for r in rows if not r["valid"]]
-    if not quiet:
-        _echo(f"bench: {len(rows)} rows ({len(bad)} invalid) -> {', '.join(str(f) for f in files)}", err=True)
-        for r in bad:
-            _echo(f"dansched: {r['instance']} / {r['method']}: {r['error']}", err=True)
+    _echo(f"bench: {len(rows)} rows ({len(bad)} invalid) -> {', '.join(str(f) for f in files)}")
+    for r in bad:
+        _echo(f"dansched: {r['instance']} / {r['method']}: {r['error']}", err=True)
     raise typer.Exit(1 if bad else 0)
 
 
@@ -529,24 +616,18 @@ def sweep(
         int | None,
         typer.Option("--dask-workers", min=1, help="Start a local Dask cluster of N workers for the run."),
     ] = None,
-    quiet: Annotated[bool, typer.Option("--quiet", help="No progress bar or summary.")] = False,
+    quiet: QuietOption = False,
 ) -> None:
     """Solve every instance on every point of a grid of tier capacities; resumable (DIR/sweep.jsonl)."""
     from .executor import ExecutorError, ExecutorOptions
-    from .sweep import SweepInputError
+    from .report.tables import print_table
+    from .sweep import SweepInputError, cell_table, lost_line
     from .sweep import sweep as run_sweep
 
     try:
-        result = run_sweep(
-            instances,
-            sets or [],
-            hw,
-            problem,
-            traffic_slack,
-            out,
-            ExecutorOptions(jobs=jobs, scheduler=scheduler, dask_workers=dask_workers),
-            quiet,
-        )
+        executor = ExecutorOptions(jobs=jobs, scheduler=scheduler, dask_workers=dask_workers)
+        with _progress(quiet) as say:
+            result = run_sweep(instances, sets or [], hw, problem, traffic_slack, out, executor, progress=say)
     except (SweepInputError, ExecutorError) as exc:
         raise InputError(str(exc)) from None
     except KeyboardInterrupt:
@@ -554,6 +635,12 @@ def sweep(
             f"dansched: sweep interrupted; finished cells are kept in {out / 'sweep.jsonl'} (rerun to finish)", err=True
         )
         raise typer.Exit(130) from None
+    print_table(*cell_table(result.rows))
+    _echo(result.summary_line(executor.describe()))
+    if result.note:
+        _echo(f"dansched: warning: {result.note}", err=True)
+    for cell, why in result.lost:
+        _echo(lost_line(cell, why), err=True)
     raise typer.Exit(1 if result.lost else 0)
 
 
@@ -564,6 +651,16 @@ def _terminated(signum: int, _frame: Any) -> None:
 
 def _error_line(line: str) -> None:
     typer.echo(printable(_with_warnings(line)), err=True)
+
+
+# typer checks option values with pydantic, whose message for a failed check starts with this
+VALIDATION_PREFIX = "Value error, "
+
+
+def usage_message(exc: Exception) -> str:
+    """The one line of a click / typer usage error, without the validation library's
+    prefix (``Invalid value for '--effort': 'quick' is not one of ...``)."""
+    return str(exc.format_message()).replace(f": {VALIDATION_PREFIX}", ": ", 1)  # type: ignore[attr-defined]
 
 
 def main() -> None:
@@ -594,7 +691,7 @@ def main() -> None:
         sys.exit(130)
     except Exception as exc:
         if hasattr(exc, "format_message"):  # click / typer usage errors
-            _error_line(f"dansched: error: {exc.format_message()}")
+            _error_line(f"dansched: error: {usage_message(exc)}")
             sys.exit(2)
         raise
     _flush_warnings()

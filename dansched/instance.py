@@ -243,8 +243,11 @@ def _require_int(x: Any, what: str) -> int:
     return int(x)
 
 
-def _find_cycle_node(n: int, succ: list[list[int]], indeg: list[int]) -> int:
-    """Kahn's algorithm; the smallest node left on or behind a cycle, or -1 when acyclic."""
+def _find_cycle(n: int, succ: list[list[int]], indeg: list[int]) -> list[int]:
+    """A cycle of the graph as its nodes in edge order, starting at its smallest node
+    (empty when the graph is acyclic). Kahn's algorithm removes every node not on or
+    behind a cycle; each node left has a predecessor left, so walking predecessors from
+    any of them must repeat a node, and the walk between the repeats is a cycle."""
     deg = list(indeg)
     stack = [v for v in range(n) if deg[v] == 0]
     seen = 0
@@ -256,8 +259,28 @@ def _find_cycle_node(n: int, succ: list[list[int]], indeg: list[int]) -> int:
             if deg[w] == 0:
                 stack.append(w)
     if seen == n:
-        return -1
-    return min(v for v in range(n) if deg[v] > 0)
+        return []
+    left = [v for v in range(n) if deg[v] > 0]
+    pred: dict[int, int] = {}  # one predecessor left, the smallest, per node left
+    for u in left:
+        for w in succ[u]:
+            if deg[w] > 0 and (w not in pred or u < pred[w]):
+                pred[w] = u
+    walk, at = [left[0]], {left[0]: 0}
+    while pred[walk[-1]] not in at:
+        at[pred[walk[-1]]] = len(walk)
+        walk.append(pred[walk[-1]])
+    cycle = walk[at[pred[walk[-1]]] :][::-1]  # the walk went backwards along the edges
+    k = cycle.index(min(cycle))
+    return cycle[k:] + cycle[:k]
+
+
+def _cycle_text(cycle: list[int], shown: int = 12) -> str:
+    """``0 -> 457 -> 0``; a long cycle shows its first nodes and how many it has."""
+    nodes = [str(v) for v in cycle]
+    if len(nodes) > shown:
+        nodes = nodes[: shown - 1] + [f"... ({len(cycle)} nodes in all)"]
+    return " -> ".join(nodes + [str(cycle[0])])
 
 
 @dataclass
@@ -549,9 +572,9 @@ def instance_from_records(
     earr = _read_edges(edges, n)
     succ_ptr, succ_idx = _csr(n, earr[:, 0], earr[:, 1])
     pred_ptr, pred_idx = _csr(n, earr[:, 1], earr[:, 0])
-    bad = _find_cycle_node(n, AdjacencyLists._split(succ_ptr, succ_idx), np.diff(pred_ptr).tolist())
-    if bad >= 0:
-        raise InstanceError(f"node {bad}: lies on or behind a cycle (the graph must be acyclic)")
+    cycle = _find_cycle(n, AdjacencyLists._split(succ_ptr, succ_idx), np.diff(pred_ptr).tolist())
+    if cycle:
+        raise InstanceError(f"the edges close a cycle: {_cycle_text(cycle)} (the graph must be acyclic)")
     return Instance(
         name=name,
         hw=hw,

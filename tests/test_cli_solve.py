@@ -22,6 +22,7 @@ from helpers import REPO, SHIPPED, run_cli, run_proc_cli
 
 import dansched.solution
 from dansched.instance import load_instance
+from dansched.outputs import group
 from dansched.plan import read_plan_dir
 from dansched.plan_folder import check_folder
 from dansched.report.progress import ProgressParams, progress_reporter
@@ -49,8 +50,9 @@ def test_default_folder_holds_the_plan_and_nothing_else_is_left(tmp_path):
     lines = proc.stdout.splitlines()
     assert lines[0].startswith(f"Exp: max_v_stay {ev.max_v_stay}, extra_traffic 0, spill_count 0, makespan 60 (")
     assert lines[1] == "Estimated latency: 0.060 us (60 cycles at 1 GHz)"
-    assert lines[2] == "wrote " + ", ".join(f"dansched-out/{n}" for n in written)
-    assert lines[3] == "open dansched-out/Exp_view.html in a browser to explore the plan"
+    assert lines[2] == "traffic budget 0: the problem-2 plan's traffic 0 + 0% slack (--traffic-slack)"
+    assert lines[3] == "wrote " + ", ".join(f"dansched-out/{n}" for n in written)
+    assert lines[4] == "open dansched-out/Exp_view.html in a browser to explore the plan"
     assert proc.stderr == ""  # a short run on a pipe: no heartbeat, no warning
 
 
@@ -209,7 +211,7 @@ def test_sigterm_after_the_plan_is_written_never_ends_the_process_by_signal(tmp_
     codes = [_solve_and_term(tmp_path / f"p{i}", delay) for i, delay in enumerate((0.0, 0.01))]
     assert set(codes) <= {0, 143}, codes
     for i in range(2):
-        assert check_folder(tmp_path / f"p{i}", "Exp") is not None
+        assert check_folder(tmp_path / f"p{i}", "Exp", group()) is not None
 
 
 def test_sigterm_during_the_work_exits_143_and_leaves_no_half_folder(tmp_path):
