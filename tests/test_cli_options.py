@@ -24,6 +24,7 @@ def test_enum_choices_are_the_package_names():
         (("--victim", "fifo"), "'fifo' is not one of 'cost', 'lru'"),
         (("--variant", "greedy"), "'greedy' is not one of 'mpas', 'mpas-greedy', 'mpas-paper'"),
         (("--problem", "7"), "--problem"),
+        (("--effort", "quick"), "Invalid value for '--effort': 'quick' is not one of 'fast', 'default', 'max'."),
     ],
 )
 def test_bad_choice_is_one_line_and_exit_2(monkeypatch, capsys, tmp_path, args, pattern):
@@ -31,6 +32,7 @@ def test_bad_choice_is_one_line_and_exit_2(monkeypatch, capsys, tmp_path, args, 
     lines = err.strip().splitlines()
     assert code == 2 and out == "" and len(lines) == 1, err
     assert lines[0].startswith("dansched: error: ") and pattern in lines[0]
+    assert "Value error" not in lines[0]  # the validation library's prefix stays out
     assert list(tmp_path.iterdir()) == []
 
 

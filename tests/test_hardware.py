@@ -148,9 +148,10 @@ BAD = [
 
 @pytest.mark.parametrize("name,text,pattern", BAD, ids=[b[0] for b in BAD])
 def test_bad_hardware_file(tmp_path, name, text, pattern):
+    path = write(tmp_path, text)
     with pytest.raises(HardwareError, match=pattern) as info:
-        load_hardware(write(tmp_path, text))
-    assert "\n" not in str(info.value)
+        load_hardware(path)
+    assert "\n" not in str(info.value) and str(path) in str(info.value)  # every message names the file
 
 
 def test_missing_or_unreadable_hardware_file(tmp_path):

@@ -281,3 +281,26 @@ def test_csv_file_errors(tmp_path):
     edges_p.unlink()
     with pytest.raises(InstanceError, match="needs both c_Nodes.csv and c_Edges.csv"):
         load_instance(nodes_p)
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_a_cycle_error_names_a_cycle_of_the_graph(seed):
+    """A generated graph with one edge turned back (so a cycle exists): the message names
+    a cycle whose every step is an edge of the records (the oracle), closed at its
+    smallest node, which comes first."""
+    import random
+    import re
+
+    from dansched.generate import generate
+
+    nodes, edges = generate("random", 2, seed)
+    u, w = random.Random(seed).choice(edges)
+    edges = [*edges, [w, u]]
+    with pytest.raises(InstanceError) as info:
+        instance_from_records("loop", nodes, edges)
+    m = re.search(r"the edges close a cycle: ([\d -> ]+) \(the graph must be acyclic\)", str(info.value))
+    assert m, str(info.value)
+    cycle = [int(v) for v in m.group(1).split(" -> ")]
+    assert cycle[0] == cycle[-1] == min(cycle) and len(set(cycle)) == len(cycle) - 1
+    present = {(a, b) for a, b in edges}
+    assert all((a, b) in present for a, b in zip(cycle, cycle[1:]))

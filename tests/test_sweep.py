@@ -135,6 +135,7 @@ def _cli(monkeypatch, capsys, *args):
     "args, says",
     [
         (["--set", "L9=1,2"], "unknown tier 'L9'"),
+        (["--set", "UBB=512"], "--set 'UBB=512': unknown tier 'UBB': did you mean UB?"),
         (["--set", "L1=1024,big"], "'big' is not an integer"),
         (["--set", "L1=1.5"], "is not an integer"),
         (["--set", "L1"], "expected TIER=V1,V2"),
