@@ -9,6 +9,10 @@ figures with the best public figures of ``../shared/anchors.json`` in their own
 column, Tables 4 and 5, Figure 11 as a table) and, for every metric where ``dan``
 is not the best on some case, a short note saying where and why.
 
+BENCHMARKS.md is a function of the result files alone (:func:`render`: the rows, their
+``meta.json`` with the machine they were measured on, the other result files and the
+anchors), so ``tests/test_doc_figures.py`` can check it against them without a solve.
+
 Usage::
 
     python benchmarks/make_benchmarks.py [--jobs 2] [--time-limit 60] [--methods LIST]
@@ -100,8 +104,18 @@ def notes(rows: list[dict]) -> list[str]:
     return out + [""]
 
 
+def machine() -> str:
+    """The machine this process runs on, as ``meta.json`` records it."""
+    return f"{platform.machine()}, {os.cpu_count()} CPU(s) (shared), Python {platform.python_version()}"
+
+
 def header(
-    rows: list[dict], seconds: float | None, jobs: int, time_limit: float, refreshed: str | None = None
+    rows: list[dict],
+    seconds: float | None,
+    jobs: int,
+    time_limit: float,
+    refreshed: str | None = None,
+    measured_on: str | None = None,
 ) -> list[str]:
     cases = sorted({r["instance"] for r in rows})
     lines = [
@@ -112,7 +126,7 @@ def header(
         "by the shared evaluator. Raw rows: `benchmarks/results/bench/bench.json` (and `.csv`, `.md`; "
         "`meta.json`: wall clock and options).",
         "",
-        f"- Machine: {platform.machine()}, {os.cpu_count()} CPU(s) (shared), Python {platform.python_version()};"
+        f"- Machine: {measured_on or machine()};"
         f" `--jobs {jobs}`, `--time-limit {time_limit:g}`"
         + (f"; whole bench {seconds / 60:.1f} min wall clock." if seconds is not None else "."),
         *([f"- Partly refreshed: {refreshed}."] if refreshed else []),
@@ -209,6 +223,27 @@ def other_results() -> list[str]:
     return out
 
 
+def render(source: Path = RESULTS / "bench.json") -> str:
+    """The text of BENCHMARKS.md from the result files: the rows in ``source``, its
+    ``meta.json`` (wall clock, options, the machine, which rows were re-run), the other
+    result files of ``benchmarks/results/`` and the anchors."""
+    rows = json.loads(source.read_text())
+    meta = source.with_name("meta.json")  # how the rows were produced, when known
+    m = json.loads(meta.read_text()) if meta.is_file() else {}
+    head = header(
+        rows,
+        m.get("seconds"),
+        m.get("jobs", 1),
+        m.get("time_limit", 60.0),
+        m.get("refreshed"),  # rows of some methods re-run after the whole bench
+        m.get("machine"),
+    )
+    body = bench_markdown(rows, load_anchors()).split("\n", 1)[1]  # drop the generic title
+    text = "\n".join(head) + body.rstrip() + "\n\n" + "\n".join(notes(rows))
+    text += "\n" + "\n".join(other_results())
+    return text.rstrip() + "\n"
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--jobs", type=int, default=2)
@@ -216,52 +251,31 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--methods", default=",".join(METHODS))
     ap.add_argument("--from", dest="source", type=Path, help="redraw from an existing bench.json instead of running")
     args = ap.parse_args(argv)
-    seconds, refreshed = None, None
     if args.source:
-        rows = json.loads(args.source.read_text())
-        meta = args.source.with_name("meta.json")  # how the rows were produced, when known
-        if meta.is_file():
-            m = json.loads(meta.read_text())
-            seconds, args.jobs, args.time_limit = (
-                m.get("seconds"),
-                m.get("jobs", args.jobs),
-                m.get("time_limit", args.time_limit),
-            )
-            refreshed = m.get("refreshed")  # rows of some methods re-run after the whole bench
-    else:
-        d = official_dir()
-        if d is None:
-            print("make_benchmarks: ../shared/instances/official not found", file=sys.stderr)
-            return 2
-        t0 = time.perf_counter()
-        rows = run_bench(
-            sorted(d.glob("*.json")),
-            [m.strip() for m in args.methods.split(",")],
-            jobs=args.jobs,
-            time_limit=args.time_limit,
-            progress=True,
-            on_row=lambda r: print(
-                f"  {r['instance']} {r['method']}: {'valid' if r['valid'] else 'INVALID'} {r['seconds']}s",
-                file=sys.stderr,
-            ),
-        )
-        seconds = time.perf_counter() - t0
-        write_bench(rows, RESULTS)
-        meta = {"seconds": round(seconds, 1), "jobs": args.jobs, "time_limit": args.time_limit}
-        atomic_write_text(RESULTS / "meta.json", json.dumps(meta, indent=2) + "\n")
-    body = bench_markdown(rows, load_anchors()).split("\n", 1)[1]  # drop the generic title
-    text = (
-        "\n".join(header(rows, seconds, args.jobs, args.time_limit, refreshed))
-        + body.rstrip()
-        + "\n\n"
-        + "\n".join(notes(rows))
+        atomic_write_text(TARGET, render(args.source))
+        print(f"make_benchmarks: {TARGET} redrawn from {args.source}", file=sys.stderr)
+        return 0
+    d = official_dir()
+    if d is None:
+        print("make_benchmarks: ../shared/instances/official not found", file=sys.stderr)
+        return 2
+    t0 = time.perf_counter()
+    rows = run_bench(
+        sorted(d.glob("*.json")),
+        [m.strip() for m in args.methods.split(",")],
+        jobs=args.jobs,
+        time_limit=args.time_limit,
+        on_row=lambda r: print(
+            f"  {r['instance']} {r['method']}: {'valid' if r['valid'] else 'INVALID'} {r['seconds']}s",
+            file=sys.stderr,
+        ),
     )
-    text += "\n" + "\n".join(other_results())
-    atomic_write_text(TARGET, text.rstrip() + "\n")
-    print(
-        f"make_benchmarks: {len(rows)} rows -> {TARGET}" + (f" in {seconds / 60:.1f} min" if seconds else ""),
-        file=sys.stderr,
-    )
+    seconds = time.perf_counter() - t0
+    write_bench(rows, RESULTS)
+    meta = {"seconds": round(seconds, 1), "jobs": args.jobs, "time_limit": args.time_limit, "machine": machine()}
+    atomic_write_text(RESULTS / "meta.json", json.dumps(meta, indent=2) + "\n")
+    atomic_write_text(TARGET, render())
+    print(f"make_benchmarks: {len(rows)} rows -> {TARGET} in {seconds / 60:.1f} min", file=sys.stderr)
     return 0
 
 

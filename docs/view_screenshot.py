@@ -5,8 +5,10 @@ temporary folder; or, with ``--plan``, builds the page of an existing plan folde
 ``dansched view``; or takes a ready ``--page``), opens the page in headless Chromium
 (Playwright, the system ``chromium``), clicks the first SPILL_IN task (its buffer's
 segments are outlined in the memory map), leaves the pointer on it (the tooltip shows),
-and saves the viewport as a 128-colour PNG. It prints the makespan the picture shows,
-so the README's figures can be checked against it.
+and saves the viewport as a 128-colour PNG. Beside the picture it writes what the
+picture shows (``docs/view_fa0.json``: the instance, the command, the makespan), and
+the README's caption is made from that record (``benchmarks/make_doc_figures.py``, run
+at the end; ``tests/test_doc_figures.py`` checks the caption against the record).
 
 Usage (from the repository root; run it again whenever the solver's makespan changes)::
 
@@ -20,6 +22,7 @@ from __future__ import annotations
 
 import argparse
 import io
+import json
 import shutil
 import subprocess
 import sys
@@ -33,17 +36,20 @@ VIEWPORT = {"width": 1200, "height": 1250}
 COLOURS = 128
 
 
-def build_page(instance: Path, plan: Path | None, folder: Path) -> Path:
-    """The page of ``instance``: solved afresh into ``folder``, or of the plan in ``plan``."""
+def build_page(instance: Path, plan: Path | None, folder: Path) -> tuple[Path, str]:
+    """The page of ``instance``: solved afresh into ``folder``, or of the plan in ``plan``;
+    and the command that made the plan, as the caption names it."""
     if plan is None:
         args = ["solve", str(instance), "--out", str(folder), "--html", "--quiet"]
+        command = f"dansched solve {instance.name} --html"
     else:
         args = ["view", str(instance), "--plan", str(plan), "--out", str(folder / f"{instance.stem}_view.html")]
+        command = f"dansched view {instance.name} --plan {plan.name}"
     subprocess.run([sys.executable, "-m", "dansched.cli", *args], check=True)
     pages = sorted(folder.glob("*_view.html"))
     if len(pages) != 1:
         sys.exit(f"expected one page in {folder}, found {[p.name for p in pages]}")
-    return pages[0]
+    return pages[0], command
 
 
 def screenshot(page_path: Path, png: Path) -> int:
@@ -86,9 +92,23 @@ def main(argv: list[str] | None = None) -> None:
     if args.page is None and not args.instance.is_file():
         sys.exit(f"{args.instance}: no such instance (give --instance)")
     with tempfile.TemporaryDirectory() as tmp:
-        page = args.page if args.page is not None else build_page(args.instance, args.plan, Path(tmp))
+        if args.page is not None:
+            page, command = args.page, f"dansched view (the page {args.page.name})"
+        else:
+            page, command = build_page(args.instance, args.plan, Path(tmp))
         makespan = screenshot(page, args.out)
+    record = {
+        "instance": args.instance.stem,
+        "command": command,
+        "makespan": makespan,
+        "picture": args.out.resolve().relative_to(REPO).as_posix()
+        if args.out.resolve().is_relative_to(REPO)
+        else str(args.out),
+    }
+    args.out.with_suffix(".json").write_text(json.dumps(record, indent=2) + "\n")
     print(f"{args.out}: {args.out.stat().st_size:,} bytes, makespan {makespan:,} cycles")
+    if args.out.resolve() == DEFAULT_OUT:  # the README's picture: its caption follows the record
+        subprocess.run([sys.executable, str(REPO / "benchmarks" / "make_doc_figures.py")], check=True)
 
 
 if __name__ == "__main__":

@@ -20,7 +20,7 @@ TWO = [SHIPPED / "Exp.json", SHIPPED / "conv_s2.json"]
 
 @pytest.fixture(scope="module")
 def rows():
-    return B.run_bench(TWO, list(METHODS), jobs=1, time_limit=5.0, progress=False)
+    return B.run_bench(TWO, list(METHODS), jobs=1, time_limit=5.0)
 
 
 def test_one_valid_row_per_instance_and_method(rows):
@@ -93,7 +93,7 @@ def test_a_crashing_or_invalid_method_is_a_row(monkeypatch, tmp_path):
 
     monkeypatch.setitem(METHODS, "crash", crash)
     monkeypatch.setitem(METHODS, "invalid", invalid)
-    rows = B.run_bench([SHIPPED / "Exp.json"], ["base", "crash", "invalid"], progress=False)
+    rows = B.run_bench([SHIPPED / "Exp.json"], ["base", "crash", "invalid"])
     assert [r["valid"] for r in rows] == [True, False, False]
     assert rows[1]["error"] == "RuntimeError: boom"
     assert rows[2]["error"].startswith("invalid plan")
@@ -102,7 +102,7 @@ def test_a_crashing_or_invalid_method_is_a_row(monkeypatch, tmp_path):
 
 
 def test_parallel_jobs_give_the_same_rows(rows):
-    par = B.run_bench(TWO, ["base", "magis", "gbs"], jobs=2, time_limit=5.0, progress=False)
+    par = B.run_bench(TWO, ["base", "magis", "gbs"], jobs=2, time_limit=5.0)
     serial = [r for r in rows if r["method"] in ("base", "magis", "gbs")]
 
     def strip(rs):

@@ -2,8 +2,9 @@
 heartbeat on long work; and the first thing a newcomer types, ``dansched`` alone, prints
 the help as help.
 
-The heartbeat interval is made tiny (``DANSCHED_HEARTBEAT``), so that each command's
-stderr shows what long work would print there; every stderr line must then be a
+For the long commands the reporter prints a heartbeat at every step (as it does every
+few seconds of long work: ``tests/test_cli_solve.py`` checks that clock), so that each
+command's stderr shows what long work prints there; every stderr line must then be a
 heartbeat (``dansched: M:SS elapsed; now: ...``) and stdout must hold the results.
 """
 
@@ -14,6 +15,8 @@ import re
 
 import pytest
 from helpers import SHIPPED, run_cli, run_proc_cli
+
+import dansched
 
 EXP = SHIPPED / "Exp.json"
 HEARTBEAT = re.compile(r"^dansched: \d+:\d\d elapsed; now: .+ \(\d+:\d\d in this step\)$")
@@ -29,25 +32,38 @@ def test_no_arguments_print_the_help_on_stdout():
 
 
 def _streams(monkeypatch, capsys, *args) -> tuple[int, str, list[str]]:
-    monkeypatch.setenv("DANSCHED_HEARTBEAT", "0.001")
+    """Exit status, stdout and stderr lines of a command whose reporter beats at every step."""
+    import contextlib
+    import sys
+
+    import dansched.report.progress as progress
+
+    class BeatEveryStep(progress.Reporter):
+        def __call__(self, message: str) -> None:
+            super().__call__(message)
+            print(self.heartbeat(), file=sys.stderr)
+
+    @contextlib.contextmanager
+    def reporter(quiet, params):
+        yield BeatEveryStep()
+
+    monkeypatch.setattr(progress, "progress_reporter", reporter)
     code, out, err = run_cli(monkeypatch, capsys, *args)
     return code, out, err.splitlines()
 
 
-@pytest.fixture
-def folder(tmp_path):
-    d = tmp_path / "plan"
-    proc = run_proc_cli("solve", SHIPPED / "matmul_s2.json", "--effort", "fast", "--out", d, "--quiet")
-    assert proc.returncode == 0, proc.stderr
+@pytest.fixture(scope="module")
+def folder(tmp_path_factory):
+    d = tmp_path_factory.mktemp("streams") / "plan"
+    dansched.solve(dansched.load_instance(EXP), out=d)
     return d
 
 
 def test_long_commands_print_results_on_stdout_and_a_heartbeat_on_stderr(monkeypatch, capsys, tmp_path, folder):
-    mm = SHIPPED / "matmul_s2.json"
     cases = {
         "solve": (("solve", EXP, "--out", tmp_path / "s"), "wrote "),
         "bound": (("bound", EXP, "--time-limit", "1"), "how each bound was obtained:"),
-        "audit": (("audit", mm, "--plan", folder, "--time-limit", "1"), "stage furthest from its bound"),
+        "audit": (("audit", EXP, "--plan", folder, "--time-limit", "1"), "stage furthest from its bound"),
         "bench": (("bench", EXP, "--methods", "base,dan", "--out", tmp_path / "b"), "bench: 2 rows (0 invalid)"),
         "sweep": (("sweep", EXP, "--set", "UB=512,1024", "--jobs", "1", "--out", tmp_path / "w"), "sweep: 2 cells"),
     }
@@ -60,12 +76,11 @@ def test_long_commands_print_results_on_stdout_and_a_heartbeat_on_stderr(monkeyp
 
 @pytest.mark.parametrize("command", ["evaluate", "trace", "view", "info", "generate"])
 def test_quick_commands_print_results_on_stdout_and_nothing_on_stderr(monkeypatch, capsys, tmp_path, folder, command):
-    mm = SHIPPED / "matmul_s2.json"
     args = {
-        "evaluate": ("evaluate", mm, "--plan", folder),
-        "trace": ("trace", mm, "--plan", folder, "--out", tmp_path / "t.json"),
-        "view": ("view", mm, "--plan", folder, "--out", tmp_path / "v.html"),
-        "info": ("info", mm),
+        "evaluate": ("evaluate", EXP, "--plan", folder),
+        "trace": ("trace", EXP, "--plan", folder, "--out", tmp_path / "t.json"),
+        "view": ("view", EXP, "--plan", folder, "--out", tmp_path / "v.html"),
+        "info": ("info", EXP),
         "generate": ("generate", "chain", "--out", tmp_path / "g.json"),
     }[command]
     monkeypatch.delenv("DANSCHED_HEARTBEAT", raising=False)
@@ -74,8 +89,8 @@ def test_quick_commands_print_results_on_stdout_and_nothing_on_stderr(monkeypatc
 
 
 def test_evaluate_prints_the_estimated_latency_on_stdout_like_solve(monkeypatch, capsys, folder):
-    code, out, err = run_cli(monkeypatch, capsys, "evaluate", SHIPPED / "matmul_s2.json", "--plan", folder)
-    makespan = json.loads((folder / "matmul_s2_report.json").read_text())["makespan"]
+    code, out, err = run_cli(monkeypatch, capsys, "evaluate", EXP, "--plan", folder)
+    makespan = json.loads((folder / "Exp_report.json").read_text())["makespan"]
     assert code == 0 and err == ""
     assert out.splitlines()[-1] == f"Estimated latency: {makespan / 1000:.3f} us ({makespan:,} cycles at 1 GHz)"
 

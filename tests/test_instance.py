@@ -129,7 +129,7 @@ def test_same_as_notices_differences():
 
 
 @pytest.mark.parametrize(
-    "case", [pytest.param(c, marks=pytest.mark.slow) if c == "Matmul_Case1" else c for c in OFFICIAL_CASES]
+    "case", [pytest.param(c, marks=pytest.mark.slow) if c != "Matmul_Case0" else c for c in OFFICIAL_CASES]
 )
 def test_official_json_and_csv_forms_are_equal(case, tmp_path):
     inst = load_instance(official_path(case))

@@ -38,6 +38,7 @@ def test_official_case_loads(case):
     assert inst.warnings == ()
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("case", OFFICIAL_CASES)
 def test_id_order_is_topological_and_its_peak_is_every_buffer(case):
     data = raw(case)

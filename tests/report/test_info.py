@@ -52,6 +52,7 @@ def test_ecdf_and_summary():
     assert summary(np.array([], dtype=int)) == {"count": 0}
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("case", OFFICIAL_CASES)
 def test_info_on_every_official_case(case):
     inst = load_instance(official_path(case))
@@ -79,6 +80,7 @@ def test_cli_info_table_json_and_png(exp_path, tmp_path, monkeypatch, capsys):
     assert data.startswith(PNG_MAGIC) and len(data) > 1000
 
 
+@pytest.mark.slow
 def test_cli_info_png_of_an_official_case(tmp_path, monkeypatch, capsys):
     path = official_path("FlashAttention_Case0")
     png = tmp_path / "fa0.png"

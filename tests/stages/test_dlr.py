@@ -411,6 +411,7 @@ def _check_official(case, order=None):
     return inst, res, ev
 
 
+@pytest.mark.slow
 def test_official_flashattention_case0_meets_its_target():
     _, _, ev = _check_official("FlashAttention_Case0")
     assert ev.extra_traffic <= TARGETS["FlashAttention_Case0"]

@@ -230,6 +230,7 @@ def _check_official(case: str) -> None:
     assert _assert_valid(inst, res.order) == res.max_v_stay <= ACHIEVED.get(case, TARGETS[case])
 
 
+@pytest.mark.slow
 def test_official_conv_case0_meets_target():
     _check_official("Conv_Case0")
 

@@ -1,0 +1,103 @@
+"""What a newcomer's first hour costs, measured on a fresh clone: the README's set-up
+figures (``benchmarks/results/fresh_clone.json``, quoted by README.md through
+``benchmarks/make_doc_figures.py``).
+
+Clones the repository (its committed HEAD) into a new folder, with the official graphs
+beside it (``../shared`` linked to ``--shared``, as the tests expect), makes a new virtual
+environment and times, one after another: the README's first command (``pip install -e
+.``, then ``dansched solve instances/matmul_s2.json``), then its second (``pip install -e
+'.[test]'``, then ``python3 -m pytest -q``). It records the wall seconds of each step, the
+size of the environment after the main install, the number of tests run and the load
+average around the run (the machine is shared with other jobs: say so when quoting).
+
+Usage::
+
+    python3 benchmarks/bench_fresh_clone.py [--shared ../shared] [--work /tmp/fresh]
+    python3 benchmarks/make_doc_figures.py    # then the README quotes the new figures
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+OUT = REPO / "benchmarks" / "results" / "fresh_clone.json"
+
+
+def timed(cmd: list[str], cwd: Path, env: dict[str, str] | None = None) -> tuple[float, str]:
+    """Wall seconds of ``cmd`` and its output (stdout then stderr); exits on failure."""
+    t0 = time.perf_counter()
+    proc = subprocess.run(cmd, cwd=cwd, env=env, capture_output=True, text=True)
+    seconds = time.perf_counter() - t0
+    if proc.returncode != 0:
+        sys.exit(f"{' '.join(cmd)} failed ({proc.returncode}):\n{proc.stdout[-2000:]}\n{proc.stderr[-2000:]}")
+    return seconds, proc.stdout + proc.stderr
+
+
+def folder_mb(path: Path) -> int:
+    return round(sum(p.stat().st_size for p in path.rglob("*") if p.is_file() and not p.is_symlink()) / 2**20)
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--shared", type=Path, default=REPO.parent / "shared", help="folder holding instances/official")
+    ap.add_argument("--work", type=Path, help="folder for the clone and the environment (default: a new temporary one)")
+    args = ap.parse_args(argv)
+    work = args.work or Path(tempfile.mkdtemp(prefix="dansched-fresh-"))
+    work.mkdir(parents=True, exist_ok=True)
+    clone, venv = work / "dansched", work / "venv"
+    for p in (clone, venv, work / "shared"):
+        if p.is_symlink() or p.is_file():
+            p.unlink()
+        elif p.exists():
+            shutil.rmtree(p)
+    subprocess.run(["git", "clone", "--quiet", str(REPO), str(clone)], check=True)
+    if args.shared.is_dir():
+        (work / "shared").symlink_to(args.shared.resolve())
+    subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)
+    env = dict(os.environ, PATH=f"{venv / 'bin'}{os.pathsep}{os.environ['PATH']}")
+    env.pop("PYTHONPATH", None)
+    load_before = os.getloadavg()
+    pip = [str(venv / "bin" / "python"), "-m", "pip", "install", "--quiet", "--disable-pip-version-check"]
+    install, _ = timed([*pip, "-e", "."], clone, env)
+    size = folder_mb(venv)
+    solve, _ = timed([str(venv / "bin" / "dansched"), "solve", "instances/matmul_s2.json"], clone, env)
+    test_install, _ = timed([*pip, "-e", ".[test]"], clone, env)
+    tests, log = timed([str(venv / "bin" / "python"), "-m", "pytest", "-q", "-p", "no:cacheprovider"], clone, env)
+    load_after = os.getloadavg()
+    passed = re.search(r"(\d+) passed", log)
+    cores = os.cpu_count()
+    record = {
+        "commit": subprocess.run(
+            ["git", "rev-parse", "HEAD"], cwd=clone, capture_output=True, text=True
+        ).stdout.strip(),
+        "date": time.strftime("%Y-%m-%d"),
+        "machine": (
+            f"{cores} cores ({platform.machine()}, Python {platform.python_version()}) shared with other jobs "
+            f"(load average {load_before[0]:.1f} before, {load_after[0]:.1f} after)"
+        ),
+        "install_seconds": round(install, 1),
+        "install_mb": size,
+        "solve_seconds": round(solve, 1),
+        "test_install_seconds": round(test_install, 1),
+        "test_seconds": round(tests, 1),
+        "tests": int(passed.group(1)) if passed else 0,
+        "test_summary": log.strip().splitlines()[-1],
+    }
+    OUT.write_text(json.dumps(record, indent=2) + "\n")
+    print(json.dumps(record, indent=2))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

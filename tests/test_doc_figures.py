@@ -1,0 +1,54 @@
+"""Figures quoted in the docs come from the result files that measured them: every
+generated block of README.md and docs/ (``benchmarks/make_doc_figures.py``) and the whole
+of BENCHMARKS.md (``benchmarks/make_benchmarks.py``) are what their generators make from
+``benchmarks/results/`` (and ``docs/view_fa0.json``) now. Files are read and parsed only:
+no solve runs here."""
+
+from __future__ import annotations
+
+import importlib.util
+import shutil
+import sys
+
+import pytest
+from helpers import REPO
+
+
+def load(name: str):
+    spec = importlib.util.spec_from_file_location(name, REPO / "benchmarks" / f"{name}.py")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module  # its dataclasses look their module up
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_every_generated_block_is_what_its_result_file_says():
+    figures = load("make_doc_figures")
+    assert figures.disagreements() == [], "run python3 benchmarks/make_doc_figures.py"
+
+
+def test_a_stale_figure_is_caught(tmp_path, monkeypatch):
+    """The check can fail: the README with one figure of its picture caption changed."""
+    figures = load("make_doc_figures")
+    readme = tmp_path / "README.md"
+    shutil.copy(REPO / "README.md", readme)
+    text = readme.read_text()
+    caption = figures.current("picture")
+    readme.write_text(text.replace(caption, caption.replace("makespan ", "makespan 1", 1)))
+    blocks = {
+        name: figures.Block(readme, b.source, b.make) if b.doc.name == "README.md" else b
+        for name, b in figures.BLOCKS.items()
+    }
+    stale = "README.md: block 'picture' disagrees with docs/view_fa0.json"
+    assert stale not in figures.disagreements()
+    monkeypatch.setattr(figures, "BLOCKS", blocks)
+    assert stale in figures.disagreements()
+
+
+def test_benchmarks_md_is_what_its_result_files_say():
+    bench = load("make_benchmarks")
+    if not bench.load_anchors():
+        pytest.skip("../shared/anchors.json (the best public figures) is not available")
+    assert (REPO / "BENCHMARKS.md").read_text() == bench.render(), (
+        "run python3 benchmarks/make_benchmarks.py --from benchmarks/results/bench/bench.json"
+    )
