@@ -47,16 +47,17 @@ class Block:
 
 
 def _minutes(seconds: float) -> str:
-    """``about 1.5 minutes`` style: whole seconds below a minute, else minutes to a tenth."""
-    return f"{seconds:.0f} s" if seconds < 60 else f"{seconds / 60:.1f} minutes"
+    """``95 s`` or ``4.2 minutes``: whole seconds below two minutes, else minutes to a tenth."""
+    return f"{seconds:.0f} s" if seconds < 120 else f"{seconds / 60:.1f} minutes"
 
 
-def _fresh_clone(path: Path) -> dict:
+def _record(path: Path) -> dict:
+    """A result file of JSON: ``fresh_clone.json``, ``view_fa0.json``."""
     return json.loads(path.read_text())
 
 
 def install_text(path: Path) -> str:
-    m = _fresh_clone(path)
+    m = _record(path)
     return (
         "Python 3.11 or later. The first command installs what planning needs (OR-Tools, NumPy, SciPy and "
         f"their own dependencies: {m['install_mb']:,} MB in a fresh virtual environment, in about "
@@ -66,7 +67,7 @@ def install_text(path: Path) -> str:
 
 
 def tests_text(path: Path) -> str:
-    m = _fresh_clone(path)
+    m = _record(path)
     return (
         "The second installs the test extras (plots, Dask, the browser driver; about "
         f"{_minutes(m['test_install_seconds'])}) and runs the default test suite: {m['tests']:,} tests in "
@@ -75,7 +76,7 @@ def tests_text(path: Path) -> str:
 
 
 def picture_text(path: Path) -> str:
-    m = json.loads(path.read_text())
+    m = _record(path)
     return (
         f"![dansched view of {m['instance']}, makespan {m['makespan']:,} cycles: engine timeline, memory maps, "
         f"summary]({m['picture']})\n\n"

@@ -31,10 +31,10 @@ digest in ``otherData.plan_fingerprint`` (the layout's ``fingerprinted`` kinds).
 :func:`check_folder` (run by ``evaluate``, ``audit``, ``trace --plan`` and ``view``)
 says the folder mixes plans when the marker is there (a run was killed between its
 renames; the next run repairs it), or when the report's digests do not match the plan
-files present, or a trace names another plan; each message says what to do. So whatever moment a run
-stops at, the folder holds either its previous complete group, the new complete
-group, or a state the checkers refuse. A folder without a report (plan files
-written by hand) is not checked.
+files present, or a trace names another plan; each message says what to do. So
+whatever moment a run stops at, the folder holds either its previous complete group,
+the new complete group, or a state the checkers refuse. A folder without a report
+(plan files written by hand) is not checked.
 """
 
 from __future__ import annotations
@@ -88,8 +88,10 @@ class GroupLayout:
 
     def __post_init__(self) -> None:
         missing = [k for k in (*PLAN_KINDS, REPORT) if k not in self.suffixes]
-        if missing or not set(self.fingerprinted) <= set(self.suffixes):
+        if missing:
             raise ValueError(f"a group layout needs the contest files and the report; missing {missing}")
+        if not set(self.fingerprinted) <= set(self.suffixes):
+            raise ValueError(f"fingerprinted kinds {list(self.fingerprinted)} are not all in the layout")
 
     def order(self) -> list[str]:
         """The kinds in rename order: the layout's, the report last."""
