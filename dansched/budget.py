@@ -5,7 +5,8 @@ unless the caller allows a slack of ``PCT`` percent. The allowance is
 
     allowance = floor(traffic2 * (100 + PCT) / 100)
 
-computed once, in exact rational arithmetic: the slack is read as the decimal number it
+computed once, in exact rational arithmetic (and capped at the traffic horizon of
+docs/rules.md, *Supported ranges*, which no plan passes): the slack is read as the decimal number it
 prints as (``0.3`` is 3/10, not the binary double next to it), so no plan is kept on one
 path and dropped on another. Every filter of problem 3 asks :meth:`TrafficBudget.admits`.
 
@@ -23,6 +24,8 @@ import math
 from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import Any
+
+from .hardware import SUPPORTED_LIMIT
 
 __all__ = ["TrafficBudget", "exact_percent"]
 
@@ -61,7 +64,10 @@ class TrafficBudget:
             raise ValueError(f"TrafficBudget.base must be an integer >= 0, got {self.base!r}")
         slack = exact_percent(self.slack)
         object.__setattr__(self, "slack", slack)
-        object.__setattr__(self, "allowance", math.floor(self.base * (100 + slack) / 100))
+        # no plan carries more traffic than the horizon, so a larger allowance admits the same
+        # plans; capped there, it stays an int64 for the stages that take it as a limit
+        allowance = min(math.floor(self.base * (100 + slack) / 100), max(self.base, SUPPORTED_LIMIT))
+        object.__setattr__(self, "allowance", allowance)
 
     @classmethod
     def of(cls, base: int, slack: int | float | Fraction | str = 0) -> TrafficBudget:

@@ -2,11 +2,12 @@
 
 How the CLI maps them (one line on stderr, no traceback):
 
-- exit status 2, bad input or usage: :class:`InputError`, :class:`InstanceError`,
-  :class:`HardwareError`, :class:`PlanFormatError` (and :class:`OutputError`),
-  :class:`TraceError`;
+- exit status 2, bad input or usage: :class:`InputError` (and :class:`ArgumentError`),
+  :class:`InstanceError`, :class:`HardwareError`, :class:`PlanFormatError` (and
+  :class:`OutputError`), :class:`TraceError`;
 - exit status 1, no valid plan: :class:`PlanInvalidError` and its subclasses
-  :class:`NoLegalOrderError` and :class:`PlacementFailed`.
+  :class:`NoLegalOrderError` and :class:`PlacementFailed`; and :class:`OutOfMemory`, a
+  solve that ran out of memory (its line says how much the graph needs).
 
 The remaining classes are internal signals that a bounded search or an exact model
 gave up (a caller catches them and falls back).
@@ -16,6 +17,8 @@ from __future__ import annotations
 
 __all__ = [
     "InputError",
+    "ArgumentError",
+    "OutOfMemory",
     "InstanceError",
     "HardwareError",
     "PlanFormatError",
@@ -43,6 +46,19 @@ class InputError(Exception):
     """Bad input or usage: reported as one line on stderr with exit status 2."""
 
 
+class ArgumentError(InputError, ValueError, TypeError):
+    """An argument, option or parameter of the wrong type or outside the range dansched
+    accepts (:mod:`dansched.checks`), found before any work starts: the message names it
+    and what it accepts. Both a ``ValueError`` and a ``TypeError``, so a caller that
+    catches either keeps working; exit status 2."""
+
+
+class OutOfMemory(MemoryError):
+    """A solve that ran out of memory; the message says how much the graph needs, estimated
+    from its node and edge counts. A ``MemoryError`` (a sweep retries the cell on resume);
+    exit status 1: the input is fine, the machine is too small for it."""
+
+
 class InstanceError(ValueError):
     """An instance that breaks a well-formedness rule of docs/rules.md, section 1.2 (exit status 2)."""
 
@@ -62,7 +78,7 @@ class OutputError(PlanFormatError):
 
 
 class TraceError(ValueError):
-    """A plan that cannot be traced (no timing: a problem-1 order), or a bad clock."""
+    """A plan that cannot be traced (no timing: a problem-1 order)."""
 
 
 class PlanInvalidError(RuntimeError):

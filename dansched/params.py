@@ -11,13 +11,20 @@ parameters instead of patching module globals.
 >>> DlrParams(packing_rounds=0)
 Traceback (most recent call last):
 ...
-ValueError: DlrParams.packing_rounds must be an integer >= 1, got 0
+dansched.errors.ArgumentError: DlrParams.packing_rounds must be an integer from 1 to 2**63 - 1, got 0
+
+A value out of range raises :class:`~dansched.errors.ArgumentError` (a ``ValueError``),
+with the ranges of :mod:`dansched.checks`: integers fit int64, numbers are finite, seconds
+are at most :data:`dansched.checks.SECONDS`'s bound.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, fields, replace
 from typing import Any
+
+from .checks import SECONDS, TIME_LIMIT, check_integer, check_number, check_type
+from .errors import ArgumentError
 
 __all__ = [
     "MpasParams",
@@ -43,28 +50,40 @@ __all__ = [
 ]
 
 
+def _what(obj: Any, name: str) -> str:
+    return f"{type(obj).__name__}.{name}"
+
+
 def _check_int(obj: Any, name: str, low: int) -> None:
-    value = getattr(obj, name)
-    if isinstance(value, bool) or not isinstance(value, int) or value < low:
-        raise ValueError(f"{type(obj).__name__}.{name} must be an integer >= {low}, got {value!r}")
+    """An integer of at least ``low`` that fits the solvers' int64 (:mod:`dansched.checks`)."""
+    check_integer(getattr(obj, name), _what(obj, name), low)
 
 
 def _check_number(obj: Any, name: str, low: float) -> None:
-    value = getattr(obj, name)
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or not value >= low:
-        raise ValueError(f"{type(obj).__name__}.{name} must be a number >= {low}, got {value!r}")
+    check_number(getattr(obj, name), _what(obj, name), low)
 
 
 def _check_positive(obj: Any, name: str) -> None:
+    check_number(getattr(obj, name), _what(obj, name), 0.0, low_open=True)
+
+
+def _check_seconds(obj: Any, name: str) -> None:
+    """A wall-clock safety net in seconds: :data:`dansched.checks.SECONDS`."""
+    SECONDS.check(getattr(obj, name), _what(obj, name))
+
+
+def _check_int_tuple(obj: Any, name: str, low: int, nonempty: bool = False) -> None:
+    """A tuple of integers of at least ``low`` (each fits int64), non-empty when ``nonempty``."""
     value = getattr(obj, name)
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or not value > 0:
-        raise ValueError(f"{type(obj).__name__}.{name} must be a positive number, got {value!r}")
+    if not isinstance(value, tuple) or (nonempty and not value):
+        need = "a non-empty tuple" if nonempty else "a tuple"
+        raise ArgumentError(f"{_what(obj, name)} must be {need} of integers >= {low}, got {value!r}")
+    for i, x in enumerate(value):
+        check_integer(x, f"{_what(obj, name)}[{i}]", low)
 
 
 def _check_type(obj: Any, name: str, kind: type) -> None:
-    value = getattr(obj, name)
-    if not isinstance(value, kind):
-        raise ValueError(f"{type(obj).__name__}.{name} must be a {kind.__name__}, got {value!r}")
+    check_type(getattr(obj, name), kind, _what(obj, name))
 
 
 def _check_all_ints(obj: Any, low: int = 0, skip: tuple[str, ...] = ()) -> None:
@@ -96,16 +115,8 @@ class LocalSearchParams:
 
     def __post_init__(self) -> None:
         _check_all_ints(self, skip=("blocks", "jumps"))
-        for name, low in (("blocks", 1), ("jumps", 0)):
-            value = getattr(self, name)
-            if (
-                not isinstance(value, tuple)
-                or not value
-                or not all(isinstance(x, int) and not isinstance(x, bool) and x >= low for x in value)
-            ):
-                raise ValueError(
-                    f"LocalSearchParams.{name} must be a non-empty tuple of integers >= {low}, got {value!r}"
-                )
+        _check_int_tuple(self, "blocks", 1, nonempty=True)
+        _check_int_tuple(self, "jumps", 0, nonempty=True)
 
 
 @dataclass(frozen=True)
@@ -153,12 +164,10 @@ class DlrParams:
         if self.traffic_limit is not None:
             _check_int(self, "traffic_limit", 0)
         _check_int(self, "packing_rounds", 1)
+        _check_int(self, "max_tie_evaluations", 1)  # the tie-break judges at least the best plan
+        _check_seconds(self, "spill_plan_time_limit")
         _check_number(self, "second_order_within", 1.0)
-        widths = self.serial_wave_widths
-        if not isinstance(widths, tuple) or not all(
-            isinstance(w, int) and not isinstance(w, bool) and w >= 1 for w in widths
-        ):
-            raise ValueError(f"DlrParams.serial_wave_widths must be a tuple of integers >= 1, got {widths!r}")
+        _check_int_tuple(self, "serial_wave_widths", 1)
 
 
 @dataclass(frozen=True)
@@ -222,10 +231,10 @@ class EffortParams:
             if name == "sources" and value is None:
                 continue
             if not isinstance(value, tuple) or not all(isinstance(x, str) for x in value):
-                raise ValueError(f"EffortParams.{name} must be a tuple of names, got {value!r}")
+                raise ArgumentError(f"EffortParams.{name} must be a tuple of names, got {value!r}")
         for name in ("stage1_restarts", "stage2_variants"):
             if not isinstance(getattr(self, name), bool):
-                raise ValueError(f"EffortParams.{name} must be True or False, got {getattr(self, name)!r}")
+                raise ArgumentError(f"EffortParams.{name} must be True or False, got {getattr(self, name)!r}")
 
 
 @dataclass(frozen=True)
@@ -293,6 +302,7 @@ class CoverBudget:
     def __post_init__(self) -> None:
         _check_all_ints(self, skip=("safety_seconds",))
         _check_positive(self, "safety_seconds")
+        _check_seconds(self, "safety_seconds")
 
 
 @dataclass(frozen=True)
@@ -333,6 +343,7 @@ class BoundParams:
     def __post_init__(self) -> None:
         _check_all_ints(self, skip=("peak", "traffic_global", "cover", "report_cover"))
         _check_int(self, "contracted_window", 1)
+        _check_seconds(self, "contracted_time_limit")
         _check_type(self, "peak", PeakBoundParams)
         _check_type(self, "traffic_global", TrafficParams)
         _check_type(self, "cover", CoverBudget)
@@ -365,7 +376,7 @@ class WaveParams:
     >>> WaveParams(max_band=1.5)
     Traceback (most recent call last):
     ...
-    ValueError: WaveParams.max_band must be an integer >= 1, got 1.5
+    dansched.errors.ArgumentError: WaveParams.max_band must be an integer from 1 to 2**63 - 1, got 1.5
     """
 
     max_band: int = 4
@@ -423,7 +434,7 @@ class OrderSearchParams:
             _check_type(self, name, bool)
         _check_int(self, "exact_max_nodes", 0)
         if self.exact_max_nodes > BoundParams().joint_max_nodes:
-            raise ValueError(
+            raise ArgumentError(
                 f"OrderSearchParams.exact_max_nodes must be at most {BoundParams().joint_max_nodes}, "
                 f"got {self.exact_max_nodes}"
             )
@@ -467,14 +478,12 @@ class TimedParams:
 
     def __post_init__(self) -> None:
         if self.priority not in TIMED_PRIORITIES:
-            raise ValueError(f"TimedParams.priority must be one of {TIMED_PRIORITIES}, got {self.priority!r}")
+            raise ArgumentError(f"TimedParams.priority must be one of {TIMED_PRIORITIES}, got {self.priority!r}")
         for name in ("window", "compute_window", "feed_window", "reserve_ops", "victim_horizon"):
             _check_int(self, name, 0)
         _check_number(self, "victim_tolerance", 0.0)
         _check_type(self, "lookahead_evict", bool)
-        fill = self.fill
-        if isinstance(fill, bool) or not isinstance(fill, (int, float)) or not 0.0 < fill <= 1.0:
-            raise ValueError(f"TimedParams.fill must lie in (0, 1], got {fill!r}")
+        check_number(self.fill, "TimedParams.fill", 0.0, 1.0, low_open=True)
 
     @property
     def name(self) -> str:
@@ -536,6 +545,7 @@ class MemoryWindowParams:
         _check_positive(self, "deterministic_time")
         _check_type(self, "after_every_run", bool)
         _check_positive(self, "wall_seconds")
+        _check_seconds(self, "wall_seconds")
 
 
 @dataclass(frozen=True)
@@ -557,15 +567,13 @@ class SearchParams:
         _check_int(self, "work", 0)
         _check_int(self, "choices", 1)
         sc = self.scores
-        if (
-            not isinstance(sc, tuple)
-            or len(sc) != 4
-            or not all(isinstance(x, (int, float)) and not isinstance(x, bool) and x >= 0 for x in sc)
-        ):
-            raise ValueError(f"SearchParams.scores must be four numbers >= 0, got {sc!r}")
-        d = self.decay
-        if isinstance(d, bool) or not isinstance(d, (int, float)) or not 0 <= d <= 1:
-            raise ValueError(f"SearchParams.decay must lie in [0, 1], got {d!r}")
+        if not isinstance(sc, tuple) or len(sc) != 4:
+            raise ArgumentError(f"SearchParams.scores must be four numbers >= 0, got {sc!r}")
+        for i, x in enumerate(sc):
+            check_number(x, f"SearchParams.scores[{i}]", 0.0)
+        # decay 0 lets a rejected move's score 0 zero every operator's weight (the wheel then
+        # has no probabilities left): the weights must keep some of their past
+        check_number(self.decay, "SearchParams.decay", 0.0, 1.0, low_open=True)
 
     def budget(self, nodes: int) -> int:
         """Iterations on a plan of ``nodes`` nodes (spill nodes included)."""
@@ -582,4 +590,5 @@ class ProgressParams:
 
     def __post_init__(self) -> None:
         _check_positive(self, "heartbeat_seconds")
+        TIME_LIMIT.check(self.heartbeat_seconds, "ProgressParams.heartbeat_seconds")  # a timed wait
         _check_positive(self, "refresh_per_second")

@@ -122,7 +122,7 @@ def test_generate_function_rejects_bad_arguments():
     with pytest.raises(ValueError, match="unknown family 'nope'"):
         generate("nope", 1, 0)
     for scale in (0, -1):
-        with pytest.raises(ValueError, match="scale must be >= 1"):
+        with pytest.raises(ValueError, match="scale must be an integer from 1"):
             generate("matmul", scale, 0)
 
 

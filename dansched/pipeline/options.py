@@ -13,7 +13,8 @@ from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from ..budget import exact_percent
+from ..checks import EXACT_WINDOW, SEED, TIME_LIMIT, TRAFFIC_SLACK, check_type
+from ..errors import ArgumentError
 from ..params import (
     DEFAULT_TRIALS,
     SLACK_TRIALS,
@@ -37,21 +38,19 @@ PROBLEMS = (1, 2, 3)
 WINDOW_MODES = ("fixed", "memory")  # --exact-window-mode
 
 
-def _is_int(value: object) -> bool:
-    return isinstance(value, int) and not isinstance(value, bool)
-
-
 @dataclass(frozen=True)
 class SolveOptions:
-    """What :func:`~dansched.pipeline.run_pipeline` does; ``ValueError`` (one line) for a value out
-    of range. The defaults are the ``default`` preset's; :func:`effort_options` gives the
+    """What :func:`~dansched.pipeline.run_pipeline` does;
+    :class:`~dansched.errors.ArgumentError` (a ``ValueError``, one line) for a value out of
+    range (the ranges of :mod:`dansched.checks`: ``seed`` 0 to 2**31 - 1, ``time_limit`` 0
+    to 10**6 seconds, ``traffic_slack`` finite, ``exact_window`` 0 to 1024). The defaults are the ``default`` preset's; :func:`effort_options` gives the
     complete options of any preset of :data:`EFFORTS` (``effort_name`` is its name in the
     report, ``custom`` for options assembled by hand).
 
     >>> SolveOptions(problem=7)
     Traceback (most recent call last):
     ...
-    ValueError: SolveOptions.problem must be 1, 2 or 3, got 7
+    dansched.errors.ArgumentError: SolveOptions.problem must be 1, 2 or 3, got 7
     """
 
     problem: int = 3
@@ -78,29 +77,20 @@ class SolveOptions:
 
     def __post_init__(self) -> None:
         if isinstance(self.problem, bool) or self.problem not in PROBLEMS:
-            raise ValueError(f"SolveOptions.problem must be 1, 2 or 3, got {self.problem!r}")
+            raise ArgumentError(f"SolveOptions.problem must be 1, 2 or 3, got {self.problem!r}")
         if self.variant not in VARIANTS:
-            raise ValueError(f"SolveOptions.variant must be one of {', '.join(VARIANTS)}, got {self.variant!r}")
+            raise ArgumentError(f"SolveOptions.variant must be one of {', '.join(VARIANTS)}, got {self.variant!r}")
         if self.victim not in VICTIMS:
-            raise ValueError(f"SolveOptions.victim must be one of {', '.join(VICTIMS)}, got {self.victim!r}")
+            raise ArgumentError(f"SolveOptions.victim must be one of {', '.join(VICTIMS)}, got {self.victim!r}")
         if isinstance(self.effort, str):
-            raise ValueError(
+            raise ArgumentError(
                 f"SolveOptions.effort must be an EffortParams; for the preset {self.effort!r} "
                 f"use effort_options({self.effort!r}, ...)"
             )
-        if not _is_int(self.exact_window) or self.exact_window < 0:
-            raise ValueError(f"SolveOptions.exact_window must be an integer >= 0, got {self.exact_window!r}")
-        value = self.time_limit
-        if isinstance(value, bool) or not isinstance(value, (int, float)) or not (0 <= value < float("inf")):
-            raise ValueError(f"SolveOptions.time_limit must be a finite number >= 0, got {value!r}")
-        try:
-            exact_percent(self.traffic_slack)
-        except ValueError:
-            raise ValueError(
-                f"SolveOptions.traffic_slack must be a finite number >= 0, got {self.traffic_slack!r}"
-            ) from None
-        if not _is_int(self.seed):
-            raise ValueError(f"SolveOptions.seed must be an integer, got {self.seed!r}")
+        EXACT_WINDOW.check(self.exact_window, "SolveOptions.exact_window")
+        TIME_LIMIT.check(self.time_limit, "SolveOptions.time_limit")
+        TRAFFIC_SLACK.check(self.traffic_slack, "SolveOptions.traffic_slack")
+        SEED.check(self.seed, "SolveOptions.seed")
         for name, kind in (
             ("effort", EffortParams),
             ("mpas", MpasParams),
@@ -109,28 +99,27 @@ class SolveOptions:
             ("bounds", BoundParams),
             ("polish", MemoryWindowParams),
         ):
-            if not isinstance(getattr(self, name), kind):
-                raise ValueError(f"SolveOptions.{name} must be a {kind.__name__}, got {getattr(self, name)!r}")
+            check_type(getattr(self, name), kind, f"SolveOptions.{name}")
         if not isinstance(self.effort_name, str):
-            raise ValueError(f"SolveOptions.effort_name must be a name, got {self.effort_name!r}")
+            raise ArgumentError(f"SolveOptions.effort_name must be a name, got {self.effort_name!r}")
         unknown = [s for s in self.effort.sources or () if s not in SOURCES]
         if unknown:
-            raise ValueError(
+            raise ArgumentError(
                 f"SolveOptions.effort.sources: unknown source {unknown[0]!r}; choose from {', '.join(SOURCES)}"
             )
         rounds = self.search
         if not isinstance(rounds, tuple) or not all(isinstance(r, SearchParams) for r in rounds):
-            raise ValueError(f"SolveOptions.search must be a tuple of SearchParams (one per round), got {rounds!r}")
+            raise ArgumentError(f"SolveOptions.search must be a tuple of SearchParams (one per round), got {rounds!r}")
         if len(rounds) >= self.effort.stage3_runs:
-            raise ValueError(
+            raise ArgumentError(
                 f"SolveOptions.effort.stage3_runs ({self.effort.stage3_runs}) must exceed the search rounds "
                 f"({len(rounds)}): each round ends in a Stage-3 run and the problem-2 plan needs one"
             )
         trials = self.timed_trials
         if not isinstance(trials, tuple) or not all(isinstance(t, TimedParams) for t in trials):
-            raise ValueError(f"SolveOptions.timed_trials must be a tuple of TimedParams, got {trials!r}")
+            raise ArgumentError(f"SolveOptions.timed_trials must be a tuple of TimedParams, got {trials!r}")
         if self.order_search is not None and not isinstance(self.order_search, OrderSearchParams):
-            raise ValueError(
+            raise ArgumentError(
                 f"SolveOptions.order_search must be an OrderSearchParams or None, got {self.order_search!r}"
             )
 
@@ -161,7 +150,7 @@ def _preset(
     limit their safety net); else ``polish_windows`` windows on the kept plan (ten times the
     limit their safety net)."""
     if exact_window_mode not in WINDOW_MODES:
-        raise ValueError(f"exact_window_mode must be one of {', '.join(WINDOW_MODES)}, got {exact_window_mode!r}")
+        raise ArgumentError(f"exact_window_mode must be one of {', '.join(WINDOW_MODES)}, got {exact_window_mode!r}")
     base = SolveOptions(**fields)  # validates the fields given
     limit, width = float(base.time_limit), base.exact_window
     if exact_window_mode == "memory" and width > 0:
@@ -214,5 +203,5 @@ def effort_options(preset: str = "default", **fields: Any) -> SolveOptions:
     """The complete options of the effort ``preset`` (a name of :data:`EFFORTS`), with
     ``fields`` set (keyword arguments of :class:`SolveOptions`, and ``exact_window_mode``)."""
     if preset not in EFFORTS:
-        raise ValueError(f"effort must be one of {', '.join(EFFORTS)}, got {preset!r}")
+        raise ArgumentError(f"effort must be one of {', '.join(EFFORTS)}, got {preset!r}")
     return EFFORTS[preset](**fields)

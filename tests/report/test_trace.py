@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 from helpers import official_path, run_cli
 
-from dansched.errors import TraceError
+from dansched.errors import ArgumentError, TraceError
 from dansched.hardware import load_hardware
 from dansched.instance import instance_from_records, load_instance
 from dansched.plan import Plan, plan_from_indices, write_plan
@@ -185,7 +185,7 @@ def test_clock_scales_microseconds(exp_path):
     tasks = sorted(x_events(trace, CORE_PID), key=lambda e: e["ts"])
     assert [e["ts"] for e in tasks] == pytest.approx([0.0, 0.0075, 0.0225])
     assert trace["taskStatistics"]["total_duration"] == pytest.approx(0.030)
-    with pytest.raises(TraceError):
+    with pytest.raises(ArgumentError, match="--freq-ghz must be a number from 0.001 to 1000"):
         build_trace(inst, EXP_PLAN, ev, freq_ghz=0.0)
 
 
