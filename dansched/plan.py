@@ -5,6 +5,14 @@ A plan holds exactly what the contest files say, in ``BufId`` values, so that th
 evaluator can judge any plan, however wrong. Files are written atomically
 (temporary file, then rename) so an interrupted run leaves nothing half-written.
 
+A target that exists must be a regular file (:func:`check_target`): a named pipe, a
+device, a socket, a folder, or a link to one of those, is refused with one line before
+any work, and checked again just before the rename, so a rename never replaces one. A
+symbolic link to a regular file is replaced by the new file, like any file: the file it
+points to is left as it was (a link planted in an output folder cannot make dansched
+write somewhere else). Text is written as UTF-8; a name that is not (a file name's
+undecodable bytes) is written with those characters escaped (``\udcff``).
+
 >>> p = Plan(order=(0, 1, 2), offsets=((7, 0),), spills=())
 >>> p.problem
 2
@@ -12,7 +20,9 @@ evaluator can judge any plan, however wrong. Files are written atomically
 
 from __future__ import annotations
 
+import numbers
 import os
+import stat
 import tempfile
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
@@ -21,7 +31,8 @@ from typing import Protocol
 
 import numpy as np
 
-from .errors import OutputError, PlanFormatError
+from .checks import check_path, check_type
+from .errors import ArgumentError, OutputError, PlanFormatError
 
 __all__ = [
     "Plan",
@@ -38,6 +49,9 @@ __all__ = [
     "contest_paths",
     "check_writable_folder",
     "check_output_file",
+    "check_target",
+    "check_case_name",
+    "encoded",
 ]
 
 
@@ -50,16 +64,49 @@ def _shown(text: str, limit: int = 40) -> str:
 class Plan:
     """``order``: node ids (spill ids ``N+2(k-1)``, ``N+2(k-1)+1`` included);
     ``offsets``: ``(BufId, Offset)`` lines, or ``None`` for a problem-1 order;
-    ``spills``: ``(BufId, NewOffset)`` in spill order."""
+    ``spills``: ``(BufId, NewOffset)`` in spill order. Any integers are accepted (the
+    evaluator judges them); anything else, or a pair that is not two integers, raises
+    :class:`~dansched.errors.ArgumentError` (lists are kept as tuples)."""
 
     order: tuple[int, ...]
     offsets: tuple[tuple[int, int], ...] | None = None
     spills: tuple[tuple[int, int], ...] = ()
 
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "order", _integers(self.order, "Plan.order"))
+        if self.offsets is not None:
+            object.__setattr__(self, "offsets", _pairs(self.offsets, "Plan.offsets"))
+        object.__setattr__(self, "spills", _pairs(self.spills, "Plan.spills"))
+
     @property
     def problem(self) -> int:
         """1 for an order alone, 2 when it carries a layout (problems 2 and 3 share the rules)."""
         return 1 if self.offsets is None else 2
+
+
+def _integers(values: object, what: str) -> tuple[int, ...]:
+    """``values`` as a tuple of ints (numpy integers converted), else ArgumentError."""
+    if isinstance(values, (str, bytes)) or not isinstance(values, Iterable):
+        raise ArgumentError(f"{what} must be a sequence of node ids, got {type(values).__name__}")
+    out = tuple(values)
+    if all(type(v) is int for v in out):  # the common case, and the fast one
+        return out
+    for v in out:
+        if isinstance(v, bool) or not isinstance(v, numbers.Integral):
+            raise ArgumentError(f"{what} must hold integers, got {v!r}")
+    return tuple(int(v) for v in out)
+
+
+def _pairs(values: object, what: str) -> tuple[tuple[int, int], ...]:
+    """``values`` as a tuple of ``(int, int)`` pairs, else ArgumentError."""
+    if isinstance(values, (str, bytes)) or not isinstance(values, Iterable):
+        raise ArgumentError(f"{what} must be a sequence of (BufId, offset) pairs, got {type(values).__name__}")
+    out = []
+    for pair in values:
+        if isinstance(pair, (str, bytes)) or not isinstance(pair, Iterable) or len(got := tuple(pair)) != 2:
+            raise ArgumentError(f"{what} must hold (BufId, offset) pairs, got {pair!r}")
+        out.append(_integers(got, what))
+    return tuple((a, b) for a, b in out)
 
 
 class _BufferIds(Protocol):
@@ -94,8 +141,23 @@ CONTEST_SUFFIXES: dict[str, str] = {
 }
 
 
+def check_case_name(case: object, what: str = "case") -> str:
+    """``case`` when it can be the stem of a file name in a folder (every output file is
+    ``<case>_<kind>``), else :class:`~dansched.errors.ArgumentError` naming ``what``: a
+    non-empty string, not ``.`` or ``..``, without a path separator or a NUL. Refused, not
+    rewritten: two cases must never end up with the same files."""
+    name: str = check_type(case, str, what)
+    bad = next((c for c in ("/", os.sep, os.altsep or "/", "\0") if c in name), None)
+    if not name or name in (".", "..") or bad is not None:
+        why = f"it holds {bad!r}" if bad is not None else "it is not a file name"
+        raise ArgumentError(f"{what} {name!r} cannot name the case's files ({why}); give a name such as 'conv_s2'")
+    return name
+
+
 def contest_paths(directory: str | Path, case: str) -> dict[str, Path]:
-    """``{kind: DIR/<case><suffix>}`` of :data:`CONTEST_SUFFIXES`."""
+    """``{kind: DIR/<case><suffix>}`` of :data:`CONTEST_SUFFIXES` (:func:`check_case_name` first)."""
+    check_path(directory, "contest_paths: directory")
+    check_case_name(case)
     d = Path(directory)
     return {k: d / f"{case}{s}" for k, s in CONTEST_SUFFIXES.items()}
 
@@ -120,6 +182,7 @@ def _int(text: str, path: str | Path, line: int, what: str) -> int:
 
 def read_schedule(path: str | Path) -> tuple[int, ...]:
     """One node id per line."""
+    check_path(path, "read_schedule: path")
     return tuple(_int(s, path, i, "a node id") for i, s in _lines(path))
 
 
@@ -135,16 +198,19 @@ def _read_pairs(path: str | Path, what: str) -> tuple[tuple[int, int], ...]:
 
 def read_memory(path: str | Path) -> tuple[tuple[int, int], ...]:
     """``BufId:Offset`` per line."""
+    check_path(path, "read_memory: path")
     return _read_pairs(path, "Offset")
 
 
 def read_spill(path: str | Path) -> tuple[tuple[int, int], ...]:
     """``BufId:NewOffset`` per line, in spill order (an empty file: no spill)."""
+    check_path(path, "read_spill: path")
     return _read_pairs(path, "NewOffset")
 
 
 def read_plan_dir(directory: str | Path, case: str) -> Plan:
     """Read ``<case>_schedule.txt`` and, when present, ``_memory.txt`` and ``_spill.txt``."""
+    check_path(directory, "read_plan_dir: directory")
     paths = contest_paths(directory, case)
     order = read_schedule(paths["schedule"])
     if not paths["memory"].exists():
@@ -181,13 +247,47 @@ def check_writable_folder(directory: str | Path) -> None:
     _check_under(d, d)
 
 
+_KINDS = (
+    (stat.S_ISFIFO, "a named pipe (FIFO)"),
+    (stat.S_ISCHR, "a character device"),
+    (stat.S_ISBLK, "a block device"),
+    (stat.S_ISSOCK, "a socket"),
+)
+
+
+def check_target(path: str | Path) -> None:
+    """Raise :class:`OutputError` (one line) unless ``path`` is absent or a regular file
+    (following symbolic links): a folder, a named pipe, a device or a socket is never
+    replaced by a rename. A dangling link counts as absent (the rename replaces the link)."""
+    p = Path(path)
+    try:
+        mode = os.stat(p).st_mode
+    except (FileNotFoundError, NotADirectoryError):  # nothing there (a file on the way: _check_under says so)
+        return
+    except OSError as exc:  # a loop of links, a folder on the way that cannot be searched
+        raise OutputError(f"{p}: cannot write: {exc.strerror or exc}") from None
+    if stat.S_ISREG(mode):
+        return
+    if stat.S_ISDIR(mode):
+        raise OutputError(f"{p}: is a folder, not a file name")
+    kind = next((name for test, name in _KINDS if test(mode)), "not a regular file")
+    via = f" (a link to {os.readlink(p)})" if p.is_symlink() else ""
+    raise OutputError(f"{p}: is {kind}{via}, not a regular file: dansched replaces only regular files")
+
+
 def check_output_file(path: str | Path) -> None:
     """Raise :class:`OutputError` (one line) when ``path`` cannot be written as a file: it
-    is a folder, or its folder cannot be written or created."""
+    is something other than a regular file (:func:`check_target`), or its folder cannot be
+    written or created."""
     p = Path(path)
-    if p.is_dir():
-        raise OutputError(f"{p}: is a folder, not a file name")
+    check_target(p)
     _check_under(p, p.parent)
+
+
+def encoded(text: str | bytes) -> bytes:
+    """The bytes a text file holds: UTF-8, with a character UTF-8 cannot carry (the lone
+    surrogate that stands for an undecodable byte of a file name) written as an escape."""
+    return text if isinstance(text, bytes) else text.encode("utf-8", "backslashreplace")
 
 
 def atomic_write_text(path: str | Path, text: str) -> None:
@@ -198,15 +298,14 @@ def atomic_write_text(path: str | Path, text: str) -> None:
 def atomic_write_files(items: Sequence[tuple[str | Path, str | bytes]]) -> None:
     """Write several files all-or-nothing as far as the file system allows: every text goes
     to a temporary file beside its target first, and only when all are complete are they
-    renamed into place. A failure before the renames (a folder in the way, no room, no
-    permission) touches no target; it removes the temporary files and raises
-    :class:`OutputError` (one line, naming the path)."""
+    renamed into place. A failure before the renames (a folder or another non-regular
+    file in the way, no room, no permission) touches no target; it removes the temporary
+    files and raises :class:`OutputError` (one line, naming the path)."""
     staged: list[tuple[str, Path]] = []
     try:
         for path, text in items:
             p = Path(path)
-            if p.is_dir():
-                raise OutputError(f"{p}: is a folder, not a file name")
+            check_target(p)
             try:
                 p.parent.mkdir(parents=True, exist_ok=True)
                 fd, tmp = tempfile.mkstemp(prefix=f".{p.name}.", dir=p.parent)
@@ -214,12 +313,13 @@ def atomic_write_files(items: Sequence[tuple[str | Path, str | bytes]]) -> None:
                 raise OutputError(f"{p}: cannot write: {exc.strerror or exc}") from None
             staged.append((tmp, p))
             try:
-                with os.fdopen(fd, "wb" if isinstance(text, bytes) else "w") as fh:
+                with os.fdopen(fd, "wb") as fh:
                     os.chmod(tmp, 0o666 & ~_umask())
-                    fh.write(text)
+                    fh.write(encoded(text))
             except OSError as exc:
                 raise OutputError(f"{p}: cannot write: {exc.strerror or exc}") from None
         for tmp, p in staged:
+            check_target(p)  # again: something may have been put there meanwhile
             try:
                 os.replace(tmp, p)
             except OSError as exc:
@@ -243,6 +343,8 @@ def write_plan(plan: Plan, directory: str | Path, case: str, report: str | None 
     """Write the contest files of ``plan``: the schedule, and memory + spill for a layout,
     and ``<case>_report.json`` when ``report`` is given (all through
     :func:`atomic_write_files`: none is replaced unless all could be written)."""
+    check_type(plan, Plan, "write_plan: plan")
+    check_path(directory, "write_plan: directory")
     paths = contest_paths(directory, case)
     items: list[tuple[Path, str]] = [(paths[k], text) for k, text in plan_texts(plan).items()]
     if report is not None:

@@ -13,7 +13,8 @@ writes a group:
 
 1. take an exclusive ``fcntl`` lock on ``<folder>/.dansched.lock`` (a second run
    into the folder waits for the first to finish its group); the lock file is removed
-   when the run lets go of it, whether the write succeeded or failed;
+   when the run lets go of it, whether the write succeeded or failed, and a lock that
+   cannot be taken (no inode left) removes the folders this run created for it;
 2. remove the temporary files and the ``.<case>.incomplete`` marker a killed run
    left behind;
 3. write every new file to a temporary name beside its target (``.<name>.<tag>``),
@@ -40,19 +41,21 @@ the new complete group, or a state the checkers refuse. A folder without a repor
 from __future__ import annotations
 
 import contextlib
+import errno
 import fcntl
 import hashlib
 import json
 import os
 import secrets
 import signal
+import stat
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from .errors import MixedPlanError, OutputError
-from .plan import CONTEST_SUFFIXES, check_writable_folder
+from .plan import CONTEST_SUFFIXES, check_case_name, check_target, check_writable_folder, encoded
 
 __all__ = [
     "GroupLayout",
@@ -68,6 +71,7 @@ __all__ = [
     "check_folder",
     "folder_lock",
     "remove_leftovers",
+    "signals_held",
 ]
 
 PLAN_KINDS = ("schedule", "memory", "spill")
@@ -102,7 +106,9 @@ CONTEST_GROUP = GroupLayout(dict(CONTEST_SUFFIXES))  # the contest files and the
 
 
 def group_paths(directory: str | Path, case: str, layout: GroupLayout) -> dict[str, Path]:
-    """``{kind: DIR/<case><suffix>}`` of every kind of ``layout``."""
+    """``{kind: DIR/<case><suffix>}`` of every kind of ``layout`` (a case name that cannot be
+    a file name is refused first: :func:`~dansched.plan.check_case_name`)."""
+    check_case_name(case)
     d = Path(directory)
     return {k: d / f"{case}{s}" for k, s in layout.suffixes.items()}
 
@@ -129,19 +135,34 @@ def folder_lock(directory: Path) -> Iterator[None]:
     lock file is removed on the way out, success or failure, so a folder holds no lock
     file between runs; a waiter that was granted the lock on a file its holder has
     removed since tries again on the current one (same device and inode). Folders
-    created here are removed again when the block fails and leaves them empty."""
+    created here are removed again when the lock cannot be taken (no inode left, no
+    permission) or the block fails, and leave them empty. A lock path that is not a
+    regular file (a named pipe, a device, a link) is refused, and left alone."""
     path = directory / LOCK_NAME
     created = []  # the folders this call creates, deepest first
     missing = directory
     while not missing.exists() and missing != missing.parent:
         created.append(missing)
         missing = missing.parent
+
+    def remove_created() -> None:
+        for folder in created:
+            with contextlib.suppress(OSError):
+                folder.rmdir()  # only when empty
+
     while True:
         try:
             directory.mkdir(parents=True, exist_ok=True)
-            fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o666)
+            fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_NONBLOCK, 0o666)
         except OSError as exc:
+            remove_created()
+            if exc.errno == errno.ELOOP:
+                raise OutputError(f"{path}: is a link, not dansched's lock file: remove it") from None
             raise OutputError(f"{directory}: cannot write: {exc.strerror or exc}") from None
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            os.close(fd)
+            remove_created()
+            raise OutputError(f"{path}: is not a regular file, so not dansched's lock file: remove it")
         fcntl.flock(fd, fcntl.LOCK_EX)
         try:
             held, now = os.fstat(fd), os.stat(path)
@@ -158,9 +179,8 @@ def folder_lock(directory: Path) -> Iterator[None]:
         with contextlib.suppress(FileNotFoundError):
             os.unlink(path)
         os.close(fd)  # releases the lock
-        for folder in created if not ok else ():
-            with contextlib.suppress(OSError):
-                folder.rmdir()  # only when empty
+        if not ok:
+            remove_created()
 
 
 def remove_leftovers(directory: Path, case: str, layout: GroupLayout) -> None:
@@ -177,7 +197,7 @@ def remove_leftovers(directory: Path, case: str, layout: GroupLayout) -> None:
 
 
 @contextlib.contextmanager
-def _signals_held() -> Iterator[None]:
+def signals_held() -> Iterator[None]:
     """SIGTERM and SIGINT acted on only after the block: their handlers are swapped for
     one that records the signal (a signal already pending when the block starts lands
     there too), then restored and the recorded signal raised again."""
@@ -223,13 +243,12 @@ def write_group(
     if unknown:
         raise ValueError(f"unknown group file kind(s): {sorted(unknown)}")
     order = layout.order()
-    targets: list[tuple[Path, bytes]] = [(paths[k], _bytes(files[k])) for k in order[:-1] if k in files]
+    targets: list[tuple[Path, bytes]] = [(paths[k], encoded(files[k])) for k in order[:-1] if k in files]
     targets += [(Path(p), b) for p, b in (extra or {}).items()]
     if REPORT in files:
-        targets.append((paths[REPORT], _bytes(files[REPORT])))
+        targets.append((paths[REPORT], encoded(files[REPORT])))
     for p, _ in targets:
-        if p.is_dir():
-            raise OutputError(f"{p}: is a folder, not a file name")
+        check_target(p)
     with folder_lock(d):
         remove_leftovers(d, case, layout)
         staged: list[tuple[Path, Path]] = []
@@ -250,7 +269,7 @@ def write_group(
                         os.fsync(fh.fileno())
                 except OSError as exc:
                     raise OutputError(f"{p}: cannot write: {exc.strerror or exc}") from None
-            with _signals_held():
+            with signals_held():
                 marker = _marker(d, case)
                 marker.write_bytes(b"")
                 written = {p for _, p in staged}
@@ -260,6 +279,7 @@ def write_group(
                             os.unlink(paths[k])
                 for tmp, p in staged:
                     try:
+                        check_target(p)  # again: something may have been put there meanwhile
                         os.replace(tmp, p)
                     except OSError as exc:  # the marker stays: the folder is flagged as mixed
                         raise OutputError(f"{p}: cannot write: {exc.strerror or exc}") from None
@@ -274,17 +294,14 @@ def write_group(
 def check_group_targets(directory: str | Path, case: str, layout: GroupLayout, kinds: Iterable[str]) -> None:
     """Raise :class:`~dansched.plan.OutputError` (one line) when ``case``'s files of
     ``kinds`` (of ``layout``) cannot be written into ``directory``: the folder is a file,
-    sits under a file or cannot be written, or a target is a folder. Run before the work,
-    so that a long solve is not lost to a wrong ``--out``; :func:`write_group` checks again."""
+    sits under a file or cannot be written, or a target is not a regular file
+    (:func:`~dansched.plan.check_target`: a folder, a named pipe, a device...). Run before
+    the work, so that a long solve is not lost to a wrong ``--out``; :func:`write_group`
+    checks again, and once more before each rename."""
     check_writable_folder(directory)
     paths = group_paths(directory, case, layout)
     for k in kinds:
-        if paths[k].is_dir():
-            raise OutputError(f"{paths[k]}: is a folder, not a file name")
-
-
-def _bytes(x: str | bytes) -> bytes:
-    return x if isinstance(x, bytes) else x.encode()
+        check_target(paths[k])
 
 
 def check_folder(directory: str | Path, case: str, layout: GroupLayout) -> dict[str, Any] | None:

@@ -171,6 +171,42 @@ def test_a_failed_write_leaves_no_lock_file_and_no_new_folder(tmp_path):
     assert LOCK_NAME not in [p.name for p in tmp_path.iterdir()] and generations(tmp_path, "c") == {1}
 
 
+def _no_inode_for_the_lock(monkeypatch):
+    """Creating the lock file fails as on a file system with no inode left (ENOSPC)."""
+    import errno
+
+    import dansched.plan_folder as pf
+
+    real = os.open
+
+    def fake(path, *a, **k):
+        if str(path).endswith(LOCK_NAME):
+            raise OSError(errno.ENOSPC, "No space left on device", str(path))
+        return real(path, *a, **k)
+
+    monkeypatch.setattr(pf.os, "open", fake)
+
+
+def test_a_lock_that_cannot_be_created_removes_the_folders_the_run_made(tmp_path, monkeypatch):
+    _no_inode_for_the_lock(monkeypatch)
+    with pytest.raises(OutputError, match="No space left on device"):
+        write_group(tmp_path / "new" / "deeper", "c", group_files(1, True))
+    assert list(tmp_path.iterdir()) == []  # both folders it created are gone
+    (tmp_path / "kept").mkdir()  # a folder that was there before stays
+    with pytest.raises(OutputError):
+        write_group(tmp_path / "kept", "c", group_files(1, True))
+    assert [p.name for p in tmp_path.iterdir()] == ["kept"] and list((tmp_path / "kept").iterdir()) == []
+
+
+def test_solve_into_a_new_folder_with_no_inode_left_is_one_line_and_leaves_nothing(tmp_path, monkeypatch, capsys):
+    from helpers import SHIPPED, run_cli
+
+    _no_inode_for_the_lock(monkeypatch)
+    code, _, err = run_cli(monkeypatch, capsys, "solve", SHIPPED / "Exp.json", "--quiet", "--out", tmp_path / "a" / "b")
+    assert code == 2 and len(err.strip().splitlines()) == 1 and "No space left on device" in err, err
+    assert list(tmp_path.iterdir()) == []
+
+
 def test_a_waiter_on_a_removed_lock_file_takes_the_current_one(tmp_path):
     """Removing the lock file on release is safe: a writer that was waiting on the old file
     sees it is no longer the folder's lock and locks the current one instead, so two
