@@ -13,10 +13,17 @@ Executors (:class:`ExecutorOptions`):
 
 - ``jobs == 1`` (no Dask option): the jobs run here, one after another;
 - ``jobs > 1`` (default: the core count): a :class:`concurrent.futures.ProcessPoolExecutor`
-  whose workers ignore SIGINT, so Ctrl-C reaches only this process, which then
-  cancels what is queued and terminates the workers;
+  whose workers (:func:`_worker_init`) ignore SIGINT, so Ctrl-C reaches only this
+  process, which then cancels what is queued and ends the workers (SIGTERM, then
+  SIGKILL for one that does not stop within a second); they take SIGTERM's default
+  action rather than the command line's handler, and die with this process even when
+  it is killed outright (``PR_SET_PDEATHSIG`` on Linux, a thread watching the parent
+  elsewhere);
 - ``scheduler="tcp://host:port"``: the jobs are submitted to a running Dask
-  scheduler (the workers must import ``dansched`` and see the same input paths);
+  scheduler (the workers must import ``dansched`` and see the same input paths). The
+  address is checked before any connection (:func:`scheduler_address`), and every wait
+  on the network is bounded: at most ``connect_timeout`` seconds to connect and
+  ``handshake_timeout`` more for the scheduler's answer, then one line;
 - ``dask_workers=N``: a :class:`distributed.LocalCluster` of ``N`` single-threaded
   worker processes on 127.0.0.1 is started for the run and closed after it.
 
@@ -27,17 +34,25 @@ so a lost worker costs time, not results. Dask is an optional extra
 
 from __future__ import annotations
 
+import contextlib
+import ctypes
 import importlib.util
 import logging
 import os
+import re
 import signal
+import sys
+import threading
+import time
 from collections.abc import Callable, Generator, Iterator, Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
 from contextlib import ExitStack
 from dataclasses import dataclass
 from typing import Any
 
+from .checks import DASK_WORKERS, JOBS, NETWORK_TIMEOUT
 from .errors import DaskMissingError, ExecutorError
+from .plan_folder import signals_held
 
 __all__ = [
     "ExecutorOptions",
@@ -48,6 +63,9 @@ __all__ = [
     "dask_available",
     "default_jobs",
     "run_tasks",
+    "scheduler_address",
+    "SCHEDULER_SCHEMES",
+    "first_line",
 ]
 
 DASK_INSTALL_HINT = "pip install -e '.[dist]'"
@@ -67,6 +85,45 @@ LOCAL_DASK_CONFIG: tuple[tuple[str, Any], ...] = (
 )
 
 
+# the protocols a Dask client can reach a scheduler in another process by (inproc:// is
+# within one process only)
+SCHEDULER_SCHEMES = ("tcp", "tls", "ws", "wss", "ucx")
+_HOST = re.compile(r"^(\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9._-]+)$")  # a name, an IPv4 or a bracketed IPv6
+
+
+def scheduler_address(address: str) -> str:
+    """``address`` as ``scheme://host:port`` (``host:port`` alone is ``tcp://``), or
+    :class:`ExecutorError` (one line) when it is not a Dask scheduler address another
+    process can reach: no host or port, a port outside 1..65535, or an unknown or
+    in-process protocol. Nothing is connected.
+
+    >>> scheduler_address("10.0.0.5:8786")
+    'tcp://10.0.0.5:8786'
+    >>> scheduler_address("tcp://127.0.0.1")
+    Traceback (most recent call last):
+    ...
+    dansched.errors.ExecutorError: --scheduler 'tcp://127.0.0.1': no port; expected tcp://HOST:PORT such as tcp://127.0.0.1:8786
+    """
+    shown = f"--scheduler {address!r}"
+    want = "expected tcp://HOST:PORT such as tcp://127.0.0.1:8786"
+    scheme, sep, loc = address.strip().partition("://")
+    if not sep:
+        scheme, loc = "tcp", address.strip()
+    scheme = scheme.lower()
+    if scheme == "inproc":
+        raise ExecutorError(f"{shown}: an inproc:// scheduler lives inside one process; {want}")
+    if scheme not in SCHEDULER_SCHEMES:
+        raise ExecutorError(f"{shown}: unknown protocol {scheme!r} (known: {', '.join(SCHEDULER_SCHEMES)}); {want}")
+    host, colon, port = loc.rpartition(":")
+    if not colon or (":" in host and not host.startswith("[")):
+        raise ExecutorError(f"{shown}: no port; {want}")
+    if not _HOST.match(host):
+        raise ExecutorError(f"{shown}: {'no host' if not host else f'{host!r} is not a host name or address'}; {want}")
+    if not port.isdigit() or not 1 <= int(port) <= 65535:
+        raise ExecutorError(f"{shown}: the port must be a number from 1 to 65535, got {port!r}; {want}")
+    return f"{scheme}://{host}:{int(port)}"
+
+
 def dask_available() -> bool:
     """True when ``distributed`` (Dask's cluster scheduler) can be imported."""
     return importlib.util.find_spec("distributed") is not None
@@ -82,23 +139,30 @@ class ExecutorOptions:
     """Which executor runs the jobs (see the module docstring).
 
     ``jobs``: local pool size (``None``: :func:`default_jobs`); ignored with Dask.
-    ``scheduler``: address of a running Dask scheduler. ``dask_workers``: size of a
-    local Dask cluster started for the run. At most one of the two Dask options."""
+    ``scheduler``: address of a running Dask scheduler (checked by
+    :func:`scheduler_address`); ``connect_timeout`` and ``handshake_timeout``: seconds to
+    wait for its connection and for its answer. ``dask_workers``: size of a local Dask
+    cluster started for the run. At most one of the two Dask options. Sizes and timeouts
+    out of range (:mod:`dansched.checks`) raise :class:`~dansched.errors.ArgumentError`."""
 
     jobs: int | None = None
     scheduler: str | None = None
     dask_workers: int | None = None
     dask_config: tuple[tuple[str, Any], ...] | None = None  # --dask-workers cluster settings (None: LOCAL_DASK_CONFIG)
+    connect_timeout: float = 10.0
+    handshake_timeout: float = 10.0
 
     def __post_init__(self) -> None:
-        if self.jobs is not None and self.jobs < 1:
-            raise ExecutorError(f"--jobs must be at least 1, got {self.jobs}")
-        if self.dask_workers is not None and self.dask_workers < 1:
-            raise ExecutorError(f"--dask-workers must be at least 1, got {self.dask_workers}")
+        JOBS.check(self.jobs, "--jobs")
+        DASK_WORKERS.check(self.dask_workers, "--dask-workers")
+        NETWORK_TIMEOUT.check(self.connect_timeout, "--connect-timeout")
+        NETWORK_TIMEOUT.check(self.handshake_timeout, "--handshake-timeout")
         if self.scheduler is not None and self.dask_workers is not None:
             raise ExecutorError("give either --scheduler or --dask-workers, not both")
-        if self.scheduler is not None and not self.scheduler.strip():
-            raise ExecutorError("--scheduler needs an address such as tcp://host:8786")
+        if self.scheduler is not None:
+            if not isinstance(self.scheduler, str) or not self.scheduler.strip():
+                raise ExecutorError("--scheduler needs an address such as tcp://host:8786")
+            object.__setattr__(self, "scheduler", scheduler_address(self.scheduler))
 
     @property
     def uses_dask(self) -> bool:
@@ -146,24 +210,70 @@ def run_tasks(
 # ---- local process pool -------------------------------------------------------------------
 
 
-def _ignore_sigint() -> None:
-    """Pool worker initializer: Ctrl-C is the parent's to handle."""
+PR_SET_PDEATHSIG = 1  # prctl(2): the signal the kernel sends a process when its parent dies
+PARENT_WATCH_SECONDS = 1.0  # where prctl is missing: how often a worker checks its parent
+
+
+def _die_with_parent() -> None:
+    """End this process when its parent dies, however it dies (SIGKILL included). On Linux
+    the kernel does it (``prctl(PR_SET_PDEATHSIG, SIGKILL)``: no thread, nothing to wake,
+    works while a solver holds the GIL; it fires when the parent's thread that started the
+    worker ends, and :func:`run_tasks` starts them on the thread that consumes it);
+    elsewhere a daemon thread polls the parent id. The parent is whoever it is now (this
+    process under ``fork``, the fork server under ``forkserver``, which exits with it)."""
+    parent = os.getppid()
+    if sys.platform.startswith("linux"):
+        with contextlib.suppress(OSError, AttributeError):
+            libc = ctypes.CDLL(None, use_errno=True)
+            if libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0) == 0:
+                if os.getppid() != parent:  # the parent died before the request took effect
+                    os._exit(1)
+                return
+
+    def watch() -> None:
+        while os.getppid() == parent:
+            time.sleep(PARENT_WATCH_SECONDS)
+        os._exit(1)
+
+    threading.Thread(target=watch, name="dansched-parent-watch", daemon=True).start()
+
+
+def _worker_init() -> None:
+    """Pool worker initializer. Ctrl-C is the parent's to handle (SIGINT ignored); SIGTERM
+    takes its default action, not the handler the command line installed in the parent
+    (which raised SystemExit inside the worker's queue handling: noise, and a worker stuck
+    on a lock its parent then waited for); and the worker dies with its parent."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    _die_with_parent()
+
+
+STOP_SECONDS = 1.0  # how long a terminated worker gets before SIGKILL
 
 
 def _terminate_pool(pool: ProcessPoolExecutor) -> None:
-    """Stop a pool now: cancel queued jobs, end the worker processes, do not wait."""
-    procs = list((getattr(pool, "_processes", None) or {}).values())
-    pool.shutdown(wait=False, cancel_futures=True)
-    for p in procs:
-        if p.is_alive():
-            p.terminate()
-    for p in procs:
-        p.join(timeout=5)
+    """Stop a pool now: cancel queued jobs, end the worker processes (SIGTERM, then SIGKILL
+    for any still alive after :data:`STOP_SECONDS`) and reap them, so that nothing waits
+    on a worker afterwards. SIGTERM and SIGINT are held meanwhile
+    (:func:`~dansched.plan_folder.signals_held`: a second Ctrl-C does not interrupt the
+    cleanup; it is acted on after)."""
+    with signals_held():
+        procs = list((getattr(pool, "_processes", None) or {}).values())
+        pool.shutdown(wait=False, cancel_futures=True)
+        for p in procs:
+            if p.is_alive():
+                p.terminate()
+        deadline = time.monotonic() + STOP_SECONDS
+        for p in procs:
+            p.join(timeout=max(0.0, deadline - time.monotonic()))
+        for p in procs:
+            if p.is_alive():
+                p.kill()
+            p.join(timeout=STOP_SECONDS)
 
 
 def _run_pool(fn: Callable[..., Any], tasks: Sequence[tuple], jobs: int) -> Iterator[Outcome]:
-    pool = ProcessPoolExecutor(max_workers=min(jobs, len(tasks)), initializer=_ignore_sigint)
+    pool = ProcessPoolExecutor(max_workers=min(jobs, len(tasks)), initializer=_worker_init)
     finished_cleanly = False
     try:
         index: dict[Future, int] = {pool.submit(fn, *args): i for i, args in enumerate(tasks)}
@@ -184,22 +294,74 @@ def _run_pool(fn: Callable[..., Any], tasks: Sequence[tuple], jobs: int) -> Iter
 # ---- Dask ---------------------------------------------------------------------------------
 
 
-def _dask_client(opts: ExecutorOptions, stack: ExitStack):
+def _connect_client(opts: ExecutorOptions, stack: ExitStack):
+    """A :class:`distributed.Client` on ``opts.scheduler``, or :class:`ExecutorError` (one
+    line). Dask bounds the TCP connect (``connect_timeout``) but not the wait for the
+    scheduler's handshake, and a peer that answers garbage makes it raise whatever the
+    bytes decode to; so the client is made on a thread given ``connect_timeout +
+    handshake_timeout`` seconds in all, with Dask's log quiet meanwhile. A thread that is
+    still waiting then is left behind (a daemon: it ends with the process)."""
+    from distributed import Client
+    from distributed.comm.registry import get_backend
+
+    address = str(opts.scheduler)
+    scheme = address.partition("://")[0]
+    try:
+        get_backend(scheme).get_connector()
+    except Exception as exc:  # e.g. ucx:// without its backend package
+        raise ExecutorError(f"--scheduler {address}: this Dask cannot use {scheme}:// ({first_line(exc)})") from None
+    got: list[Any] = []
+
+    def connect() -> None:
+        try:
+            got.append(Client(address, timeout=f"{opts.connect_timeout}s", set_as_default=False))
+        except BaseException as exc:  # reported by the caller, on its own thread
+            got.append(exc)
+
+    log = logging.getLogger("distributed")
+    level = log.level
+    log.setLevel(logging.CRITICAL)
+    try:
+        worker = threading.Thread(target=connect, name="dansched-dask-connect", daemon=True)
+        worker.start()
+        worker.join(opts.connect_timeout + opts.handshake_timeout)
+    finally:
+        log.setLevel(level)
+    where = f"cannot reach the Dask scheduler at {address}"
+    if not got:
+        total = opts.connect_timeout + opts.handshake_timeout
+        raise ExecutorError(
+            f"{where}: no answer within {total:g} s (--connect-timeout {opts.connect_timeout:g} "
+            f"+ --handshake-timeout {opts.handshake_timeout:g})"
+        )
+    failure = got[0]
+    if isinstance(failure, BaseException):
+        detail = f"{type(failure).__name__}: {first_line(failure)}"
+        if isinstance(failure, (MemoryError, ValueError)):  # bytes that decode to nonsense sizes
+            detail = f"it does not answer as a Dask scheduler ({detail})"
+        raise ExecutorError(f"{where}: {detail}")
+    return stack.enter_context(failure)
+
+
+def first_line(exc: BaseException) -> str:
+    """The first line of an exception's message (its class name when it has none)."""
+    text = str(exc).strip().splitlines()
+    return text[0] if text else type(exc).__name__
+
+
+def _dask_client(opts: ExecutorOptions, stack: ExitStack, jobs: int):
     """A :class:`distributed.Client` on the scheduler ``opts`` names (a new local cluster
-    for ``dask_workers``), registered on ``stack`` to be closed."""
+    of at most ``jobs`` workers for ``dask_workers``), registered on ``stack`` to be closed."""
     from distributed import Client, LocalCluster
 
     if opts.scheduler is not None:
-        try:
-            return stack.enter_context(Client(opts.scheduler, timeout="10s"))
-        except (OSError, TimeoutError) as exc:
-            raise ExecutorError(f"cannot reach the Dask scheduler at {opts.scheduler}: {exc}") from None
+        return _connect_client(opts, stack)
     import dask
 
     stack.enter_context(dask.config.set(dict(LOCAL_DASK_CONFIG if opts.dask_config is None else opts.dask_config)))
     cluster = stack.enter_context(
         LocalCluster(
-            n_workers=opts.dask_workers,
+            n_workers=min(int(opts.dask_workers or 1), jobs),
             threads_per_worker=1,
             processes=True,
             host="127.0.0.1",
@@ -216,7 +378,7 @@ def _run_dask(
     from distributed import as_completed
 
     with ExitStack() as stack:
-        client = _dask_client(opts, stack)
+        client = _dask_client(opts, stack, len(tasks))
         futures = [
             client.submit(fn, *args, pure=False, **({"key": keys[i]} if keys else {})) for i, args in enumerate(tasks)
         ]
