@@ -25,6 +25,7 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
+from .checks import check_path
 from .errors import HardwareError
 
 __all__ = [
@@ -35,6 +36,7 @@ __all__ = [
     "hardware_from_table",
     "did_you_mean",
     "spill_traffic",
+    "check_capacity",
     "SUPPORTED_LIMIT",
     "SECTION_KEYS",
 ]
@@ -146,6 +148,13 @@ def _non_negative_int(value: Any, what: str, positive: bool = False) -> int:
     return value
 
 
+def check_capacity(value: Any, tier: str) -> int:
+    """A tier's capacity: a positive integer below 2**63 (docs/rules.md, Supported ranges),
+    else :class:`HardwareError` naming the tier. The one check of a capacity, whether it
+    comes from a hardware file or from ``dansched sweep --set``."""
+    return _non_negative_int(value, f"capacity of tier {tier}", positive=True)
+
+
 def _spill_cost(value: Any, what: str) -> int:
     """A spill cost: a non-negative integer below :data:`SUPPORTED_LIMIT` (one spill alone
     must fit the time horizon of docs/rules.md, Supported ranges)."""
@@ -179,7 +188,7 @@ def hardware_from_table(table: Mapping[str, Any]) -> Hardware:
     tiers_tab = table.get("tiers")
     if not isinstance(tiers_tab, Mapping) or not tiers_tab:
         raise HardwareError("hardware: [tiers] must name at least one tier with its capacity")
-    capacity = {str(k): _non_negative_int(v, f"capacity of tier {k}", positive=True) for k, v in tiers_tab.items()}
+    capacity = {str(k): check_capacity(v, str(k)) for k, v in tiers_tab.items()}
     roles = table.get("roles", {})
     if not isinstance(roles, Mapping):
         raise HardwareError("hardware: [roles] must be a table")
@@ -263,6 +272,7 @@ def check_override(override: Mapping[str, Any], base: Mapping[str, Any], where: 
 def load_hardware(path: str | Path | None = None) -> Hardware:
     """The default model, with the keys of the TOML file at ``path`` (if any) replacing its own
     (:func:`check_override` refuses keys the model does not have; ``[new_tiers]`` adds tiers)."""
+    check_path(path, "load_hardware: path", optional=True)
     table = _default_table()
     if path is not None:
         p = Path(path)
@@ -275,6 +285,8 @@ def load_hardware(path: str | Path | None = None) -> Hardware:
             raise HardwareError(f"hardware: cannot read {p}: {exc}") from None
         except tomllib.TOMLDecodeError as exc:
             raise HardwareError(f"hardware: {p} is not valid TOML: {exc}") from None
+        except RecursionError:  # arrays or tables nested thousands deep: no hardware model looks like that
+            raise HardwareError(f"hardware: {p} is not a hardware model (TOML nested too deeply)") from None
         check_override(override, table, str(p))
         new_tiers = override.pop("new_tiers", {})
         table = _merge(table, override)

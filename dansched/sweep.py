@@ -18,7 +18,9 @@ capacities and tabulating the plans' figures.
 - Every finished cell is appended as one JSON line to ``DIR/sweep.jsonl`` and
   flushed at once, so Ctrl-C or a crash keeps every finished cell; rerunning the
   same command skips the cells already there (:func:`read_done`) and runs the
-  rest. A job lost to the executor (a dead pool worker, a cell Dask gave up on)
+  rest, and runs again the cells that failed for a reason that may pass next time
+  (:data:`TRANSIENT_ERRORS`, :func:`is_transient`: out of memory, an operating-system
+  error; ``retry_failed``: every failed cell). A job lost to the executor (a dead pool worker, a cell Dask gave up on)
   is not recorded, so a rerun retries it.
 - Then ``DIR/sweep.csv`` (one line per cell of the grid, in instance then grid
   order), ``DIR/sweep.md`` (per instance and swept tier the smallest capacity from
@@ -31,6 +33,7 @@ Apart from ``seconds``, every row is a function of the cell, whatever the execut
 
 from __future__ import annotations
 
+import builtins
 import csv
 import glob
 import hashlib
@@ -47,12 +50,15 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TextIO
 
-from .errors import HardwareError, InstanceError, PlanInvalidError, SweepInputError
-from .executor import ExecutorError, ExecutorOptions, run_tasks
-from .hardware import Hardware, did_you_mean, hardware_from_table, load_hardware
+from .checks import PROBLEM, TRAFFIC_SLACK
+from .errors import ArgumentError, HardwareError, InstanceError, OutputError, PlanInvalidError, SweepInputError
+from .executor import ExecutorError, ExecutorOptions, first_line, run_tasks
+from .hardware import Hardware, check_capacity, did_you_mean, hardware_from_table, load_hardware
 from .instance import instance_name, load_instance
 from .pipeline import SolveOptions, run_pipeline
-from .plan import atomic_write_files
+from .pipeline.memory import out_of_memory
+from .plan import atomic_write_files, check_output_file
+from .report.text import printable
 
 __all__ = [
     "SweepInputError",
@@ -72,10 +78,13 @@ __all__ = [
     "write_reports",
     "sweep",
     "RESULT_METRICS",
+    "TRANSIENT_ERRORS",
+    "is_transient",
+    "output_paths",
 ]
 
 RESULT_METRICS = ("max_v_stay", "extra_traffic", "spill_count", "makespan")
-JSONL, CSV_FILE, MD_FILE = "sweep.jsonl", "sweep.csv", "sweep.md"
+JSONL, CSV_FILE, MD_FILE, PNG_FILE = "sweep.jsonl", "sweep.csv", "sweep.md", "sweep_{}.png"
 
 
 @dataclass(frozen=True)
@@ -87,10 +96,11 @@ class SweepOptions:
     traffic_slack: float = 0.0
 
     def __post_init__(self) -> None:
-        if self.problem not in (1, 2, 3):
-            raise SweepInputError(f"--problem must be 1, 2 or 3, got {self.problem}")
-        if not self.traffic_slack >= 0:
-            raise SweepInputError(f"--traffic-slack must be a non-negative percentage, got {self.traffic_slack}")
+        try:
+            PROBLEM.check(self.problem, "--problem")
+            TRAFFIC_SLACK.check(self.traffic_slack, "--traffic-slack")
+        except ArgumentError as exc:
+            raise SweepInputError(str(exc)) from None
 
     def options(self) -> dict[str, Any]:
         """The solve options recorded in every row (the problem has its own column)."""
@@ -137,7 +147,9 @@ def row_key(row: Mapping[str, Any]) -> str | None:
 
 def parse_sets(specs: Sequence[str], hw: Hardware) -> dict[str, tuple[int, ...]]:
     """``["L1=2048,4096", "UB=512"]`` -> ``{"L1": (2048, 4096), "UB": (512,)}`` (order kept,
-    repeated values dropped). Unknown tiers, repeated tiers and non-integers are bad input."""
+    repeated values dropped). Unknown tiers, repeated tiers, non-integers and capacities a
+    hardware file could not set either (:func:`~dansched.hardware.check_capacity`: not
+    positive, or 2**63 and more) are bad input."""
     out: dict[str, tuple[int, ...]] = {}
     for spec in specs:
         tier, sep, values = spec.partition("=")
@@ -152,7 +164,9 @@ def parse_sets(specs: Sequence[str], hw: Hardware) -> dict[str, tuple[int, ...]]
         for v in values.split(","):
             v = v.strip()
             try:
-                n = int(v, 10)
+                n = check_capacity(int(v, 10), tier)
+            except HardwareError as exc:  # a ValueError too: first
+                raise SweepInputError(f"--set {spec!r}: {str(exc).removeprefix('hardware: ')}") from None
             except ValueError:
                 raise SweepInputError(f"--set {spec!r}: {v!r} is not an integer capacity") from None
             if n not in parsed:
@@ -254,9 +268,26 @@ def plan_cells(
 # ---- one cell ---------------------------------------------------------------------------
 
 
-def _one_line(exc: BaseException) -> str:
-    text = str(exc).strip().splitlines()
-    return text[0] if text else type(exc).__name__
+# Failures that may not happen on the next run: out of memory; operating-system errors (a full
+# disk, a lost mount, a timeout, a refused connection); and SystemError, which is what CPython
+# raises when an allocation fails inside C code that sets no MemoryError (under a 300 MB
+# address-space limit a cell failed with "SystemError: <function _find_and_load> returned NULL
+# without setting an exception" more often than with MemoryError). A cell that failed so runs
+# again on resume; the others (bad input, no valid plan, a bug) would fail the same way.
+TRANSIENT_ERRORS: tuple[type[BaseException], ...] = (MemoryError, OSError, SystemError)
+
+
+def is_transient(row: Mapping[str, Any]) -> bool:
+    """Whether a recorded failed row failed for a reason that may pass next time (its
+    ``transient`` field; a row written before that field existed: the exception class its
+    error names, e.g. ``MemoryError: ...``)."""
+    if row.get("valid"):
+        return False
+    if "transient" in row:
+        return bool(row["transient"])
+    name = str(row.get("error") or "").partition(":")[0].strip()
+    cls = getattr(builtins, name, None)
+    return isinstance(cls, type) and issubclass(cls, TRANSIENT_ERRORS)
 
 
 def run_cell(
@@ -281,14 +312,15 @@ def run_cell(
         "valid": False,
     }
     row.update({k: None for k in RESULT_METRICS})
-    row.update(seconds=None, error=None)
+    row.update(seconds=None, error=None, transient=False)
     t0 = time.perf_counter()
     try:
         hw = hardware_from_table(hw_table)
         inst = load_instance(path, hw)
-        result = run_pipeline(
-            inst, SolveOptions(problem=problem, traffic_slack=float(options.get("traffic_slack", 0.0)))
-        )
+        with out_of_memory(inst):
+            result = run_pipeline(
+                inst, SolveOptions(problem=problem, traffic_slack=float(options.get("traffic_slack", 0.0)))
+            )
         ev = result.evaluation
         for k in RESULT_METRICS:
             v = getattr(ev, k, None)
@@ -297,9 +329,10 @@ def run_cell(
         if not ev.valid:
             row["error"] = f"invalid plan ({ev.error_count} violation(s))"
     except (HardwareError, InstanceError, PlanInvalidError) as exc:
-        row["error"] = _one_line(exc)
+        row["error"] = first_line(exc)
     except Exception as exc:  # a cell's crash is a row, never the sweep's crash
-        row["error"] = f"{type(exc).__name__}: {_one_line(exc)}"
+        row["error"] = f"{type(exc).__name__}: {first_line(exc)}"
+        row["transient"] = isinstance(exc, TRANSIENT_ERRORS)
     row["seconds"] = round(time.perf_counter() - t0, 3)
     return row
 
@@ -372,7 +405,7 @@ class SweepResult:
     """What a sweep run did: ``rows`` are those of the requested cells that are recorded
     (in cell order); ``lost`` the cells the executor could not run (not recorded);
     ``files`` the reports :func:`sweep` wrote (``note``: why some were not, e.g. no PNGs
-    without matplotlib)."""
+    without matplotlib); ``retried`` how many of the cells run had a failed row already."""
 
     cells: list[Cell]
     rows: list[dict[str, Any]]
@@ -383,12 +416,15 @@ class SweepResult:
     seconds: float
     files: list[Path] = field(default_factory=list)
     note: str | None = None
+    retried: int = 0
 
     def summary_line(self, executor: str) -> str:
-        """``sweep: N cells (k already done, r run, f failed) on EXECUTOR in S s -> files``."""
+        """``sweep: N cells (k already done, r run, f failed) on EXECUTOR in S s -> files``
+        (``r run (t retried)`` when some of them had failed before)."""
         failed = sum(not r["valid"] for r in self.rows)
+        ran = f"{self.ran} run" + (f" ({self.retried} retried)" if self.retried else "")
         return (
-            f"sweep: {len(self.cells)} cells ({self.skipped} already done, {self.ran} run, {failed} failed) "
+            f"sweep: {len(self.cells)} cells ({self.skipped} already done, {ran}, {failed} failed) "
             f"on {executor} in {self.seconds:.1f} s -> {', '.join(str(f) for f in self.files)}"
         )
 
@@ -399,8 +435,11 @@ def run_sweep(
     executor: ExecutorOptions = ExecutorOptions(),
     progress: Progress | None = None,
     on_row: Callable[[dict[str, Any]], None] | None = None,
+    retry_failed: bool = False,
 ) -> SweepResult:
-    """Run the cells not yet in ``out/sweep.jsonl``, appending each finished row there.
+    """Run the cells not yet in ``out/sweep.jsonl``, and those recorded as failed for a
+    reason that may pass next time (:func:`is_transient`; ``retry_failed``: every failed
+    cell), appending each finished row there (the newest row of a cell is the one read).
 
     Largest instance files go first (the long cells start early). ``progress(message)``
     is told how many cells are done as each one finishes; ``on_row`` is called with each
@@ -410,7 +449,12 @@ def run_sweep(
     jsonl = Path(out) / JSONL
     done = read_done(jsonl)
     unique = list({c.key: c for c in cells}.values())
-    todo = [c for c in unique if c.key not in done]
+
+    def again(row: Mapping[str, Any]) -> bool:
+        return not row.get("valid") and (retry_failed or is_transient(row))
+
+    todo = [c for c in unique if c.key not in done or again(done[c.key])]
+    retried = sum(c.key in done for c in todo)
     skipped = len(unique) - len(todo)
     size = {c.path: _instance_bytes(c.path) for c in todo}
     todo.sort(key=lambda c: -size[c.path])  # stable: instance, then grid order among equals
@@ -426,7 +470,7 @@ def run_sweep(
         with closing(run_tasks(run_cell, [_cell_args(c) for c in todo], executor, keys)) as results:
             for ran, (i, row, exc) in enumerate(results, start=1):
                 if exc is not None:
-                    lost.append((todo[i], f"{type(exc).__name__}: {_one_line(exc)}"))
+                    lost.append((todo[i], f"{type(exc).__name__}: {first_line(exc)}"))
                 else:
                     writer.write(row)
                     done[todo[i].key] = row
@@ -438,7 +482,14 @@ def run_sweep(
         writer.close()
     rows = [dict(done[c.key], instance=c.instance) for c in cells if c.key in done]  # same bytes, own name
     return SweepResult(
-        list(cells), rows, len(todo) - len(lost), skipped, failed, lost, round(time.perf_counter() - t0, 3)
+        list(cells),
+        rows,
+        len(todo) - len(lost),
+        skipped,
+        failed,
+        lost,
+        round(time.perf_counter() - t0, 3),
+        retried=retried,
     )
 
 
@@ -648,14 +699,14 @@ def tier_figure(rows: Sequence[Mapping[str, Any]], tier: str) -> Any:
                     markersize=max(3.0, 9.0 - 1.5 * j),
                     fillstyle="none",
                     linestyle=LINESTYLES[j % len(LINESTYLES)],
-                    label=inst,
+                    label=printable(inst),  # matplotlib cannot draw a file name's undecodable bytes
                 )
         ax.set_ylim(bottom=0, top=None if top > 0 else 1)
         ax.yaxis.set_major_locator(MaxNLocator(integer=True))
         ax.set_xlabel(f"{tier} capacity")
         ax.set_ylabel(label)
         ax.grid(True, alpha=0.3)
-        if k == 0:
+        if k == 0 and ax.get_lines():  # no valid point: no line, no legend (matplotlib would warn)
             ax.legend(fontsize="small")
     fig.suptitle(f"dansched sweep over {tier}" + (f" ({others})" if others else ""))
     fig.tight_layout()
@@ -667,6 +718,13 @@ def tier_png_bytes(rows: Sequence[Mapping[str, Any]], tier: str) -> bytes:
     buf = io.BytesIO()
     tier_figure(rows, tier).savefig(buf, format="png")
     return buf.getvalue()
+
+
+def output_paths(out: str | Path, tiers: Sequence[str]) -> list[Path]:
+    """Every file a sweep into ``out`` may write when ``tiers`` are swept: ``sweep.jsonl``,
+    ``sweep.csv``, ``sweep.md`` and ``sweep_<TIER>.png`` per swept tier."""
+    d = Path(out)
+    return [d / JSONL, d / CSV_FILE, d / MD_FILE] + [d / PNG_FILE.format(t) for t in tiers]
 
 
 def write_reports(rows: Sequence[Mapping[str, Any]], out: str | Path, lost: int = 0) -> tuple[list[Path], str | None]:
@@ -681,7 +739,7 @@ def write_reports(rows: Sequence[Mapping[str, Any]], out: str | Path, lost: int 
         if importlib.util.find_spec("matplotlib") is None:
             note = "matplotlib is not installed: no PNGs (pip install -e '.[plot]')."
         else:
-            files += [(d / f"sweep_{t}.png", tier_png_bytes(rows, t)) for t in swept]
+            files += [(d / PNG_FILE.format(t), tier_png_bytes(rows, t)) for t in swept]
     files = [(d / CSV_FILE, sweep_csv(rows)), (d / MD_FILE, sweep_markdown(rows, note, lost))] + files
     atomic_write_files(files)
     return [p for p, _ in files], note
@@ -700,16 +758,19 @@ def sweep(
     executor: ExecutorOptions = ExecutorOptions(),
     progress: Progress | None = None,
     on_row: Callable[[dict[str, Any]], None] | None = None,
+    retry_failed: bool = False,
 ) -> SweepResult:
-    """Check every input (raising :class:`SweepInputError`, nothing written), then run the
-    sweep (``progress(message)`` told of each cell done) and write the reports.
+    """Check every input and output path (raising :class:`SweepInputError`, nothing
+    written), then run the sweep (:func:`run_sweep`; ``progress(message)`` told of each
+    cell done) and write the reports.
     KeyboardInterrupt propagates with the finished cells kept."""
     opts = SweepOptions(problem=problem, traffic_slack=traffic_slack)
     try:
         base = load_hardware(hw_path)
     except HardwareError as exc:
         raise SweepInputError(str(exc)) from None
-    grid = grid_points(base, parse_sets(sets, base))
+    swept = parse_sets(sets, base)
+    grid = grid_points(base, swept)
     if not instances:
         raise SweepInputError("no instances given")
     paths = find_instances(instances)
@@ -719,9 +780,14 @@ def sweep(
         raise SweepInputError(str(exc)) from None
     if Path(out).exists() and not Path(out).is_dir():
         raise SweepInputError(f"{out}: is a file, not a folder for the sweep's results")
+    for target in output_paths(out, [t for t, values in swept.items() if len(values) > 1]):
+        try:
+            check_output_file(target)
+        except OutputError as exc:
+            raise SweepInputError(str(exc)) from None
     cells = plan_cells(paths, base, grid, opts)
     try:
-        result = run_sweep(cells, out, executor, progress=progress, on_row=on_row)
+        result = run_sweep(cells, out, executor, progress=progress, on_row=on_row, retry_failed=retry_failed)
     except ExecutorError as exc:  # e.g. a scheduler that cannot be reached
         raise SweepInputError(str(exc)) from None
     files, result.note = write_reports(result.rows, out, len(result.lost))

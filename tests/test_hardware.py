@@ -168,3 +168,20 @@ def test_missing_or_unreadable_hardware_file(tmp_path):
 def test_zero_spill_cost_is_allowed(tmp_path):
     hw = load_hardware(write(tmp_path, "[spill]\nfixed_cycles = 0\ncycles_per_unit = 0\n"))
     assert isinstance(hw, Hardware) and hw.spill_cycles(100) == 0
+
+
+@pytest.mark.parametrize(
+    "text", ["x = " + "[" * 10_000 + "]" * 10_000 + "\n", "x = " + "{a = " * 10_000 + "1" + "}" * 10_000 + "\n"]
+)
+@pytest.mark.parametrize("command", ["info", "sweep"])
+def test_a_hardware_file_nested_10000_deep_is_one_line(text, command, tmp_path, exp_path, monkeypatch, capsys):
+    from helpers import run_cli
+
+    hw = write(tmp_path, text)
+    args = ["info", exp_path] if command == "info" else ["sweep", exp_path, "--quiet", "--out", tmp_path / "out"]
+    code, out, err = run_cli(monkeypatch, capsys, *args, "--hw", hw)
+    assert (
+        code == 2
+        and out == ""
+        and err.splitlines() == [f"dansched: error: hardware: {hw} is not a hardware model (TOML nested too deeply)"]
+    )

@@ -89,10 +89,9 @@ def test_rows_match_a_direct_solve_and_failures_are_recorded(inline, instances):
     assert (out / "sweep_L1.png").stat().st_size > 0 and (out / "sweep_UB.png").stat().st_size > 0
 
 
-def test_bad_hardware_point_is_a_failed_cell(instances, tmp_path):
-    res = S.sweep(instances[1:], ["UB=0,4,1024"], out=tmp_path, executor=E.ExecutorOptions(jobs=1))
+def test_a_point_the_instance_does_not_fit_is_a_failed_cell(instances, tmp_path):
+    res = S.sweep(instances[1:], ["UB=4,1024"], out=tmp_path, executor=E.ExecutorOptions(jobs=1))
     by_ub = {r["capacity"]["UB"]: r for r in res.rows}
-    assert "capacity of tier UB must be a positive integer" in by_ub[0]["error"]
     assert not by_ub[4]["valid"] and "larger than tier UB (4)" in by_ub[4]["error"]
     assert by_ub[1024]["valid"] and by_ub[1024]["makespan"] == 60  # docs/rules.md, section 9
 
@@ -140,6 +139,7 @@ def _cli(monkeypatch, capsys, *args):
         (["--set", "L1=1.5"], "is not an integer"),
         (["--set", "L1"], "expected TIER=V1,V2"),
         (["--set", "L1=1", "--set", "L1=2"], "twice"),
+        (["--set", "UB=0,4,1024"], "--set 'UB=0,4,1024': capacity of tier UB must be a positive integer, got 0"),
         (["--scheduler", "tcp://127.0.0.1:1", "--dask-workers", "2"], "not both"),
     ],
 )
@@ -275,3 +275,49 @@ def test_the_plot_of_all_zero_traffic_has_a_sane_axis_and_every_line_shows():
     assert list(a.get_ydata()) == list(b.get_ydata()) == [0, 0]
     assert (a.get_marker(), a.get_linestyle()) != (b.get_marker(), b.get_linestyle())
     assert a.get_markersize() > b.get_markersize()
+
+
+# ---- resume: transient failures run again ------------------------------------------------
+
+
+def test_resume_retries_a_cell_that_ran_out_of_memory_but_not_a_deterministic_failure(instances, tmp_path, monkeypatch):
+    """A cell that failed for a reason that may pass next time (out of memory here) runs
+    again on resume; one that failed on its input (UB=4 cannot hold Exp's buffers) does not,
+    unless --retry-failed asks for every failed cell."""
+    ex = E.ExecutorOptions(jobs=1)
+    real = S.run_pipeline
+
+    def out_of_memory(inst, opts):
+        if inst.hw.capacity["UB"] == 1024:
+            raise MemoryError("Unable to allocate 3.07 GiB")
+        return real(inst, opts)
+
+    monkeypatch.setattr(S, "run_pipeline", out_of_memory)
+    first = S.sweep(instances[1:], ["UB=4,1024"], out=tmp_path, executor=ex)
+    by_ub = {r["capacity"]["UB"]: r for r in first.rows}
+    assert by_ub[1024]["transient"] and "out of memory" in by_ub[1024]["error"]
+    assert not by_ub[4]["valid"] and not by_ub[4]["transient"]
+    monkeypatch.setattr(S, "run_pipeline", real)
+    again = S.sweep(instances[1:], ["UB=4,1024"], out=tmp_path, executor=ex)
+    assert (again.ran, again.retried, again.skipped) == (1, 1, 1)
+    assert {r["capacity"]["UB"]: r["valid"] for r in again.rows} == {4: False, 1024: True}
+    assert S.sweep(instances[1:], ["UB=4,1024"], out=tmp_path, executor=ex).ran == 0
+    every = S.sweep(instances[1:], ["UB=4,1024"], out=tmp_path, executor=ex, retry_failed=True)
+    assert (every.ran, every.retried) == (1, 1) and len(_jsonl(tmp_path)) == 4
+
+
+def test_a_row_recorded_before_rows_said_transient_is_read_from_its_error():
+    row = {"valid": False, "error": "MemoryError: Unable to allocate 3.07 EiB"}
+    assert S.is_transient(row) and S.is_transient({**row, "error": "OSError: [Errno 28] No space left on device"})
+    assert not S.is_transient({**row, "error": "buffer 3: larger than tier UB (4)"})
+    assert not S.is_transient({**row, "error": "KeyError: 5"}) and not S.is_transient({**row, "valid": True})
+
+
+def test_cli_resume_says_how_many_cells_it_retried(instances, tmp_path, monkeypatch, capsys):
+    args = (instances[1], "--set", "UB=1024", "--jobs", "1", "--out", tmp_path)
+    code, _, _ = _cli(monkeypatch, capsys, *args)
+    rows = _jsonl(tmp_path)
+    rows[0].update(valid=False, error="MemoryError: Unable to allocate 3.07 GiB", transient=True)
+    (tmp_path / "sweep.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+    code, out, _ = _cli(monkeypatch, capsys, *args)
+    assert code == 0 and "1 cells (0 already done, 1 run (1 retried), 0 failed)" in out, out
