@@ -46,8 +46,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from .checks import SEED, TIME_LIMIT, check_path, check_type
 from .errors import NoLegalOrderError, PlanInvalidError
-from .instance import Instance
+from .instance import Instance, require_instance
 from .judge import judge_folder
 from .models.bound import Bound, gap
 from .models.floors import floor_gaps, makespan_floors
@@ -57,6 +58,7 @@ from .models.traffic import traffic_lower_bound
 from .models.traffic_global import global_traffic_bound
 from .params import BoundParams, CoverBudget
 from .pipeline import SolveOptions, run_pipeline
+from .pipeline.memory import out_of_memory
 from .plan import Plan
 from .simulate import Evaluation, judged
 
@@ -216,6 +218,11 @@ def audit_plan(
     ``cpsat`` only the fast bounds are computed (as ``solve`` does for its report); without
     ``with_peak`` no maxV_stay row (a caller that audits another plan's peak already).
     ``progress(message)`` is called as each bound starts."""
+    require_instance(inst, "audit_plan: inst")
+    check_type(plan, Plan, "audit_plan: plan")
+    check_type(ev, Evaluation, "audit_plan: ev", "evaluate(inst, plan) gives it")
+    TIME_LIMIT.check(time_limit, "audit_plan: time_limit")
+    SEED.check(seed, "audit_plan: seed")
     say = progress or _quiet
     rows = []
     if with_peak:
@@ -326,10 +333,16 @@ def bound(
     makespan. Without a problem-1 order (none keeps the L0 rule) the problem-3 plan is
     bounded for the peak too and ``not_bounded`` says why problem 1 is not. Raises
     :class:`PlanInvalidError` when problem 3 has no plan either (nothing to bound)."""
+    require_instance(inst, "bound: inst")
+    TIME_LIMIT.check(time_limit, "bound: time_limit")
+    SEED.check(seed, "bound: seed")
     say = progress or _quiet
     steps = 3
     say(f"bound 1/{steps}: solving problem 3 (its plans are the ones bounded)")
-    p3 = run_pipeline(inst, SolveOptions(problem=3), progress=lambda m: say(f"bound 1/{steps}, solving problem 3: {m}"))
+    with out_of_memory(inst):
+        p3 = run_pipeline(
+            inst, SolveOptions(problem=3), progress=lambda m: say(f"bound 1/{steps}, solving problem 3: {m}")
+        )
     not_bounded: dict[str, str] = {}
     plan1 = p3.stage1
     if plan1 is None:  # no L0-legal Stage-1 order: solving problem 1 says why
@@ -382,6 +395,10 @@ def audit_folder(
     """The plan of ``inst`` in ``folder`` beside its lower bounds: the folder is checked
     against its fingerprint (:func:`dansched.judge.judge_folder`), the plan must be valid
     (else :class:`PlanInvalidError`), then :func:`audit_plan` with the exact models."""
+    require_instance(inst, "audit_folder: inst")
+    check_path(folder, "audit_folder: folder")
+    TIME_LIMIT.check(time_limit, "audit_folder: time_limit")
+    SEED.check(seed, "audit_folder: seed")
     say = progress or _quiet
     say(f"audit 1/2: judging the plan in {folder}")
     plan, ev = judge_folder(inst, folder)

@@ -23,15 +23,31 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
+from .checks import (
+    DASK_WORKERS,
+    EXACT_WINDOW,
+    FREQ_GHZ,
+    GENERATE_SEED,
+    JOBS,
+    NETWORK_TIMEOUT,
+    PROBLEM,
+    SCALE,
+    SEED,
+    TIME_LIMIT,
+    TRAFFIC_SLACK,
+    Range,
+)
 from .errors import (
     HardwareError,
     InputError,
     InstanceError,
+    OutOfMemory,
     PlanFormatError,
     PlanInvalidError,
     TraceError,
     ViewError,
 )
+from .generate import MAX_GENERATED_NODES
 from .hardware import Hardware, load_hardware
 from .instance import Instance, load_instance
 from .report.text import printable
@@ -114,9 +130,19 @@ def _echo(line: str, err: bool = False) -> None:
     typer.echo(printable(line), err=err)
 
 
-def _check_freq(freq_ghz: float) -> None:
-    if not freq_ghz > 0:
-        raise InputError(f"--freq-ghz must be positive, got {freq_ghz}")
+def _in(accepted: Range) -> Any:
+    """The callback that checks an option against its range (:mod:`dansched.checks`) as it
+    is parsed: one line naming the option and the range, exit 2."""
+
+    def check(param: typer.CallbackParam, value: Any) -> Any:
+        return accepted.check(value, param.opts[0] if param.opts else str(param.name))
+
+    return check
+
+
+def _ranged(flag: str, accepted: Range, help: str) -> Any:
+    """A numeric ``typer.Option`` checked against ``accepted``, its range stated in the help."""
+    return typer.Option(flag, callback=_in(accepted), help=f"{help.rstrip('.')}. Accepts {accepted.text}.")
 
 
 def _progress(quiet: bool) -> AbstractContextManager[Reporter]:
@@ -186,8 +212,12 @@ HwOption = Annotated[
 ]
 JsonOption = Annotated[bool, typer.Option("--json", help="Print one JSON object instead of a table.")]
 QuietOption = Annotated[bool, typer.Option("--quiet", help="No progress line (the result is still printed).")]
-BoundSeconds = Annotated[float, typer.Option("--time-limit", min=0.0, help="Budget in seconds for CP-SAT bounds.")]
-SeedOption = Annotated[int, typer.Option("--seed", help="Seed for CP-SAT.")]
+BoundSeconds = Annotated[float, _ranged("--time-limit", TIME_LIMIT, "Budget in seconds for CP-SAT bounds.")]
+SeedOption = Annotated[int, _ranged("--seed", SEED, "Seed for CP-SAT.")]
+FreqOption = Annotated[float, _ranged("--freq-ghz", FREQ_GHZ, "Clock for the estimated latency line.")]
+SlackOption = Annotated[
+    float, _ranged("--traffic-slack", TRAFFIC_SLACK, "Percent more traffic Stage 3 may trade for makespan.")
+]
 PlanFolder = Annotated[
     Path, typer.Option("--plan", help="Folder holding <case>_schedule.txt (and _memory.txt, _spill.txt, _report.json).")
 ]
@@ -222,7 +252,7 @@ def evaluate(
     spill: Annotated[Path | None, typer.Option("--spill", help="<case>_spill.txt: BufId:NewOffset per line")] = None,
     hw: HwOption = None,
     as_json: JsonOption = False,
-    freq_ghz: Annotated[float, typer.Option("--freq-ghz", help="Clock for the estimated latency line.")] = 1.0,
+    freq_ghz: FreqOption = 1.0,
 ) -> None:
     """Judge a plan: a plan folder (--plan), a problem-1 order (--schedule alone) or a full plan for problems 2 and 3 (--memory, --spill)."""
     from .instance import instance_name
@@ -247,8 +277,7 @@ def evaluate(
         from .report.tables import print_evaluation
 
         print_evaluation(inst, verdict.evaluation, verdict.notes, violations=verdict.other_case is None)
-        if freq_ghz > 0:
-            _latency(verdict.evaluation.makespan, freq_ghz)
+        _latency(verdict.evaluation.makespan, freq_ghz)
     raise typer.Exit(0 if verdict.valid else 1)
 
 
@@ -295,12 +324,7 @@ def solve(
     instance: InstanceArg,
     problem: Annotated[
         int,
-        typer.Option(
-            "--problem",
-            min=1,
-            max=3,
-            help="1: order only (peak); 2: + layout and spills (traffic); 3: + timing (makespan).",
-        ),
+        _ranged("--problem", PROBLEM, "1: order only (peak); 2: + layout and spills (traffic); 3: + timing (makespan)"),
     ] = 3,
     out: Annotated[
         Path,
@@ -310,7 +334,7 @@ def solve(
     ] = DEFAULT_OUT,
     hw: HwOption = None,
     exact_window: Annotated[
-        int, typer.Option("--exact-window", min=0, help="Width W of the CP-SAT timing windows in Stage 3 (0: off).")
+        int, _ranged("--exact-window", EXACT_WINDOW, "Width W of the CP-SAT timing windows in Stage 3; 0: off")
     ] = 0,
     exact_window_mode: Annotated[
         WindowMode,
@@ -319,14 +343,10 @@ def solve(
         ),
     ] = WindowMode.fixed,
     time_limit: Annotated[
-        float, typer.Option("--time-limit", min=0.0, help="Budget in seconds for the exact (CP-SAT) parts.")
+        float, _ranged("--time-limit", TIME_LIMIT, "Budget in seconds for the exact (CP-SAT) parts.")
     ] = 60.0,
-    seed: Annotated[
-        int, typer.Option("--seed", help="Seed for CP-SAT (results are deterministic for a given seed).")
-    ] = 0,
-    traffic_slack: Annotated[
-        float, typer.Option("--traffic-slack", min=0.0, help="Percent more traffic Stage 3 may trade for makespan.")
-    ] = 0.0,
+    seed: Annotated[int, _ranged("--seed", SEED, "Seed for CP-SAT (results are deterministic for a given seed).")] = 0,
+    traffic_slack: SlackOption = 0.0,
     variant: Annotated[
         Variant,
         typer.Option(
@@ -337,7 +357,9 @@ def solve(
     victim: Annotated[
         Victim, typer.Option("--victim", help="Stage-2 victim rule: cost (Eqs. 27-31) or lru.")
     ] = DEFAULT_VICTIM,
-    freq_ghz: Annotated[float, typer.Option("--freq-ghz", help="Clock for the estimated latency and the trace.")] = 1.0,
+    freq_ghz: Annotated[
+        float, _ranged("--freq-ghz", FREQ_GHZ, "Clock for the estimated latency, the trace and the page.")
+    ] = 1.0,
     as_json: Annotated[
         bool, typer.Option("--json", help="Print one JSON object (figures and files written) instead of lines.")
     ] = False,
@@ -360,7 +382,6 @@ def solve(
     from .solution import solve as run_solve
 
     check_outputs(chosen(outputs), problem, freq_ghz)  # before the instance is even read
-    _check_freq(freq_ghz)
     check_writable_folder(out)
     inst = load_inputs(instance, hw)
     opts = effort_options(
@@ -455,8 +476,10 @@ def generate(
     out: Annotated[
         Path, typer.Option("--out", help="Instance file to write (.json, or <case>_Nodes.csv for the CSV pair).")
     ],
-    scale: Annotated[int, typer.Option("--scale", min=1, help="Size knob of the family (>= 1).")] = 1,
-    seed: Annotated[int, typer.Option("--seed", help="Random seed.")] = 0,
+    scale: Annotated[
+        int, _ranged("--scale", SCALE, f"Size knob of the family (its graph: at most {MAX_GENERATED_NODES:,} nodes)")
+    ] = 1,
+    seed: Annotated[int, _ranged("--seed", GENERATE_SEED, "Random seed.")] = 0,
 ) -> None:
     """Write a synthetic instance of a family in the contest format."""
     from .generate import generate_file
@@ -475,7 +498,7 @@ def trace(
         Path | None, typer.Option("--out", help="Trace JSON to write (default: <plan>/<case>_trace.json).")
     ] = None,
     freq_ghz: Annotated[
-        float, typer.Option("--freq-ghz", help="Clock for ts/dur in microseconds (1 GHz: 1 cycle = 1 ns).")
+        float, _ranged("--freq-ghz", FREQ_GHZ, "Clock for ts/dur in microseconds (1 GHz: 1 cycle = 1 ns).")
     ] = 1.0,
     png: Annotated[
         Path | None, typer.Option("--png", help="Also draw a Gantt chart of the pipes and per-tier layout heatmaps.")
@@ -491,7 +514,6 @@ def trace(
     """Perfetto trace (Trace Event Format JSON + taskStatistics) of a plan with a layout; optionally a picture."""
     from .report.folder import trace_folder
 
-    _check_freq(freq_ghz)
     with _progress(False) as say:
         say(f"trace: judging the plan in {plan_dir}, then writing its trace")
         inst = load_folder_inputs(instance, plan_dir, hw)
@@ -507,13 +529,12 @@ def view(
     instance: InstanceArg,
     plan_dir: PlanFolder,
     out: Annotated[Path | None, typer.Option("--out", help="Page to write (default: <plan>/<case>_view.html).")] = None,
-    freq_ghz: Annotated[float, typer.Option("--freq-ghz", help="Clock for the times in microseconds.")] = 1.0,
+    freq_ghz: Annotated[float, _ranged("--freq-ghz", FREQ_GHZ, "Clock for the times in microseconds.")] = 1.0,
     hw: HwOption = None,
 ) -> None:
     """One self-contained HTML page to explore a plan: engine timeline, memory maps, summary."""
     from .report.folder import view_folder
 
-    _check_freq(freq_ghz)
     with _progress(False) as say:
         say(f"view: judging the plan in {plan_dir}, then building its page")
         inst = load_folder_inputs(instance, plan_dir, hw)
@@ -564,11 +585,11 @@ def bench(
         ),
     ] = None,
     out: Annotated[Path, typer.Option("--out", help="Folder for bench.json, bench.csv and bench.md.")] = Path("bench"),
-    jobs: Annotated[int, typer.Option("--jobs", min=1, help="Parallel worker processes.")] = 1,
+    jobs: Annotated[int, _ranged("--jobs", JOBS, "Parallel worker processes.")] = 1,
     time_limit: Annotated[
         float,
-        typer.Option(
-            "--time-limit", min=0.0, help="Budget in seconds for each method's optional search (CP-SAT, beam rounds)."
+        _ranged(
+            "--time-limit", TIME_LIMIT, "Budget in seconds for each method's optional search (CP-SAT, beam rounds)."
         ),
     ] = 60.0,
     hw: HwOption = None,
@@ -598,36 +619,67 @@ def sweep(
     hw: Annotated[
         Path | None, typer.Option("--hw", help="Base hardware: TOML file whose keys replace the default model's.")
     ] = None,
-    problem: Annotated[int, typer.Option("--problem", min=1, max=3, help="Problem each cell solves.")] = 3,
-    traffic_slack: Annotated[
-        float, typer.Option("--traffic-slack", min=0.0, help="Percent more traffic Stage 3 may trade for makespan.")
-    ] = 0.0,
+    problem: Annotated[int, _ranged("--problem", PROBLEM, "Problem each cell solves.")] = 3,
+    traffic_slack: SlackOption = 0.0,
     out: Annotated[
         Path, typer.Option("--out", help="Folder for sweep.jsonl, sweep.csv, sweep.md and the PNGs.")
     ] = Path("sweep"),
-    jobs: Annotated[
-        int | None, typer.Option("--jobs", min=1, help="Local worker processes (default: the core count).")
-    ] = None,
+    jobs: Annotated[int | None, _ranged("--jobs", JOBS, "Local worker processes (default: the core count).")] = None,
     scheduler: Annotated[
         str | None,
         typer.Option("--scheduler", help="Submit the cells to a running Dask scheduler (tcp://host:port)."),
     ] = None,
     dask_workers: Annotated[
-        int | None,
-        typer.Option("--dask-workers", min=1, help="Start a local Dask cluster of N workers for the run."),
+        int | None, _ranged("--dask-workers", DASK_WORKERS, "Start a local Dask cluster of N workers for the run.")
     ] = None,
+    connect_timeout: Annotated[
+        float,
+        _ranged("--connect-timeout", NETWORK_TIMEOUT, "Seconds to wait for the TCP connection to --scheduler."),
+    ] = 10.0,
+    handshake_timeout: Annotated[
+        float,
+        _ranged(
+            "--handshake-timeout", NETWORK_TIMEOUT, "Seconds to wait for --scheduler's first answer once connected."
+        ),
+    ] = 10.0,
+    retry_failed: Annotated[
+        bool,
+        typer.Option(
+            "--retry-failed",
+            help="On resume, run again every recorded cell that failed (default: only those that failed for a "
+            "reason that may pass next time: out of memory, a system error, a timeout).",
+        ),
+    ] = False,
     quiet: QuietOption = False,
 ) -> None:
-    """Solve every instance on every point of a grid of tier capacities; resumable (DIR/sweep.jsonl)."""
+    """Solve every instance on every point of a grid of tier capacities; resumable (DIR/sweep.jsonl): a rerun
+    skips the recorded cells, except those that failed for a reason that may pass next time (--retry-failed: all
+    failed cells)."""
     from .executor import ExecutorError, ExecutorOptions
     from .report.tables import print_table
     from .sweep import SweepInputError, cell_table, lost_line
     from .sweep import sweep as run_sweep
 
     try:
-        executor = ExecutorOptions(jobs=jobs, scheduler=scheduler, dask_workers=dask_workers)
+        executor = ExecutorOptions(
+            jobs=jobs,
+            scheduler=scheduler,
+            dask_workers=dask_workers,
+            connect_timeout=connect_timeout,
+            handshake_timeout=handshake_timeout,
+        )
         with _progress(quiet) as say:
-            result = run_sweep(instances, sets or [], hw, problem, traffic_slack, out, executor, progress=say)
+            result = run_sweep(
+                instances,
+                sets or [],
+                hw,
+                problem,
+                traffic_slack,
+                out,
+                executor,
+                progress=say,
+                retry_failed=retry_failed,
+            )
     except (SweepInputError, ExecutorError) as exc:
         raise InputError(str(exc)) from None
     except KeyboardInterrupt:
@@ -676,8 +728,11 @@ def main() -> None:
     except BAD_INPUT as exc:
         _error_line(f"dansched: error: {exc}")
         sys.exit(2)
-    except (Failure, PlanInvalidError) as exc:
+    except (Failure, PlanInvalidError, OutOfMemory) as exc:
         _error_line(f"dansched: {exc}")
+        sys.exit(1)
+    except MemoryError:  # outside a solve (reading a huge file): no graph to size yet
+        _error_line("dansched: out of memory")
         sys.exit(1)
     except typer.Exit as exc:
         _flush_warnings()

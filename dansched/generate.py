@@ -28,16 +28,19 @@ Everything is a function of ``(family, scale, seed)``: same arguments, same file
 from __future__ import annotations
 
 import json
+import numbers
 import random
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
+from .checks import GENERATE_SEED, SCALE, check_integer, check_path, check_type
+from .errors import ArgumentError
 from .hardware import Hardware
 from .instance import Instance, instance_from_records, instance_name, write_csv_pair
 from .plan import atomic_write_text, check_output_file
 
-__all__ = ["FAMILIES", "generate", "generate_file", "GraphBuilder"]
+__all__ = ["FAMILIES", "MAX_GENERATED_NODES", "family_nodes", "generate", "generate_file", "GraphBuilder"]
 
 
 class GraphBuilder:
@@ -63,30 +66,53 @@ class GraphBuilder:
         self._next_buf = 0
         self._buf_nodes: dict[int, tuple[int, int, str]] = {}  # buf -> (alloc node, size, tier)
         self._users: dict[int, list[int]] = {}
+        self._freed: set[int] = set()
+
+    def _buffer(self, b: Any, what: str) -> int:
+        """``b`` when :meth:`alloc` returned it and :meth:`free` has not been called on it."""
+        if isinstance(b, bool) or not isinstance(b, numbers.Integral) or int(b) not in self._buf_nodes:
+            raise ArgumentError(f"GraphBuilder.{what}: {b!r} is not a buffer of this builder (alloc returns one)")
+        if int(b) in self._freed:
+            raise ArgumentError(f"GraphBuilder.{what}: buffer {b} is already freed")
+        return int(b)
 
     def alloc(self, size: int, tier: str) -> int:
+        """A new buffer of ``size`` units in ``tier`` (its ALLOC node); returns its id."""
+        size = check_integer(size, "GraphBuilder.alloc: size", 1)
+        check_type(tier, str, "GraphBuilder.alloc: tier")
         b = self._next_buf
         self._next_buf += 1
         v = len(self.nodes)
-        self.nodes.append({"Id": v, "Op": "ALLOC", "BufId": b, "Size": int(size), "Type": tier})
-        self._buf_nodes[b] = (v, int(size), tier)
+        self.nodes.append({"Id": v, "Op": "ALLOC", "BufId": b, "Size": size, "Type": tier})
+        self._buf_nodes[b] = (v, size, tier)
         self._users[b] = []
         return b
 
     def op(self, name: str, pipe: str, cycles: int, bufs: Sequence[int], after: Sequence[int] = ()) -> int:
+        """An operation on ``pipe`` taking ``cycles``, using the buffers ``bufs`` (ids that
+        :meth:`alloc` returned), after the nodes ``after`` (ids that :meth:`op` and
+        :meth:`free` returned); returns its node id."""
+        check_type(name, str, "GraphBuilder.op: name")
+        check_type(pipe, str, "GraphBuilder.op: pipe")
+        cycles = check_integer(cycles, "GraphBuilder.op: cycles", 0)
+        bufs = [self._buffer(b, "op") for b in check_type(bufs, (list, tuple), "GraphBuilder.op: bufs")]
         v = len(self.nodes)
-        self.nodes.append({"Id": v, "Op": name, "Pipe": pipe, "Cycles": int(cycles), "Bufs": list(bufs)})
+        for u in check_type(after, (list, tuple), "GraphBuilder.op: after"):
+            check_integer(u, "GraphBuilder.op: after", 0, v - 1)
+        self.nodes.append({"Id": v, "Op": name, "Pipe": pipe, "Cycles": cycles, "Bufs": bufs})
         for b in bufs:
             a = self._buf_nodes[b][0]
             self.edges.append([a, v])
             self._users[b].append(v)
         for u in after:
-            if u != v:
-                self.edges.append([u, v])
+            self.edges.append([int(u), v])
         return v
 
     def free(self, b: int) -> int:
+        """The FREE node of buffer ``b``, after every operation that used it; returns its id."""
+        b = self._buffer(b, "free")
         a, size, tier = self._buf_nodes[b]
+        self._freed.add(b)
         v = len(self.nodes)
         self.nodes.append({"Id": v, "Op": "FREE", "BufId": b, "Size": size, "Type": tier})
         self.edges.append([a, v])
@@ -349,23 +375,66 @@ FAMILIES: dict[str, Callable[[int, random.Random], GraphBuilder]] = {
 }
 
 
-def generate(family: str, scale: int = 1, seed: int = 0) -> tuple[list[dict[str, Any]], list[list[int]]]:
-    """Contest node records and edges of ``family`` at ``scale`` (>= 1) from ``seed``."""
+# The largest graph generate writes: twice the 2M-node chain the guide reports solving (4.3 GB
+# at --effort fast). Building it holds about 1 KB a node (960,000 chain nodes: 0.96 GB peak),
+# so about 4 GB at the cap; a larger --scale is refused before anything is built
+MAX_GENERATED_NODES = 4_000_000
+
+# the node count of each family at scale s: exact for the structured ones (counted from their
+# builders above), an upper bound for random (at most one new buffer per operation)
+_FAMILY_NODES: dict[str, Callable[[int], int]] = {
+    "matmul": lambda s: 56 * s**3 + 36 * s**2,
+    "fa": lambda s: 128 * s**2 + 26 * s,
+    "conv": lambda s: 68 * s**2 + 11 * s,
+    "random": lambda s: 60 * s,
+    "chain": lambda s: 3 * CHAIN_TRIPLES_PER_SCALE * s,
+    "ladder": lambda s: 3 * CHAIN_TRIPLES_PER_SCALE * s,
+}
+
+
+def family_nodes(family: str, scale: int) -> int:
+    """How many nodes ``family`` has at ``scale`` (an upper bound for ``random``), computed
+    without building it."""
+    return _FAMILY_NODES[family](scale)
+
+
+def check_generate_args(family: Any, scale: Any, seed: Any) -> None:
+    """:class:`~dansched.errors.ArgumentError` (one line) for an unknown family, a scale
+    or seed out of range (:mod:`dansched.checks`), or a scale whose graph would pass
+    :data:`MAX_GENERATED_NODES` (the message gives the largest scale that fits)."""
     if family not in FAMILIES:
-        raise ValueError(f"unknown family {family!r}; choose one of {', '.join(FAMILIES)}")
-    if scale < 1:
-        raise ValueError(f"scale must be >= 1, got {scale}")
+        raise ArgumentError(f"unknown family {family!r}; choose one of {', '.join(FAMILIES)}")
+    SCALE.check(scale, "scale")
+    GENERATE_SEED.check(seed, "seed")
+    if family_nodes(family, scale) > MAX_GENERATED_NODES:
+        lo, hi = 1, scale  # the largest scale within the cap: the counts grow with the scale
+        while lo < hi:
+            mid = (lo + hi + 1) // 2
+            lo, hi = (mid, hi) if family_nodes(family, mid) <= MAX_GENERATED_NODES else (lo, mid - 1)
+        raise ArgumentError(
+            f"scale {scale}: {family} would have more than {MAX_GENERATED_NODES:,} nodes "
+            f"(the largest graph generate writes); the largest scale of {family} is {lo:,}"
+        )
+
+
+def generate(family: str, scale: int = 1, seed: int = 0) -> tuple[list[dict[str, Any]], list[list[int]]]:
+    """Contest node records and edges of ``family`` at ``scale`` (>= 1) from ``seed``
+    (:func:`check_generate_args` first)."""
+    check_generate_args(family, scale, seed)
     return FAMILIES[family](scale, random.Random(f"{family}:{scale}:{seed}")).records()
 
 
 def generate_file(family: str, scale: int, seed: int, out: str | Path) -> Instance:
     """Write ``family`` at ``scale`` from ``seed`` to ``out`` (contest JSON, or the CSV pair
     when ``out`` is ``<case>_Nodes.csv``) and return the instance, checked before writing."""
-    out = Path(out)
-    check_output_file(out)  # before the work
+    check_generate_args(family, scale, seed)
+    out = Path(check_path(out, "generate_file: out"))
+    csv_pair = out.suffix.lower() == ".csv"
+    for target in [out] + ([out.with_name(out.name.replace("_Nodes.csv", "_Edges.csv"))] if csv_pair else []):
+        check_output_file(target)  # before the work
     nodes, edges = generate(family, scale, seed)
     inst = instance_from_records(instance_name(out), nodes, edges)  # the generator's output must load
-    if out.suffix.lower() == ".csv":
+    if csv_pair:
         write_csv_pair(inst, out.parent)
     else:
         atomic_write_text(out, json.dumps({"Nodes": nodes, "Edges": edges}, separators=(",", ":")) + "\n")

@@ -28,9 +28,10 @@ from typing import Any, TypeGuard
 
 import numpy as np
 
+from .checks import check_path, check_type
 from .errors import InstanceError
 from .hardware import SUPPORTED_LIMIT, Hardware, default_hardware, spill_traffic
-from .plan import atomic_write_files, atomic_write_text
+from .plan import atomic_write_files, atomic_write_text, check_case_name
 
 __all__ = [
     "Instance",
@@ -42,6 +43,7 @@ __all__ = [
     "instance_name",
     "write_json",
     "write_csv_pair",
+    "require_instance",
 ]
 
 KIND_OP, KIND_ALLOC, KIND_FREE = 0, 1, 2
@@ -220,6 +222,22 @@ class AdjacencyLists:
 # ---------------------------------------------------------------------------------
 # building and checking
 # ---------------------------------------------------------------------------------
+
+
+def require_instance(value: Any, what: str) -> Instance:
+    """``value`` when it is an :class:`Instance`, else
+    :class:`~dansched.errors.ArgumentError` naming ``what`` (``solve: inst``) and how to
+    make one. Every public call that takes an instance checks it first."""
+    hint = "load_instance(path) reads a file, GraphBuilder().build(name) builds one"
+    result: Instance = check_type(value, Instance, what, hint)
+    return result
+
+
+def _require_hardware(hw: Any, what: str) -> Hardware | None:
+    if hw is None:
+        return None
+    result: Hardware = check_type(hw, Hardware, what, "load_hardware(path) reads a file, None: the default")
+    return result
 
 
 def _is_int(x: Any) -> TypeGuard[int | np.integer[Any]]:
@@ -558,8 +576,11 @@ def instance_from_records(
     edges: Iterable[Any],
     hw: Hardware | None = None,
 ) -> Instance:
-    """Check contest node records and edge pairs (docs/rules.md, section 1.2) and build an :class:`Instance`."""
-    hw = hw or default_hardware()
+    """Check contest node records and edge pairs (docs/rules.md, section 1.2) and build an
+    :class:`Instance`. ``name`` is the case name, the stem of the files it is written to, so
+    it must be one (:func:`~dansched.plan.check_case_name`: no ``/``, no NUL...)."""
+    check_case_name(name, "instance_from_records: name")
+    hw = _require_hardware(hw, "instance_from_records: hw") or default_hardware()
     t = _read_nodes(nodes, hw)
     _check_buffers(t)
     bt = _buffer_table(t, hw)
@@ -693,6 +714,8 @@ def _read_csv_pair(path: Path) -> tuple[list[dict[str, Any]], list[list[Any]]]:
 
 def load_instance(path: str | Path, hw: Hardware | None = None) -> Instance:
     """Load a contest instance: ``<case>.json`` or ``<case>_Nodes.csv`` + ``<case>_Edges.csv``."""
+    check_path(path, "load_instance: path")
+    _require_hardware(hw, "load_instance: hw")
     p = Path(path)
     if p.is_dir():
         raise InstanceError(f"{p}: is a folder; give <case>.json or <case>_Nodes.csv")
@@ -722,15 +745,17 @@ def load_instance(path: str | Path, hw: Hardware | None = None) -> Instance:
 
 def write_json(inst: Instance, path: str | Path) -> None:
     """Write the instance in contest JSON form (atomically: a temporary file, then a rename)."""
-    nodes, edges = inst.to_records()
+    nodes, edges = require_instance(inst, "write_json: inst").to_records()
+    check_path(path, "write_json: path")
     atomic_write_text(path, json.dumps({"Nodes": nodes, "Edges": edges}, separators=(",", ":")) + "\n")
 
 
 def write_csv_pair(inst: Instance, directory: str | Path, case: str | None = None) -> Path:
     """Write ``<case>_Nodes.csv`` and ``<case>_Edges.csv``; returns the nodes file's path.
     Both are complete in temporary files before either is renamed into place."""
-    d = Path(directory)
-    case = case or inst.name
+    inst = require_instance(inst, "write_csv_pair: inst")
+    d = Path(check_path(directory, "write_csv_pair: directory"))
+    case = check_case_name(case or inst.name, "write_csv_pair: case")
     nodes, edges = inst.to_records()
     nodes_path = d / f"{case}_Nodes.csv"
     nodes_text, edges_text = io.StringIO(), io.StringIO()

@@ -23,9 +23,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from .checks import check_path
 from .errors import HardwareError, InputError, PlanFormatError
 from .hardware import Hardware, default_hardware, hardware_from_table, load_hardware
-from .instance import Instance
+from .instance import Instance, require_instance
 from .outputs import group, output, paths
 from .plan import Plan, read_memory, read_plan_dir, read_schedule, read_spill
 from .plan_folder import check_folder
@@ -137,6 +138,10 @@ def evaluate_files(
     order; no ``spill``: no spills), with the notes that explain it. Parse errors and a
     mixed plan folder raise :class:`~dansched.errors.PlanFormatError` (bad input); an
     invalid plan is a verdict."""
+    require_instance(inst, "evaluate_files: inst")
+    check_path(schedule, "evaluate_files: schedule")
+    check_path(memory, "evaluate_files: memory", optional=True)
+    check_path(spill, "evaluate_files: spill", optional=True)
     if spill is not None and memory is None:
         raise InputError("--spill needs --memory (a spill list only makes sense with a layout)")
     schedule = Path(schedule)
@@ -261,6 +266,8 @@ def judge_folder(inst: Instance, folder: str | Path) -> tuple[Plan, Evaluation]:
     holds a plan of this case (:func:`check_case`), on this hardware
     (:func:`check_hardware`) and consistent with its fingerprint
     (:class:`~dansched.errors.MixedPlanError` when not)."""
+    require_instance(inst, "judge_folder: inst")
+    check_path(folder, "judge_folder: folder")
     check_case(folder, inst.name)
     check_hardware(folder, inst.name, inst.hw)
     check_folder(folder, inst.name, group())

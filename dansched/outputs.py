@@ -24,6 +24,7 @@ from functools import cached_property
 from pathlib import Path
 from typing import Any
 
+from .checks import FREQ_GHZ
 from .errors import InputError, TraceError
 from .instance import Instance
 from .plan import Plan, plan_texts
@@ -159,8 +160,9 @@ def chosen(extra: Iterable[str] = ()) -> list[Output]:
 
 def check_outputs(outputs: Iterable[Output], problem: int, freq_ghz: float = 1.0) -> None:
     """The rule of every output that needs timing, written once: it needs a plan with a
-    layout (problems 2 and 3) and a positive clock. Raises
-    :class:`~dansched.errors.TraceError` (bad input, one line)."""
+    layout (problems 2 and 3) and a clock in range (:data:`dansched.checks.FREQ_GHZ`).
+    Raises :class:`~dansched.errors.TraceError` or :class:`~dansched.errors.ArgumentError`
+    (bad input, one line)."""
     timed = [o for o in outputs if o.needs_timing]
     if timed and problem == 1:
         o = timed[0]
@@ -168,8 +170,8 @@ def check_outputs(outputs: Iterable[Output], problem: int, freq_ghz: float = 1.0
             f"{o.flag or o.kind} needs timing: solve problem 2 or 3 ({o.what} needs a layout, "
             "which a problem-1 order does not have)"
         )
-    if timed and not freq_ghz > 0:
-        raise TraceError(f"the clock must be positive, got {freq_ghz} GHz")
+    if timed:
+        FREQ_GHZ.check(freq_ghz, "--freq-ghz")
 
 
 def group() -> GroupLayout:

@@ -24,9 +24,10 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
+from .checks import check_type
 from .errors import PlanInvalidError
 from .hardware import spill_traffic
-from .instance import KIND_ALLOC, KIND_FREE, KIND_OP, Instance
+from .instance import KIND_ALLOC, KIND_FREE, KIND_OP, Instance, require_instance
 from .plan import Plan
 
 __all__ = [
@@ -451,7 +452,11 @@ def judged(inst: Instance, plan: Plan, stage: str, ev: Evaluation | None = None)
 
 
 def evaluate(inst: Instance, plan: Plan) -> Evaluation:
-    """Judge ``plan`` against ``inst`` (docs/rules.md, sections 3-8); see the module docstring."""
+    """Judge ``plan`` against ``inst`` (docs/rules.md, sections 3-8); see the module docstring.
+    :class:`~dansched.errors.ArgumentError` when ``inst`` is not an :class:`Instance` or
+    ``plan`` not a :class:`~dansched.plan.Plan`."""
+    require_instance(inst, "evaluate: inst")
+    check_type(plan, Plan, "evaluate: plan", "read_plan_dir(folder, case) reads one, Plan(order=...) makes one")
     if plan.offsets is None:
         return _evaluate_order(inst, plan.order)
     return _evaluate_layout(inst, plan)

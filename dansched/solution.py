@@ -23,9 +23,12 @@ from pathlib import Path
 from typing import Any
 
 from .audit import audit_plan, rows_report
-from .instance import Instance
+from .checks import FREQ_GHZ, check_path, check_type
+from .errors import ArgumentError
+from .instance import Instance, require_instance
 from .outputs import OutputInput, check_outputs, check_targets, chosen, group
 from .pipeline import SolveOptions, SolveResult, run_pipeline
+from .pipeline.memory import out_of_memory
 from .plan import Plan, plan_texts
 from .plan_folder import plan_fingerprint, write_group
 from .simulate import Evaluation
@@ -103,6 +106,7 @@ class Solution:
         under a lock, stale files of the case removed, nothing half-written) with the
         ``outputs`` asked for (see :meth:`files`) and return the paths written, in the
         order they were renamed into place."""
+        check_path(folder, "Solution.write: folder")
         self.written = write_group(folder, self.instance.name, self.files(outputs, freq_ghz), group())
         return self.written
 
@@ -140,21 +144,33 @@ def solve(
     with the ``outputs`` asked for (kinds of :data:`dansched.outputs.OUTPUTS`: ``trace``,
     ``view``; each checked before the work too). ``progress(message)`` is called as each
     step starts. Raises :class:`~dansched.errors.PlanInvalidError` when no valid plan
-    exists, :class:`~dansched.errors.OutputError` when ``out`` cannot be written."""
+    exists, :class:`~dansched.errors.OutputError` when ``out`` cannot be written,
+    :class:`~dansched.errors.ArgumentError` for an argument of the wrong type or out of
+    range (all checked before the work), :class:`~dansched.errors.OutOfMemory` when the
+    solve runs out of memory."""
+    require_instance(inst, "solve: inst")
+    check_type(options, SolveOptions, "solve: options", "SolveOptions(problem=3, ...) makes them")
+    if progress is not None and not callable(progress):
+        raise ArgumentError(f"solve: progress must be a function of one message, or None, got {progress!r}")
+    FREQ_GHZ.check(freq_ghz, "solve: freq_ghz")
+    check_path(out, "solve: out", optional=True)
     say = progress or (lambda _msg: None)
     outputs = tuple(outputs)
     if out is not None:
         wanted = chosen(outputs)
         check_outputs(wanted, options.problem, freq_ghz)
         check_targets(out, inst.name, wanted, inst)
-    result = run_pipeline(inst, options, progress=say)
-    solution = Solution(inst, options, result)
-    if bounds:
-        say("Report: lower bounds (peak, traffic cover, makespan floors)")
-        limit = min(REPORT_BOUNDS_SECONDS, options.time_limit)
-        rows = audit_plan(inst, result.plan, result.evaluation, time_limit=limit, cpsat=False, params=options.bounds)
-        solution.bounds = rows_report(rows)
-    if out is not None:
-        say(f"Writing the plan folder {out}")
-        solution.write(out, outputs, freq_ghz)
+    with out_of_memory(inst):  # one line saying what the graph needs, not the allocation's traceback
+        result = run_pipeline(inst, options, progress=say)
+        solution = Solution(inst, options, result)
+        if bounds:
+            say("Report: lower bounds (peak, traffic cover, makespan floors)")
+            limit = min(REPORT_BOUNDS_SECONDS, options.time_limit)
+            rows = audit_plan(
+                inst, result.plan, result.evaluation, time_limit=limit, cpsat=False, params=options.bounds
+            )
+            solution.bounds = rows_report(rows)
+        if out is not None:
+            say(f"Writing the plan folder {out}")
+            solution.write(out, outputs, freq_ghz)
     return solution

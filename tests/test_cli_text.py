@@ -5,6 +5,7 @@ as escapes, so an error stays one line and nothing recolours or moves the termin
 from __future__ import annotations
 
 import json
+import os
 
 import pytest
 from helpers import exp_records, run_cli, run_proc_cli
@@ -85,3 +86,47 @@ def test_solve_summary_escapes_the_case_name(monkeypatch, capsys, tmp_path):
     assert code == 0, err
     assert out.startswith("ca\\rse: max_v_stay 10") and "o\\x1b/ca\\rse_schedule.txt" in out
     assert_clean(out)
+
+
+# ---- file names that are not UTF-8 (their undecodable bytes are lone surrogates) -------------
+
+ODD = os.fsdecode(b"case\xff")  # 'case\udcff': what Python makes of the byte 0xff in a file name
+
+
+@pytest.fixture
+def odd_instance(tmp_path):
+    """Exp under a file name that is not UTF-8, in a folder whose name is not either."""
+    folder = tmp_path / os.fsdecode(b"dir\xfe")
+    folder.mkdir()
+    path = folder / f"{ODD}.json"
+    nodes, edges = exp_records()
+    path.write_text(json.dumps({"Nodes": nodes, "Edges": edges}))
+    return path
+
+
+def test_printable_shows_an_undecodable_byte_as_an_escape():
+    assert printable(ODD) == "case\\udcff" and printable("\ud800") == "\\ud800"
+
+
+@pytest.mark.parametrize("command", ["solve", "sweep", "bench", "trace --png", "info --png"])
+def test_a_non_utf8_file_name_works_and_every_file_is_utf8(command, odd_instance, monkeypatch, capsys, tmp_path):
+    out = tmp_path / "out"
+    args = {
+        "solve": ["solve", odd_instance, "--html", "--trace", "--quiet", "--out", out],
+        "sweep": ["sweep", odd_instance, "--set", "UB=4,1024", "--jobs", "1", "--quiet", "--out", out],
+        "bench": ["bench", odd_instance, "--methods", "base", "--quiet", "--out", out],
+        "trace --png": ["trace", odd_instance, "--plan", out, "--png", out / f"{ODD}.png"],
+        "info --png": ["info", odd_instance, "--png", out / f"{ODD}.png"],
+    }[command]
+    if command == "trace --png":
+        assert run_cli(monkeypatch, capsys, "solve", odd_instance, "--quiet", "--out", out)[0] == 0
+    code, stdout, err = run_cli(monkeypatch, capsys, *args)
+    assert code == 0, err
+    assert "\udcff" not in stdout + err  # shown as the escape, never raw
+    written = [p for p in out.rglob("*") if p.is_file()]
+    assert written
+    for p in written:
+        if p.suffix in (".txt", ".json", ".jsonl", ".csv", ".md", ".html"):
+            p.read_bytes().decode("utf-8")  # valid UTF-8: the name is escaped inside
+        elif p.suffix == ".png":
+            assert p.read_bytes().startswith(b"\x89PNG")

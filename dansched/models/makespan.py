@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from ..graph import topological_order
-from ..instance import Instance
+from ..instance import Instance, require_instance
 from ..simulate import AugmentedGraph
 from .bound import Bound
 
@@ -40,6 +40,7 @@ def makespan_lower_bound(
     """max(busiest pipe load, longest path). With ``graph`` and its schedule ``order``, the
     bound holds for plans with that memory behaviour (spill nodes included); without,
     it holds for every plan of the instance."""
+    require_instance(inst, "makespan_lower_bound: inst")
     if graph is None:
         L = inst.lists()
         topo = topological_order(inst)

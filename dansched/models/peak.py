@@ -36,7 +36,7 @@ import numpy as np
 
 from ..errors import PeakWorkExceeded
 from ..graph import build_mpas_graph
-from ..instance import KIND_ALLOC, KIND_FREE, KIND_OP, Instance
+from ..instance import KIND_ALLOC, KIND_FREE, KIND_OP, Instance, require_instance
 from ..params import BoundParams
 from .bound import Bound
 
@@ -210,6 +210,7 @@ def peak_lower_bound(inst: Instance, g=None, params: BoundParams = BoundParams()
     other two (their sets are among the ``X`` it considers), so it is the one
     computed; the working set names the method when they tie. ``params.peak_work_bits``
     bounds the work of the first-free bound."""
+    require_instance(inst, "peak_lower_bound: inst")
     ws = working_set_bound(inst)
     try:
         ff = first_free_bound(inst, g, params)

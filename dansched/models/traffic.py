@@ -45,8 +45,9 @@ from typing import Any
 
 import numpy as np
 
+from ..checks import TIME_LIMIT
 from ..graph import needs_positions
-from ..instance import Instance
+from ..instance import Instance, require_instance
 from ..params import CoverBudget
 from ..simulate import spill_traffic
 from .bound import Bound
@@ -388,6 +389,8 @@ def traffic_lower_bound(
     aside, no plan of this order does better), else the per-position cover. ``time_limit``
     (seconds) can only lengthen the wall-clock safety net (``budget.safety_seconds``): a
     shorter clock would let the machine's load decide the bound."""
+    require_instance(inst, "traffic_lower_bound: inst")
+    TIME_LIMIT.check(time_limit, "traffic_lower_bound: time_limit")
     if time_limit is not None and time_limit > budget.safety_seconds:
         budget = replace(budget, safety_seconds=time_limit)
     covers = tier_covers(inst, order)

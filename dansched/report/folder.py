@@ -16,8 +16,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..audit import require_valid
+from ..checks import FREQ_GHZ, check_path
 from ..errors import InputError, TraceError
-from ..instance import Instance
+from ..instance import Instance, require_instance
 from ..judge import judge_folder
 from ..outputs import OutputInput, group, output, paths
 from ..plan import Plan, atomic_write_files, check_output_file
@@ -32,11 +33,6 @@ from .waits import busiest_pipe, format_waits, pipe_waits
 __all__ = ["TraceOutput", "timed_plan", "trace_folder", "view_folder"]
 
 SEE_EVALUATE = "; see dansched evaluate"
-
-
-def _check_clock(freq_ghz: float) -> None:
-    if not freq_ghz > 0:
-        raise InputError(f"--freq-ghz must be positive, got {freq_ghz}")
 
 
 def timed_plan(inst: Instance, folder: str | Path) -> tuple[Plan, Evaluation]:
@@ -76,9 +72,13 @@ def trace_folder(
     """Write the trace of the plan in ``folder`` to ``out`` (default: the folder's
     ``<case>_trace.json``, added to its group) and, with ``png``, a Gantt chart and layout
     heatmaps (``compare``: another plan folder drawn left of it, e.g. before CPE)."""
+    require_instance(inst, "trace_folder: inst")
+    check_path(folder, "trace_folder: folder")
+    for name, value in (("out", out), ("png", png), ("compare", compare)):
+        check_path(value, f"trace_folder: {name}", optional=True)
+    FREQ_GHZ.check(freq_ghz, "--freq-ghz")
     if compare is not None and png is None:
         raise InputError("--compare is drawn beside --plan in the picture: give --png FILE too")
-    _check_clock(freq_ghz)
     folder = Path(folder)
     target = Path(out) if out is not None else paths(folder, inst.name)["trace"]
     for p in (target, png):  # before anything is read or written
@@ -101,7 +101,10 @@ def trace_folder(
 def view_folder(inst: Instance, folder: str | Path, out: str | Path | None = None, freq_ghz: float = 1.0) -> Path:
     """Write the HTML page of the plan in ``folder`` (with the figures of its report, when
     there is one) to ``out`` (default: the folder's ``<case>_view.html``); returns the path."""
-    _check_clock(freq_ghz)
+    require_instance(inst, "view_folder: inst")
+    check_path(folder, "view_folder: folder")
+    check_path(out, "view_folder: out", optional=True)
+    FREQ_GHZ.check(freq_ghz, "--freq-ghz")
     folder = Path(folder)
     target = Path(out) if out is not None else paths(folder, inst.name)["view"]
     check_output_file(target)

@@ -42,6 +42,7 @@ import numpy as np
 from ..plan import atomic_write_files
 from .info import InstanceInfo
 from .stats import TaskStatistics
+from .text import printable
 from .trace import BufferSegment, TimedTask, buffer_segments, plan_statistics, timed_tasks
 
 __all__ = [
@@ -98,7 +99,7 @@ def plan_picture(inst, plan, evaluation, label: str) -> PlanPicture:
     tasks = timed_tasks(inst, plan, evaluation)
     makespan = int(evaluation.makespan or 0)
     return PlanPicture(
-        label=label,
+        label=printable(label),  # matplotlib cannot draw a file name's undecodable bytes
         pipes=tuple(inst.hw.pipes),
         tiers=tuple(inst.hw.tiers),
         capacity=dict(inst.hw.capacity),
@@ -293,7 +294,7 @@ def _draw_op_mix(ax, info: InstanceInfo, keep: int = 12) -> None:
     items = list(info.op_mix.items())
     if len(items) > keep:
         items = items[: keep - 1] + [("other", sum(c for _, c in items[keep - 1 :]))]
-    names = [k for k, _ in items][::-1]
+    names = [printable(k) for k, _ in items][::-1]
     counts = [c for _, c in items][::-1]
     ax.barh(names, counts, color="#55a868")
     ax.set_title("(b) operator mix (operation nodes)", fontsize=10)
@@ -377,7 +378,7 @@ def info_png_bytes(info: InstanceInfo) -> bytes:
     _draw_ecdf(axes[1, 0], info)
     _draw_lifetimes(axes[1, 1], info)
     _draw_tiers(axes[1, 2], info)
-    fig.suptitle(f"{info.name}: {info.nodes:,} nodes, {info.edges:,} edges", fontsize=11)
+    fig.suptitle(printable(f"{info.name}: {info.nodes:,} nodes, {info.edges:,} edges"), fontsize=11)
     return _png_bytes(fig)
 
 

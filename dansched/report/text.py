@@ -12,6 +12,8 @@ every error, warning and summary line the command line prints goes through it, a
 'MATMUL\\\\n\\\\x1b[31mred\\\\r'
 >>> printable("plain text stays as it is: é, 中, ✓")
 'plain text stays as it is: é, 中, ✓'
+>>> printable("case\\udcff")  # the byte 0xff of a file name that is not UTF-8
+'case\\\\udcff'
 """
 
 from __future__ import annotations
@@ -23,8 +25,9 @@ from rich.markup import escape
 __all__ = ["printable", "markup_safe"]
 
 # C0 controls (NUL, LF, CR, ESC, ...), DEL and C1 controls, the Unicode line and paragraph
-# separators, and the bidirectional controls that reorder what a terminal shows
-_UNSAFE = re.compile("[\x00-\x1f\x7f-\x9f\u2028\u2029\u200e\u200f\u202a-\u202e\u2066-\u2069]")
+# separators, the bidirectional controls that reorder what a terminal shows, and lone
+# surrogates (a file name's undecodable bytes, which no terminal, font or UTF-8 file can show)
+_UNSAFE = re.compile("[\x00-\x1f\x7f-\x9f\u2028\u2029\u200e\u200f\u202a-\u202e\u2066-\u2069\ud800-\udfff]")
 _NAMED = {"\n": "\\n", "\r": "\\r", "\t": "\\t"}
 
 

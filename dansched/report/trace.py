@@ -44,6 +44,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from ..checks import FREQ_GHZ
 from ..errors import TraceError
 from ..instance import Instance
 from ..plan import Plan, atomic_write_text, read_plan_dir
@@ -107,11 +108,6 @@ def _require_timing(ev: Evaluation) -> Timing:
             "(docs/rules.md, section 7); solve with --problem 2 or 3, or give the memory and spill files"
         )
     return timing
-
-
-def _check_clock(freq_ghz: float) -> None:
-    if not freq_ghz > 0:
-        raise TraceError(f"--freq-ghz must be positive, got {freq_ghz}")
 
 
 def _node_op(inst: Instance, v: int) -> str:
@@ -326,7 +322,7 @@ def _buffer_events(inst: Instance, segments: Sequence[BufferSegment], freq_ghz: 
 
 
 def _build(inst: Instance, plan: Plan, ev: Evaluation, freq_ghz: float) -> tuple[dict[str, Any], TaskStatistics]:
-    _check_clock(freq_ghz)
+    FREQ_GHZ.check(freq_ghz, "--freq-ghz")
     makespan = _require_timing(ev).makespan
     tasks = timed_tasks(inst, plan, ev)
     segments = buffer_segments(inst, plan, ev)

@@ -68,12 +68,13 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
+from ..checks import FREQ_GHZ
 from ..errors import InputError, ViewError
 from ..instance import Instance
 from ..models.floors import busiest_pipe
 from ..plan import Plan, atomic_write_text, contest_paths
 from ..simulate import Evaluation
-from .trace import BufferSegment, TimedTask, TraceError, buffer_segments, plan_statistics, timed_tasks
+from .trace import BufferSegment, TimedTask, buffer_segments, plan_statistics, timed_tasks
 
 __all__ = [
     "WAIT_KINDS",
@@ -325,8 +326,7 @@ def build_view_data(
     """The page's data object (columnar; see the module docstring). Raises
     :class:`~dansched.report.trace.TraceError` for a plan without timing and
     :class:`~dansched.errors.InputError` for figures past 2**53 (:func:`check_view_range`)."""
-    if not freq_ghz > 0:
-        raise TraceError(f"--freq-ghz must be positive, got {freq_ghz}")
+    FREQ_GHZ.check(freq_ghz, "--freq-ghz")
     tasks = timed_tasks(inst, plan, ev)
     check_view_range(inst, ev, report)
     segments = buffer_segments(inst, plan, ev)
