@@ -28,7 +28,7 @@ from .errors import HardwareError, InputError, PlanFormatError
 from .hardware import Hardware, default_hardware, hardware_from_table, load_hardware
 from .instance import Instance, require_instance
 from .outputs import group, output, paths
-from .plan import Plan, read_memory, read_plan_dir, read_schedule, read_spill
+from .plan import Plan, check_case_name, read_memory, read_plan_dir, read_schedule, read_spill
 from .plan_folder import check_folder
 from .report.view import read_report
 from .simulate import UNKNOWN_NODE, Evaluation, evaluate
@@ -243,7 +243,9 @@ def folder_hardware(folder: str | Path, case: str, hw_path: str | Path | None = 
     (:func:`check_hardware`). A folder without a report (plan files written by hand) uses
     ``hw_path`` or the default model; a report that records no hardware the same, with a
     warning. The folder must hold a plan of ``case`` (:func:`check_case`)."""
-    d = Path(folder)
+    d = Path(check_path(folder, "folder_hardware: folder"))
+    check_case_name(case, "folder_hardware: case")
+    check_path(hw_path, "folder_hardware: hw_path", optional=True)
     check_case(d, case)
     if hw_path is not None:
         hw = load_hardware(hw_path)
@@ -277,5 +279,6 @@ def judge_folder(inst: Instance, folder: str | Path) -> tuple[Plan, Evaluation]:
 
 def evaluate_folder(inst: Instance, folder: str | Path) -> Judgement:
     """:func:`judge_folder` as a verdict with its notes (``dansched evaluate --plan``)."""
+    require_instance(inst, "evaluate_folder: inst")
     plan, ev = judge_folder(inst, folder)
     return _judgement(inst, plan, ev, paths(folder, inst.name)["schedule"], True, True)

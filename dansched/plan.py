@@ -270,7 +270,7 @@ def check_target(path: str | Path) -> None:
         return
     if stat.S_ISDIR(mode):
         raise OutputError(f"{p}: is a folder, not a file name")
-    kind = next((name for test, name in _KINDS if test(mode)), "not a regular file")
+    kind = next((name for test, name in _KINDS if test(mode)), "a special file")
     via = f" (a link to {os.readlink(p)})" if p.is_symlink() else ""
     raise OutputError(f"{p}: is {kind}{via}, not a regular file: dansched replaces only regular files")
 

@@ -272,9 +272,20 @@ def plan_cells(
 # disk, a lost mount, a timeout, a refused connection); and SystemError, which is what CPython
 # raises when an allocation fails inside C code that sets no MemoryError (under a 300 MB
 # address-space limit a cell failed with "SystemError: <function _find_and_load> returned NULL
-# without setting an exception" more often than with MemoryError). A cell that failed so runs
-# again on resume; the others (bad input, no valid plan, a bug) would fail the same way.
+# without setting an exception" more often than with MemoryError, or with an ImportError whose
+# loader could not map a library: "failed to map segment from shared object"). A cell that
+# failed so runs again on resume; the others (bad input, no valid plan, a bug) would fail the
+# same way.
 TRANSIENT_ERRORS: tuple[type[BaseException], ...] = (MemoryError, OSError, SystemError)
+MAPPING_FAILED = ("failed to map segment", "cannot allocate memory")  # an ImportError for want of memory
+
+
+def transient_error(exc: BaseException) -> bool:
+    """Whether ``exc`` is a failure that may pass next time (:data:`TRANSIENT_ERRORS`, or an
+    import that failed for want of memory)."""
+    if isinstance(exc, ImportError):
+        return any(m in str(exc).lower() for m in MAPPING_FAILED)
+    return isinstance(exc, TRANSIENT_ERRORS)
 
 
 def is_transient(row: Mapping[str, Any]) -> bool:
@@ -332,7 +343,7 @@ def run_cell(
         row["error"] = first_line(exc)
     except Exception as exc:  # a cell's crash is a row, never the sweep's crash
         row["error"] = f"{type(exc).__name__}: {first_line(exc)}"
-        row["transient"] = isinstance(exc, TRANSIENT_ERRORS)
+        row["transient"] = transient_error(exc)
     row["seconds"] = round(time.perf_counter() - t0, 3)
     return row
 

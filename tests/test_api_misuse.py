@@ -45,6 +45,9 @@ MISUSE = {
     "contest_paths": (lambda i, p, d: dansched.contest_paths(d, ".."), "'..'"),
     "evaluate": (lambda i, p, d: dansched.evaluate(i, None), "evaluate: plan"),
     "evaluate_files": (lambda i, p, d: dansched.evaluate_files(i, 5), "evaluate_files: schedule"),
+    "evaluate_folder": (lambda i, p, d: dansched.evaluate_folder(str(EXP), d), "evaluate_folder: inst"),
+    "folder_hardware": (lambda i, p, d: dansched.folder_hardware(d, "a/b"), "folder_hardware: case"),
+    "effort_options": (lambda i, p, d: dansched.effort_options("quick"), "effort must be one of"),
     "judge_folder": (lambda i, p, d: dansched.judge_folder("Exp", d), "judge_folder: inst"),
     "trace_folder": (lambda i, p, d: dansched.trace_folder(i, d, freq_ghz=math.inf), "--freq-ghz"),
     "view_folder": (lambda i, p, d: dansched.view_folder(i, d, out=3.5), "view_folder: out"),
@@ -113,7 +116,7 @@ def test_solve_checks_its_options_progress_and_clock_before_the_work(inst, tmp_p
     for call, words in (
         (lambda: dansched.solve(inst, {"problem": 2}), "solve: options must be a SolveOptions"),
         (lambda: dansched.solve(inst, progress="loud"), "solve: progress"),
-        (lambda: dansched.solve(inst, out=tmp_path / "o", html=True, freq_ghz=0), "solve: freq_ghz"),
+        (lambda: dansched.solve(inst, out=tmp_path / "o", outputs=("view",), freq_ghz=0), "solve: freq_ghz"),
     ):
         with pytest.raises(ArgumentError, match=words):
             call()

@@ -98,14 +98,15 @@ def test_the_node_count_of_each_family_is_what_the_builder_builds(family):
         (lambda: dansched.SolveOptions(traffic_slack=math.inf), "SolveOptions.traffic_slack"),
         (lambda: dansched.SolveOptions(exact_window=10**6), "SolveOptions.exact_window"),
         (lambda: dansched.DlrParams(max_tie_evaluations=0), "DlrParams.max_tie_evaluations"),
-        (lambda: dansched.DlrParams(spill_plan_time_limit=10**7), "DlrParams.spill_plan_time_limit"),
+        (lambda: dansched.DlrParams(spill_plan_time_limit=10**8), "DlrParams.spill_plan_time_limit"),
         (lambda: dansched.CpeParams(local_work=2**63), "CpeParams.local_work"),
         (lambda: dansched.CoverBudget(safety_seconds=math.inf), "CoverBudget.safety_seconds"),
-        (lambda: dansched.MemoryWindowParams(windows_per_second=math.inf), "MemoryWindowParams.windows_per_second"),
+        (lambda: dansched.MemoryWindowParams(wall_seconds=math.inf), "MemoryWindowParams.wall_seconds"),
         (lambda: dansched.TimedParams(victim_tolerance=math.nan), "TimedParams.victim_tolerance"),
         (lambda: dansched.SearchParams(scores=(1.0, 1.0, 1.0, math.inf)), "SearchParams.scores[3]"),
         (lambda: dansched.SearchParams(decay=0.0), "SearchParams.decay"),  # the wheel's weights would all reach 0
-        (lambda: dansched.EffortParams(search_iterations=(2**64,), search_work=(1,)), "search_iterations[0]"),
+        (lambda: dansched.SearchParams(iterations=2**64), "SearchParams.iterations"),
+        (lambda: dansched.SolveOptions(search=(1,)), "SolveOptions.search"),
         (lambda: ExecutorOptions(jobs=65), "--jobs"),
         (lambda: ExecutorOptions(connect_timeout=0), "--connect-timeout"),
     ],
@@ -128,7 +129,7 @@ def test_sweep_set_values_are_checked_like_hardware_file_values(tmp_path):
             dansched.load_hardware(toml)
         with pytest.raises(SweepInputError) as from_set:
             parse_sets([f"UB=1024,{value}"], hw)
-        assert str(from_file.value).removeprefix("hardware: ") in str(from_set.value)
+        assert str(from_file.value).removeprefix(f"hardware: {toml}: ") in str(from_set.value)
     assert parse_sets(["UB=1,2"], hw) == {"UB": (1, 2)}
     with pytest.raises(SweepInputError, match="--traffic-slack must be a finite number"):
         SweepOptions(traffic_slack=math.inf)

@@ -190,11 +190,11 @@ def _no_inode_for_the_lock(monkeypatch):
 def test_a_lock_that_cannot_be_created_removes_the_folders_the_run_made(tmp_path, monkeypatch):
     _no_inode_for_the_lock(monkeypatch)
     with pytest.raises(OutputError, match="No space left on device"):
-        write_group(tmp_path / "new" / "deeper", "c", group_files(1, True))
+        write_group(tmp_path / "new" / "deeper", "c", group_files(1, True), GROUP)
     assert list(tmp_path.iterdir()) == []  # both folders it created are gone
     (tmp_path / "kept").mkdir()  # a folder that was there before stays
     with pytest.raises(OutputError):
-        write_group(tmp_path / "kept", "c", group_files(1, True))
+        write_group(tmp_path / "kept", "c", group_files(1, True), GROUP)
     assert [p.name for p in tmp_path.iterdir()] == ["kept"] and list((tmp_path / "kept").iterdir()) == []
 
 

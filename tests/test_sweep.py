@@ -321,3 +321,9 @@ def test_cli_resume_says_how_many_cells_it_retried(instances, tmp_path, monkeypa
     (tmp_path / "sweep.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
     code, out, _ = _cli(monkeypatch, capsys, *args)
     assert code == 0 and "1 cells (0 already done, 1 run (1 retried), 0 failed)" in out, out
+
+
+def test_an_import_that_failed_for_want_of_memory_is_transient_and_a_missing_module_is_not():
+    mapped = ImportError("/usr/lib/x.so: failed to map segment from shared object")
+    assert S.transient_error(mapped) and S.transient_error(SystemError("returned NULL without setting an exception"))
+    assert not S.transient_error(ImportError("No module named 'nope'")) and not S.transient_error(KeyError(5))

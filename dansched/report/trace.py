@@ -355,7 +355,8 @@ def _build(inst: Instance, plan: Plan, ev: Evaluation, freq_ghz: float) -> tuple
 
 def build_trace(inst: Instance, plan: Plan, ev: Evaluation, freq_ghz: float = 1.0) -> dict[str, Any]:
     """The trace object (see the module docstring). Raises :class:`TraceError` for a
-    plan without timing or a non-positive clock."""
+    plan without timing, :class:`~dansched.errors.ArgumentError` for a clock out of range
+    (:data:`dansched.checks.FREQ_GHZ`)."""
     return _build(inst, plan, ev, freq_ghz)[0]
 
 
