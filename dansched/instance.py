@@ -31,6 +31,7 @@ import numpy as np
 from .checks import check_path, check_type
 from .errors import InstanceError
 from .hardware import SUPPORTED_LIMIT, Hardware, default_hardware, spill_traffic
+from .kernels.csr import csr_of_pairs, lists_of
 from .plan import atomic_write_files, atomic_write_text, check_case_name
 
 __all__ = [
@@ -49,15 +50,6 @@ __all__ = [
 KIND_OP, KIND_ALLOC, KIND_FREE = 0, 1, 2
 NODE_FIELDS = ("Id", "Op", "BufId", "Size", "Type", "Pipe", "Cycles", "Bufs")
 INT_LIMIT = 2**63  # every integer, and the totals of Size and of Cycles, must stay below (int64)
-
-
-def _csr(n: int, pairs_src: np.ndarray, pairs_dst: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """CSR lists of ``dst`` grouped by ``src`` (stable within a group)."""
-    order = np.argsort(pairs_src, kind="stable")
-    counts = np.bincount(pairs_src, minlength=n) if len(pairs_src) else np.zeros(n, dtype=np.int64)
-    ptr = np.zeros(n + 1, dtype=np.int64)
-    np.cumsum(counts, out=ptr[1:])
-    return ptr, pairs_dst[order].astype(np.int64)
 
 
 @dataclass(frozen=True, eq=False)
@@ -200,18 +192,13 @@ class AdjacencyLists:
     cycles: list[int]
     node_buf: list[int]
 
-    @staticmethod
-    def _split(ptr: np.ndarray, idx: np.ndarray) -> list[list[int]]:
-        p, ix = ptr.tolist(), idx.tolist()
-        return [ix[p[i] : p[i + 1]] for i in range(len(p) - 1)]
-
     @classmethod
     def of(cls, inst: Instance) -> AdjacencyLists:
         return cls(
-            succ=cls._split(inst.succ_ptr, inst.succ_idx),
-            pred=cls._split(inst.pred_ptr, inst.pred_idx),
-            bufs=cls._split(inst.bufs_ptr, inst.bufs_idx),
-            users=cls._split(inst.users_ptr, inst.users_idx),
+            succ=lists_of(inst.succ_ptr, inst.succ_idx),
+            pred=lists_of(inst.pred_ptr, inst.pred_idx),
+            bufs=lists_of(inst.bufs_ptr, inst.bufs_idx),
+            users=lists_of(inst.users_ptr, inst.users_idx),
             kind=inst.kind.tolist(),
             pipe=inst.pipe.tolist(),
             cycles=inst.cycles.tolist(),
@@ -588,12 +575,12 @@ def instance_from_records(
     node_buf = np.array([-1 if b is None else bt.index_of[b] for b in t.node_bufid], dtype=np.int64)
     bsrc, bdst, backed = _buffer_uses(t, bt, hw)
     _check_horizons(t, bt, np.bincount(bdst, minlength=len(bt.ids)), backed, hw)
-    bufs_ptr, bufs_idx = _csr(n, bsrc, bdst)
-    users_ptr, users_idx = _csr(len(bt.ids), bdst, bsrc)
+    bufs_ptr, bufs_idx = csr_of_pairs(n, bsrc, bdst)
+    users_ptr, users_idx = csr_of_pairs(len(bt.ids), bdst, bsrc)
     earr = _read_edges(edges, n)
-    succ_ptr, succ_idx = _csr(n, earr[:, 0], earr[:, 1])
-    pred_ptr, pred_idx = _csr(n, earr[:, 1], earr[:, 0])
-    cycle = _find_cycle(n, AdjacencyLists._split(succ_ptr, succ_idx), np.diff(pred_ptr).tolist())
+    succ_ptr, succ_idx = csr_of_pairs(n, earr[:, 0], earr[:, 1])
+    pred_ptr, pred_idx = csr_of_pairs(n, earr[:, 1], earr[:, 0])
+    cycle = _find_cycle(n, lists_of(succ_ptr, succ_idx), np.diff(pred_ptr).tolist())
     if cycle:
         raise InstanceError(f"the edges close a cycle: {_cycle_text(cycle)} (the graph must be acyclic)")
     return Instance(
