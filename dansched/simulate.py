@@ -9,8 +9,13 @@ most recent occupant of each address), checks residency (capacity, overlap,
 buffers resident when used, topological order of the augmented graph) and runs
 the cycle simulator (:func:`simulate_timing`).
 
-Every violation is collected (the first :data:`MAX_REPORTED` with positions),
-not just a boolean.
+Two implementations judge a full plan. The fast path (:mod:`dansched.kernels.evaluate`,
+compiled) runs every check on flat arrays and stops at the first broken rule; a plan it
+accepts gets its :class:`Evaluation` from its arrays. Any other plan (one it rejects, or
+whose files name unknown or duplicate buffers, or whose figures could pass 64 bits) is
+judged by :func:`evaluate_reference`, the readable evaluator, which collects every
+violation (the first :data:`MAX_REPORTED` with positions), not just a boolean. The
+property tests (tests/test_kernels.py) check that both agree.
 
 >>> from dansched.instance import load_instance  # doctest: +SKIP
 """
@@ -20,6 +25,7 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
+from functools import cached_property
 from typing import Any, NamedTuple
 
 import numpy as np
@@ -28,6 +34,9 @@ from .checks import check_type
 from .errors import PlanInvalidError
 from .hardware import spill_traffic
 from .instance import KIND_ALLOC, KIND_FREE, KIND_OP, Instance, require_instance
+from .kernels import evaluate as fast
+from .kernels import timing
+from .kernels.csr import csr_of_lists, int64_array, lists_of, transposed
 from .plan import Plan
 
 __all__ = [
@@ -40,8 +49,11 @@ __all__ = [
     "Timing",
     "LayoutMetrics",
     "evaluate",
+    "evaluate_reference",
+    "evaluate_fast",
     "judged",
     "simulate_timing",
+    "simulate_timing_arrays",
     "max_v_stay",
     "spill_node_ids",
     "spill_of_node",
@@ -52,6 +64,7 @@ __all__ = [
 MAX_REPORTED = 20
 UNKNOWN_NODE = "unknown-node"  # the violation kind of a schedule entry the instance has no node for
 SPILL_OUT_OP, SPILL_IN_OP = "SPILL_OUT", "SPILL_IN"
+INT64_ROOM = 2**63  # the fast path's figures (int64) must stay below this
 
 
 @dataclass(frozen=True)
@@ -67,32 +80,94 @@ class Violation:
         return {"kind": self.kind, "message": self.message, "position": self.position}
 
 
-@dataclass
+@dataclass(eq=False)
 class AugmentedGraph:
     """The instance plus spill nodes, with spill and address-reuse edges (docs/rules.md, sections 5.4 and 6.2).
 
     Node ids ``0..N-1`` are the instance's; spill ``k`` (0-based here) adds
-    ``N+2k`` (SPILL_OUT) and ``N+2k+1`` (SPILL_IN)."""
+    ``N+2k`` (SPILL_OUT) and ``N+2k+1`` (SPILL_IN).
+
+    The fields are int64 arrays (what the kernels read); the Python-list views (``pipe``,
+    ``cycles``, ``preds``, ``spill_edges``, ``reuse_edges``, ``memory_events``) are built on
+    first use and kept, so a caller that reads only metrics and times never pays for them.
+    Treat both as read-only."""
 
     n_orig: int
-    pipe: list[int]  # -1 for cache nodes
-    cycles: list[int]
-    preds: list[list[int]]  # original + spill + reuse edges, deduplicated
-    spill_edges: list[tuple[int, int]]
-    reuse_edges: list[tuple[int, int]]
+    pipe_array: np.ndarray  # -1 for cache nodes
+    cycles_array: np.ndarray
+    pred_ptr: np.ndarray  # CSR: node v's predecessors are pred_idx[pred_ptr[v]:pred_ptr[v + 1]]
+    pred_idx: np.ndarray  # original + spill + reuse edges; each list ascending, no repeats
+    spill_edge_array: np.ndarray  # (E, 2): source, target; in the order the rules add them
+    reuse_edge_array: np.ndarray  # (E, 2), in the order the residency walk finds them
+    memory_event_array: np.ndarray  # ALLOC, FREE, SPILL_OUT, SPILL_IN ids, ascending
     spill_buf: list[int]  # buffer index of each spill
-    memory_events: frozenset[int] = frozenset()  # ALLOC, FREE, SPILL_OUT, SPILL_IN ids
 
     @property
     def n(self) -> int:
-        return len(self.pipe)
+        return len(self.pipe_array)
+
+    @cached_property
+    def pipe(self) -> list[int]:
+        return self.pipe_array.tolist()  # type: ignore[no-any-return]
+
+    @cached_property
+    def cycles(self) -> list[int]:
+        return self.cycles_array.tolist()  # type: ignore[no-any-return]
+
+    @cached_property
+    def preds(self) -> list[list[int]]:
+        return lists_of(self.pred_ptr, self.pred_idx)
+
+    @cached_property
+    def spill_edges(self) -> list[tuple[int, int]]:
+        return _edge_list(self.spill_edge_array)
+
+    @cached_property
+    def reuse_edges(self) -> list[tuple[int, int]]:
+        return _edge_list(self.reuse_edge_array)
+
+    @cached_property
+    def memory_events(self) -> frozenset[int]:
+        return frozenset(self.memory_event_array.tolist())
+
+    @cached_property
+    def succ_csr(self) -> tuple[np.ndarray, np.ndarray]:
+        """CSR successor lists (each ascending): the reversed graph, for the kernels."""
+        return transposed(self.pred_ptr, self.pred_idx)
 
     def succs(self) -> list[list[int]]:
-        out: list[list[int]] = [[] for _ in range(self.n)]
-        for v, ps in enumerate(self.preds):
-            for u in ps:
-                out[u].append(v)
-        return out
+        """Each node's successors, ascending (a new list each call)."""
+        return lists_of(*self.succ_csr)
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, AugmentedGraph):
+            return NotImplemented
+        arrays = ("pipe_array", "cycles_array", "pred_ptr", "pred_idx", "spill_edge_array", "reuse_edge_array")
+        return (
+            self.n_orig == other.n_orig
+            and self.spill_buf == other.spill_buf
+            and all(np.array_equal(getattr(self, a), getattr(other, a)) for a in arrays)
+        )
+
+    __hash__ = None  # type: ignore[assignment]  # mutable, compared by value
+
+
+def _edge_list(edges: np.ndarray) -> list[tuple[int, int]]:
+    """``(E, 2)`` edges as a list of ``(source, target)`` tuples."""
+    return list(zip(edges[:, 0].tolist(), edges[:, 1].tolist()))
+
+
+def _edge_array(edges: Sequence[tuple[int, int]]) -> np.ndarray:
+    return np.array(edges, dtype=np.int64).reshape(len(edges), 2)
+
+
+def _exact_array(values: Sequence[int]) -> np.ndarray:
+    """``values`` as int64, or as Python integers (dtype object) when one passes 64 bits: a
+    plan you bring may spill so much that its cycles do (docs/rules.md, Supported ranges)."""
+    try:
+        return np.array(values, dtype=np.int64)
+    except OverflowError:
+        return np.array(values, dtype=object)
 
 
 @dataclass(frozen=True)
@@ -311,7 +386,7 @@ def _node_name(inst: Instance, v: int, spill_buf: Sequence[int] = ()) -> str:
     return f"node {v} ({what} buffer {int(inst.buf_id[b]) if b >= 0 else '?'})"
 
 
-def max_v_stay(inst: Instance, order: Sequence[int]) -> int:
+def max_v_stay(inst: Instance, order: Sequence[int] | np.ndarray) -> int:
     """Peak of ``V_stay`` over prefixes of ``order`` (docs/rules.md, section 4; paper Eq. 6): +Size at
     each ALLOC and -Size at each FREE of a buffer in a peak tier (L1, UB). Spill ids are ignored."""
     peak_buf = inst.is_peak_buffer()
@@ -320,7 +395,8 @@ def max_v_stay(inst: Instance, order: Sequence[int]) -> int:
         nodes = np.flatnonzero(inst.kind == kind)
         bufs = inst.node_buf[nodes]
         delta[nodes] = sign * inst.buf_size[bufs] * peak_buf[bufs]
-    o = np.asarray([v for v in order if 0 <= v < inst.n], dtype=np.int64)
+    o = np.asarray(order, dtype=np.int64)
+    o = o[(o >= 0) & (o < inst.n)]
     if len(o) == 0:
         return 0
     return int(max(0, np.cumsum(delta[o]).max()))
@@ -332,7 +408,54 @@ def simulate_timing(
     """The cycle simulator (docs/rules.md, section 7; paper Eqs. 9-10): walk ``order``;
     ``start(v) = max(end of v's predecessors, end of the previous node on v's pipe)``,
     ``end(v) = start(v) + cycles(v)``. Nodes with pipe -1 take no pipe.
-    Returns per-node start and end (indexed by node id) and the makespan."""
+    Returns per-node start and end (indexed by node id) and the makespan.
+
+    Runs the compiled simulator (:func:`simulate_timing_arrays`) on the lists made arrays;
+    ids outside ``0..len(pipe)-1`` or figures that could pass 64 bits take the Python loop
+    (:func:`simulate_timing_reference`), which computes with exact integers."""
+    arrays = _timing_arrays(order, preds, pipe, cycles)
+    if arrays is None:
+        return simulate_timing_reference(order, preds, pipe, cycles)
+    start, end, makespan = simulate_timing_arrays(*arrays)
+    return start.tolist(), end.tolist(), makespan
+
+
+def _timing_arrays(
+    order: Sequence[int], preds: Sequence[Sequence[int]], pipe: Sequence[int], cycles: Sequence[int]
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray] | None:
+    """The simulator's arguments as int64 arrays; None when the compiled simulator cannot take
+    them (an id out of range, no list or figures for some node, a total that could pass 64 bits)."""
+    n = len(pipe)
+    try:
+        o, p, c = int64_array(order), int64_array(pipe), int64_array(cycles)
+        ptr, idx = csr_of_lists(preds)
+    except OverflowError:
+        return None
+    if len(c) != n or len(ptr) != n + 1 or not (_ids_within(o, n) and _ids_within(idx, n)):
+        return None
+    if n and (int(c.min()) < 0 or int(c.max()) * max(n, len(o)) >= INT64_ROOM):
+        return None
+    return o, ptr, idx, p, c
+
+
+def simulate_timing_arrays(
+    order: np.ndarray, pred_ptr: np.ndarray, pred_idx: np.ndarray, pipe: np.ndarray, cycles: np.ndarray
+) -> tuple[np.ndarray, np.ndarray, int]:
+    """:func:`simulate_timing` on int64 arrays (CSR predecessor lists): per-node start and end
+    arrays and the makespan. The caller keeps every id in range and every figure in int64."""
+    start, end, makespan = timing.simulate(order, pred_ptr, pred_idx, pipe, cycles)
+    return start, end, int(makespan)
+
+
+def _ids_within(ids: np.ndarray, n: int) -> bool:
+    return not ids.size or (int(ids.min()) >= 0 and int(ids.max()) < n)
+
+
+def simulate_timing_reference(
+    order: Sequence[int], preds: Sequence[Sequence[int]], pipe: Sequence[int], cycles: Sequence[int]
+) -> tuple[list[int], list[int], int]:
+    """:func:`simulate_timing` as a plain Python loop, with exact integers: the reference
+    the compiled simulator is tested against."""
     n = len(pipe)
     start = [0] * n
     end = [0] * n
@@ -454,12 +577,152 @@ def judged(inst: Instance, plan: Plan, stage: str, ev: Evaluation | None = None)
 def evaluate(inst: Instance, plan: Plan) -> Evaluation:
     """Judge ``plan`` against ``inst`` (docs/rules.md, sections 3-8); see the module docstring.
     :class:`~dansched.errors.ArgumentError` when ``inst`` is not an :class:`Instance` or
-    ``plan`` not a :class:`~dansched.plan.Plan`."""
-    require_instance(inst, "evaluate: inst")
-    check_type(plan, Plan, "evaluate: plan", "read_plan_dir(folder, case) reads one, Plan(order=...) makes one")
+    ``plan`` not a :class:`~dansched.plan.Plan`. A full plan takes the compiled fast path;
+    a plan it does not accept, the reference."""
+    _check_arguments(inst, plan, "evaluate")
+    if plan.offsets is None:
+        return _evaluate_order(inst, plan.order)
+    ev = evaluate_fast(inst, plan)
+    return ev if ev is not None and ev.valid else _evaluate_layout(inst, plan)
+
+
+def _check_arguments(inst: Instance, plan: Plan, caller: str) -> None:
+    require_instance(inst, f"{caller}: inst")
+    check_type(plan, Plan, f"{caller}: plan", "read_plan_dir(folder, case) reads one, Plan(order=...) makes one")
+
+
+def evaluate_reference(inst: Instance, plan: Plan) -> Evaluation:
+    """The readable evaluator: every rule checked in plain Python with exact integers, every
+    violation collected with its message and position. :func:`evaluate` gives the same
+    verdict and figures (the property tests check it) and runs this on every plan its fast
+    path does not accept, so the messages are always this function's."""
+    _check_arguments(inst, plan, "evaluate_reference")
     if plan.offsets is None:
         return _evaluate_order(inst, plan.order)
     return _evaluate_layout(inst, plan)
+
+
+def _int_rows(values: Sequence[Any], width: int) -> np.ndarray | None:
+    """``values`` (ints, or ``width``-tuples of ints) as an int64 array; None when one is not
+    an integer of 64 bits or a row has another width (the reference then says what is wrong)."""
+    if not len(values):
+        return np.zeros((0, width) if width > 1 else 0, dtype=np.int64)
+    try:
+        a = np.array(values)
+    except (ValueError, OverflowError):
+        return None
+    if a.dtype.kind != "i" or a.shape[1:] != ((width,) if width > 1 else ()):
+        return None
+    return np.ascontiguousarray(a, dtype=np.int64)
+
+
+def _buffer_indices(inst: Instance, bids: np.ndarray) -> np.ndarray | None:
+    """The buffer index of each ``BufId`` value; None when one names no buffer."""
+    ids = inst.buf_id
+    if not len(ids):
+        return None if len(bids) else np.zeros(0, dtype=np.int64)
+    at = np.searchsorted(ids, bids)
+    found = (at < len(ids)) & (ids[np.minimum(at, len(ids) - 1)] == bids)
+    return at.astype(np.int64) if bool(found.all()) else None
+
+
+def _plan_arrays(inst: Instance, plan: Plan) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray] | None:
+    """The plan as the fast path reads it: the order, every buffer's offset (by buffer index),
+    each spill's buffer index and new offset. None when the files are not well formed (an
+    entry that is not an integer, an unknown buffer, a buffer with no or two offsets)."""
+    order = _int_rows(plan.order, 1)
+    offsets = _int_rows(plan.offsets or (), 2)
+    spills = _int_rows(plan.spills, 2)
+    if order is None or offsets is None or spills is None:
+        return None
+    given = _buffer_indices(inst, offsets[:, 0])
+    spill_buf = _buffer_indices(inst, spills[:, 0])
+    if given is None or spill_buf is None or len(given) != inst.num_buffers:
+        return None
+    if not bool((np.bincount(given, minlength=inst.num_buffers) == 1).all()):
+        return None
+    offset = np.zeros(inst.num_buffers, dtype=np.int64)
+    offset[given] = offsets[:, 1]
+    return order, offset, spill_buf, np.ascontiguousarray(spills[:, 1])
+
+
+def _fits_int64(inst: Instance, spill_buf: np.ndarray) -> bool:
+    """The plan's time and traffic stay below 2**63, so int64 holds every figure: a bound with
+    every spill costed at the largest spilled buffer (exact Python integers)."""
+    if not len(spill_buf):
+        return True
+    hw, size = inst.hw, int(inst.buf_size[spill_buf].max())
+    time_bound = int(inst.cycles.sum()) + len(spill_buf) * 2 * hw.spill_cycles(size)
+    return max(time_bound, len(spill_buf) * 2 * size) < INT64_ROOM
+
+
+def _memory_event_ids(inst: Instance, spills: int) -> np.ndarray:
+    """ALLOC, FREE, SPILL_OUT and SPILL_IN ids, ascending."""
+    cache = np.flatnonzero(inst.kind != KIND_OP).astype(np.int64)
+    return np.concatenate((cache, np.arange(inst.n, inst.n + 2 * spills, dtype=np.int64)))
+
+
+def evaluate_fast(inst: Instance, plan: Plan) -> Evaluation | None:
+    """The fast path alone, on a full plan: the :class:`Evaluation` of a plan it accepts (the
+    same as :func:`evaluate_reference`'s); for a plan it rejects, an invalid one that names
+    only the first broken rule's kind (count 1, no message, no figures); None when only the
+    reference can judge the plan (files that are not well formed, figures that could pass
+    64 bits)."""
+    _check_arguments(inst, plan, "evaluate_fast")
+    if plan.offsets is None:
+        raise ValueError("evaluate_fast judges full plans (order, offsets, spills), not problem-1 orders")
+    arrays = _plan_arrays(inst, plan)
+    if arrays is None or not _fits_int64(inst, arrays[2]):
+        return None
+    order, offset, spill_buf, spill_off = arrays
+    hw = inst.hw
+    i64 = np.int64
+    status, pipe, cycles, traffic, spill_edges, reuse_edges, ptr, idx, peak = fast.judge_layout(
+        order,
+        inst.kind.astype(i64),
+        inst.pipe.astype(i64),
+        int64_array(inst.cycles),
+        int64_array(inst.node_buf),
+        int64_array(inst.bufs_ptr),
+        int64_array(inst.bufs_idx),
+        int64_array(inst.pred_ptr),
+        int64_array(inst.pred_idx),
+        int64_array(inst.users_ptr),
+        int64_array(inst.users_idx),
+        int64_array(inst.buf_size),
+        int64_array(inst.buf_tier),
+        int64_array(inst.buf_alloc),
+        int64_array(inst.buf_free),
+        inst.buf_backed.astype(i64),
+        np.array([hw.capacity[t] for t in hw.tiers], dtype=i64),
+        np.array([t in hw.peak_tiers for t in hw.tiers], dtype=i64),
+        np.array([hw.pipe_index(hw.spill_out_pipe), hw.pipe_index(hw.spill_in_pipe)], dtype=i64),
+        np.array([hw.spill_fixed_cycles, hw.spill_cycles_per_unit], dtype=i64),
+        offset,
+        spill_buf,
+        spill_off,
+    )
+    if status != fast.VALID:
+        return Evaluation(2, False, [], {fast.STATUS_KIND[status]: 1}, None)
+    start, end, makespan = simulate_timing_arrays(order, ptr, idx, pipe, cycles)
+    k = len(spill_buf)
+    graph = AugmentedGraph(
+        inst.n, pipe, cycles, ptr, idx, spill_edges, reuse_edges, _memory_event_ids(inst, k), spill_buf.tolist()
+    )
+    return Evaluation(
+        problem=2,
+        valid=True,
+        errors=[],
+        error_counts={},
+        max_v_stay=max_v_stay(inst, order),
+        physical_peak=int(peak),
+        extra_traffic=int(traffic),
+        spill_count=k,
+        makespan=makespan,
+        start=start.tolist(),
+        end=end.tolist(),
+        graph=graph,
+    )
 
 
 def _distinct_set(cells: np.ndarray) -> list[int]:
@@ -710,9 +973,19 @@ def _evaluate_layout(inst: Instance, plan: Plan) -> Evaluation:
         preds[w].append(u)
     preds = [sorted(set(ps)) if len(ps) > 1 else ps for ps in preds]
     _check_topological(inst, order, pos, preds, spill_buf, errs)
-    memory_events = frozenset([v for v in range(n) if L.kind[v] != KIND_OP] + list(range(n, total)))
-    graph = AugmentedGraph(n, pipe, cycles, preds, spill_edges, walk.reuse_edges, spill_buf, memory_events)
-    start, end, makespan = simulate_timing(order, preds, pipe, cycles)
+    ptr, idx = csr_of_lists(preds)
+    graph = AugmentedGraph(
+        n,
+        np.array(pipe, dtype=np.int64),
+        _exact_array(cycles),
+        ptr,
+        idx,
+        _edge_array(spill_edges),
+        _edge_array(walk.reuse_edges),
+        _memory_event_ids(inst, len(spill_buf)),
+        spill_buf,
+    )
+    start, end, makespan = simulate_timing_reference(order, preds, pipe, cycles)
     residency = Residency(
         order, walk.seg_starts, walk.seg_ends, offset, spill_buf, spill_off, walk.tiers, walk.sizes, n, L.node_buf
     )
