@@ -9,24 +9,39 @@ could run is ready. Cache nodes (no pipe, no cycles) are emitted as soon as
 they are allowed. DMA that the skeleton lets start early (COPY_IN, MOVE,
 SPILL_IN) is thereby pulled forward: the prefetch the problem text describes.
 
-Runs in O((V + E) log V).
+Runs in O((V + E) log V), compiled: the loop is :mod:`dansched.kernels.list_schedule`
+(which states the tie rule in full); this module keeps the entry points on a skeleton,
+on Python lists and on CSR arrays, and the forward-backward passes, which chain that
+kernel and the cycle simulator's.
 """
 
 from __future__ import annotations
 
-import heapq
 from collections.abc import Sequence
 
-from ...simulate import simulate_timing
+import numpy as np
+
+from ...kernels import list_schedule as kernel
+from ...kernels.csr import csr_of_lists, int64_array
+from ...simulate import simulate_timing_arrays
 from .skeleton import Skeleton
 
-__all__ = ["list_schedule", "list_schedule_arrays", "forward_backward"]
+__all__ = ["list_schedule", "list_schedule_arrays", "list_schedule_csr", "forward_backward"]
 
 
 def list_schedule(skel: Skeleton, priority: Sequence[int], tie: Sequence[int]) -> list[int]:
     """A refined order of ``skel``: non-delay, ties by larger ``priority`` then smaller ``tie``."""
     g = skel.timing
-    return list_schedule_arrays(skel.order_preds, skel.order_succs(), g.preds, g.pipe, g.cycles, priority, tie)
+    order = list_schedule_csr(
+        skel.order_pred_csr[0],
+        skel.order_succ_csr,
+        (g.pred_ptr, g.pred_idx),
+        g.pipe_array,
+        g.cycles_array,
+        int64_array(priority),
+        int64_array(tie),
+    )
+    return order.tolist()
 
 
 def list_schedule_arrays(
@@ -38,79 +53,50 @@ def list_schedule_arrays(
     priority: Sequence[int],
     tie: Sequence[int],
 ) -> list[int]:
-    """:func:`list_schedule` on plain arrays (so it can run on a reversed graph too). A node's
+    """:func:`list_schedule` on plain lists (so it can run on a reversed graph too). A node's
     ready time is the latest end of its timing predecessors, known when its last order
     predecessor is emitted (every timing predecessor is an order predecessor)."""
+    order = list_schedule_csr(
+        csr_of_lists(order_preds)[0],
+        csr_of_lists(order_succs),
+        csr_of_lists(tpreds),
+        int64_array(pipe),
+        int64_array(cycles),
+        int64_array(priority),
+        int64_array(tie),
+    )
+    return order.tolist()
+
+
+def list_schedule_csr(
+    order_pred_ptr: np.ndarray,
+    order_succs: tuple[np.ndarray, np.ndarray],
+    tpreds: tuple[np.ndarray, np.ndarray],
+    pipe: np.ndarray,
+    cycles: np.ndarray,
+    priority: np.ndarray,
+    tie: np.ndarray,
+) -> np.ndarray:
+    """:func:`list_schedule` on int64 arrays, the compiled scheduler
+    (:mod:`dansched.kernels.list_schedule`): the order predecessors' CSR pointers (only their
+    counts matter), the order successors and the timing predecessors as CSR ``(ptr, idx)``.
+    Raises ``RuntimeError`` when the order constraints are cyclic."""
     n = len(pipe)
-    osucc = order_succs
-    indeg = [len(p) for p in order_preds]
-    end = [0] * n
-    order: list[int] = []
-    append = order.append
-    pipes = sorted({p for p in pipe if p >= 0})
-    pipe_free = {p: 0 for p in pipes}
-    waiting: dict[int, list[tuple[int, int, int, int]]] = {p: [] for p in pipes}
-    available: dict[int, list[tuple[int, int, int]]] = {p: [] for p in pipes}
-    free_nodes: list[int] = []
-    push, pop = heapq.heappush, heapq.heappop
-
-    def ready(v: int) -> int:
-        rt = 0
-        for u in tpreds[v]:
-            e = end[u]
-            if e > rt:
-                rt = e
-        return rt
-
-    def emit(v: int, start: int) -> None:
-        end[v] = start + cycles[v]
-        append(v)
-        for w in osucc[v]:
-            indeg[w] -= 1
-            if indeg[w] == 0:
-                p = pipe[w]
-                if p < 0:
-                    free_nodes.append(w)
-                else:
-                    push(waiting[p], (ready(w), -priority[w], tie[w], w))
-
-    for v in range(n):
-        if indeg[v] == 0:
-            if pipe[v] < 0:
-                free_nodes.append(v)
-            else:
-                push(waiting[pipe[v]], (ready(v), -priority[v], tie[v], v))
-    while len(order) < n:
-        while free_nodes:
-            v = free_nodes.pop()
-            emit(v, ready(v))
-        best = None
-        for p in pipes:
-            w, a = waiting[p], available[p]
-            free = pipe_free[p]
-            while w and w[0][0] <= free:
-                _, negp, t, v = pop(w)
-                push(a, (negp, t, v))
-            if a:
-                key = (free, a[0][0], a[0][1], p)
-            elif w:
-                key = (w[0][0], w[0][1], w[0][2], p)
-            else:
-                continue
-            if best is None or key < best:
-                best = key
-        if best is None:
-            if len(order) < n and not free_nodes:
-                raise RuntimeError("list_schedule: the skeleton's order constraints are cyclic")
-            continue
-        start, _, _, p = best
-        if available[p]:
-            v = pop(available[p])[2]
-        else:
-            v = pop(waiting[p])[3]
-        emit(v, start)
-        pipe_free[p] = end[v]
+    for ptr, idx in (order_succs, tpreds):
+        if len(ptr) != n + 1 or (idx.size and not 0 <= int(idx.min()) <= int(idx.max()) < n):
+            raise ValueError("list_schedule: adjacency lists that do not match the nodes")
+    if len(order_pred_ptr) != n + 1 or len(cycles) != n or len(priority) != n or len(tie) != n:
+        raise ValueError("list_schedule: one figure per node is needed")
+    order, acyclic = kernel.list_schedule(np.diff(order_pred_ptr), *order_succs, *tpreds, pipe, cycles, priority, tie)
+    if not acyclic:
+        raise RuntimeError("list_schedule: the skeleton's order constraints are cyclic")
     return order
+
+
+def _positions(order: np.ndarray, n: int) -> np.ndarray:
+    pos = np.zeros(n, dtype=np.int64)
+    pos[order] = np.arange(len(order), dtype=np.int64)
+    return pos
 
 
 def forward_backward(skel: Skeleton, order: Sequence[int], passes: int = 4) -> tuple[list[int], int, int]:
@@ -121,40 +107,23 @@ def forward_backward(skel: Skeleton, order: Sequence[int], passes: int = 4) -> t
     Returns (order, makespan, passes run)."""
     g = skel.timing
     n = g.n
-    osucc = skel.order_succs()
-    tsucc = g.succs()
-    best = list(order)
-    start, end, best_m = simulate_timing(best, g.preds, g.pipe, g.cycles)
-    cur_end = end
-    cur_pos = {v: i for i, v in enumerate(best)}
+    opreds, osuccs = skel.order_pred_csr, skel.order_succ_csr
+    tpreds, tsuccs = (g.pred_ptr, g.pred_idx), g.succ_csr
+    pipe, cycles = g.pipe_array, g.cycles_array
+    best = int64_array(order)
+    _, cur_end, best_m = simulate_timing_arrays(best, *tpreds, pipe, cycles)
+    cur_pos = _positions(best, n)
     runs = 0
     for _ in range(passes):
         runs += 1
-        rev = list_schedule_arrays(
-            osucc,
-            skel.order_preds,
-            tsucc,
-            g.pipe,
-            g.cycles,
-            [cur_end[v] for v in range(n)],
-            [-cur_pos[v] for v in range(n)],
-        )
-        _, rev_end, total = simulate_timing(rev, tsucc, g.pipe, g.cycles)
-        late_start = [total - rev_end[v] for v in range(n)]
-        rpos = {v: i for i, v in enumerate(rev)}
-        fwd = list_schedule_arrays(
-            skel.order_preds,
-            osucc,
-            g.preds,
-            g.pipe,
-            g.cycles,
-            [-late_start[v] for v in range(n)],
-            [-rpos[v] for v in range(n)],
-        )
-        s2, e2, m2 = simulate_timing(fwd, g.preds, g.pipe, g.cycles)
-        cur_end, cur_pos = e2, {v: i for i, v in enumerate(fwd)}
+        rev = list_schedule_csr(osuccs[0], opreds, tsuccs, pipe, cycles, cur_end, -cur_pos)
+        _, rev_end, total = simulate_timing_arrays(rev, *tsuccs, pipe, cycles)
+        late_start = total - rev_end
+        fwd = list_schedule_csr(opreds[0], osuccs, tpreds, pipe, cycles, -late_start, -_positions(rev, n))
+        _, cur_end, m2 = simulate_timing_arrays(fwd, *tpreds, pipe, cycles)
+        cur_pos = _positions(fwd, n)
         if m2 < best_m:
             best, best_m = fwd, m2
         else:
             break
-    return best, best_m, runs
+    return best.tolist(), int(best_m), runs

@@ -16,7 +16,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import cached_property
 
+import numpy as np
+
 from ...instance import KIND_OP, Instance
+from ...kernels.csr import csr_of_lists, transposed
 from ...simulate import AugmentedGraph, spill_of_node
 
 __all__ = ["Skeleton", "memory_skeleton", "is_refinement", "critical_chain"]
@@ -38,6 +41,16 @@ class Skeleton:
     def order_succs(self) -> list[list[int]]:
         """The successors of each node under the order constraints (computed once; read only)."""
         return self._order_succs
+
+    @cached_property
+    def order_pred_csr(self) -> tuple[np.ndarray, np.ndarray]:
+        """``order_preds`` as CSR arrays (for the compiled list scheduler)."""
+        return csr_of_lists(self.order_preds)
+
+    @cached_property
+    def order_succ_csr(self) -> tuple[np.ndarray, np.ndarray]:
+        """The order successors as CSR arrays, each list ascending (as :meth:`order_succs`)."""
+        return transposed(*self.order_pred_csr)
 
     @cached_property
     def _order_succs(self) -> list[list[int]]:
