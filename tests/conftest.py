@@ -7,6 +7,17 @@ from pathlib import Path
 import pytest
 from helpers import SHIPPED
 
+from dansched.kernels.warm import warm
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """Compile the kernels once, in the main process, before pytest-xdist starts its workers:
+    with an empty cache (a fresh clone) the workers then load the machine code instead of
+    each compiling it at the same time. numba writes each cache file to a temporary name and
+    renames it into place, so concurrent compiles would be safe, only slower."""
+    if not hasattr(config, "workerinput"):
+        warm()
+
 
 @pytest.fixture
 def exp_path() -> Path:

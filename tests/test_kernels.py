@@ -1,0 +1,354 @@
+"""The compiled kernels against their readable references (dansched/kernels/).
+
+- the evaluator's fast path (``simulate.evaluate_fast``) against ``evaluate_reference`` on
+  random small plans, valid (the strategies' cases, DLR's plans of generated graphs) and
+  mutated ones: the same verdict; on a valid plan the same metrics, start and end times,
+  augmented predecessors, spill edges and reuse edges; on an invalid one a first kind the
+  reference reports too; and ``evaluate`` (fast path, reference when it rejects) always
+  says exactly what the reference says;
+- the compiled cycle simulator against the Python loop;
+- the compiled list scheduler and forward-backward pass against the Python ones they
+  replaced (tests/list_schedule_reference.py), on the memory skeletons of random plans and
+  on random order constraints with many ties.
+
+The default run draws few examples; ``-m slow`` draws many more and adds the official
+graphs.
+"""
+
+from __future__ import annotations
+
+import random
+from dataclasses import replace
+
+import list_schedule_reference as ref
+import pytest
+from helpers import OFFICIAL_CASES, official_path
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from strategies import SETTINGS, cases, hw  # noqa: F401  (hw is a fixture)
+
+from dansched.generate import generate
+from dansched.graph import bottom_level
+from dansched.hardware import default_hardware, load_hardware
+from dansched.instance import Instance, instance_from_records, load_instance
+from dansched.plan import Plan
+from dansched.simulate import (
+    Evaluation,
+    evaluate,
+    evaluate_fast,
+    evaluate_reference,
+    simulate_timing,
+    simulate_timing_reference,
+)
+from dansched.stages.cpe.list_schedule import forward_backward, list_schedule, list_schedule_arrays
+from dansched.stages.cpe.skeleton import memory_skeleton
+from dansched.stages.dlr.stage import dlr_plan
+
+MANY = settings(max_examples=600, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+
+
+def assert_same_judgement(inst: Instance, plan: Plan) -> Evaluation:
+    """``evaluate`` says what the reference says; the fast path alone agrees on the verdict,
+    and names a kind the reference reports when it rejects. Returns the reference's."""
+    want = evaluate_reference(inst, plan)
+    got = evaluate(inst, plan)
+    assert got.to_dict() == want.to_dict()
+    fast = evaluate_fast(inst, plan)
+    if fast is None:  # files the fast path leaves to the reference
+        assert not want.valid
+        return want
+    assert fast.valid == want.valid, (fast.error_counts, want.error_counts)
+    if not fast.valid:
+        [kind] = fast.error_counts
+        assert kind in want.error_counts, (kind, want.error_counts)
+        return want
+    assert fast.to_dict() == want.to_dict()
+    assert (fast.start, fast.end, fast.makespan) == (want.start, want.end, want.makespan)
+    g, h = fast.graph, want.graph
+    assert g is not None and h is not None
+    assert g == h
+    assert g.preds == h.preds
+    assert g.spill_edges == h.spill_edges
+    assert g.reuse_edges == h.reuse_edges
+    assert (g.pipe, g.cycles, g.spill_buf, g.memory_events) == (h.pipe, h.cycles, h.spill_buf, h.memory_events)
+    assert g.succs() == h.succs()
+    return want
+
+
+# ---------------------------------------------------------------------------------
+# the evaluator's fast path
+# ---------------------------------------------------------------------------------
+
+
+def _swap(plan: Plan, rnd: random.Random) -> Plan:
+    order = list(plan.order)
+    i, j = rnd.randrange(len(order)), rnd.randrange(len(order))
+    order[i], order[j] = order[j], order[i]
+    return replace(plan, order=tuple(order))
+
+
+def _move(plan: Plan, rnd: random.Random) -> Plan:
+    order = list(plan.order)
+    v = order.pop(rnd.randrange(len(order)))
+    order.insert(rnd.randrange(len(order) + 1), v)
+    return replace(plan, order=tuple(order))
+
+
+def _offset(plan: Plan, rnd: random.Random) -> Plan:
+    offsets = list(plan.offsets or ())
+    k = rnd.randrange(len(offsets))
+    offsets[k] = (offsets[k][0], rnd.choice([rnd.randint(-3, 600), offsets[rnd.randrange(len(offsets))][1]]))
+    return replace(plan, offsets=tuple(offsets))
+
+
+def _spill_offset(plan: Plan, rnd: random.Random) -> Plan:
+    if not plan.spills:
+        return _offset(plan, rnd)
+    spills = list(plan.spills)
+    k = rnd.randrange(len(spills))
+    spills[k] = (spills[k][0], rnd.choice([rnd.randint(-3, 600), rnd.choice(plan.offsets or ((0, 0),))[1]]))
+    return replace(plan, spills=tuple(spills))
+
+
+def _spill_buffer(plan: Plan, rnd: random.Random) -> Plan:
+    if not plan.spills:
+        return _swap(plan, rnd)
+    spills = list(plan.spills)
+    k = rnd.randrange(len(spills))
+    spills[k] = (rnd.choice(plan.offsets or ((0, 0),))[0], spills[k][1])
+    return replace(plan, spills=tuple(spills))
+
+
+def _spill_in_first(plan: Plan, rnd: random.Random) -> Plan:
+    """A SPILL_IN moved just before its SPILL_OUT."""
+    n = len(plan.order) - 2 * len(plan.spills)
+    if not plan.spills:
+        return _move(plan, rnd)
+    k = rnd.randrange(len(plan.spills))
+    order = [v for v in plan.order if v != n + 2 * k + 1]
+    at = order.index(n + 2 * k)
+    return replace(plan, order=tuple(order[:at] + [n + 2 * k + 1] + order[at:]))
+
+
+def _drop(plan: Plan, rnd: random.Random) -> Plan:
+    order = list(plan.order)
+    del order[rnd.randrange(len(order))]
+    return replace(plan, order=tuple(order))
+
+
+def _duplicate(plan: Plan, rnd: random.Random) -> Plan:
+    order = list(plan.order)
+    order.insert(rnd.randrange(len(order) + 1), rnd.choice(order))
+    return replace(plan, order=tuple(order))
+
+
+def _unknown(plan: Plan, rnd: random.Random) -> Plan:
+    order = list(plan.order)
+    order[rnd.randrange(len(order))] = rnd.choice([-1, len(order), len(order) + 7])
+    return replace(plan, order=tuple(order))
+
+
+def _extra_spill_line(plan: Plan, rnd: random.Random) -> Plan:
+    first = rnd.choice(plan.offsets or ((0, 0),))
+    return replace(plan, spills=plan.spills + (first,))
+
+
+def _unknown_buffer(plan: Plan, rnd: random.Random) -> Plan:
+    offsets = list(plan.offsets or ())
+    k = rnd.randrange(len(offsets))
+    offsets[k] = (10_000 + offsets[k][0], offsets[k][1])
+    return replace(plan, offsets=tuple(offsets))
+
+
+def _offset_twice(plan: Plan, rnd: random.Random) -> Plan:
+    offsets = plan.offsets or ()
+    return replace(plan, offsets=offsets + (rnd.choice(offsets),))
+
+
+MUTATIONS = [
+    _swap,
+    _move,
+    _offset,
+    _spill_offset,
+    _spill_buffer,
+    _spill_in_first,
+    _drop,
+    _duplicate,
+    _unknown,
+    _extra_spill_line,
+    _unknown_buffer,
+    _offset_twice,
+]
+
+
+@SETTINGS
+@given(case=cases())
+def test_fast_path_accepts_valid_plans_with_the_reference_figures(hw, case):
+    inst = instance_from_records("prop", case.nodes, case.edges, hw)
+    plan = case.plan()
+    want = assert_same_judgement(inst, plan)
+    assert want.valid and evaluate_fast(inst, plan) is not None
+
+
+@SETTINGS
+@given(case=cases(), seed=st.integers(0, 2**32 - 1), count=st.integers(1, 3))
+def test_fast_path_agrees_with_the_reference_on_mutated_plans(hw, case, seed, count):
+    inst = instance_from_records("prop", case.nodes, case.edges, hw)
+    rnd = random.Random(seed)
+    plan = case.plan()
+    for _ in range(count):
+        plan = rnd.choice(MUTATIONS)(plan, rnd)
+    assert_same_judgement(inst, plan)
+
+
+@pytest.mark.slow
+@MANY
+@given(case=cases(max_spills=6), seed=st.integers(0, 2**32 - 1), count=st.integers(0, 3))
+def test_fast_path_agrees_with_the_reference_many(hw, case, seed, count):
+    inst = instance_from_records("prop", case.nodes, case.edges, hw)
+    rnd = random.Random(seed)
+    plan = case.plan()
+    for _ in range(count):
+        plan = rnd.choice(MUTATIONS)(plan, rnd)
+    assert_same_judgement(inst, plan)
+
+
+@pytest.mark.parametrize("mutation", MUTATIONS, ids=[m.__name__.strip("_") for m in MUTATIONS])
+def test_each_mutation_of_a_stage2_plan_is_judged_alike(mutation):
+    """DLR's plan of a generated graph (with spills, on a tight L1), then each mutation a few times."""
+    inst, plan = _stage2_case("matmul", 2)
+    assert evaluate_fast(inst, plan) is not None
+    rnd = random.Random(mutation.__name__)
+    kinds = set()
+    for _ in range(6):
+        want = assert_same_judgement(inst, mutation(plan, rnd))
+        kinds |= set(want.error_counts)
+    if mutation not in (_offset, _spill_offset, _swap, _move, _spill_buffer):  # these may leave a plan valid
+        assert kinds
+
+
+def _stage2_case(family: str, scale: int) -> tuple[Instance, Plan]:
+    nodes, edges = generate(family, scale, seed=1)
+    hw = default_hardware()
+    inst = instance_from_records(family, nodes, edges, hw)
+    res = dlr_plan(inst, list(range(inst.n)), search=False)
+    return inst, res.plan
+
+
+@pytest.mark.parametrize("family", ["matmul", "fa", "conv"])
+def test_stage2_plans_of_generated_graphs(family):
+    inst, plan = _stage2_case(family, 2)
+    assert_same_judgement(inst, plan)
+    assert evaluate_fast(inst, plan).valid
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("case", OFFICIAL_CASES)
+def test_stage2_plans_of_the_official_graphs(case):
+    inst = load_instance(official_path(case))
+    plan = dlr_plan(inst, list(range(inst.n)), search=False).plan
+    want = assert_same_judgement(inst, plan)
+    assert want.valid
+    rnd = random.Random(case)
+    for mutation in MUTATIONS:
+        assert_same_judgement(inst, mutation(plan, rnd))
+
+
+def test_figures_past_64_bits_are_left_to_the_reference(tmp_path):
+    """A plan that spills one buffer 80 times at 2**57 cycles a spill: its time passes 2**63
+    (the instance's own horizon, one spill per gap, stays below 2**60), so the fast path
+    leaves it to the reference's exact integers."""
+    (tmp_path / "hw.toml").write_text(f"[tiers]\nUB = 4\n[spill]\nfixed_cycles = 0\ncycles_per_unit = {2**54}\n")
+    nodes = [
+        {"Id": 0, "Op": "ALLOC", "BufId": 0, "Size": 4, "Type": "UB"},
+        {"Id": 1, "Op": "ADD", "Pipe": "VECTOR", "Cycles": 1, "Bufs": [0]},
+        {"Id": 2, "Op": "FREE", "BufId": 0, "Size": 4, "Type": "UB"},
+    ]
+    inst = instance_from_records("big", nodes, [[0, 1], [1, 2]], load_hardware(tmp_path / "hw.toml"))
+    k = 80
+    plan = Plan(order=(0, 1, *range(3, 3 + 2 * k), 2), offsets=((0, 0),), spills=((0, 0),) * k)
+    assert evaluate_fast(inst, plan) is None
+    ev = evaluate(inst, plan)
+    assert ev.valid and ev.makespan == 1 + k * 2 * 4 * 2**54 > 2**63
+    assert ev.extra_traffic == k * 2 * 4
+
+
+# ---------------------------------------------------------------------------------
+# the cycle simulator
+# ---------------------------------------------------------------------------------
+
+
+@SETTINGS
+@given(data=st.data())
+def test_compiled_timing_equals_the_python_loop(data):
+    n = data.draw(st.integers(1, 30))
+    preds = [sorted(data.draw(st.sets(st.integers(0, v - 1), max_size=4))) if v else [] for v in range(n)]
+    pipe = data.draw(st.lists(st.integers(-1, 3), min_size=n, max_size=n))
+    cycles = data.draw(st.lists(st.integers(0, 50), min_size=n, max_size=n))
+    order = data.draw(st.lists(st.integers(0, n - 1), max_size=2 * n))  # any walk, repeats and gaps included
+    assert simulate_timing(order, preds, pipe, cycles) == simulate_timing_reference(order, preds, pipe, cycles)
+
+
+def test_timing_past_64_bits_uses_exact_integers():
+    big = 2**62
+    assert simulate_timing([0, 1, 2], [[], [0], [1]], [0, 0, 0], [big, big, big])[2] == 3 * big
+
+
+# ---------------------------------------------------------------------------------
+# the list scheduler and forward-backward
+# ---------------------------------------------------------------------------------
+
+
+@SETTINGS
+@given(case=cases(max_spills=3), seed=st.integers(0, 2**32 - 1), chain=st.booleans())
+def test_compiled_list_scheduler_on_memory_skeletons(hw, case, seed, chain):
+    inst = instance_from_records("prop", case.nodes, case.edges, hw)
+    plan = case.plan()
+    ev = evaluate(inst, plan)
+    skel = memory_skeleton(inst, plan.order, ev.graph, chain=chain)
+    g = skel.timing
+    rnd = random.Random(seed)
+    for prio, tie in (
+        (bottom_level(g.preds, g.cycles, plan.order), [plan.order.index(v) for v in range(g.n)]),
+        ([rnd.randint(0, 3) for _ in range(g.n)], [rnd.randint(-2, 2) for _ in range(g.n)]),
+    ):
+        want = ref.list_schedule_arrays(skel.order_preds, skel.order_succs(), g.preds, g.pipe, g.cycles, prio, tie)
+        assert list_schedule(skel, prio, tie) == want
+        assert list_schedule_arrays(skel.order_preds, skel.order_succs(), g.preds, g.pipe, g.cycles, prio, tie) == want
+    assert forward_backward(skel, plan.order) == ref.forward_backward(skel, plan.order)
+
+
+@SETTINGS
+@given(data=st.data())
+def test_compiled_list_scheduler_on_random_constraints_with_ties(data):
+    """Random order constraints (timing predecessors a subset of them), pipes with cache
+    nodes among them, priorities and ties from small ranges so that keys collide."""
+    n = data.draw(st.integers(1, 25))
+    opreds = [sorted(data.draw(st.sets(st.integers(0, v - 1), max_size=3))) if v else [] for v in range(n)]
+    tpreds = [[u for u in ps if data.draw(st.booleans())] for ps in opreds]
+    osuccs: list[list[int]] = [[] for _ in range(n)]
+    for v, ps in enumerate(opreds):
+        for u in ps:
+            osuccs[u].append(v)
+    pipe = data.draw(st.lists(st.integers(-1, 2), min_size=n, max_size=n))
+    cycles = [0 if p < 0 else c for p, c in zip(pipe, data.draw(st.lists(st.integers(0, 9), min_size=n, max_size=n)))]
+    prio = data.draw(st.lists(st.integers(0, 2), min_size=n, max_size=n))
+    tie = data.draw(st.lists(st.integers(0, 1), min_size=n, max_size=n))
+    want = ref.list_schedule_arrays(opreds, osuccs, tpreds, pipe, cycles, prio, tie)
+    assert list_schedule_arrays(opreds, osuccs, tpreds, pipe, cycles, prio, tie) == want
+
+
+def test_cyclic_order_constraints_are_refused_by_both():
+    args = ([[1], [0]], [[1], [0]], [[], []], [0, 0], [1, 1], [0, 0], [0, 1])
+    with pytest.raises(RuntimeError, match="cyclic"):
+        ref.list_schedule_arrays(*args)
+    with pytest.raises(RuntimeError, match="cyclic"):
+        list_schedule_arrays(*args)
+
+
+@pytest.mark.parametrize("family", ["matmul", "fa"])
+def test_forward_backward_on_stage2_plans(family):
+    inst, plan = _stage2_case(family, 2)
+    ev = evaluate(inst, plan)
+    skel = memory_skeleton(inst, plan.order, ev.graph)
+    assert forward_backward(skel, plan.order) == ref.forward_backward(skel, plan.order)
