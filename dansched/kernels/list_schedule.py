@@ -82,6 +82,34 @@ def _ready(v: int, tpred_ptr: np.ndarray, tpred_idx: np.ndarray, end: np.ndarray
 
 
 @compiled
+def _release(
+    v: int,
+    top: int,
+    stack: np.ndarray,
+    pipe: np.ndarray,
+    waiting: np.ndarray,
+    base: np.ndarray,
+    nwait: np.ndarray,
+    ready: np.ndarray,
+    negp: np.ndarray,
+    tie: np.ndarray,
+    tpred_ptr: np.ndarray,
+    tpred_idx: np.ndarray,
+    end: np.ndarray,
+) -> int:
+    """``v``'s order predecessors have all been emitted: onto the stack when it has no pipe,
+    else into its pipe's waiting heap at its ready time. Returns the stack's new height."""
+    if pipe[v] < 0:
+        stack[top] = v
+        return top + 1
+    p = pipe[v]
+    ready[v] = _ready(v, tpred_ptr, tpred_idx, end)
+    _push(waiting, base[p], nwait[p], v, ready, negp, tie, True)
+    nwait[p] += 1
+    return top
+
+
+@compiled
 def list_schedule(
     indeg: np.ndarray,
     osucc_ptr: np.ndarray,
@@ -121,14 +149,7 @@ def list_schedule(
     top = 0
     for v in range(n):
         if indeg[v] == 0:
-            if pipe[v] < 0:
-                stack[top] = v
-                top += 1
-            else:
-                p = pipe[v]
-                ready[v] = _ready(v, tpred_ptr, tpred_idx, end)
-                _push(waiting, base[p], nwait[p], v, ready, negp, tie, True)
-                nwait[p] += 1
+            top = _release(v, top, stack, pipe, waiting, base, nwait, ready, negp, tie, tpred_ptr, tpred_idx, end)
     count = 0
     while count < n:
         p = -1  # the pipe the next node runs on, -1 for a node without one
@@ -171,14 +192,7 @@ def list_schedule(
             w = osucc_idx[j]
             indeg[w] -= 1
             if indeg[w] == 0:
-                if pipe[w] < 0:
-                    stack[top] = w
-                    top += 1
-                else:
-                    q = pipe[w]
-                    ready[w] = _ready(w, tpred_ptr, tpred_idx, end)
-                    _push(waiting, base[q], nwait[q], w, ready, negp, tie, True)
-                    nwait[q] += 1
+                top = _release(w, top, stack, pipe, waiting, base, nwait, ready, negp, tie, tpred_ptr, tpred_idx, end)
         if p >= 0:
             pipe_free[p] = end[v]
     return order, True
