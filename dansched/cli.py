@@ -570,6 +570,16 @@ def info(
 
 
 @app.command()
+def warm() -> None:
+    """Compile the evaluator's, the simulator's and the list scheduler's kernels into numba's on-disk cache (once per install; the install step runs it), so no later run pays the compile time."""
+    from .kernels.warm import warm as compile_kernels
+
+    seconds = compile_kernels()
+    parts = ", ".join(f"{name} {s:.1f} s" for name, s in seconds.items())
+    _echo(f"kernels ready in {sum(seconds.values()):.1f} s ({parts})")
+
+
+@app.command()
 def bench(
     instances: Annotated[
         list[Path] | None,

@@ -51,7 +51,7 @@ def test_the_readme_is_a_short_front_page_with_the_set_up_commands():
     set_up = [b for b in blocks if "pip install" in b]
     # exactly two set-up commands: the main job's lean install with a first solve, then the tests
     assert set_up == [
-        "pip install -e . && dansched solve instances/matmul_s2.json\n",
+        "pip install -e . && dansched warm && dansched solve instances/matmul_s2.json\n",
         "pip install -e '.[test]' && python3 -m pytest -q\n",
     ]
     assert "docs/view_fa0.png" in readme and "_view.html" in readme
