@@ -352,3 +352,18 @@ def test_forward_backward_on_stage2_plans(family):
     ev = evaluate(inst, plan)
     skel = memory_skeleton(inst, plan.order, ev.graph)
     assert forward_backward(skel, plan.order) == ref.forward_backward(skel, plan.order)
+
+
+def test_kernels_run_without_a_writable_cache_folder(monkeypatch):
+    """numba finds no cache folder (read-only package, no writable home): the decorator
+    still gives a working kernel, compiled in the process."""
+    from numba.core import caching
+
+    from dansched.kernels.jit import compiled
+
+    monkeypatch.setattr(caching.CacheImpl, "_locator_classes", [])
+
+    def double(x: int) -> int:
+        return 2 * x
+
+    assert compiled(double)(21) == 42

@@ -5,7 +5,8 @@
 cache folder (``~/.cache/numba``; ``NUMBA_CACHE_DIR`` overrides both). The cache is keyed
 by a hash of the kernel's source file, so an edit recompiles that file's kernels, and by
 the argument types: every caller passes C-contiguous int64 arrays and Python ints, so each
-kernel compiles exactly once per install (:func:`dansched.kernels.warm`).
+kernel compiles exactly once per install (:func:`dansched.kernels.warm.warm`). Where no
+folder is writable at all, the kernels still run, compiled anew in each process.
 """
 
 from __future__ import annotations
@@ -22,4 +23,7 @@ F = TypeVar("F", bound=Callable[..., Any])
 
 def compiled(fn: F) -> F:
     """``fn`` compiled to machine code on its first call (or loaded from the cache)."""
-    return cast(F, numba.njit(cache=True, nogil=True)(fn))
+    try:
+        return cast(F, numba.njit(cache=True, nogil=True)(fn))
+    except RuntimeError:  # numba found no writable cache folder for this source file
+        return cast(F, numba.njit(cache=False, nogil=True)(fn))
