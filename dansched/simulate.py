@@ -677,7 +677,7 @@ def evaluate_fast(inst: Instance, plan: Plan) -> Evaluation | None:
     order, offset, spill_buf, spill_off = arrays
     hw = inst.hw
     i64 = np.int64
-    status, pipe, cycles, traffic, spill_edges, reuse_edges, ptr, idx, peak = fast.judge_layout(
+    status, pipe, cycles, traffic, spill_edges, reuse_edges, segments, ptr, idx, peak = fast.judge_layout(
         order,
         inst.kind.astype(i64),
         inst.pipe.astype(i64),
@@ -706,8 +706,19 @@ def evaluate_fast(inst: Instance, plan: Plan) -> Evaluation | None:
         return Evaluation(2, False, [], {fast.STATUS_KIND[status]: 1}, None)
     start, end, makespan = simulate_timing_arrays(order, ptr, idx, pipe, cycles)
     k = len(spill_buf)
-    graph = AugmentedGraph(
-        inst.n, pipe, cycles, ptr, idx, spill_edges, reuse_edges, _memory_event_ids(inst, k), spill_buf.tolist()
+    spills = spill_buf.tolist()
+    graph = AugmentedGraph(inst.n, pipe, cycles, ptr, idx, spill_edges, reuse_edges, _memory_event_ids(inst, k), spills)
+    residency = Residency(
+        list(plan.order),
+        segments[:, 0].tolist(),
+        segments[:, 1].tolist(),
+        offset.tolist(),
+        spills,
+        spill_off.tolist(),
+        inst.buf_tier.tolist(),
+        inst.buf_size.tolist(),
+        inst.n,
+        inst.lists().node_buf,
     )
     return Evaluation(
         problem=2,
@@ -722,6 +733,7 @@ def evaluate_fast(inst: Instance, plan: Plan) -> Evaluation | None:
         start=start.tolist(),
         end=end.tolist(),
         graph=graph,
+        residency=residency,
     )
 
 

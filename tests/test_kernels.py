@@ -72,6 +72,8 @@ def assert_same_judgement(inst: Instance, plan: Plan) -> Evaluation:
     assert g.reuse_edges == h.reuse_edges
     assert (g.pipe, g.cycles, g.spill_buf, g.memory_events) == (h.pipe, h.cycles, h.spill_buf, h.memory_events)
     assert g.succs() == h.succs()
+    assert fast.residency == want.residency
+    assert fast.segments() == want.segments()
     return want
 
 
@@ -231,7 +233,7 @@ def _stage2_case(family: str, scale: int) -> tuple[Instance, Plan]:
     nodes, edges = generate(family, scale, seed=1)
     hw = default_hardware()
     inst = instance_from_records(family, nodes, edges, hw)
-    res = dlr_plan(inst, list(range(inst.n)), search=False)
+    res = dlr_plan(inst, list(range(inst.n)), other_orders=False)
     return inst, res.plan
 
 
@@ -246,7 +248,7 @@ def test_stage2_plans_of_generated_graphs(family):
 @pytest.mark.parametrize("case", OFFICIAL_CASES)
 def test_stage2_plans_of_the_official_graphs(case):
     inst = load_instance(official_path(case))
-    plan = dlr_plan(inst, list(range(inst.n)), search=False).plan
+    plan = dlr_plan(inst, list(range(inst.n)), other_orders=False).plan
     want = assert_same_judgement(inst, plan)
     assert want.valid
     rnd = random.Random(case)

@@ -12,7 +12,7 @@ at the first broken rule:
    segments overlapping, an operation's buffers resident, spills out of a resident and in
    to an allocated, non-resident buffer, a FREE of a resident buffer; the address-reuse
    edges from the most recent occupant of each address, in the order the walk finds them;
-   the physical peak of the peak tiers;
+   where each residency segment starts and ends; the physical peak of the peak tiers;
 5. the augmented predecessor lists (original, spill and reuse edges; each list sorted, no
    repeats) as CSR arrays, and their topological check against the schedule.
 
@@ -287,8 +287,10 @@ def _residency(
     offset: np.ndarray,
     spill_buf: np.ndarray,
     spill_off: np.ndarray,
-) -> tuple[int, np.ndarray, int]:
-    """The residency walk (see the module docstring): (status, reuse edges, physical peak)."""
+) -> tuple[int, np.ndarray, np.ndarray, int]:
+    """The residency walk (see the module docstring): (status, reuse edges, segments, physical
+    peak); each segment is the schedule positions of its starting and its ending event, in
+    the order the segments end."""
     nb = offset.shape[0]
     bound, bptr = _boundaries(offset, spill_buf, spill_off, buf_size, buf_tier, caps)
     cells = bound.shape[0]  # tier t's cells are bound's indices bptr[t] .. bptr[t + 1] - 2
@@ -298,6 +300,9 @@ def _residency(
     started = np.zeros(nb, dtype=np.bool_)
     at = np.zeros(nb, dtype=np.int64)  # a resident buffer's first cell
     upto = np.zeros(nb, dtype=np.int64)  # and one past its last
+    opened = np.zeros(nb, dtype=np.int64)  # the position of a resident buffer's starting event
+    segments = np.empty((nb + spill_buf.shape[0], 2), dtype=np.int64)
+    nseg = 0
     reuse = np.empty((64, 2), dtype=np.int64)
     nreuse = 0
     seen = np.empty(cells, dtype=np.int64)
@@ -334,6 +339,8 @@ def _residency(
             for c in range(at[b], upto[b]):
                 owner[c] = -1
                 last_end[c] = v
+            segments[nseg, 0], segments[nseg, 1] = opened[b], i
+            nseg += 1
             resident[b] = False
             units -= s * peak_tier[t]
             continue
@@ -360,10 +367,10 @@ def _residency(
                 reuse[nreuse, 0], reuse[nreuse, 1] = seen[j], v
                 nreuse += 1
         resident[b] = True
-        at[b], upto[b] = lo, hi
+        at[b], upto[b], opened[b] = lo, hi, i
         units += s * peak_tier[t]
         peak = max(peak, units)
-    return status, reuse[:nreuse].copy(), peak
+    return status, reuse[:nreuse].copy(), segments[:nseg].copy(), peak
 
 
 @compiled
@@ -452,7 +459,7 @@ def judge_layout(
     offset: np.ndarray,
     spill_buf: np.ndarray,
     spill_off: np.ndarray,
-) -> tuple[int, np.ndarray, np.ndarray, int, np.ndarray, np.ndarray, np.ndarray, np.ndarray, int]:
+) -> tuple[int, np.ndarray, np.ndarray, int, np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray, int]:
     """Judge a plan given as arrays (see the module docstring).
 
     The instance: node ``kind``, ``pipe`` (-1: none), ``cycles``, ``node_buf``; CSR lists of
@@ -462,9 +469,11 @@ def judge_layout(
     ``spill_cost`` (fixed cycles, cycles per unit). The plan: ``order`` (spill ids
     included), every buffer's ``offset``, each spill's buffer and new offset.
 
-    Returns (status, pipe, cycles, extra traffic, spill edges, reuse edges, predecessor
-    pointers, predecessor indices, physical peak); edges are ``(E, 2)`` arrays of
-    ``(source, target)``. Past the status :data:`VALID` the rest is partial."""
+    Returns (status, pipe, cycles, extra traffic, spill edges, reuse edges, residency
+    segments, predecessor pointers, predecessor indices, physical peak); edges are ``(E, 2)``
+    arrays of ``(source, target)``, segments ``(S, 2)`` arrays of the positions of their
+    starting and ending events, in the order they end. Past the status :data:`VALID` the
+    rest is partial."""
     n, k = kind.shape[0], spill_buf.shape[0]
     total = n + 2 * k
     none = np.empty((0, 2), dtype=np.int64)
@@ -474,17 +483,17 @@ def judge_layout(
     )
     pos, status = _positions(order, total)
     if status != VALID:
-        return status, apipe, acycles, traffic, none, none, empty, empty, 0
+        return status, apipe, acycles, traffic, none, none, none, empty, empty, 0
     spill_edges = _spill_edges(n, spill_buf, pos, users_ptr, users_idx, buf_alloc, buf_free)
-    status, reuse_edges, peak = _residency(
+    status, reuse_edges, segments, peak = _residency(
         n, order, kind, node_buf, bufs_ptr, bufs_idx, buf_size, buf_tier, caps, peak_tier, offset, spill_buf, spill_off
     )
     if status != VALID:
-        return status, apipe, acycles, traffic, spill_edges, reuse_edges, empty, empty, peak
+        return status, apipe, acycles, traffic, spill_edges, reuse_edges, segments, empty, empty, peak
     ptr, idx = _augmented_preds(total, pred_ptr, pred_idx, spill_edges, reuse_edges)
     if not _is_topological(pos, ptr, idx):
-        return NOT_TOPOLOGICAL, apipe, acycles, traffic, spill_edges, reuse_edges, ptr, idx, peak
-    return VALID, apipe, acycles, traffic, spill_edges, reuse_edges, ptr, idx, peak
+        return NOT_TOPOLOGICAL, apipe, acycles, traffic, spill_edges, reuse_edges, segments, ptr, idx, peak
+    return VALID, apipe, acycles, traffic, spill_edges, reuse_edges, segments, ptr, idx, peak
 
 
 def warm() -> None:
