@@ -44,7 +44,7 @@ from pathlib import Path
 
 from dansched.instance import KIND_ALLOC, KIND_FREE, KIND_OP, Instance, load_instance
 from dansched.kernels.warm import warm
-from dansched.pipeline import SolveOptions, run_pipeline
+from dansched.pipeline import effort_options, run_pipeline
 from dansched.plan import Plan, plan_from_indices, read_plan_dir
 from dansched.simulate import Evaluation, evaluate, evaluate_reference
 
@@ -252,7 +252,7 @@ def _same_figures(fast: Evaluation, ref: Evaluation) -> bool:
 def solver_plan(inst: Instance, plan_dir: Path | None) -> tuple[Plan, str]:
     if plan_dir is not None:
         return read_plan_dir(plan_dir, inst.name), f"contest files of {plan_dir}"
-    result = run_pipeline(inst, SolveOptions(effort="fast"))
+    result = run_pipeline(inst, effort_options("fast"))
     return result.plan, "dansched solve --effort fast"
 
 
