@@ -33,7 +33,7 @@ of one plan reads.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -52,6 +52,7 @@ __all__ = [
     "memory_window_context",
     "MemoryWindowModel",
     "solve_memory_window",
+    "window_rest",
 ]
 
 
@@ -256,9 +257,9 @@ class MemoryWindowModel:
 
     def set_objective(self) -> None:
         """Minimise the window's latest ``end(v) + rest(v)``, ``rest`` without the reuse edges
-        inside the window (:func:`_window_rest`); :attr:`current` is the current order's value."""
+        inside the window (:func:`window_rest`); :attr:`current` is the current order's value."""
         g, m, end = self.ctx.sched.graph, self.m, self.ctx.sched.end
-        rest = _window_rest(g, self.window, self.inside, self.ctx.reuse, self.ctx.succs, self.ctx.sched.rest)
+        rest = window_rest(g, self.window, self.inside, self.ctx.reuse, self.ctx.succs, self.ctx.sched.rest)
         self.current = max(end[v] + rest[v] for v in self.window)
         obj = m.new_int_var(0, self.big + self.current, "obj")
         for v in self.window:
@@ -325,12 +326,12 @@ def solve_memory_window(
     return model.solve(deterministic_time=deterministic_time, wall_time=wall_time, seed=seed)
 
 
-def _window_rest(
+def window_rest(
     g: AugmentedGraph,
     window: Sequence[int],
     inside: set[int],
     reuse: set[tuple[int, int]],
-    succs: Sequence[Sequence[int]],
+    succs: Sequence[Sequence[int]] | Mapping[int, Sequence[int]],
     rest: Sequence[int],
 ) -> dict[int, int]:
     """``rest`` (dependency-only path after each node, Eq. 20's criticality minus its own

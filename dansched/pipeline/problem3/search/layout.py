@@ -101,6 +101,26 @@ class Layout:
         self.spill_off.append(offset)
         return self.spill_nodes(len(self.spill_buf) - 1)
 
+    def remove_spills(self, spills: Iterable[int]) -> None:
+        """Drop the spills ``spills`` (0-based indices) and their nodes, numbering the others
+        again in their old order."""
+        gone = set(spills)
+        if not gone:
+            return
+        keep = [k for k in range(len(self.spill_buf)) if k not in gone]
+        renumber = {old: new for new, old in enumerate(keep)}
+        order = []
+        for v in self.order:
+            if v < self.n:
+                order.append(v)
+                continue
+            k, is_out = spill_of_node(self.n, v)
+            if k in renumber:
+                order.append(self.spill_nodes(renumber[k])[0 if is_out else 1])
+        self.order = order
+        self.spill_buf = [self.spill_buf[k] for k in keep]
+        self.spill_off = [self.spill_off[k] for k in keep]
+
     def set_victim(self, k: int, buf: int, offset: int) -> None:
         """Spill ``k`` now evicts ``buf``, which comes back at ``offset``."""
         self.spill_buf[k] = buf
