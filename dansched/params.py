@@ -204,6 +204,10 @@ class EffortParams:
     - ``victim_rules``: the rules of the ``victim-rules`` source, DLR run once with each;
     - ``stage3_runs``: full Stage-3 runs in all, the one that ends each makespan-search
       round included (``SolveOptions.search``);
+    - ``stage3_work``: node-visits for more finalists: on a graph of ``n`` nodes, up to
+      ``stage3_work // n`` candidates get the full Stage 3 when that is more than
+      ``stage3_runs`` allows (every candidate of a small graph; the same work per node at
+      every size);
     - ``stage3_rounds``: timing-aware Stage-2 rounds alternated with CPE in each Stage-3 run;
     - ``stage1_restarts``: Stage 1's restarts and local search (``False``: the input order
       made lazy, eager and L0-legal in linear time, when it is legal; else one restart);
@@ -219,6 +223,7 @@ class EffortParams:
     dlr_variants: int = 6
     victim_rules: tuple[str, ...] = ("recency-16", "recency-32", "lru")
     stage3_runs: int = 4
+    stage3_work: int = 20_000
     stage3_rounds: int = 6
     stage1_restarts: bool = True
     stage2_variants: bool = True
@@ -550,22 +555,34 @@ class MemoryWindowParams:
 
 @dataclass(frozen=True)
 class SearchParams:
-    """One round of the makespan search over complete plans (``dansched.pipeline.problem3.search``): at
-    most ``iterations`` iterations and ``work`` node-visits (one iteration visits every node
-    of the plan a few times, so the same work per node at every size), the ``choices`` best
-    addresses a move picks from, and the roulette wheel's scores (new best, better,
-    accepted, rejected) and decay. ``SolveOptions.search`` holds one per round."""
+    """One round of the makespan search over complete plans (``dansched.pipeline.problem3.search``):
+    at most ``iterations`` iterations and ``work`` node-visits (one iteration visits every
+    node of the plan a few times, so the same work per node at every size), the ``choices``
+    best addresses a move picks from, the roulette wheel's scores (new best, better,
+    accepted, rejected) and decay; the window moves' ``window_width`` operation nodes, their
+    CP-SAT deterministic time per window (``window_time``) and in all (``window_budget``,
+    seconds of deterministic time: past it, only the other moves run), and the new spills a
+    joint window may offer (``window_spills``). ``SolveOptions.search`` holds one per round;
+    each round continues from the best plan so far and ends with the polish
+    (``SolveOptions.polish``)."""
 
     iterations: int = 200
     work: int = 600_000
     choices: int = 3
     scores: tuple[float, float, float, float] = (25.0, 5.0, 1.0, 0.0)
     decay: float = 0.8
+    window_width: int = 24
+    window_time: float = 0.5
+    window_budget: float = 10.0
+    window_spills: int = 8
 
     def __post_init__(self) -> None:
-        _check_int(self, "iterations", 0)
-        _check_int(self, "work", 0)
+        for name in ("iterations", "work", "window_spills"):
+            _check_int(self, name, 0)
         _check_int(self, "choices", 1)
+        _check_int(self, "window_width", 1)
+        _check_positive(self, "window_time")
+        _check_number(self, "window_budget", 0.0)
         sc = self.scores
         if not isinstance(sc, tuple) or len(sc) != 4:
             raise ArgumentError(f"SearchParams.scores must be four numbers >= 0, got {sc!r}")

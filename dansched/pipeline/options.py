@@ -190,10 +190,10 @@ def default(exact_window_mode: str = "fixed", **fields: Any) -> SolveOptions:
 
 
 def max_effort(exact_window_mode: str = "fixed", **fields: Any) -> SolveOptions:
-    """The default's work, then a longer search from its best plan and 100 polish windows:
-    never slower than the default."""
-    search = (SearchParams(200, 600_000), SearchParams(1000, 3_000_000))
-    return _preset("max", EffortParams(stage3_runs=5), search, 100, BoundParams(), exact_window_mode, fields)
+    """The default's work (the same finalists, its search round and polish), then a second,
+    longer round from its best plan and a second polish: never slower than the default."""
+    search = (SearchParams(), SearchParams(1000, 3_000_000, window_budget=40.0))
+    return _preset("max", EffortParams(stage3_runs=5), search, 30, BoundParams(), exact_window_mode, fields)
 
 
 EFFORTS: dict[str, Callable[..., SolveOptions]] = {"fast": fast, "default": default, "max": max_effort}

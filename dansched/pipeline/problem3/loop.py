@@ -11,20 +11,23 @@
    skeleton (:func:`~dansched.pipeline.problem3.screen.screened_makespan`); only the best few
    keep their per-node detail meanwhile.
 4. **Stage 3.** The full Stage 3 (:func:`~dansched.pipeline.problem3.stage3.stage3`) runs on the
-   finalists, ``effort.stage3_runs`` less one per search round: the problem-2 plan, then
+   finalists, ``effort.stage3_runs`` less one per search round, or more on a small graph
+   (``effort.stage3_work`` node-visits of them): the problem-2 plan, then
    the best screened candidate of each other source in the order of their screens (the
    screen ranks plans of one source well, of different sources less: see
    :mod:`dansched.pipeline.problem3.screen`), then the best screened of the rest (ties: less
    traffic, then the earlier candidate). The fastest result is kept (ties: the earlier
    finalist).
 5. **Makespan search.** From the kept plan, the search over complete plans
-   (:mod:`dansched.pipeline.problem3.search.driver`) changes victims, reload times and
-   addresses within the same budget, round after round (``effort.search_iterations``); a
-   round whose plan is faster ends in a full Stage-3 run, kept when fastest.
-6. **Polish.** The kept plan's memory-aware CP-SAT windows (``effort.polish_windows``
-   windows along its critical chain, :func:`~dansched.pipeline.problem3.polish.memory_window_polish`):
-   memory events inside a window may move, offsets, spills and traffic stay. The kept
-   row's makespan is then the polished plan's.
+   (:mod:`dansched.pipeline.problem3.search.driver`) changes victims, reload times,
+   addresses and orders (its segment moves and CP-SAT windows) within the same budget,
+   round after round (``SolveOptions.search``); a round whose plan is faster ends in a full
+   Stage-3 run, kept when fastest.
+6. **Polish.** At the end of every round (or once, with no round), the kept plan's
+   memory-aware CP-SAT windows (``SolveOptions.polish``: windows along its critical chain,
+   :func:`~dansched.pipeline.problem3.polish.memory_window_polish`): memory events inside a
+   window may move, offsets, spills and traffic stay. The kept row's makespan is then the
+   polished plan's, and the next round starts from it.
 
 Every candidate, finalist or not, is a row of the report's ``candidates``.
 """
@@ -196,7 +199,8 @@ def _stage3_on_finalists(
     """Step 4: the full Stage 3 on the problem-2 plan and the best screened others, as many
     as the effort leaves once the search rounds have their runs; the fastest (the earlier
     on ties) and how many runs were made."""
-    finalists = _finalists(screened, max(1, opts.effort.stage3_runs - len(opts.search)))
+    runs = max(1, opts.effort.stage3_runs - len(opts.search), opts.effort.stage3_work // max(1, inst.n))
+    finalists = _finalists(screened, runs)
     best: _Kept | None = None
     for k, item in enumerate(finalists):
         cand = item.candidate
@@ -218,56 +222,54 @@ def _search_rounds(
     opts: SolveOptions,
     say: Progress,
 ) -> tuple[_Kept, list[dict[str, Any]], int]:
-    """Step 5: the makespan search over complete plans (:mod:`dansched.pipeline.problem3.search`), round
-    after round from the best plan so far; a round that improves it ends in a full Stage-3
-    run on its plan, a candidate row of source ``makespan-search``. Returns the fastest
-    plan, each round's report and the Stage-3 runs made."""
+    """Steps 5 and 6: round after round (``opts.search``), the makespan search over complete
+    plans (:mod:`dansched.pipeline.problem3.search`) from the best plan so far, a full
+    Stage-3 run on its plan when it found a faster one (a candidate row of source
+    ``makespan-search``), then the polish of the fastest (:func:`_polish`); with no round,
+    the polish alone. Each round starts where the last ended, so more rounds never end
+    slower. Returns the fastest plan, each round's report and the Stage-3 runs made."""
     reports: list[dict[str, Any]] = []
     runs = 0
     start = kept
-    plan, ev = kept.stage3.cpe.plan, kept.stage3.evaluation
+    _check_stage3(kept.stage2_evaluation, kept.stage3, opts)
     for r, params in enumerate(opts.search):
         say(f"Makespan search, round {r + 1} of {len(opts.search)}: at most {params.iterations} moves")
-        ev = _detailed(inst, plan, ev)
+        plan = kept.stage3.cpe.plan
+        ev = _detailed(inst, plan, kept.stage3.evaluation)
         got = makespan_search(inst, plan, ev, budget.allowance, params, seed=opts.seed + r)
         reports.append(got.to_dict())
-        if got.plan is plan:
-            continue
-        say(f"Stage 3 on the makespan search's plan of round {r + 1}")
-        s3 = run_stage3(inst, got.plan, got.evaluation, opts)
-        runs += 1
-        detail = f"round {r + 1} from {start.row.source} {start.row.detail}".rstrip()
-        row = CandidateRecord(
-            "makespan-search",
-            detail,
-            int(got.evaluation.extra_traffic or 0),
-            screened=int(got.evaluation.makespan or 0),
-            makespan=s3.makespan,
-        )
-        rows.append(row)
-        if s3.makespan < kept.stage3.makespan:
-            kept = _Kept(s3, got.evaluation, row)
-        plan, ev = (
-            (s3.cpe.plan, s3.evaluation)
-            if s3.makespan < int(got.evaluation.makespan or 0)
-            else (
-                got.plan,
-                got.evaluation,
+        if got.plan is not plan:
+            say(f"Stage 3 on the makespan search's plan of round {r + 1}")
+            s3 = run_stage3(inst, got.plan, got.evaluation, opts)
+            runs += 1
+            detail = f"round {r + 1} from {start.row.source} {start.row.detail}".rstrip()
+            row = CandidateRecord(
+                "makespan-search",
+                detail,
+                got.evaluation.metrics().extra_traffic,
+                screened=got.evaluation.metrics().makespan,
+                makespan=s3.makespan,
             )
-        )
+            rows.append(row)
+            if s3.makespan < kept.stage3.makespan:
+                kept = _Kept(s3, got.evaluation, row)
+                _check_stage3(kept.stage2_evaluation, kept.stage3, opts)
+        kept = _polish(inst, kept, opts, say)
+    if not opts.search:
+        kept = _polish(inst, kept, opts, say)
     return kept, reports, runs
 
 
-def _polish(inst: Instance, kept: _Kept, opts: SolveOptions, say: Progress) -> Stage3Result:
-    """Step 6: ``kept``'s Stage-3 result polished by the memory-aware windows of
-    ``opts.polish`` (none when they ran after every Stage-3 run instead)."""
-    s3 = kept.stage3
+def _polish(inst: Instance, kept: _Kept, opts: SolveOptions, say: Progress) -> _Kept:
+    """``kept``'s Stage-3 result polished by the memory-aware windows of ``opts.polish``
+    (none when they ran after every Stage-3 run instead); its row's makespan is then the
+    polished plan's."""
     if opts.polish.windows == 0 or opts.polish.after_every_run:
-        return s3
+        return kept
     say(f"Polish: {opts.polish.windows} memory-aware CP-SAT windows on the kept plan")
-    s3 = _memory_windows(inst, s3, opts)
+    s3 = _memory_windows(inst, kept.stage3, opts)
     kept.row.makespan = s3.makespan
-    return s3
+    return replace(kept, stage3=s3)
 
 
 def problem3(inst: Instance, s2: DlrResult, order1: list[int], opts: SolveOptions, say: Progress) -> Problem3Result:
@@ -278,6 +280,5 @@ def problem3(inst: Instance, s2: DlrResult, order1: list[int], opts: SolveOption
     kept, runs = _stage3_on_finalists(inst, rows, screened, opts, say)
     kept, search, more = _search_rounds(inst, kept, rows, budget, opts, say)
     kept.row.kept = True
-    _check_stage3(kept.stage2_evaluation, kept.stage3, opts)
-    s3 = _polish(inst, kept, opts, say)
+    s3 = kept.stage3
     return Problem3Result(s3.cpe.plan, s3.evaluation, s3, rows, budget, runs + more, time.perf_counter() - t0, search)

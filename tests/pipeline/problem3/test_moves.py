@@ -20,9 +20,11 @@ import pytest
 from helpers import alloc, capacities, free, op
 
 from dansched.instance import instance_from_records
-from dansched.pipeline.problem3.search.driver import DESTROY, PlanState
+from dansched.params import SearchParams
+from dansched.pipeline.problem3.search.driver import MOVES
+from dansched.pipeline.problem3.search.focus import DESTROY, Chain
 from dansched.pipeline.problem3.search.layout import Layout
-from dansched.pipeline.problem3.search.moves import MOVES, MoveContext
+from dansched.pipeline.problem3.search.moves import MoveContext
 from dansched.plan import Plan
 from dansched.simulate import evaluate
 
@@ -66,8 +68,9 @@ def _stream(ub: int, with_b3: bool = False):
 def _apply(name: str, inst, plan, ev, headroom: int = 100):
     """Move ``name`` on the reload of b0 (the focus segment SPILL_IN 13 starts), choosing the
     best address each time (``choices=1``: no draw): the plan and the evaluator's verdict."""
-    ctx = MoveContext(inst, Layout.of(inst, plan, ev), ev, headroom, choices=1)
-    got = MOVES[name].apply(ctx, ctx.by_start[inst.n + 1], np.random.default_rng(0))
+    ctx = MoveContext(inst, Layout.of(inst, plan, ev), ev, headroom, SearchParams(choices=1))
+    assert MOVES[name].accepts(ctx, inst.n + 1)
+    got = MOVES[name].apply(ctx, inst.n + 1, np.random.default_rng(0))
     if got is None:
         return None, None
     new = got.plan(inst)
@@ -147,29 +150,32 @@ def test_add_room_spills_one_more_buffer_and_runs_the_reload_into_its_room():
     assert new.spills == ((0, 20), (3, 30))
     v2, out_b3, in_b0, in_b3, v3 = (new.order.index(v) for v in (7, n + 2, n + 1, n + 3, 10))
     assert out_b3 == v2 + 1 and in_b0 == out_b3 + 1 and in_b3 < v3
-    assert _apply("add room", inst, plan, ev, headroom=5) == (None, None)  # 10 more units: over
+    ctx = MoveContext(inst, Layout.of(inst, plan, ev), ev, 5, SearchParams(choices=1))
+    assert not MOVES["add room"].accepts(ctx, n + 1)  # 10 more units: over the headroom
 
 
 @pytest.mark.parametrize("name", ["hoist reload", "delay eviction", "swap victim", "add room"])
 def test_reload_moves_refuse_a_focus_that_no_spill_starts(name):
     inst, plan, ev = _stream(40, with_b3=True)
-    ctx = MoveContext(inst, Layout.of(inst, plan, ev), ev, 100, choices=1)
-    alloc_segment = ctx.by_start[0]  # b0's ALLOC segment
-    assert MOVES[name].apply(ctx, alloc_segment, np.random.default_rng(0)) is None
+    ctx = MoveContext(inst, Layout.of(inst, plan, ev), ev, 100, SearchParams(choices=1))
+    assert not MOVES[name].accepts(ctx, 0)  # node 0 starts b0's ALLOC segment: no spill
 
 
-def test_destroy_operators_pick_waits_on_the_critical_chain():
+def test_destroy_operators_offer_the_waits_on_the_critical_chain():
     """The critical chain runs L0, L1, V1, SPILL_OUT, ALLOC b2, L2, V2, FREE b1, SPILL_IN,
-    V3. The critical reload is its one SPILL_IN; the critical reuse draws among the segment
+    V3. The critical reload is its one SPILL_IN; the critical reuse offers the segment
     starts that wait on an address there: ALLOC b2 (for the SPILL_OUT at 70) and the
-    SPILL_IN (for FREE b1 at 130); a random spill can only pick the one spill there is."""
+    SPILL_IN (for FREE b1 at 130); the tasks are its nodes on a pipe (the SPILL_OUT on MTE3
+    included, the head its first eight); a random spill offers the one spill there is."""
     inst, plan, ev = _stream(30)
-    state = PlanState(plan, ev, Layout.of(inst, plan, ev))
-    rng = np.random.default_rng(0)
-    assert DESTROY["critical reload"].choose(state, rng, inst) == inst.n + 1
-    picks = {DESTROY["critical reuse"].choose(state, np.random.default_rng(s), inst) for s in range(16)}
-    assert picks == {5, inst.n + 1}
-    assert DESTROY["random spill"].choose(state, rng, inst) == inst.n + 1
+    chain = Chain(plan.order, ev)
+    n = inst.n
+    assert chain.nodes == [1, 3, 4, n, 5, 6, 7, 8, n + 1, 10]
+    assert DESTROY["critical reload"].foci(chain) == [n + 1]
+    assert DESTROY["critical reuse"].foci(chain) == [5, n + 1]
+    assert DESTROY["critical task"].foci(chain) == [1, 3, 4, n, 6, 7, n + 1, 10]
+    assert DESTROY["head"].foci(chain) == [1, 3, 4, n, 6, 7, n + 1, 10]
+    assert DESTROY["random spill"].foci(chain) == [n + 1]
 
 
 def test_critical_reuse_finds_nothing_without_a_reuse_wait():
@@ -180,6 +186,5 @@ def test_critical_reuse_finds_nothing_without_a_reuse_wait():
     plan = Plan(tuple(v for v in _stream(40)[1].order if v < n), ((0, 0), (1, 10), (2, 20)), ())
     ev = evaluate(inst, plan)
     assert ev.valid
-    state = PlanState(plan, ev, Layout.of(inst, plan, ev))
-    assert DESTROY["critical reuse"].choose(state, np.random.default_rng(0), inst) is None
-    assert DESTROY["random spill"].choose(state, np.random.default_rng(0), inst) is None
+    chain = Chain(plan.order, ev)
+    assert DESTROY["critical reuse"].foci(chain) == [] and DESTROY["random spill"].foci(chain) == []

@@ -11,7 +11,7 @@ from helpers import alloc, capacities, free, op
 from dansched.instance import instance_from_records
 from dansched.params import SearchParams
 from dansched.pipeline import SolveOptions, run_pipeline
-from dansched.pipeline.problem3.search.driver import makespan_search
+from dansched.pipeline.problem3.search.driver import MOVES, makespan_search
 from dansched.pipeline.problem3.search.layout import free_ranges
 from dansched.plan import Plan
 from dansched.simulate import evaluate
@@ -46,7 +46,7 @@ def test_search_removes_an_address_reuse_wait_by_hand():
     got = makespan_search(inst, plan, ev, allowance=0, params=SearchParams(iterations=60), seed=0)
     again = evaluate(inst, got.plan)
     assert again.valid and again.makespan == got.evaluation.makespan == 120
-    assert got.start == 220 and got.improved and sum(r["cycles"] for r in got.improved.values()) == 100
+    assert got.start == 220 and _saved(got) == 100
 
 
 def test_free_ranges_by_hand():
@@ -56,6 +56,11 @@ def test_free_ranges_by_hand():
     assert free_ranges(segs, 30, 0, 3) == [(10, 30)]  # b0 holds [0, 10) until position 3
     assert free_ranges(segs, 30, 3, 4) == [(10, 30)]  # b0's FREE at 3 is still resident there
     assert free_ranges(segs, 30, 4, 7, skip=[segs[1]]) == [(0, 30)]
+
+
+def _saved(got):
+    """The cycles the repairs' new best plans took off (each new best is one repair's)."""
+    return sum(row.saved for name, row in got.operators.items() if name in MOVES)
 
 
 def _tight_case(seed: int):
@@ -73,7 +78,9 @@ def test_every_kept_state_is_valid_within_the_allowance(seed, slack_units):
     judged = evaluate(inst, got.plan)
     assert judged.valid and judged.extra_traffic <= allowance
     assert judged.makespan == got.evaluation.makespan <= ev.makespan
-    assert got.evaluation.makespan == got.start - sum(r["cycles"] for r in got.improved.values())
+    assert got.evaluation.makespan == got.start - _saved(got)
+    for name, row in got.operators.items():
+        assert row.tried >= row.applied >= row.improved >= 0 and (row.saved > 0) == (row.improved > 0), name
 
 
 def test_the_search_is_deterministic_and_keeps_to_its_budget():
@@ -81,6 +88,6 @@ def test_the_search_is_deterministic_and_keeps_to_its_budget():
     params = SearchParams(iterations=25, work=10**9)
     a = makespan_search(inst, plan, ev, int(ev.extra_traffic) + 100, params, seed=4)
     b = makespan_search(inst, plan, ev, int(ev.extra_traffic) + 100, params, seed=4)
-    assert a.plan == b.plan and a.improved == b.improved and a.iterations == 25
+    assert a.plan == b.plan and a.to_dict() == b.to_dict() and a.iterations == 25
     assert SearchParams(iterations=25, work=1000).budget(100) == 10
     assert makespan_search(inst, plan, ev, int(ev.extra_traffic), SearchParams(work=1), seed=0).plan is plan

@@ -2,201 +2,161 @@
 whose moves change the memory skeleton, not only the order inside it.
 
 Stage 3 reorders inside a memory skeleton chosen without time; every wait that keeps a plan
-above its floors is then a memory decision: which buffer a spill evicts, when a reload
-runs, which addresses a segment takes. This search edits those decisions on a complete,
-evaluator-accepted plan within the traffic budget, and its objective is the shared
-evaluator's makespan after one list-scheduling pass inside the new skeleton (the screen of
+above its floors is then a decision that order and memory make together: which buffer a
+spill evicts, when a reload runs, which addresses a segment takes, which tile's loads go
+first. This search edits those decisions on a complete, evaluator-accepted plan within the
+traffic budget; its objective is the shared evaluator's makespan after one
+list-scheduling pass inside the new skeleton (the screen of
 :mod:`dansched.pipeline.problem3.screen`, memory events free to interleave).
 
-The adaptive large-neighbourhood search of the ``alns`` package (operator selection by a
-roulette wheel whose weights follow each operator's success, hill climbing that accepts
-equal plans, stopping after a number of iterations) drives it:
+Each iteration (adaptive large-neighbourhood search):
 
-- *destroy* operators (:class:`Destroy`, registered in :data:`DESTROY`) pick the focus, a
-  residency segment: a reload on the critical chain (paper Eq. 34), a segment whose start
-  waits on an address-reuse edge of the critical chain, or any spill's reload;
-- *repair* operators are the moves of :mod:`dansched.pipeline.problem3.search.moves`
-  (:class:`~dansched.pipeline.problem3.search.moves.Move`, registered in
-  :data:`~dansched.pipeline.problem3.search.moves.MOVES`): re-addressing, reload hoisting,
-  delayed eviction, victim swap, room for a reload.
+1. a *repair* operator is drawn by a roulette wheel whose weights follow each operator's
+   success (:data:`MOVES`: the segment moves of :mod:`.moves` and the CP-SAT window moves
+   of :mod:`.windows`);
+2. a *destroy* operator is drawn the same way among those that offer a focus the repair
+   accepts (:mod:`.focus`: waits on the critical chain, paper Eq. 34, the head, any
+   spill), and one of its foci at random;
+3. the repair's plan is judged; hill climbing keeps it when it is no slower. A (repair,
+   focus) pair that gave no new valid plan is not offered again until the plan changes.
 
-Deterministic: a seeded generator, an iteration budget from the effort
-(:class:`SearchParams`), never a clock. Only plans the evaluator accepts within the budget
-become states. :class:`SearchResult` says which moves improved the plan and by how much.
+Both wheels score the outcome (new best, better, accepted, rejected) and decay; a window
+move stops being drawn once the round's deterministic CP-SAT time is spent. Deterministic:
+a seeded generator, budgets counted in iterations, node-visits and CP-SAT's deterministic
+time, never a clock. Only plans the evaluator accepts within the budget become states.
+:class:`SearchResult` says, per operator, how often it was tried, applied (a valid plan
+within the budget, other than the current one), made a new best plan, and the cycles
+those new bests saved.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Any
 
 import numpy as np
 
 from ....instance import Instance
 from ....params import SearchParams
 from ....plan import Plan
-from ....simulate import Evaluation, Segment, evaluate, spill_node_ids, spill_of_node
+from ....simulate import Evaluation, evaluate
 from ....stages.cpe.refine import makespan_of
-from ....stages.cpe.skeleton import Skeleton, critical_chain
 from ..resequence import loose_list_schedule
+from .focus import DESTROY, Chain
 from .layout import Layout
-from .moves import MOVES, Move, MoveContext
+from .moves import SEGMENT_MOVES, Move, MoveContext
+from .windows import JointWindow, OrderWindow
 
-__all__ = ["SearchParams", "SearchResult", "makespan_search", "Destroy", "DESTROY", "PlanState"]
+__all__ = ["SearchParams", "SearchResult", "OperatorStats", "makespan_search", "MOVES", "PlanState"]
 
-INFEASIBLE = float("inf")
+MOVES: dict[str, Move] = {m.name: m for m in (*SEGMENT_MOVES, OrderWindow(), JointWindow())}
+WINDOW_MOVES = frozenset({OrderWindow.name, JointWindow.name})
+NEW_BEST, BETTER, ACCEPTED, REJECTED = range(4)
+
+
+@dataclass
+class OperatorStats:
+    """What one operator did in a round: ``tried`` (it ran on a focus), ``applied`` (its
+    plan was valid, within the budget and not the current one), ``improved`` (a new best
+    plan), ``saved`` (the cycles those new bests took off)."""
+
+    tried: int = 0
+    applied: int = 0
+    improved: int = 0
+    saved: int = 0
+
+    def to_dict(self) -> dict[str, int]:
+        return {"tried": self.tried, "applied": self.applied, "improved": self.improved, "saved": self.saved}
 
 
 @dataclass
 class PlanState:
     """A state of the search: a valid plan within the budget, its evaluation (with its
-    augmented graph, timing and segments), its layout, the focus a destroy operator chose
-    (the node that starts the focus segment) and the repair that made it."""
+    augmented graph, timing and segments) and its layout; the move context and the critical
+    chain are built on first use."""
 
-    plan: Plan | None
-    evaluation: Evaluation | None
-    layout: Layout | None
-    focus: int | None = None
-    move: str = ""
+    plan: Plan
+    evaluation: Evaluation
+    layout: Layout
+    _ctx: MoveContext | None = field(default=None, repr=False)
+    _chain: Chain | None = field(default=None, repr=False)
+    failed: set[tuple[str, int]] = field(default_factory=set, repr=False)  # (move, focus) that gave no plan here
 
-    def objective(self) -> float:
-        return INFEASIBLE if self.evaluation is None else float(self.evaluation.makespan or 0)
+    @property
+    def makespan(self) -> int:
+        return self.evaluation.metrics().makespan
 
-    def with_focus(self, focus: int | None) -> PlanState:
-        return PlanState(self.plan, self.evaluation, self.layout, focus)
+    def context(self, inst: Instance, allowance: int, params: SearchParams, seed: int) -> MoveContext:
+        if self._ctx is None:
+            headroom = allowance - self.evaluation.metrics().extra_traffic
+            self._ctx = MoveContext(inst, self.layout, self.evaluation, headroom, params, seed)
+        return self._ctx
+
+    def chain(self) -> Chain:
+        if self._chain is None:
+            self._chain = Chain(self.plan.order, self.evaluation)
+        return self._chain
 
 
 @dataclass
 class SearchResult:
     """The best plan (``plan``, ``evaluation``), the makespan the search started from, the
-    iterations run, and per move how many times it made a new best plan and the cycles
-    those improvements saved (``improved``)."""
+    iterations run, the deterministic CP-SAT time the window moves spent, and per operator
+    (repairs and destroys) what it did (:class:`OperatorStats`)."""
 
     plan: Plan
     evaluation: Evaluation
     start: int
     iterations: int
-    improved: dict[str, dict[str, int]] = field(default_factory=dict)
+    window_time: float = 0.0
+    operators: dict[str, OperatorStats] = field(default_factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
         return {
             "start_makespan": self.start,
-            "makespan": int(self.evaluation.makespan or 0),
+            "makespan": self.evaluation.metrics().makespan,
             "iterations": self.iterations,
-            "improved": self.improved,
+            "window_time": round(self.window_time, 3),
+            "operators": {name: s.to_dict() for name, s in self.operators.items()},
         }
 
 
-def _critical(state: PlanState) -> list[int]:
-    ev = state.evaluation
-    assert ev is not None and ev.graph is not None and state.plan is not None
-    assert ev.start is not None and ev.end is not None
-    return critical_chain(Skeleton(ev.graph, [], ()), state.plan.order, ev.start, ev.end)  # the timing graph only
-
-
-class Destroy(Protocol):
-    """A destroy operator: the focus of the next repair (the node that starts the focus
-    segment), or ``None`` when it finds none."""
-
-    name: str
-
-    def choose(self, state: PlanState, rng: np.random.Generator, inst: Instance) -> int | None: ...
-
-
-class RandomSpill:
-    """Focus: the reload of any spill of the plan."""
-
-    name = "random spill"
-
-    def choose(self, state: PlanState, rng: np.random.Generator, inst: Instance) -> int | None:
-        ev = state.evaluation
-        assert ev is not None and ev.graph is not None
-        count = len(ev.graph.spill_buf)
-        return spill_node_ids(inst.n, int(rng.integers(count)))[1] if count else None
-
-
-class CriticalReload:
-    """Focus: a SPILL_IN on the critical chain (none: any spill's)."""
-
-    name = "critical reload"
-
-    def choose(self, state: PlanState, rng: np.random.Generator, inst: Instance) -> int | None:
-        n = inst.n
-        reloads = [v for v in _critical(state) if v >= n and not spill_of_node(n, v)[1]]
-        if not reloads:
-            return RandomSpill().choose(state, rng, inst)
-        return reloads[int(rng.integers(len(reloads)))]
-
-
-class CriticalReuse:
-    """Focus: a segment start on the critical chain bound by an address-reuse edge."""
-
-    name = "critical reuse"
-
-    def choose(self, state: PlanState, rng: np.random.Generator, inst: Instance) -> int | None:
-        ev = state.evaluation
-        assert ev is not None and ev.graph is not None and ev.start is not None and ev.end is not None
-        start, end = ev.start, ev.end
-        reuse: dict[int, list[int]] = {}
-        for u, w in ev.graph.reuse_edges:
-            reuse.setdefault(w, []).append(u)
-        starts = [v for v in _critical(state) if any(end[u] == start[v] for u in reuse.get(v, ()))]
-        return starts[int(rng.integers(len(starts)))] if starts else None
-
-
-DESTROY: dict[str, Destroy] = {d.name: d for d in (CriticalReload(), CriticalReuse(), RandomSpill())}
-
-
-def _state_of(inst: Instance, layout: Layout | None, allowance: int, move: str) -> PlanState:
+def _state_of(inst: Instance, layout: Layout, allowance: int) -> PlanState | None:
     """The state of ``layout``: evaluated, within ``allowance``, then reordered by one
-    list-scheduling pass inside its skeleton when that is faster."""
-    if layout is None:
-        return PlanState(None, None, None, move=move)
+    list-scheduling pass inside its skeleton when that is faster; None when the evaluator
+    rejects it or it carries more traffic."""
     plan = layout.plan(inst)
     ev = evaluate(inst, plan)
-    if not ev.valid or int(ev.extra_traffic or 0) > allowance:
-        return PlanState(None, None, None, move=move)
-    assert ev.graph is not None and ev.makespan is not None
+    if not ev.valid or ev.metrics().extra_traffic > allowance:
+        return None
+    assert ev.graph is not None
     skel, order = loose_list_schedule(inst, plan, ev.graph)
-    if makespan_of(skel, order) < ev.makespan:
+    if makespan_of(skel, order) < ev.metrics().makespan:
         faster = Plan(tuple(order), plan.offsets, plan.spills)
         ev2 = evaluate(inst, faster)
-        if ev2.valid and ev2.makespan is not None and ev2.makespan < ev.makespan:
+        if ev2.valid and ev2.metrics().makespan < ev.metrics().makespan:
             plan, ev = faster, ev2
-    return PlanState(plan, ev, Layout.of(inst, plan, ev), move=move)
+    return PlanState(plan, ev, Layout.of(inst, plan, ev))
 
 
-def _repair(
-    move: Move, state: PlanState, rng: np.random.Generator, inst: Instance, allowance: int, choices: int
-) -> PlanState:
-    """``move`` applied at ``state``'s focus, judged (:func:`_state_of`)."""
-    if state.focus is None or state.layout is None or state.evaluation is None:
-        return PlanState(None, None, None, move=move.name)
-    headroom = allowance - int(state.evaluation.extra_traffic or 0)
-    ctx = MoveContext(inst, state.layout, state.evaluation, headroom, choices)
-    focus: Segment | None = ctx.by_start.get(state.focus)
-    got = move.apply(ctx, focus, rng) if focus is not None else None
-    return _state_of(inst, got, allowance, move.name)
+class _Wheel:
+    """A roulette wheel over named operators: draw in proportion to the weights, then
+    ``w = decay * w + (1 - decay) * score`` of the outcome."""
 
+    def __init__(self, names: list[str], params: SearchParams) -> None:
+        self.names, self.params = names, params
+        self.weight = {name: 1.0 for name in names}
 
-def _destroy_operator(destroy: Destroy) -> Any:
-    """``destroy`` as an operator of the ``alns`` package."""
+    def draw(self, rng: np.random.Generator, allowed: list[str]) -> str:
+        w = np.array([self.weight[n] for n in allowed], dtype=float)
+        total = float(w.sum())
+        if total <= 0:
+            return allowed[int(rng.integers(len(allowed)))]
+        return allowed[int(rng.choice(len(allowed), p=w / total))]
 
-    def op(state: PlanState, rng: np.random.Generator, inst: Instance, **_: Any) -> PlanState:
-        return state.with_focus(destroy.choose(state, rng, inst))
-
-    return op
-
-
-def _repair_operator(move: Move) -> Any:
-    """``move`` as an operator of the ``alns`` package."""
-
-    def op(
-        state: PlanState, rng: np.random.Generator, inst: Instance, allowance: int, choices: int, **_: Any
-    ) -> PlanState:
-        return _repair(move, state, rng, inst, allowance, choices)
-
-    return op
+    def score(self, name: str, outcome: int) -> None:
+        d = self.params.decay
+        self.weight[name] = d * self.weight[name] + (1 - d) * self.params.scores[outcome]
 
 
 def makespan_search(
@@ -204,37 +164,54 @@ def makespan_search(
 ) -> SearchResult:
     """The search (module docstring) from the valid ``plan`` (judged ``ev``, with its
     augmented graph), keeping extra traffic within ``allowance``."""
-    assert ev.valid and ev.graph is not None and ev.makespan is not None
-    start = PlanState(plan, ev, Layout.of(inst, plan, ev))
+    assert ev.valid and ev.graph is not None
+    current = best = PlanState(plan, ev, Layout.of(inst, plan, ev))
     iterations = params.budget(ev.graph.n)
-    result = SearchResult(plan, ev, int(ev.makespan), iterations)
-    if iterations <= 0:
-        return result
-    # the alns package imports matplotlib's pyplot when it loads (0.7 s): only a search pays it
-    from alns import ALNS
-    from alns.accept import HillClimbing
-    from alns.select import RouletteWheel
-    from alns.stop import MaxIterations
-
-    alns = ALNS(np.random.default_rng(seed))
-    for name, destroy in DESTROY.items():
-        alns.add_destroy_operator(_destroy_operator(destroy), name)
-    for name, move in MOVES.items():
-        alns.add_repair_operator(_repair_operator(move), name)
-    best_seen = [start.objective()]
-
-    def on_best(cand: PlanState, _rng: np.random.Generator, **_: Any) -> None:
-        row = result.improved.setdefault(cand.move, {"times": 0, "cycles": 0})
-        row["times"] += 1
-        row["cycles"] += int(best_seen[0] - cand.objective())
-        best_seen[0] = cand.objective()
-
-    alns.on_best(on_best)
-    select = RouletteWheel(list(params.scores), params.decay, len(DESTROY), len(MOVES))
-    got = alns.iterate(
-        start, select, HillClimbing(), MaxIterations(iterations), inst=inst, allowance=allowance, choices=params.choices
-    )
-    best = got.best_state
-    if best.plan is not None and best.evaluation is not None and best.objective() < start.objective():
+    result = SearchResult(plan, ev, current.makespan, iterations)
+    stats = result.operators = {name: OperatorStats() for name in (*MOVES, *DESTROY)}
+    repairs, destroys = _Wheel(list(MOVES), params), _Wheel(list(DESTROY), params)
+    rng = np.random.default_rng(seed)
+    for _ in range(iterations):
+        moves = [m for m in MOVES if m not in WINDOW_MOVES or result.window_time < params.window_budget]
+        name = repairs.draw(rng, moves)
+        move = MOVES[name]
+        ctx = current.context(inst, allowance, params, seed)
+        offered = {
+            d: [v for v in DESTROY[d].foci(current.chain()) if (name, v) not in current.failed and move.accepts(ctx, v)]
+            for d in DESTROY
+        }
+        open_ = [d for d in DESTROY if offered[d]]
+        if not open_:
+            repairs.score(name, REJECTED)
+            continue
+        dname = destroys.draw(rng, open_)
+        foci = offered[dname]
+        focus = foci[int(rng.integers(len(foci)))]
+        stats[name].tried += 1
+        stats[dname].tried += 1
+        if name in WINDOW_MOVES:
+            result.window_time += params.window_time
+        got = move.apply(ctx, focus, rng)
+        state = _state_of(inst, got, allowance) if got is not None else None
+        if state is None or state.plan == current.plan:  # nothing new here: not drawn again on this plan
+            current.failed.add((name, focus))
+        outcome = REJECTED
+        if state is not None and state.plan != current.plan:
+            for n in (name, dname):
+                stats[n].applied += 1
+            if state.makespan < best.makespan:
+                for n in (name, dname):
+                    stats[n].improved += 1
+                    stats[n].saved += best.makespan - state.makespan
+                best, outcome = state, NEW_BEST
+            elif state.makespan < current.makespan:
+                outcome = BETTER
+            elif state.makespan == current.makespan:
+                outcome = ACCEPTED
+            if outcome != REJECTED:
+                current = state
+        repairs.score(name, outcome)
+        destroys.score(dname, outcome)
+    if best.makespan < result.start:
         result.plan, result.evaluation = best.plan, best.evaluation
     return result

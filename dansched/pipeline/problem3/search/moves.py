@@ -1,10 +1,13 @@
 """Moves of the makespan search that change a plan's memory skeleton, not only its order.
 
-Every move is a :class:`Move`: it edits a copy of a
-:class:`~dansched.pipeline.problem3.search.layout.Layout` around one *focus* (a residency
-segment the destroy step chose: a reload's segment, or one whose start waits on an address)
-and returns it, or ``None`` when it does not apply; the shared evaluator judges the result.
-:data:`MOVES` registers them by name, in the order the search offers them.
+Every move is a :class:`Move`: it says which *foci* it accepts (nodes of the plan a destroy
+operator offers, :mod:`.focus`), edits a copy of a
+:class:`~dansched.pipeline.problem3.search.layout.Layout` around one and returns it, or
+``None`` when it does not apply there; the shared evaluator judges the result. The moves
+here take the residency segment the focus starts (a reload's segment, or one whose start
+waits on an address); the window moves of :mod:`.windows` a task at the window's centre.
+:data:`MOVES` registers the moves of both modules by name, in the order the search offers
+them.
 
 Addresses are chosen by *lateness*: for a segment that starts when the current timing says
 it is wanted, the previous occupants of an address range make it wait until the latest of
@@ -29,12 +32,15 @@ from __future__ import annotations
 
 from bisect import bisect_left, bisect_right
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from functools import cached_property
 from typing import Protocol
 
 import numpy as np
 
 from ....instance import KIND_OP, Instance
+from ....models.timing_window import TimedSchedule, timed_schedule
+from ....params import SearchParams
 from ....simulate import Evaluation, Segment, spill_traffic
 from .layout import Layout, free_ranges
 
@@ -46,7 +52,7 @@ __all__ = [
     "DelayEviction",
     "SwapVictim",
     "AddRoom",
-    "MOVES",
+    "SEGMENT_MOVES",
 ]
 
 
@@ -54,13 +60,38 @@ __all__ = [
 class MoveContext:
     """What every move reads: the instance, the current layout and its evaluation (start
     and end times, augmented graph, residency segments), the traffic headroom left in the
-    budget, and how many of the best address ranges a move may choose from."""
+    budget, the search's parameters (``params.choices``: how many of the best address
+    ranges a move may choose from; the windows' width and budget) and the seed of the
+    window models; the timed schedule the window models read is built on first use."""
 
     inst: Instance
     layout: Layout
     evaluation: Evaluation
     headroom: int
-    choices: int = 3
+    params: SearchParams = field(default_factory=SearchParams)
+    seed: int = 0
+
+    @property
+    def choices(self) -> int:
+        return self.params.choices
+
+    @cached_property
+    def schedule(self) -> TimedSchedule:
+        timing = self.evaluation.timing()
+        assert timing is not None, "a full plan's evaluation"
+        return timed_schedule(timing.graph, self.layout.order, timing.start, timing.end)
+
+    @cached_property
+    def succs(self) -> list[list[int]]:
+        return self.schedule.graph.succs()
+
+    @cached_property
+    def cheapest(self) -> dict[int, int]:
+        """Per tier, the least traffic a spill of one of its resident buffers costs."""
+        out: dict[int, int] = {}
+        for s in self.segments:
+            out[s.tier] = min(out.get(s.tier, self.traffic[s.buf]), self.traffic[s.buf])
+        return out
 
     def __post_init__(self) -> None:
         inst = self.inst
@@ -110,12 +141,36 @@ class MoveContext:
 
 
 class Move(Protocol):
-    """A repair operator of the makespan search: ``apply`` returns a new layout around the
-    focus segment, or ``None`` when the move does not apply there."""
+    """A repair operator of the makespan search: whether it ``accepts`` a focus (a node of
+    the plan), and ``apply``: a new layout around it, or ``None`` when the move does not
+    apply there."""
 
     name: str
 
-    def apply(self, ctx: MoveContext, focus: Segment, rng: np.random.Generator) -> Layout | None: ...
+    def accepts(self, ctx: MoveContext, focus: int) -> bool: ...
+
+    def apply(self, ctx: MoveContext, focus: int, rng: np.random.Generator) -> Layout | None: ...
+
+
+class SegmentMove:
+    """A move on the segment its focus starts (any segment: :class:`Readdress`)."""
+
+    def accepts(self, ctx: MoveContext, focus: int) -> bool:
+        return focus in ctx.by_start
+
+    def apply(self, ctx: MoveContext, focus: int, rng: np.random.Generator) -> Layout | None:
+        return self.edit(ctx, ctx.by_start[focus], rng)
+
+    def edit(self, ctx: MoveContext, seg: Segment, rng: np.random.Generator) -> Layout | None:
+        raise NotImplementedError
+
+
+class ReloadMove(SegmentMove):
+    """A move on a reload's segment: its focus is a SPILL_IN."""
+
+    def accepts(self, ctx: MoveContext, focus: int) -> bool:
+        seg = ctx.by_start.get(focus)
+        return seg is not None and ctx.evicted(seg) is not None
 
 
 def _lateness(
@@ -191,12 +246,12 @@ def _clashing(ctx: MoveContext, seg: Segment, lo: int, hi: int, skip: Sequence[S
     ]
 
 
-class Readdress:
+class Readdress(SegmentMove):
     """The focus segment at another offset free over its whole residency."""
 
     name = "readdress"
 
-    def apply(self, ctx: MoveContext, focus: Segment, rng: np.random.Generator) -> Layout | None:
+    def edit(self, ctx: MoveContext, focus: Segment, rng: np.random.Generator) -> Layout | None:
         want = ctx.start_time(focus.start_node)
         by_tier = ctx.by_tier[focus.tier]
         off = _choose(ctx, rng, focus.tier, focus.size, focus.start, focus.end, want, by_tier, [focus], focus.offset)
@@ -207,14 +262,14 @@ class Readdress:
         return out
 
 
-class HoistReload:
+class HoistReload(ReloadMove):
     """The reload moved earlier, between its SPILL_OUT and its old place, into an offset free
     from there to the end of its segment; the earliest such place among a few tried (right
     after the SPILL_OUT, a quarter, half, three quarters of the way)."""
 
     name = "hoist reload"
 
-    def apply(self, ctx: MoveContext, focus: Segment, rng: np.random.Generator) -> Layout | None:
+    def edit(self, ctx: MoveContext, focus: Segment, rng: np.random.Generator) -> Layout | None:
         out_seg = ctx.evicted(focus)
         if out_seg is None:
             return None
@@ -236,14 +291,14 @@ class HoistReload:
         return None
 
 
-class DelayEviction:
+class DelayEviction(ReloadMove):
     """The reload's SPILL_OUT moved later (a quarter or half of the way to its SPILL_IN): its
     buffer keeps its room meanwhile, and the segments that had taken that room are moved to
     other free ranges."""
 
     name = "delay eviction"
 
-    def apply(self, ctx: MoveContext, focus: Segment, rng: np.random.Generator) -> Layout | None:
+    def edit(self, ctx: MoveContext, focus: Segment, rng: np.random.Generator) -> Layout | None:
         seg = ctx.evicted(focus)
         if seg is None:
             return None
@@ -270,7 +325,7 @@ class DelayEviction:
         return None
 
 
-class SwapVictim:
+class SwapVictim(ReloadMove):
     """The reload's spill evicts another buffer: one resident in the same tier when the
     SPILL_OUT runs and used again before its segment ends (a random one of the few whose last
     use before then is oldest), at no more traffic than the headroom allows. The first buffer
@@ -281,7 +336,7 @@ class SwapVictim:
 
     name = "swap victim"
 
-    def apply(self, ctx: MoveContext, focus: Segment, rng: np.random.Generator) -> Layout | None:
+    def edit(self, ctx: MoveContext, focus: Segment, rng: np.random.Generator) -> Layout | None:
         before = ctx.evicted(focus)
         if before is None:
             return None
@@ -332,7 +387,7 @@ class SwapVictim:
         return out
 
 
-class AddRoom:
+class AddRoom(ReloadMove):
     """Room for the reload ahead of time, paid with traffic: another resident buffer of the
     tier, idle around the reload, leaves right after its last use before it (a new spill,
     within the headroom) and comes back right before its next use; the reload moves to just
@@ -342,7 +397,12 @@ class AddRoom:
 
     name = "add room"
 
-    def apply(self, ctx: MoveContext, focus: Segment, rng: np.random.Generator) -> Layout | None:
+    def accepts(self, ctx: MoveContext, focus: int) -> bool:
+        # one more spill: only within the traffic headroom
+        seg = ctx.by_start.get(focus)
+        return super().accepts(ctx, focus) and seg is not None and ctx.cheapest[seg.tier] <= ctx.headroom
+
+    def edit(self, ctx: MoveContext, focus: Segment, rng: np.random.Generator) -> Layout | None:
         out_seg = ctx.evicted(focus)
         if out_seg is None:
             return None
@@ -381,4 +441,4 @@ class AddRoom:
         return None
 
 
-MOVES: dict[str, Move] = {m.name: m for m in (Readdress(), HoistReload(), DelayEviction(), SwapVictim(), AddRoom())}
+SEGMENT_MOVES: tuple[Move, ...] = (Readdress(), HoistReload(), DelayEviction(), SwapVictim(), AddRoom())
