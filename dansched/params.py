@@ -208,6 +208,9 @@ class EffortParams:
       ``stage3_work // n`` candidates get the full Stage 3 when that is more than
       ``stage3_runs`` allows (every candidate of a small graph; the same work per node at
       every size);
+    - ``start_work``: node-visits for more starts of the makespan search: on a graph of
+      ``n`` nodes it runs, each round with its polish, from each of the ``start_work // n``
+      fastest Stage-3 results (at least the fastest);
     - ``stage3_rounds``: timing-aware Stage-2 rounds alternated with CPE in each Stage-3 run;
     - ``stage1_restarts``: Stage 1's restarts and local search (``False``: the input order
       made lazy, eager and L0-legal in linear time, when it is legal; else one restart);
@@ -224,6 +227,7 @@ class EffortParams:
     victim_rules: tuple[str, ...] = ("recency-16", "recency-32", "lru")
     stage3_runs: int = 4
     stage3_work: int = 20_000
+    start_work: int = 5_000
     stage3_rounds: int = 6
     stage1_restarts: bool = True
     stage2_variants: bool = True

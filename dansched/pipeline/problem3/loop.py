@@ -18,11 +18,13 @@
    :mod:`dansched.pipeline.problem3.screen`), then the best screened of the rest (ties: less
    traffic, then the earlier candidate). The fastest result is kept (ties: the earlier
    finalist).
-5. **Makespan search.** From the kept plan, the search over complete plans
+5. **Makespan search.** From the fastest Stage-3 result (from each of the fastest few on a
+   small graph: ``effort.start_work`` node-visits of starts, since the fastest before the
+   search is not always the fastest after it), the search over complete plans
    (:mod:`dansched.pipeline.problem3.search.driver`) changes victims, reload times,
    addresses and orders (its segment moves and CP-SAT windows) within the same budget,
    round after round (``SolveOptions.search``); a round whose plan is faster ends in a full
-   Stage-3 run, kept when fastest.
+   Stage-3 run. The fastest plan of every start is kept.
 6. **Polish.** At the end of every round (or once, with no round), the kept plan's
    memory-aware CP-SAT windows (``SolveOptions.polish``: windows along its critical chain,
    :func:`~dansched.pipeline.problem3.polish.memory_window_polish`): memory events inside a
@@ -195,23 +197,32 @@ def _finalists(screened: list[_Screened], count: int) -> list[_Screened]:
 
 def _stage3_on_finalists(
     inst: Instance, rows: list[CandidateRecord], screened: list[_Screened], opts: SolveOptions, say: Progress
-) -> tuple[_Kept, int]:
+) -> tuple[list[_Kept], int]:
     """Step 4: the full Stage 3 on the problem-2 plan and the best screened others, as many
-    as the effort leaves once the search rounds have their runs; the fastest (the earlier
-    on ties) and how many runs were made."""
-    runs = max(1, opts.effort.stage3_runs - len(opts.search), opts.effort.stage3_work // max(1, inst.n))
+    as the effort leaves once the search rounds have their runs (or more on a small graph);
+    the results fastest first (the earlier finalist on ties), only the starts of step 5
+    keeping their per-node detail, and how many runs were made."""
+    effort, n = opts.effort, max(1, inst.n)
+    runs = max(1, effort.stage3_runs - len(opts.search), effort.stage3_work // n)
     finalists = _finalists(screened, runs)
-    best: _Kept | None = None
+    done: list[_Kept] = []
     for k, item in enumerate(finalists):
         cand = item.candidate
         say(f"Stage 3 on candidate {k + 1}/{len(finalists)}: {cand.source} {cand.detail}".rstrip())
         ev2 = _detailed(inst, cand.plan, cand.evaluation)
         s3 = run_stage3(inst, cand.plan, ev2, opts)
         item.row.makespan = s3.makespan
-        if best is None or s3.makespan < best.stage3.makespan:
-            best = _Kept(s3, ev2, item.row)
-    assert best is not None
-    return best, len(finalists)
+        done.append(_Kept(s3, ev2, item.row))
+    done.sort(key=lambda kept: kept.stage3.makespan)  # stable: the earlier finalist first on ties
+    for later in done[_starts(inst, opts, len(done)) :]:
+        later.stage3.evaluation.drop_detail()
+    return done, len(finalists)
+
+
+def _starts(inst: Instance, opts: SolveOptions, finalists: int) -> int:
+    """How many of the fastest Stage-3 results the search starts from: one, or more on a
+    small graph (``effort.start_work`` node-visits of them)."""
+    return min(finalists, max(1, opts.effort.start_work // max(1, inst.n)))
 
 
 def _search_rounds(
@@ -277,8 +288,19 @@ def problem3(inst: Instance, s2: DlrResult, order1: list[int], opts: SolveOption
     t0 = time.perf_counter()
     budget = TrafficBudget.of(int(s2.evaluation.extra_traffic or 0), opts.traffic_slack)
     rows, screened = _collect(inst, s2, order1, budget, opts, say)
-    kept, runs = _stage3_on_finalists(inst, rows, screened, opts, say)
-    kept, search, more = _search_rounds(inst, kept, rows, budget, opts, say)
+    done, runs = _stage3_on_finalists(inst, rows, screened, opts, say)
+    kept: _Kept | None = None
+    search: list[dict[str, Any]] = []
+    more = 0
+    for k, start in enumerate(done[: _starts(inst, opts, len(done))]):
+        if k:
+            say(f"Makespan search from the Stage-3 result {k + 1}: {start.row.source} {start.row.detail}".rstrip())
+        got, reports, made = _search_rounds(inst, start, rows, budget, opts, say)
+        search += reports
+        more += made
+        if kept is None or got.stage3.makespan < kept.stage3.makespan:
+            kept = got
+    assert kept is not None
     kept.row.kept = True
     s3 = kept.stage3
     return Problem3Result(s3.cpe.plan, s3.evaluation, s3, rows, budget, runs + more, time.perf_counter() - t0, search)
