@@ -208,9 +208,10 @@ class EffortParams:
       ``stage3_work // n`` candidates get the full Stage 3 when that is more than
       ``stage3_runs`` allows (every candidate of a small graph; the same work per node at
       every size);
-    - ``start_work``: node-visits for more starts of the makespan search: on a graph of
-      ``n`` nodes it runs, each round with its polish, from each of the ``start_work // n``
-      fastest Stage-3 results (at least the fastest);
+    - ``start_work`` and ``max_starts``: node-visits for more starts of the makespan
+      search: on a graph of ``n`` nodes it runs, each round with its polish, from each of
+      the ``start_work // n`` fastest Stage-3 results (at least the fastest, at most
+      ``max_starts``: a start's CP-SAT windows cost the same at every size);
     - ``stage3_rounds``: timing-aware Stage-2 rounds alternated with CPE in each Stage-3 run;
     - ``stage1_restarts``: Stage 1's restarts and local search (``False``: the input order
       made lazy, eager and L0-legal in linear time, when it is legal; else one restart);
@@ -228,6 +229,7 @@ class EffortParams:
     stage3_runs: int = 4
     stage3_work: int = 20_000
     start_work: int = 5_000
+    max_starts: int = 2
     stage3_rounds: int = 6
     stage1_restarts: bool = True
     stage2_variants: bool = True
@@ -235,6 +237,7 @@ class EffortParams:
     def __post_init__(self) -> None:
         _check_all_ints(self, skip=("sources", "victim_rules", "stage1_restarts", "stage2_variants"))
         _check_int(self, "stage3_runs", 1)
+        _check_int(self, "max_starts", 1)
         for name in ("sources", "victim_rules"):
             value = getattr(self, name)
             if name == "sources" and value is None:

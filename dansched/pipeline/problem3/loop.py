@@ -221,8 +221,9 @@ def _stage3_on_finalists(
 
 def _starts(inst: Instance, opts: SolveOptions, finalists: int) -> int:
     """How many of the fastest Stage-3 results the search starts from: one, or more on a
-    small graph (``effort.start_work`` node-visits of them)."""
-    return min(finalists, max(1, opts.effort.start_work // max(1, inst.n)))
+    small graph (``effort.start_work`` node-visits of them, ``effort.max_starts`` at most)."""
+    effort = opts.effort
+    return min(finalists, effort.max_starts, max(1, effort.start_work // max(1, inst.n)))
 
 
 def _search_rounds(
