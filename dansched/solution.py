@@ -28,7 +28,7 @@ from .errors import ArgumentError
 from .instance import Instance, require_instance
 from .outputs import OutputInput, check_outputs, check_targets, chosen, group
 from .pipeline import SolveOptions, SolveResult, run_pipeline
-from .pipeline.memory import out_of_memory
+from .pipeline.memory import collection_paused, out_of_memory
 from .plan import Plan, plan_texts
 from .plan_folder import plan_fingerprint, write_group
 from .simulate import Evaluation
@@ -160,7 +160,8 @@ def solve(
         wanted = chosen(outputs)
         check_outputs(wanted, options.problem, freq_ghz)
         check_targets(out, inst.name, wanted, inst)
-    with out_of_memory(inst):  # one line saying what the graph needs, not the allocation's traceback
+    # one line saying what the graph needs, not the allocation's traceback; no cyclic collection meanwhile
+    with out_of_memory(inst), collection_paused():
         result = run_pipeline(inst, options, progress=say)
         solution = Solution(inst, options, result)
         if bounds:

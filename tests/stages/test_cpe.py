@@ -95,7 +95,7 @@ def test_critical_chain_ends_at_makespan():
     plan = Plan(order=(0, 1, 2), offsets=())
     ev = evaluate(inst, plan)
     skel = memory_skeleton(inst, plan.order, ev.graph)
-    chain = critical_chain(skel, plan.order, ev.start, ev.end)
+    chain = critical_chain(skel.timing, plan.order, ev.start, ev.end)
     assert chain == [0, 1, 2]  # X delays Y on MTE2, Y gates Z
     assert ev.end[chain[-1]] == ev.makespan and ev.start[chain[0]] == 0
 

@@ -25,7 +25,7 @@ from ...params import CpeParams, MemoryWindowParams
 from ...plan import Plan
 from ...simulate import Evaluation, evaluate
 from ...stages.cpe.refine import CPEResult, cpe_refine
-from ...stages.cpe.skeleton import Skeleton, critical_chain
+from ...stages.cpe.skeleton import critical_chain
 from ...stages.cpe.window_driver import WindowStats, slide_windows
 
 __all__ = ["MemoryWindowParams", "memory_exact_windows", "memory_window_polish"]
@@ -59,7 +59,7 @@ class _MemoryRound:
         self.seed, self.params = seed, params
         self.order = list(plan.order)
         self.pipe = g.pipe
-        self.chain = critical_chain(Skeleton(g, [], ()), self.order, ev.start, ev.end)  # uses the timing graph only
+        self.chain = critical_chain(g, self.order, ev.start, ev.end)
         self.ctx = memory_window_context(inst, ev.segments(), g, self.order, ev.start, ev.end)
 
     def solve(self, lo: int, hi: int, wall_time: float) -> tuple[list[int] | None, dict[str, Any]]:

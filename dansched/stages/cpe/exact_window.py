@@ -45,7 +45,7 @@ class _FixedRound:
         self.skel, self.deterministic_time, self.seed = skel, deterministic_time, seed
         self.order = timed.order
         self.pipe = g.pipe
-        self.chain = critical_chain(skel, timed.order, timed.start, timed.end)
+        self.chain = critical_chain(skel.timing, timed.order, timed.start, timed.end)
         self.sched: TimedSchedule = timed_schedule(g, timed.order, timed.start, timed.end)
 
     def solve(self, lo: int, hi: int, wall_time: float) -> tuple[list[int] | None, dict[str, Any]]:

@@ -207,7 +207,7 @@ def local_refinement(skel: Skeleton, order: list[int], width: int, budget: int) 
     improved = True
     while improved and used < budget:
         improved = False
-        chain = critical_chain(skel, order, start, end)
+        chain = critical_chain(g, order, start, end)
         chain_set = set(chain)
         pos = {v: i for i, v in enumerate(order)}
         earliest = earliest_starts(skel, order)

@@ -19,7 +19,8 @@ from functools import cached_property
 import numpy as np
 
 from ...instance import KIND_OP, Instance
-from ...kernels.csr import csr_of_lists, transposed
+from ...kernels import skeleton as kernel
+from ...kernels.csr import int64_array, lists_of, transposed
 from ...simulate import AugmentedGraph, spill_of_node
 
 __all__ = ["Skeleton", "memory_skeleton", "is_refinement", "critical_chain"]
@@ -27,75 +28,76 @@ __all__ = ["Skeleton", "memory_skeleton", "is_refinement", "critical_chain"]
 
 @dataclass(frozen=True)
 class Skeleton:
-    """``order_preds[v]``: nodes that must precede ``v`` in any refined order (G2 edges,
-    the memory-event chain, residency brackets); ``timing`` is G2 itself."""
+    """The order constraints as CSR arrays: node ``v`` must follow every node of
+    ``order_pred_idx[order_pred_ptr[v]:order_pred_ptr[v + 1]]`` (G2 edges, the memory-event
+    chain, residency brackets; ascending, no repeats) in any refined order; ``timing`` is G2
+    itself. The list views are built on first use and kept: treat all as read-only."""
 
     timing: AugmentedGraph
-    order_preds: list[list[int]]
+    order_pred_ptr: np.ndarray
+    order_pred_idx: np.ndarray
     memory_events: tuple[int, ...]  # in their fixed order
 
     @property
     def n(self) -> int:
         return self.timing.n
 
-    def order_succs(self) -> list[list[int]]:
-        """The successors of each node under the order constraints (computed once; read only)."""
-        return self._order_succs
-
-    @cached_property
+    @property
     def order_pred_csr(self) -> tuple[np.ndarray, np.ndarray]:
-        """``order_preds`` as CSR arrays (for the compiled list scheduler)."""
-        return csr_of_lists(self.order_preds)
+        """The order predecessors as CSR arrays (for the compiled list scheduler)."""
+        return self.order_pred_ptr, self.order_pred_idx
 
     @cached_property
     def order_succ_csr(self) -> tuple[np.ndarray, np.ndarray]:
-        """The order successors as CSR arrays, each list ascending (as :meth:`order_succs`)."""
-        return transposed(*self.order_pred_csr)
+        """The order successors as CSR arrays, each list ascending."""
+        return transposed(self.order_pred_ptr, self.order_pred_idx)
+
+    @cached_property
+    def order_preds(self) -> list[list[int]]:
+        """The order predecessors of each node, ascending."""
+        return lists_of(self.order_pred_ptr, self.order_pred_idx)
+
+    def order_succs(self) -> list[list[int]]:
+        """The successors of each node under the order constraints, ascending (computed once; read only)."""
+        return self._order_succs
 
     @cached_property
     def _order_succs(self) -> list[list[int]]:
-        out: list[list[int]] = [[] for _ in range(self.n)]
-        for v, ps in enumerate(self.order_preds):
-            for u in ps:
-                out[u].append(v)
-        return out
-
-
-def _event_buffer(inst: Instance, graph: AugmentedGraph, v: int) -> int:
-    if v < inst.n:
-        return int(inst.node_buf[v])
-    return graph.spill_buf[spill_of_node(inst.n, v)[0]]
+        return lists_of(*self.order_succ_csr)
 
 
 def memory_skeleton(inst: Instance, order: Sequence[int], graph: AugmentedGraph, chain: bool = True) -> Skeleton:
     """Order constraints of Eq. 14 for the valid plan whose schedule is ``order`` and
-    whose augmented DAG (from :func:`dansched.simulate.evaluate`) is ``graph``.
+    whose augmented DAG (from :func:`dansched.simulate.evaluate`) is ``graph``: G2's edges;
+    for each operation, the event that started the current residency segment of each of its
+    buffers; for each memory event, the previous one and the operations that ran in the
+    segment it ends (one compiled pass: :mod:`dansched.kernels.skeleton`).
 
     With ``chain=False`` the memory events are not chained: any topological order of the
     remaining constraints (G2 and the residency brackets) still gives the same segments,
     offsets, spill and reuse edges — G2's reuse edges already order the segments that share
     addresses — but the memory events may interleave differently. Stage 2 uses that
     freedom (:mod:`dansched.pipeline.problem3.resequence`); Stage 3 keeps the chain."""
-    L = inst.lists()
-    preds: list[set[int]] = [set(ps) for ps in graph.preds]
-    events: list[int] = []
-    last_event: dict[int, int] = {}  # buffer -> event that started its current segment
-    pending: dict[int, list[int]] = {}  # buffer -> operations run in its current segment
-    for v in order:
-        if v < inst.n and L.kind[v] == KIND_OP:
-            for b in L.bufs[v]:
-                if b in last_event:
-                    preds[v].add(last_event[b])
-                pending.setdefault(b, []).append(v)
-            continue
-        if events and chain:
-            preds[v].add(events[-1])
-        events.append(v)
-        b = _event_buffer(inst, graph, v)
-        for u in pending.pop(b, []):
-            preds[v].add(u)
-        last_event[b] = v
-    return Skeleton(graph, [sorted(p) for p in preds], tuple(events))
+    order_arr = int64_array(order)
+    n = graph.n
+    is_event = np.ones(n, dtype=np.int64)
+    is_event[: inst.n] = inst.kind != KIND_OP
+    event_buf = np.full(n, -1, dtype=np.int64)
+    event_buf[: inst.n] = inst.node_buf
+    event_buf[inst.n :] = [graph.spill_buf[spill_of_node(inst.n, v)[0]] for v in range(inst.n, n)]
+    ptr, idx = kernel.order_constraints(
+        order_arr,
+        graph.pred_ptr,
+        graph.pred_idx,
+        is_event,
+        event_buf,
+        int64_array(inst.bufs_ptr),
+        int64_array(inst.bufs_idx),
+        inst.num_buffers,
+        chain,
+    )
+    events = order_arr[is_event[order_arr] == 1]
+    return Skeleton(graph, ptr, idx, tuple(events.tolist()))
 
 
 def is_refinement(skel: Skeleton, order: Sequence[int]) -> bool:
@@ -110,11 +112,10 @@ def is_refinement(skel: Skeleton, order: Sequence[int]) -> bool:
     return all(pos[u] < pos[v] for v in range(skel.n) for u in skel.order_preds[v])
 
 
-def critical_chain(skel: Skeleton, order: Sequence[int], start: Sequence[int], end: Sequence[int]) -> list[int]:
-    """The chain that sets the makespan (Eq. 34 on the timed graph): from the last node
+def critical_chain(g: AugmentedGraph, order: Sequence[int], start: Sequence[int], end: Sequence[int]) -> list[int]:
+    """The chain that sets the makespan (Eq. 34 on the timed graph ``g``): from the last node
     to finish, repeatedly step to the G2 predecessor or the previous node on the same
     pipe whose finish equals the current start. Returned first to last."""
-    g = skel.timing
     pos = {v: i for i, v in enumerate(order)}
     prev_on_pipe: dict[int, int] = {}
     last: dict[int, int] = {}

@@ -23,7 +23,7 @@ from functools import cached_property
 from typing import Protocol
 
 from ....simulate import Evaluation, spill_node_ids, spill_of_node
-from ....stages.cpe.skeleton import Skeleton, critical_chain
+from ....stages.cpe.skeleton import critical_chain
 
 __all__ = ["Chain", "Destroy", "DESTROY", "HEAD_TASKS"]
 
@@ -42,7 +42,7 @@ class Chain:
     @cached_property
     def nodes(self) -> list[int]:
         g = self.timing.graph
-        return critical_chain(Skeleton(g, [], ()), self.order, self.timing.start, self.timing.end)
+        return critical_chain(g, self.order, self.timing.start, self.timing.end)
 
     @cached_property
     def tasks(self) -> list[int]:
