@@ -14,7 +14,12 @@ __all__ = ["warm"]
 def warm() -> dict[str, float]:
     """Compile (or load from the cache) each kernel module's kernels: the seconds each took."""
     out: dict[str, float] = {}
-    for name, module in (("evaluate", evaluate), ("timing", timing), ("list_schedule", list_schedule), ("skeleton", skeleton)):
+    for name, module in (
+        ("evaluate", evaluate),
+        ("timing", timing),
+        ("list_schedule", list_schedule),
+        ("skeleton", skeleton),
+    ):
         t0 = time.perf_counter()
         module.warm()
         out[name] = time.perf_counter() - t0
