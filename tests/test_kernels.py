@@ -20,6 +20,7 @@ from __future__ import annotations
 import random
 from dataclasses import replace
 
+import belady_reference
 import list_schedule_reference as ref
 import pytest
 import skeleton_reference
@@ -41,6 +42,8 @@ from dansched.simulate import (
     simulate_timing,
     simulate_timing_reference,
 )
+from dansched.kernels.belady import belady_misses
+from dansched.kernels.csr import int64_array
 from dansched.stages.cpe.list_schedule import forward_backward, list_schedule, list_schedule_arrays
 from dansched.stages.cpe.skeleton import memory_skeleton
 from dansched.stages.dlr.stage import dlr_plan
@@ -405,3 +408,32 @@ def test_kernels_run_without_a_writable_cache_folder(monkeypatch):
         return 2 * x
 
     assert compiled(double)(21) == 42
+
+
+# ---------------------------------------------------------------------------------
+# farthest-next-use replacement (the wave search's ranking)
+# ---------------------------------------------------------------------------------
+
+
+@SETTINGS
+@given(data=st.data())
+def test_compiled_belady_equals_the_python_heaps(data):
+    """Random accesses over a few items in two or three tiers (each item in one tier), a
+    few slots each: the same misses as the dictionary-and-heapq version."""
+    items = data.draw(st.integers(1, 12))
+    tiers = data.draw(st.integers(1, 3))
+    item_tier = data.draw(st.lists(st.integers(0, tiers - 1), min_size=items, max_size=items))
+    seq = data.draw(st.lists(st.integers(0, items - 1), max_size=60))
+    slots = data.draw(st.lists(st.integers(1, 4), min_size=tiers, max_size=tiers))
+    seq_tier = [item_tier[s] for s in seq]
+    want = belady_reference.belady_misses(seq, seq_tier, dict(enumerate(slots)))
+    got = belady_misses(int64_array(seq), int64_array(seq_tier), int64_array(slots), items)
+    assert got == want
+
+
+def test_belady_by_hand():
+    """One slot: every change of item misses; two slots, a b c a b: a and b are held, c
+    misses and evicts the one used farthest ahead (b at 4, not a at 3), so b misses again."""
+    i64 = int64_array
+    assert belady_misses(i64([0, 0, 1, 0]), i64([0, 0, 0, 0]), i64([1]), 2) == 3
+    assert belady_misses(i64([0, 1, 2, 0, 1]), i64([0] * 5), i64([2]), 3) == 4

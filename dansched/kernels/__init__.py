@@ -4,6 +4,7 @@
 - :mod:`.timing`: the cycle simulator (Eqs. 9-10);
 - :mod:`.list_schedule`: non-delay list scheduling inside a memory skeleton;
 - :mod:`.skeleton`: the memory skeleton's order constraints (Eq. 14);
+- :mod:`.belady`: farthest-next-use replacement (the wave search's first ranking);
 - :mod:`.csr`: adjacency lists as CSR arrays and back (plain numpy);
 - :mod:`.warm`: compile every kernel once (``dansched warm``);
 - :mod:`.jit`: the decorator they share (numba's ``njit`` with the on-disk cache).

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import time
 
-from . import evaluate, list_schedule, skeleton, timing
+from . import belady, evaluate, list_schedule, skeleton, timing
 
 __all__ = ["warm"]
 
@@ -19,6 +19,7 @@ def warm() -> dict[str, float]:
         ("timing", timing),
         ("list_schedule", list_schedule),
         ("skeleton", skeleton),
+        ("belady", belady),
     ):
         t0 = time.perf_counter()
         module.warm()

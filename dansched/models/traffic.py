@@ -160,15 +160,25 @@ def _unit_prices(c: TierCover) -> list[int | Fraction]:
     return out
 
 
+def _price_ranks(price: Sequence[int | Fraction]) -> list[int]:
+    """Each gap's place when all are sorted by (price per unit, gap): sorted once, so that
+    each row sorts plain integers."""
+    rank = [0] * len(price)
+    for r, g in enumerate(sorted(range(len(price)), key=lambda g: (price[g], g))):
+        rank[g] = r
+    return rank
+
+
 def _fractional_cover(
-    cols: Sequence[int], price: Sequence[int | Fraction], size: Sequence[int], excess: int
+    cols: Sequence[int], price: Sequence[int | Fraction], rank: Sequence[int], size: Sequence[int], excess: int
 ) -> int | Fraction | None:
     """Cheapest fractional choice of ``cols`` whose sizes add up to ``excess`` (greedy by
-    price per unit is optimal for one row), exact; None when even all of them fall short."""
+    price per unit, ``rank`` from :func:`_price_ranks`, is optimal for one row), exact; None
+    when even all of them fall short."""
     need = excess
     total: int | Fraction = 0
-    for g in sorted(cols, key=lambda g: (price[g], g)):
-        take = min(size[g], need)
+    for g in sorted(cols, key=rank.__getitem__):
+        take = size[g] if size[g] < need else need
         total += price[g] * take
         need -= take
         if need <= 0:
@@ -182,9 +192,10 @@ def position_bound(covers: Sequence[TierCover]) -> int:
     total = 0
     for c in covers:
         price = _unit_prices(c)
+        rank = _price_ranks(price)
         best: int | Fraction = 0
         for cols, excess in c.rows:
-            got = _fractional_cover(cols, price, c.size, excess)
+            got = _fractional_cover(cols, price, rank, c.size, excess)
             if got is not None and got > best:
                 best = got
         total += math.ceil(best)

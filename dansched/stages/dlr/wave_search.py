@@ -29,13 +29,17 @@ order). The best sweeps are then placed by :func:`~dansched.stages.dlr.stage.dlr
 
 from __future__ import annotations
 
-import heapq
 import time
 from collections.abc import Sequence
+from itertools import chain
 from dataclasses import dataclass, field, replace
+
+import numpy as np
 
 from ...errors import PlacementFailed
 from ...instance import KIND_OP, Instance
+from ...kernels.belady import belady_misses
+from ...kernels.csr import int64_array
 from ...params import WaveParams
 from ...plan import Plan
 from ...simulate import Evaluation
@@ -231,33 +235,14 @@ def source_loads(inst: Instance, grid: Grid, key_ops: Sequence[int]) -> int:
     one used farthest ahead (Belady: the fewest loads for this access sequence when
     every source of a tier has one size). A cheap first ranking of sweeps; the scan's
     replay decides."""
-    seq = [s for v in key_ops for s in grid.sources[v]]
-    tier = inst.buf_tier
-    size: dict[int, int] = {}
-    for s in seq:
-        t = int(tier[s])
-        size[t] = max(size.get(t, 0), int(inst.buf_size[s]))
-    slots = {t: max(1, inst.hw.capacity[inst.hw.tiers[t]] // m) for t, m in size.items()}
-    nxt = [0] * len(seq)
-    last: dict[int, int] = {}
-    for i in range(len(seq) - 1, -1, -1):
-        nxt[i] = last.get(seq[i], len(seq) + i)
-        last[seq[i]] = i
-    cache: dict[int, dict[int, int]] = {t: {} for t in slots}  # tier -> source -> next use
-    heaps: dict[int, list[tuple[int, int]]] = {t: [] for t in slots}
-    loads = 0
-    for i, s in enumerate(seq):
-        t = int(tier[s])
-        c, h = cache[t], heaps[t]
-        if s not in c:
-            loads += 1
-            while len(c) >= slots[t]:
-                neg, victim = heapq.heappop(h)
-                if c.get(victim) == -neg:
-                    del c[victim]
-        c[s] = nxt[i]
-        heapq.heappush(h, (-nxt[i], s))
-    return loads
+    sources = grid.sources
+    seq = np.fromiter(chain.from_iterable(sources[v] for v in key_ops), dtype=np.int64)
+    seq_tier = int64_array(inst.buf_tier[seq])
+    largest = np.zeros(len(inst.hw.tiers), dtype=np.int64)
+    np.maximum.at(largest, seq_tier, inst.buf_size[seq])
+    capacity = np.array([inst.hw.capacity[t] for t in inst.hw.tiers], dtype=np.int64)
+    slots = np.where(largest > 0, np.maximum(1, capacity // np.maximum(largest, 1)), 0)
+    return int(belady_misses(seq, seq_tier, int64_array(slots), inst.num_buffers))
 
 
 def full_order(inst: Instance, key_ops: Sequence[int]) -> list[int]:
