@@ -33,6 +33,8 @@ from dansched.generate import generate
 from dansched.graph import bottom_level
 from dansched.hardware import default_hardware, load_hardware
 from dansched.instance import Instance, instance_from_records, load_instance
+from dansched.kernels.belady import belady_misses
+from dansched.kernels.csr import int64_array
 from dansched.plan import Plan
 from dansched.simulate import (
     Evaluation,
@@ -42,8 +44,6 @@ from dansched.simulate import (
     simulate_timing,
     simulate_timing_reference,
 )
-from dansched.kernels.belady import belady_misses
-from dansched.kernels.csr import int64_array
 from dansched.stages.cpe.list_schedule import forward_backward, list_schedule, list_schedule_arrays
 from dansched.stages.cpe.skeleton import memory_skeleton
 from dansched.stages.dlr.stage import dlr_plan

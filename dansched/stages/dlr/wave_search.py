@@ -31,8 +31,8 @@ from __future__ import annotations
 
 import time
 from collections.abc import Sequence
-from itertools import chain
 from dataclasses import dataclass, field, replace
+from itertools import chain
 
 import numpy as np
 
