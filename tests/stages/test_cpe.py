@@ -130,11 +130,15 @@ def test_overlap_sweep_returns_exactly_the_overlapping_segments():
 
 
 def test_move_timing_equals_the_full_simulation_after_any_legal_move():
-    """MoveTiming (the local refinement's incremental makespan) agrees with the simulator
-    on every legal single-node move of random DAGs with random pipes and cycles."""
+    """MoveTiming (the local refinement's incremental makespan and its legality test) agrees
+    with the simulator and with a check of every edge, on every single-node move of random
+    DAGs with random pipes and cycles (the order constraints here: the DAG's edges)."""
     from types import SimpleNamespace
 
-    from dansched.simulate import simulate_timing
+    import numpy as np
+
+    from dansched.kernels.csr import csr_of_lists, transposed
+    from dansched.simulate import simulate_timing_reference
     from dansched.stages.cpe.refine import MoveTiming, _move
 
     rng = random.Random(7)
@@ -144,20 +148,28 @@ def test_move_timing_equals_the_full_simulation_after_any_legal_move():
         preds = [sorted({u for u in range(v) if rng.random() < 0.15}) for v in range(n)]
         pipe = [rng.choice([-1, 0, 1, 2]) for _ in range(n)]
         cycles = [rng.randint(0, 20) for _ in range(n)]
-        skel = SimpleNamespace(timing=SimpleNamespace(preds=preds, pipe=pipe, cycles=cycles, n=n))
+        ptr, idx = csr_of_lists(preds)
+        g = SimpleNamespace(
+            pred_ptr=ptr, pred_idx=idx, pipe_array=np.array(pipe, dtype=np.int64),
+            cycles_array=np.array(cycles, dtype=np.int64), n=n,
+        )  # fmt: skip
+        skel = SimpleNamespace(timing=g, order_pred_csr=(ptr, idx), order_succ_csr=transposed(ptr, idx))
         order: list[int] = []  # a random topological order
         ready = [v for v in range(n) if not preds[v]]
         while ready:
             order.append(ready.pop(rng.randrange(len(ready))))
             ready += [v for v in range(n) if v not in order and v not in ready and all(u in order for u in preds[v])]
-        _, end, _ = simulate_timing(order, preds, pipe, cycles)
-        timing = MoveTiming(skel, order, end)
+        _, end, _ = simulate_timing_reference(order, preds, pipe, cycles)
+        timing = MoveTiming(skel, np.array(order, dtype=np.int64), np.array(end, dtype=np.int64))
         for _ in range(30):
             i, j = rng.randrange(n), rng.randrange(n)
+            if i == j:
+                continue
             cand = _move(order, i, j)
             pos = {v: k for k, v in enumerate(cand)}
-            if any(pos[u] > pos[v] for v in range(n) for u in preds[v]):
-                continue
-            assert timing.makespan(cand, min(i, j), max(i, j)) == simulate_timing(cand, preds, pipe, cycles)[2]
-            checked += 1
+            legal = all(pos[u] < pos[v] for v in range(n) for u in preds[v])
+            assert timing.legal(i, j) == legal
+            if legal:
+                assert timing.makespan(i, j) == simulate_timing_reference(cand, preds, pipe, cycles)[2]
+                checked += 1
     assert checked > 500

@@ -20,16 +20,18 @@ deterministic.
 
 from __future__ import annotations
 
-from bisect import bisect_left
 from collections.abc import Sequence
 from dataclasses import dataclass
-from itertools import accumulate
+
+import numpy as np
 
 from ...graph import bottom_level
 from ...instance import Instance
+from ...kernels import timing as timing_kernel
+from ...kernels.csr import csr_of_pairs, int64_array
 from ...params import CpeParams
 from ...plan import Plan
-from ...simulate import Evaluation, simulate_timing
+from ...simulate import AugmentedGraph, Evaluation, simulate_timing, simulate_timing_arrays
 from .exact_window import exact_windows
 from .list_schedule import forward_backward, list_schedule
 from .skeleton import Skeleton, critical_chain, is_refinement, memory_skeleton
@@ -71,6 +73,8 @@ class CPEResult:
 
 def makespan_of(skel: Skeleton, order: Sequence[int]) -> int:
     g = skel.timing
+    if _in_int64(g):
+        return _timed(g, int64_array(order))[2]
     return simulate_timing(order, g.preds, g.pipe, g.cycles)[2]
 
 
@@ -78,8 +82,9 @@ def earliest_starts(skel: Skeleton, order: Sequence[int]) -> list[int]:
     """Dependency-only earliest starts theta_v (Eq. 32): the latest finish of v's
     predecessors in G2, ignoring pipe contention."""
     g = skel.timing
-    no_pipe = [-1] * g.n
-    return simulate_timing(order, g.preds, no_pipe, g.cycles)[0]
+    if _in_int64(g):
+        return _timed(g, int64_array(order), no_pipe=True)[0].tolist()  # type: ignore[no-any-return]
+    return simulate_timing(order, g.preds, [-1] * g.n, g.cycles)[0]
 
 
 def slack(start: Sequence[int], earliest: Sequence[int]) -> list[int]:
@@ -101,118 +106,108 @@ def _move(order: list[int], i: int, j: int) -> list[int]:
     return out
 
 
-def _legal_move(
-    skel: Skeleton, succs: list[list[int]], order: Sequence[int], pos: dict[int, int], i: int, j: int
-) -> bool:
-    """Moving order[i] to position j keeps every order constraint of the skeleton."""
-    v = order[i]
-    if j < i:
-        return all(pos[u] < j for u in skel.order_preds[v])
-    return all(pos[w] > j for w in succs[v])
-
-
 class MoveTiming:
-    """Makespans of orders that differ from ``order`` (timed as ``end``) only inside a
-    window of positions ``[lo, hi]``, computed from position ``lo`` on instead of from the
-    start (the simulator of Eqs. 9-10 again, same result): the prefix keeps its times, and
-    after the window the walk stops as soon as no changed finish time has a successor
-    left and every pipe is free at the same time as in ``order``; the rest keeps its
-    times too, so the makespan is the largest of the prefix's, the walked part's and the
-    untouched suffix's finish times."""
+    """Makespans of ``order`` (timed as ``end``) with one node moved, computed from the
+    first position the move touches instead of from the start (the simulator of Eqs. 9-10
+    again, same result; the compiled walk is :func:`dansched.kernels.timing.moved_makespan`):
+    the prefix keeps its times, and past the move the walk stops as soon as no changed
+    finish time has a successor left and every pipe is free at the same time as in
+    ``order``; the rest keeps its times too. Also which moves keep the skeleton's order
+    constraints: a node may move to position ``j`` when its last order predecessor stands
+    before ``j`` (moving earlier) or its first order successor after ``j`` (later)."""
 
-    def __init__(self, skel: Skeleton, order: Sequence[int], end: Sequence[int]) -> None:
+    def __init__(self, skel: Skeleton, order: np.ndarray, end: np.ndarray) -> None:
         g = skel.timing
-        self.preds, self.pipe, self.cycles, self.end = g.preds, g.pipe, g.cycles, end
-        self.order = order
+        self.skel, self.order, self.end = skel, order, end
         n = len(order)
-        pos = [0] * g.n
-        for i, v in enumerate(order):
-            pos[v] = i
-        last_succ = [-1] * g.n  # position of each node's last successor in G2
-        for v in order:
-            for u in g.preds[v]:
-                if pos[v] > last_succ[u]:
-                    last_succ[u] = pos[v]
-        self.last_succ = last_succ
-        self.pipe_positions: dict[int, list[int]] = {}
-        for i, v in enumerate(order):
-            if g.pipe[v] >= 0:
-                self.pipe_positions.setdefault(g.pipe[v], []).append(i)
-        self.prefix_max = list(accumulate((end[v] for v in order), max))
-        suffix = [0] * (n + 1)
-        for i in range(n - 1, -1, -1):
-            suffix[i] = max(suffix[i + 1], end[order[i]])
-        self.suffix_max = suffix
+        pos = np.empty(g.n, dtype=np.int64)
+        pos[order] = np.arange(n, dtype=np.int64)
+        ptr, idx = g.pred_ptr, g.pred_idx
+        targets = np.repeat(np.arange(g.n, dtype=np.int64), np.diff(ptr))
+        self.last_succ = np.full(g.n, -1, dtype=np.int64)  # position of each node's last successor in G2
+        np.maximum.at(self.last_succ, idx, pos[targets])
+        on_pipe = np.flatnonzero(g.pipe_array[order] >= 0)
+        pipes = int(g.pipe_array.max(initial=-1)) + 1
+        self.pipe_pos_ptr, self.pipe_pos_idx = csr_of_pairs(pipes, g.pipe_array[order[on_pipe]], on_pipe)
+        ends = end[order]
+        self.prefix_max = np.maximum.accumulate(ends) if n else ends
+        self.suffix_max = np.zeros(n + 1, dtype=np.int64)
+        self.suffix_max[:n] = np.maximum.accumulate(ends[::-1])[::-1] if n else ends
+        opp, opi = skel.order_pred_csr
+        osp, osi = skel.order_succ_csr
+        self.last_pred_pos = _reduce_at(pos[opi], opp, np.maximum, -1)
+        self.first_succ_pos = _reduce_at(pos[osi], osp, np.minimum, n)
+        self.scratch = np.full(g.n, -1, dtype=np.int64)
 
-    def _pipe_free_before(self, k: int) -> dict[int, int]:
-        """When each pipe is free just before position ``k`` of ``order``."""
-        out = {}
-        for p, positions in self.pipe_positions.items():
-            i = bisect_left(positions, k)
-            if i:
-                out[p] = self.end[self.order[positions[i - 1]]]
-        return out
+    def legal(self, i: int, j: int) -> bool:
+        """Moving the node at position ``i`` to position ``j`` keeps every order constraint."""
+        v = self.order[i]
+        return bool(self.last_pred_pos[v] < j) if j < i else bool(self.first_succ_pos[v] > j)
 
-    def makespan(self, cand: Sequence[int], lo: int, hi: int) -> int:
-        """Makespan of ``cand``, equal to ``order`` outside positions ``[lo, hi]``."""
-        preds, pipe, cycles, end, last_succ = self.preds, self.pipe, self.cycles, self.end, self.last_succ
-        free = self._pipe_free_before(lo)
-        changed: dict[int, int] = {}  # node -> its new finish, where it differs from end
-        horizon = -1  # last position holding a successor of a changed node
-        top = self.prefix_max[lo - 1] if lo > 0 else 0
-        n = len(cand)
-        k = lo
-        old_free: dict[int, int] = {}
-        while k < n:
-            if k == hi + 1:
-                old_free = self._pipe_free_before(k)
-            if k > hi and k > horizon and free == old_free:
-                return max(top, self.suffix_max[k])
-            v = cand[k]
-            t = 0
-            for u in preds[v]:
-                e = changed.get(u, end[u])
-                if e > t:
-                    t = e
-            p = pipe[v]
-            if p >= 0:
-                f = free.get(p, 0)
-                if f > t:
-                    t = f
-                fin = t + cycles[v]
-                free[p] = fin
-                if k > hi:
-                    old_free[p] = end[v]
-            else:
-                fin = t + cycles[v]
-            if fin != end[v]:
-                changed[v] = fin
-                if last_succ[v] > horizon:
-                    horizon = last_succ[v]
-            if fin > top:
-                top = fin
-            k += 1
-        return top
+    def makespan(self, i: int, j: int) -> int:
+        """The makespan of ``order`` with the node at position ``i`` moved to position ``j``."""
+        g = self.skel.timing
+        return int(
+            timing_kernel.moved_makespan(
+                self.order,
+                i,
+                j,
+                g.pred_ptr,
+                g.pred_idx,
+                g.pipe_array,
+                g.cycles_array,
+                self.end,
+                self.last_succ,
+                self.prefix_max,
+                self.suffix_max,
+                self.pipe_pos_ptr,
+                self.pipe_pos_idx,
+                self.scratch,
+            )
+        )
+
+
+def _reduce_at(values: np.ndarray, ptr: np.ndarray, op: np.ufunc, empty: int) -> np.ndarray:
+    """``op`` over each CSR list of ``values`` (``empty`` for an empty list)."""
+    out = np.full(len(ptr) - 1, empty, dtype=np.int64)
+    full = np.flatnonzero(np.diff(ptr) > 0)
+    if len(full):
+        out[full] = op.reduceat(values, ptr[full])
+    return out
+
+
+def _timed(g: AugmentedGraph, order: np.ndarray, no_pipe: bool = False) -> tuple[np.ndarray, np.ndarray, int]:
+    pipe = np.full(g.n, -1, dtype=np.int64) if no_pipe else g.pipe_array
+    return simulate_timing_arrays(order, g.pred_ptr, g.pred_idx, pipe, g.cycles_array)
+
+
+def _in_int64(g: AugmentedGraph) -> bool:
+    """The compiled walk can time ``g``: its figures are int64 and their total stays below 2**62."""
+    return g.cycles_array.dtype == np.int64 and sum(g.cycles) < 2**62
 
 
 def local_refinement(skel: Skeleton, order: list[int], width: int, budget: int) -> tuple[list[int], int, int]:
     """Algorithm 3, lines 4-11: passes over the critical chain; for each critical node,
     try moving it (or a non-critical neighbour from N_W, Eq. 35) earlier or later within
     the window; accept only legal, strictly faster orders (Eq. 36). ``budget`` caps the
-    number of timing evaluations. Returns (order, makespan, evaluations used)."""
+    number of timing evaluations. Returns (order, makespan, evaluations used). A graph
+    whose figures could pass 64 bits keeps its order (no moves are timed)."""
     g = skel.timing
-    succs = skel.order_succs()
-    start, end, best = simulate_timing(order, g.preds, g.pipe, g.cycles)
+    if not _in_int64(g):
+        return order, makespan_of(skel, order), 0
+    arr = int64_array(order)
+    start_a, end_a, best = _timed(g, arr)
     used = 0
     improved = True
     while improved and used < budget:
         improved = False
+        start, end = start_a.tolist(), end_a.tolist()
         chain = critical_chain(g, order, start, end)
         chain_set = set(chain)
         pos = {v: i for i, v in enumerate(order)}
-        earliest = earliest_starts(skel, order)
+        earliest = earliest_starts(skel, arr)
         sl = slack(start, earliest)
-        timing = MoveTiming(skel, order, end)
+        timing = MoveTiming(skel, arr, end_a)
         # critical nodes that wait for their pipe first: they gain from moving earlier
         for v in sorted(chain, key=lambda x: (-sl[x], pos[x])):
             if used >= budget or improved:
@@ -223,14 +218,14 @@ def local_refinement(skel: Skeleton, order: list[int], width: int, budget: int) 
             for a, b in moves:
                 if used >= budget:
                     break
-                if not _legal_move(skel, succs, order, pos, a, b):
+                if not timing.legal(a, b):
                     continue
-                cand = _move(order, a, b)
                 used += 1
-                m2 = timing.makespan(cand, min(a, b), max(a, b))
+                m2 = timing.makespan(a, b)
                 if m2 < best:
-                    order, best = cand, m2
-                    start, end, _ = simulate_timing(order, g.preds, g.pipe, g.cycles)
+                    order, best = _move(order, a, b), m2
+                    arr = int64_array(order)
+                    start_a, end_a, _ = _timed(g, arr)
                     improved = True
                     break
     return order, best, used

@@ -128,7 +128,7 @@ def critical_chain(g: AugmentedGraph, order: Sequence[int], start: Sequence[int]
     v = max(order, key=lambda x: (end[x], -pos[x]))
     chain = [v]
     while start[v] > 0:
-        cands = [u for u in g.preds[v] if end[u] == start[v]]
+        cands = [u for u in g.pred_idx[g.pred_ptr[v] : g.pred_ptr[v + 1]].tolist() if end[u] == start[v]]
         q = prev_on_pipe.get(v)
         if q is not None and end[q] == start[v]:
             cands.append(q)
