@@ -103,7 +103,7 @@ def moved_makespan(
     touched = np.empty(hi - lo + 1 + n - hi, dtype=np.int64)
     m = 0
     horizon = -1
-    top = prefix_max[lo - 1] if lo > 0 else 0
+    top = int(prefix_max[lo - 1]) if lo > 0 else 0
     result = -1
     k = lo
     while k < n:
@@ -119,7 +119,7 @@ def moved_makespan(
                     same = False
                     break
             if same:
-                result = max(top, suffix_max[k])
+                result = max(top, int(suffix_max[k]))
                 break
         if a < b:
             v = order[k + 1] if lo <= k < hi else (order[a] if k == hi else order[k])
@@ -151,6 +151,6 @@ def moved_makespan(
         if fin > top:
             top = fin
         k += 1
-    for i in range(m):
-        scratch[touched[i]] = -1
-    return top if result < 0 else result
+    for r in range(m):
+        scratch[touched[r]] = -1
+    return int(top) if result < 0 else int(result)

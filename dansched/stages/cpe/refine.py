@@ -83,7 +83,7 @@ def earliest_starts(skel: Skeleton, order: Sequence[int]) -> list[int]:
     predecessors in G2, ignoring pipe contention."""
     g = skel.timing
     if _in_int64(g):
-        return _timed(g, int64_array(order), no_pipe=True)[0].tolist()  # type: ignore[no-any-return]
+        return list(_timed(g, int64_array(order), no_pipe=True)[0].tolist())
     return simulate_timing(order, g.preds, [-1] * g.n, g.cycles)[0]
 
 
@@ -205,7 +205,7 @@ def local_refinement(skel: Skeleton, order: list[int], width: int, budget: int) 
         chain = critical_chain(g, order, start, end)
         chain_set = set(chain)
         pos = {v: i for i, v in enumerate(order)}
-        earliest = earliest_starts(skel, arr)
+        earliest = earliest_starts(skel, order)
         sl = slack(start, earliest)
         timing = MoveTiming(skel, arr, end_a)
         # critical nodes that wait for their pipe first: they gain from moving earlier
