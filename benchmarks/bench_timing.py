@@ -14,7 +14,8 @@ writes, per (case, slack): makespan, traffic, the three floors of
   augmented DAG; the per-pipe bound named in the method;
 
 then the Stage-3 runs, the candidate source of the kept plan, the makespan search's
-improving moves (``move xN -C``: N new best plans, C cycles saved) and the wall seconds
+improving repairs (``repair xN -C``: N new best plans, C cycles saved; ``applied A/T``:
+repairs that applied of those tried) and the wall seconds
 of the solve (measured on a shared machine: contention inflates them).
 
 Usage::
@@ -39,6 +40,7 @@ from typing import Any
 from dansched.instance import load_instance
 from dansched.models.floors import INSTANCE_SCOPE, makespan_floors
 from dansched.pipeline import effort_options, run_pipeline
+from dansched.pipeline.problem3.search.driver import MOVES
 from dansched.report.waits import busiest_pipe, pipe_waits
 from dansched.simulate import evaluate
 
@@ -100,15 +102,26 @@ def measure(path: Path, slack: float, exact_window: int, mode: str, effort: str 
 
 
 def search_gains(report: dict[str, Any]) -> str:
-    """The makespan search's improving moves over its rounds: ``move xN -C`` (N new best
-    plans saving C cycles in all), or ``-`` when no move improved the plan."""
+    """The makespan search's improving repairs over its rounds: ``repair xN -C`` (N new best
+    plans saving C cycles in all), then ``applied A/T`` (repairs that applied of those
+    tried), or ``-`` when the search did not run."""
     total: dict[str, list[int]] = {}
-    for rnd in report.get("search", []):
-        for move, row in rnd.get("improved", {}).items():
-            t = total.setdefault(move, [0, 0])
-            t[0] += int(row["times"])
-            t[1] += int(row["cycles"])
-    return ", ".join(f"{m} x{n} -{c:,}" for m, (n, c) in sorted(total.items())) or "-"
+    tried = applied = 0
+    rounds = report.get("search", [])
+    for rnd in rounds:
+        for name, row in rnd.get("operators", {}).items():
+            if name not in MOVES:  # a destroy operator: its counts repeat the repairs'
+                continue
+            tried += int(row["tried"])
+            applied += int(row["applied"])
+            if row["improved"]:
+                t = total.setdefault(name, [0, 0])
+                t[0] += int(row["improved"])
+                t[1] += int(row["saved"])
+    if not rounds:
+        return "-"
+    gains = ", ".join(f"{m} x{n} -{c:,}" for m, (n, c) in sorted(total.items())) or "no gain"
+    return f"{gains}; applied {applied}/{tried}"
 
 
 def cell(value: int, b) -> str:
