@@ -75,7 +75,9 @@ def main(argv: list[str] | None = None) -> int:
     if unknown:
         ap.error(f"unknown kinds {unknown}; choose from {sorted(KINDS)}")
     env = dict(os.environ)
-    subprocess.run([sys.executable, "-m", "dansched.cli", "warm"], check=True, cwd=ROOT, env=env, stdout=subprocess.DEVNULL)
+    subprocess.run(
+        [sys.executable, "-m", "dansched.cli", "warm"], check=True, cwd=ROOT, env=env, stdout=subprocess.DEVNULL
+    )
     rows = []
     with tempfile.TemporaryDirectory() as tmp:
         work = Path(tmp)
