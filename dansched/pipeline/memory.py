@@ -17,8 +17,9 @@ The estimate is linear in the graph's size, fitted on measured peaks
 A solve allocates millions of small lists and tuples that live until the stage ends;
 Python's cyclic collector would walk them again and again (a fifth of a fast solve's time)
 to find almost no cycles. :func:`collection_paused` switches it off for the solve: the
-reference counts still free everything that is not in a cycle, and the few cycles left are
-collected when the solve returns (measured: the same plans, peak memory within 3 %).
+reference counts still free everything that is not in a cycle, and the few cycles left wait
+for the collector's first run after the solve (measured on Matmul_Case1 at default effort:
+the same plans, peak memory 2 % higher, the solve a fifth faster).
 """
 
 from __future__ import annotations
