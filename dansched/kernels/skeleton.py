@@ -5,7 +5,8 @@ Eq. 14, and keeps the Python entry point).
 One pass over the order adds, to each node's G2 predecessors: for an operation, the event
 that started the current residency segment of each of its buffers; for a memory event, the
 previous memory event (when the events are chained) and every operation that ran in the
-segment of its buffer it ends. Each node's list is then sorted ascending without repeats.
+segment of its buffer it ends. Each node's list is then sorted ascending without repeats
+(two counting sorts: no comparison sort to compile).
 """
 
 from __future__ import annotations
@@ -72,31 +73,49 @@ def order_constraints(
             e = ent_next[e]
         pend_head[b] = -1
         last_event[b] = v
-    counts = np.diff(pred_ptr).copy()
-    for i in range(m):
-        counts[dst[i]] += 1
-    ptr = np.zeros(n + 1, dtype=np.int64)
-    for v in range(n):
-        ptr[v + 1] = ptr[v] + counts[v]
-    idx = np.empty(ptr[n], dtype=np.int64)
-    fill = ptr[:-1].copy()
+    # every constraint u -> v: G2's edges, then the ones found above
+    e = pred_ptr[n] + m
+    esrc = np.empty(e, dtype=np.int64)
+    edst = np.empty(e, dtype=np.int64)
     for v in range(n):
         for k in range(pred_ptr[v], pred_ptr[v + 1]):
-            idx[fill[v]] = pred_idx[k]
-            fill[v] += 1
-    for i in range(m):
-        idx[fill[dst[i]]] = src[i]
-        fill[dst[i]] += 1
+            esrc[k] = pred_idx[k]
+            edst[k] = v
+    esrc[pred_ptr[n] :] = src[:m]
+    edst[pred_ptr[n] :] = dst[:m]
+    # two counting sorts (by source, then stably by target): each target's sources ascending
+    by_src = _bucket_order(esrc, np.arange(e), n)
+    by_dst = _bucket_order(edst, by_src, n)
     out_ptr = np.zeros(n + 1, dtype=np.int64)
+    idx = np.empty(e, dtype=np.int64)
     w = 0
+    prev_v, prev_u = -1, -1
+    for r in range(e):
+        j = by_dst[r]
+        v, u = edst[j], esrc[j]
+        if v != prev_v or u != prev_u:
+            idx[w] = u
+            w += 1
+            out_ptr[v + 1] += 1
+            prev_v, prev_u = v, u
     for v in range(n):
-        seg = np.sort(idx[ptr[v] : ptr[v + 1]])
-        for k in range(len(seg)):
-            if k == 0 or seg[k] != seg[k - 1]:
-                idx[w] = seg[k]
-                w += 1
-        out_ptr[v + 1] = w
+        out_ptr[v + 1] += out_ptr[v]
     return out_ptr, idx[:w].copy()
+
+
+@compiled
+def _bucket_order(key: np.ndarray, items: np.ndarray, n: int) -> np.ndarray:
+    """``items`` (indices into ``key``) stably ordered by ``key`` (values below ``n``)."""
+    start = np.zeros(n + 1, dtype=np.int64)
+    for i in items:
+        start[key[i] + 1] += 1
+    for v in range(n):
+        start[v + 1] += start[v]
+    out = np.empty(len(items), dtype=np.int64)
+    for i in items:
+        out[start[key[i]]] = i
+        start[key[i]] += 1
+    return out
 
 
 def warm() -> None:
