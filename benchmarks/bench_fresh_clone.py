@@ -70,6 +70,9 @@ def main(argv: list[str] | None = None) -> int:
     subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)
     env = dict(os.environ, PATH=f"{venv / 'bin'}{os.pathsep}{os.environ['PATH']}")
     env.pop("PYTHONPATH", None)
+    # as on a user's machine: Python may write its bytecode caches (a sandbox that forbids it
+    # makes every process compile numpy, SciPy, OR-Tools and numba from source again)
+    env.pop("PYTHONDONTWRITEBYTECODE", None)
     load_before = os.getloadavg()
     pip = [str(venv / "bin" / "python"), "-m", "pip", "install", "--quiet", "--disable-pip-version-check"]
     install, _ = timed([*pip, "-e", "."], clone, env)
