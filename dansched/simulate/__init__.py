@@ -30,14 +30,14 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
-from .checks import check_type
-from .errors import PlanInvalidError
-from .hardware import spill_traffic
-from .instance import KIND_ALLOC, KIND_FREE, KIND_OP, Instance, require_instance
-from .kernels import evaluate as fast
-from .kernels import timing
-from .kernels.csr import csr_of_lists, int64_array, lists_of, transposed
-from .plan import Plan
+from ..checks import check_type
+from ..errors import PlanInvalidError
+from ..hardware import spill_traffic
+from ..instance import KIND_ALLOC, KIND_FREE, KIND_OP, Instance, require_instance
+from ..kernels import evaluate as fast
+from ..kernels import timing
+from ..kernels.csr import csr_of_lists, int64_array, lists_of, transposed
+from ..plan import Plan
 
 __all__ = [
     "UNKNOWN_NODE",
