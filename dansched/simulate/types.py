@@ -1,0 +1,321 @@
+"""The evaluator's types (docs/rules.md, sections 3-8): a broken rule (:class:`Violation`), the
+augmented DAG (:class:`AugmentedGraph`), a residency segment (:class:`Segment`) and the
+residency walk's record of them (:class:`Residency`), the timing (:class:`Timing`), the
+metrics (:class:`LayoutMetrics`) and the verdict (:class:`Evaluation`); the numbering of
+spill nodes (:func:`spill_node_ids`, :func:`spill_of_node`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field, replace
+from functools import cached_property
+from typing import Any, NamedTuple
+
+import numpy as np
+
+from ..instance import KIND_OP, Instance
+from ..kernels.csr import lists_of, transposed
+
+__all__ = [
+    "UNKNOWN_NODE",
+    "Violation",
+    "AugmentedGraph",
+    "Segment",
+    "Residency",
+    "LayoutMetrics",
+    "Timing",
+    "Evaluation",
+    "spill_node_ids",
+    "spill_of_node",
+    "memory_event_ids",
+]
+
+UNKNOWN_NODE = "unknown-node"  # the violation kind of a schedule entry the instance has no node for
+
+
+@dataclass(frozen=True)
+class Violation:
+    """One broken rule: a short machine-readable ``kind``, a message naming the
+    nodes/buffers, and the schedule position where it was found (if any)."""
+
+    kind: str
+    message: str
+    position: int | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"kind": self.kind, "message": self.message, "position": self.position}
+
+
+@dataclass(eq=False)
+class AugmentedGraph:
+    """The instance plus spill nodes, with spill and address-reuse edges (docs/rules.md, sections 5.4 and 6.2).
+
+    Node ids ``0..N-1`` are the instance's; spill ``k`` (0-based here) adds
+    ``N+2k`` (SPILL_OUT) and ``N+2k+1`` (SPILL_IN).
+
+    The fields are int64 arrays (what the kernels read); the Python-list views (``pipe``,
+    ``cycles``, ``preds``, ``spill_edges``, ``reuse_edges``, ``memory_events``) are built on
+    first use and kept, so a caller that reads only metrics and times never pays for them.
+    Treat both as read-only."""
+
+    n_orig: int
+    pipe_array: np.ndarray  # -1 for cache nodes
+    cycles_array: np.ndarray
+    pred_ptr: np.ndarray  # CSR: node v's predecessors are pred_idx[pred_ptr[v]:pred_ptr[v + 1]]
+    pred_idx: np.ndarray  # original + spill + reuse edges; each list ascending, no repeats
+    spill_edge_array: np.ndarray  # (E, 2): source, target; in the order the rules add them
+    reuse_edge_array: np.ndarray  # (E, 2), in the order the residency walk finds them
+    memory_event_array: np.ndarray  # ALLOC, FREE, SPILL_OUT, SPILL_IN ids, ascending
+    spill_buf: list[int]  # buffer index of each spill
+
+    @property
+    def n(self) -> int:
+        return len(self.pipe_array)
+
+    @cached_property
+    def pipe(self) -> list[int]:
+        return self.pipe_array.tolist()  # type: ignore[no-any-return]
+
+    @cached_property
+    def cycles(self) -> list[int]:
+        return self.cycles_array.tolist()  # type: ignore[no-any-return]
+
+    @cached_property
+    def preds(self) -> list[list[int]]:
+        return lists_of(self.pred_ptr, self.pred_idx)
+
+    @cached_property
+    def spill_edges(self) -> list[tuple[int, int]]:
+        return _edge_list(self.spill_edge_array)
+
+    @cached_property
+    def reuse_edges(self) -> list[tuple[int, int]]:
+        return _edge_list(self.reuse_edge_array)
+
+    @cached_property
+    def memory_events(self) -> frozenset[int]:
+        return frozenset(self.memory_event_array.tolist())
+
+    @cached_property
+    def succ_csr(self) -> tuple[np.ndarray, np.ndarray]:
+        """CSR successor lists (each ascending): the reversed graph, for the kernels."""
+        return transposed(self.pred_ptr, self.pred_idx)
+
+    def succs(self) -> list[list[int]]:
+        """Each node's successors, ascending (a new list each call)."""
+        return lists_of(*self.succ_csr)
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, AugmentedGraph):
+            return NotImplemented
+        arrays = ("pipe_array", "cycles_array", "pred_ptr", "pred_idx", "spill_edge_array", "reuse_edge_array")
+        return (
+            self.n_orig == other.n_orig
+            and self.spill_buf == other.spill_buf
+            and all(np.array_equal(getattr(self, a), getattr(other, a)) for a in arrays)
+        )
+
+    __hash__ = None  # type: ignore[assignment]  # mutable, compared by value
+
+
+def _edge_list(edges: np.ndarray) -> list[tuple[int, int]]:
+    """``(E, 2)`` edges as a list of ``(source, target)`` tuples."""
+    return list(zip(edges[:, 0].tolist(), edges[:, 1].tolist()))
+
+
+@dataclass(frozen=True)
+class Segment:
+    """One residency segment (docs/rules.md, residency): buffer ``buf`` (index) of tier
+    ``tier`` at ``[offset, offset + size)``, from the event at schedule position ``start``
+    (node ``start_node``: its ALLOC or a SPILL_IN) to the one at ``end`` (``end_node``: a
+    SPILL_OUT or its FREE). ``spill`` is the 0-based index of the spill whose SPILL_IN
+    starts it, ``-1`` for the ALLOC segment. The one segment type of dansched: the
+    evaluator's residency walk (:meth:`Evaluation.segments`), Stage 2's scan and the
+    problem-3 search all speak it."""
+
+    buf: int
+    tier: int
+    size: int
+    offset: int
+    start: int
+    end: int
+    start_node: int
+    end_node: int
+    spill: int
+
+    def meets(self, lo: int, hi: int) -> bool:
+        """Resident at some position from ``lo`` to ``hi`` (both included)."""
+        return self.start <= hi and lo <= self.end
+
+    def shares_addresses(self, other: Segment) -> bool:
+        """Same tier, address ranges that meet."""
+        return (
+            self.tier == other.tier
+            and self.offset < other.offset + other.size
+            and other.offset < self.offset + self.size
+        )
+
+    def at(self, offset: int) -> Segment:
+        """This segment at another offset."""
+        return replace(self, offset=offset)
+
+
+@dataclass(frozen=True)
+class Residency:
+    """The residency segments of a judged plan as the evaluator's walk met them: the
+    schedule positions where each segment starts and ends (in the order the segments
+    ended), with what the walk read (the order, each buffer's ALLOC offset, the spill
+    list as buffer indices and NewOffsets, and the instance's buffer tiers and sizes).
+    :meth:`segments` turns them into :class:`Segment` rows, in the order their starting
+    events run."""
+
+    order: Sequence[int]
+    starts: list[int]
+    ends: list[int]
+    offset: Sequence[int]
+    spill_buf: Sequence[int]
+    spill_off: Sequence[int]
+    tiers: Sequence[int]
+    sizes: Sequence[int]
+    n: int
+    node_buf: Sequence[int]
+
+    def segments(self) -> list[Segment]:
+        order, n = self.order, self.n
+        rows = sorted(zip(self.starts, self.ends))
+        out: list[Segment] = []
+        for i, j in rows:
+            v = order[i]
+            if v < n:
+                b, k, off = self.node_buf[v], -1, self.offset[self.node_buf[v]]
+            else:
+                k = spill_of_node(n, v)[0]
+                b, off = self.spill_buf[k], self.spill_off[k]
+            out.append(Segment(b, self.tiers[b], self.sizes[b], off, i, j, v, order[j], k))
+        return out
+
+
+class LayoutMetrics(NamedTuple):
+    """The metrics of a full plan (problems 2 and 3), typed: :meth:`Evaluation.metrics`."""
+
+    extra_traffic: int
+    spill_count: int
+    makespan: int
+    physical_peak: int
+
+
+@dataclass(frozen=True)
+class Timing:
+    """The timing of a full plan judged with its detail: the augmented DAG, every node's
+    start and end, and the makespan (:meth:`Evaluation.timing`)."""
+
+    graph: AugmentedGraph
+    start: list[int]
+    end: list[int]
+    makespan: int
+
+
+@dataclass
+class Evaluation:
+    """What the evaluator found: validity, violations, metrics and per-node timing."""
+
+    problem: int
+    valid: bool
+    errors: list[Violation]
+    error_counts: dict[str, int]
+    max_v_stay: int | None
+    physical_peak: int | None = None
+    extra_traffic: int | None = None
+    spill_count: int | None = None
+    makespan: int | None = None
+    start: list[int] | None = None
+    end: list[int] | None = None
+    graph: AugmentedGraph | None = field(default=None, repr=False)
+    residency: Residency | None = field(default=None, repr=False)
+    _segments: list[Segment] | None = field(default=None, repr=False, compare=False)
+
+    @property
+    def error_count(self) -> int:
+        return sum(self.error_counts.values())
+
+    def timing(self) -> Timing | None:
+        """The plan's :class:`Timing`; None for a problem-1 order, plan files that name unknown
+        or duplicate nodes, or an evaluation whose detail was dropped (:meth:`drop_detail`)."""
+        if self.graph is None or self.start is None or self.end is None or self.makespan is None:
+            return None
+        return Timing(self.graph, self.start, self.end, self.makespan)
+
+    def metrics(self) -> LayoutMetrics:
+        """The metrics of a full plan (:class:`LayoutMetrics`); raises ``ValueError`` for an
+        evaluation without them (a problem-1 order, plan files that name unknown or
+        duplicate nodes)."""
+        t, c, m, p = self.extra_traffic, self.spill_count, self.makespan, self.physical_peak
+        if t is None or c is None or m is None or p is None:
+            raise ValueError("no layout metrics: a problem-1 order or plan files that do not name every node once")
+        return LayoutMetrics(t, c, m, p)
+
+    def segments(self) -> list[Segment]:
+        """Every residency segment of a full plan judged with its detail, in the order their
+        starting events run (computed once); raises ``ValueError`` without that detail."""
+        if self._segments is None:
+            if self.residency is None:
+                raise ValueError("no residency: a problem-1 order or an evaluation whose detail was dropped")
+            self._segments = self.residency.segments()
+        return self._segments
+
+    def first_violation(self, default: str = "unknown violation") -> str:
+        """The message of the first violation found (``default`` when none is recorded):
+        the one place every "first: ..." error line takes it from."""
+        return self.errors[0].message if self.errors else default
+
+    def drop_detail(self) -> None:
+        """Forget the per-node timing and the augmented graph, keeping the verdict and the
+        metrics (what a report needs): on a million-node plan they are most of its memory."""
+        self.start = self.end = self.graph = None
+        self.residency = self._segments = None
+
+    def to_dict(self) -> dict[str, Any]:
+        out: dict[str, Any] = {
+            "valid": self.valid,
+            "problem": self.problem,
+            "error_count": self.error_count,
+            "error_counts": dict(sorted(self.error_counts.items())),
+            "errors": [e.to_dict() for e in self.errors],
+            "max_v_stay": self.max_v_stay,
+        }
+        if self.problem != 1:
+            out.update(
+                physical_peak=self.physical_peak,
+                extra_traffic=self.extra_traffic,
+                spill_count=self.spill_count,
+                makespan=self.makespan,
+            )
+        return out
+
+
+def spill_node_ids(n: int, index: int) -> tuple[int, int]:
+    """Node ids of the spill at ``index`` (0-based, in spill-file order) of an instance of
+    ``n`` nodes: spill ``k = index + 1`` is SPILL_OUT ``N+2(k-1)`` and SPILL_IN ``N+2(k-1)+1``
+    (docs/rules.md, section 5.1). The one home of this rule, with :func:`spill_of_node`.
+
+    >>> spill_node_ids(10, 0), spill_node_ids(10, 1)
+    ((10, 11), (12, 13))
+    """
+    return n + 2 * index, n + 2 * index + 1
+
+
+def spill_of_node(n: int, v: int) -> tuple[int, bool]:
+    """The spill a spill node ``v >= n`` belongs to: its 0-based index and whether ``v`` is
+    its SPILL_OUT (else its SPILL_IN); the inverse of :func:`spill_node_ids`.
+
+    >>> spill_of_node(10, 12), spill_of_node(10, 13)
+    ((1, True), (1, False))
+    """
+    return (v - n) // 2, (v - n) % 2 == 0
+
+
+def memory_event_ids(inst: Instance, spills: int) -> np.ndarray:
+    """ALLOC, FREE, SPILL_OUT and SPILL_IN ids, ascending."""
+    cache = np.flatnonzero(inst.kind != KIND_OP).astype(np.int64)
+    return np.concatenate((cache, np.arange(inst.n, inst.n + 2 * spills, dtype=np.int64)))
