@@ -41,7 +41,6 @@ Each row also says how strong its bound is (:func:`bound_strength`):
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -56,7 +55,7 @@ from .models.peak_bounds import best_peak_bound
 from .models.placement import fixed_order_placement
 from .models.traffic import traffic_lower_bound
 from .models.traffic_global import global_traffic_bound
-from .params import BoundParams, CoverBudget
+from .params import BoundParams, CoverBudget, Progress
 from .pipeline import SolveOptions, run_pipeline
 from .pipeline.memory import out_of_memory
 from .plan import Plan
@@ -77,8 +76,6 @@ __all__ = [
     "audit_folder",
     "require_valid",
 ]
-
-Progress = Callable[[str], None]
 
 
 def _quiet(_msg: str) -> None:

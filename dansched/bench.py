@@ -45,6 +45,7 @@ from .errors import InputError
 from .executor import ExecutorOptions, run_tasks
 from .hardware import load_hardware
 from .instance import instance_name, load_instance
+from .params import Progress
 from .plan import atomic_write_files, check_output_file
 from .simulate import evaluate
 
@@ -66,7 +67,6 @@ __all__ = [
     "not_best_cells",
 ]
 
-Progress = Callable[[str], None]
 METRICS = ("max_v_stay", "extra_traffic", "spill_count", "makespan")
 METRIC_TITLES = {
     "max_v_stay": "Peak (maxV_stay)",

@@ -20,6 +20,7 @@ are at most :data:`dansched.checks.SECONDS`'s bound.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, fields, replace
 from typing import Any
 
@@ -47,6 +48,7 @@ __all__ = [
     "MemoryWindowParams",
     "SearchParams",
     "ProgressParams",
+    "Progress",
 ]
 
 
@@ -602,6 +604,11 @@ class SearchParams:
     def budget(self, nodes: int) -> int:
         """Iterations on a plan of ``nodes`` nodes (spill nodes included)."""
         return min(self.iterations, self.work // max(1, nodes))
+
+
+Progress = Callable[[str], None]
+"""The callback a long call reports each step to, ``progress(message)`` as the step starts
+(:mod:`dansched.report.progress` shows it; :class:`ProgressParams` says how)."""
 
 
 @dataclass(frozen=True)

@@ -17,7 +17,7 @@ only through :func:`report_dict`.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -27,6 +27,7 @@ from .checks import FREQ_GHZ, check_path, check_type
 from .errors import ArgumentError
 from .instance import Instance, require_instance
 from .outputs import OutputInput, check_outputs, check_targets, chosen, group
+from .params import Progress
 from .pipeline import SolveOptions, SolveResult, run_pipeline
 from .pipeline.memory import collection_paused, out_of_memory
 from .plan import Plan, plan_texts
@@ -35,7 +36,6 @@ from .simulate import Evaluation
 
 __all__ = ["Solution", "solve", "report_dict", "REPORT_BOUNDS_SECONDS"]
 
-Progress = Callable[[str], None]
 BUDGET_FROM = "the problem-2 plan's extra traffic (base) plus slack_percent of it, rounded down"
 REPORT_BOUNDS_SECONDS = 10.0  # at most this much of --time-limit goes to the report's traffic cover bound
 

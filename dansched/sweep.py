@@ -55,6 +55,7 @@ from .errors import ArgumentError, HardwareError, InstanceError, OutputError, Pl
 from .executor import ExecutorError, ExecutorOptions, first_line, run_tasks
 from .hardware import Hardware, check_capacity, did_you_mean, hardware_from_table, load_hardware
 from .instance import instance_name, load_instance
+from .params import Progress
 from .pipeline import SolveOptions, run_pipeline
 from .pipeline.memory import out_of_memory
 from .plan import atomic_write_files, check_output_file
@@ -406,9 +407,6 @@ class _JsonlAppender:
 
 
 # ---- running ------------------------------------------------------------------------------
-
-
-Progress = Callable[[str], None]
 
 
 @dataclass

@@ -9,11 +9,11 @@ over Stage-2 candidates (:mod:`dansched.pipeline.problem3`).
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
 from dataclasses import dataclass, replace
 
 from ..errors import NoLegalOrderError
 from ..instance import Instance
+from ..params import Progress
 from ..plan import Plan
 from ..simulate import Evaluation, judged, max_v_stay
 from ..stages.dlr.order_search import search_order
@@ -26,8 +26,6 @@ from .problem3.loop import problem3
 from .report import PlanFigures, RelayoutReport, SolveReport, Stage1Report, Stage2Report, Stage3Report
 
 __all__ = ["SolveResult", "run_pipeline"]
-
-Progress = Callable[[str], None]
 
 
 @dataclass

@@ -20,7 +20,7 @@ from __future__ import annotations
 import sys
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import TextIO
 
@@ -28,8 +28,6 @@ from ..params import ProgressParams
 from .text import printable
 
 __all__ = ["progress_reporter", "ProgressParams", "Reporter", "clock"]
-
-Progress = Callable[[str], None]
 
 
 def clock(seconds: float) -> str:

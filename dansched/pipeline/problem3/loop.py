@@ -37,13 +37,13 @@ Every candidate, finalist or not, is a row of the report's ``candidates``.
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from typing import Any
 
 from ...budget import TrafficBudget
 from ...errors import PlanInvalidError
 from ...instance import Instance
+from ...params import Progress
 from ...plan import Plan
 from ...simulate import Evaluation, evaluate, judged
 from ...stages.dlr.stage import DlrResult
@@ -56,8 +56,6 @@ from .search.driver import makespan_search
 from .stage3 import Stage3Result, stage3
 
 __all__ = ["Problem3Result", "problem3", "run_stage3"]
-
-Progress = Callable[[str], None]
 
 
 @dataclass

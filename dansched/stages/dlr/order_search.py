@@ -26,13 +26,12 @@ bound exists ``bound`` and ``gap`` (traffic - bound), and when the windows ran
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
 from dataclasses import replace
 
 from ...errors import JointModelError, JointModelTooLarge, NoLegalOrderError
 from ...instance import Instance
 from ...models.joint import joint_min_traffic
-from ...params import OrderSearchParams
+from ...params import OrderSearchParams, Progress
 from ...plan import Plan
 from ...simulate import Evaluation, evaluate
 from .stage import DlrResult
@@ -66,7 +65,7 @@ def search_order(
     params: OrderSearchParams = OrderSearchParams(),
     time_limit: float = 60.0,
     seed: int = 0,
-    progress: Callable[[str], None] | None = None,
+    progress: Progress | None = None,
 ) -> DlrResult:
     """DLR's result ``s2``, or a better plan from the wave, exact or window method (module
     docstring), its ``stats`` extended by ``found_by``, ``proven_optimal``, the bound where

@@ -32,12 +32,12 @@ variant won and what the others reached.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 
 from ...errors import PlacementFailed, ReuseBudgetExceeded
 from ...instance import Instance
-from ...params import DlrParams
+from ...params import DlrParams, Progress
 from ...plan import Plan, plan_from_indices
 from ...simulate import Evaluation, evaluate
 from .placements import PLACEMENTS, scan_variant
@@ -204,7 +204,7 @@ def dlr_plan(
     victim: str = "cost",
     other_orders: bool = True,
     placements: Sequence[str] = tuple(PLACEMENTS),
-    progress: Callable[[str], None] | None = None,
+    progress: Progress | None = None,
     params: DlrParams = DlrParams(),
 ) -> DlrResult:
     """Stage 2 on a Stage-1 ``order`` (node ids of the instance, a topological order).
