@@ -87,11 +87,11 @@ from ..instance import KIND_OP, Instance
 from ..params import ProductParams
 from .bound import Bound
 
-__all__ = ["ProductParams", "Grid", "feeds", "find_grids", "grid_value", "product_peak_bound"]
+__all__ = ["ProductParams", "ProductGrid", "feeds", "find_grids", "grid_value", "product_peak_bound"]
 
 
 @dataclass(frozen=True)
-class Grid:
+class ProductGrid:
     """A grid of the theorem: line weights, the cell tier, and the exception ``E``."""
 
     tier: str
@@ -272,12 +272,12 @@ def _first_users_hold_carriers(inst: Instance, tier: int, carrier_tiers: set[int
     return True
 
 
-def find_grids(inst: Instance, params: ProductParams = ProductParams()) -> list[Grid]:
+def find_grids(inst: Instance, params: ProductParams = ProductParams()) -> list[ProductGrid]:
     """Grids found greedily, per cell tier: seed a row group, take as columns the groups
     meeting it that are pairwise disjoint, then as rows the groups meeting every column,
     pairwise disjoint (buffers with the same cell set form one group)."""
     sizes = inst.buf_size.tolist()
-    out: list[Grid] = []
+    out: list[ProductGrid] = []
     for tname in inst.hw.single_residency_tiers:
         t = inst.hw.tier_index(tname)
         try:
@@ -293,13 +293,13 @@ def find_grids(inst: Instance, params: ProductParams = ProductParams()) -> list[
             for c in s:
                 by_cell.setdefault(c, []).append(gi)
         E = 0 if exact else sum(carrier_weight.values())
-        best: Grid | None = None
+        best: ProductGrid | None = None
         for seed in range(min(len(keys), params.max_seeds)):
             g = _grow(keys, groups, by_cell, seed)
             if g is None:
                 continue
             rows, cols = g
-            cand = Grid(tname, tuple(rows), tuple(cols), E)
+            cand = ProductGrid(tname, tuple(rows), tuple(cols), E)
             if best is None or _rank(cand) > _rank(best):
                 best = cand
         if best is not None and best.value > 0:
@@ -307,7 +307,7 @@ def find_grids(inst: Instance, params: ProductParams = ProductParams()) -> list[
     return out
 
 
-def _rank(g: Grid) -> tuple[int, int]:
+def _rank(g: ProductGrid) -> tuple[int, int]:
     """Cheap ranking of candidate grids (the exact DP runs only on the winner)."""
     return grid_value(g.rows, g.cols), sum(sorted(g.rows)[-4:]) + sum(sorted(g.cols)[-4:])
 
@@ -344,7 +344,7 @@ def _grow(keys, groups, by_cell, seed: int):
 
 def product_peak_bound(inst: Instance, params: ProductParams = ProductParams()) -> Bound:
     """The best grid bound (see the module docstring), or 0 when no grid is found."""
-    best: Grid | None = None
+    best: ProductGrid | None = None
     for g in find_grids(inst, params):
         if best is None or g.value > best.value:
             best = g

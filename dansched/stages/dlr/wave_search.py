@@ -48,11 +48,11 @@ from .scan import linear_scan
 from .stage import dlr_plan
 from .stats import WaveStats
 
-__all__ = ["WaveParams", "WaveResult", "Grid", "detect_grid", "sweep_orders", "wave_search"]
+__all__ = ["WaveParams", "WaveResult", "TileGrid", "detect_grid", "sweep_orders", "wave_search"]
 
 
 @dataclass
-class Grid:
+class TileGrid:
     """``ops[r][c][k]``: the key operation of output tile (row ``r``, column ``c``) at
     reduction step ``k``; ``width``: accumulators that fit their tier at once."""
 
@@ -64,9 +64,9 @@ class Grid:
     def shape(self) -> tuple[int, int, int]:
         return len(self.ops), len(self.ops[0]), len(self.ops[0][0])
 
-    def transposed(self) -> Grid:
+    def transposed(self) -> TileGrid:
         R, C, _ = self.shape
-        return Grid([[self.ops[r][c] for r in range(R)] for c in range(C)], self.width, self.sources)
+        return TileGrid([[self.ops[r][c] for r in range(R)] for c in range(C)], self.width, self.sources)
 
 
 @dataclass
@@ -101,7 +101,7 @@ def _sources(inst: Instance, v: int, l0: set[int]) -> dict[int, set[int]] | None
     return ports
 
 
-def detect_grid(inst: Instance) -> Grid | None:
+def detect_grid(inst: Instance) -> TileGrid | None:
     """The grid of a blocked reduction (module docstring), or ``None`` when the graph
     is not one."""
     L = inst.lists()
@@ -169,10 +169,10 @@ def detect_grid(inst: Instance) -> Grid | None:
     acc_tier = int(inst.buf_tier[next(iter(groups))])
     size = max(int(inst.buf_size[g]) for g in groups)
     width = max(1, hw.capacity[hw.tiers[acc_tier]] // size)
-    return Grid(grid, width, {v: (a, b) for v, (a, b, _) in key.items()})  # type: ignore[arg-type]
+    return TileGrid(grid, width, {v: (a, b) for v, (a, b, _) in key.items()})  # type: ignore[arg-type]
 
 
-def _sweep(grid: Grid, band: int, snake: bool, alternate: bool, across: bool) -> list[int]:
+def _sweep(grid: TileGrid, band: int, snake: bool, alternate: bool, across: bool) -> list[int]:
     """Key operations of one sweep: bands of ``band`` rows, walked along the columns
     (back and forth with ``snake``); each band column split into waves of
     ``grid.width`` groups (``across``: the waves take neighbouring columns of one row
@@ -205,7 +205,7 @@ def _sweep(grid: Grid, band: int, snake: bool, alternate: bool, across: bool) ->
     return out
 
 
-def sweep_orders(grid: Grid, max_band: int) -> dict[str, list[int]]:
+def sweep_orders(grid: TileGrid, max_band: int) -> dict[str, list[int]]:
     """Every sweep of :func:`_sweep` by name (duplicates dropped), for the grid and its
     transpose."""
     out: dict[str, list[int]] = {}
@@ -229,7 +229,7 @@ def sweep_orders(grid: Grid, max_band: int) -> dict[str, list[int]]:
     return out
 
 
-def source_loads(inst: Instance, grid: Grid, key_ops: Sequence[int]) -> int:
+def source_loads(inst: Instance, grid: TileGrid, key_ops: Sequence[int]) -> int:
     """Loads of source buffers along ``key_ops`` when each source tier keeps as many
     sources as fit by size (its capacity over the largest source there) and evicts the
     one used farthest ahead (Belady: the fewest loads for this access sequence when
