@@ -83,10 +83,11 @@ from ortools.sat.python import cp_model
 
 from ..errors import JointModelError, JointModelTooLarge, NoLegalOrderError
 from ..graph import lifetime_graph, lifetime_successor_sets, smallest_first_order
+from ..hardware import spill_traffic
 from ..instance import Instance
 from ..params import BoundParams
 from ..plan import Plan
-from ..simulate import Evaluation, evaluate, spill_traffic
+from ..simulate import Evaluation, evaluate
 from .placement import plan_points, points_to_plan, residency_points
 from .solver import deterministic_solver, solve_model, stopped_by_clock
 

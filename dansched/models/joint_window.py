@@ -44,8 +44,9 @@ from typing import Any
 from ortools.sat.python import cp_model
 
 from ..graph import keyed_topological_order
+from ..hardware import spill_traffic
 from ..instance import Instance
-from ..simulate import Segment, spill_node_ids, spill_traffic
+from ..simulate import Segment, spill_node_ids
 from .memory_window import window_rest
 from .solver import deterministic_solver, solve_model, stopped_by_clock
 from .timing_window import TimedSchedule

@@ -31,10 +31,11 @@ from typing import Any
 from ortools.sat.python import cp_model
 
 from ..graph import needs_positions
+from ..hardware import spill_traffic
 from ..instance import KIND_OP, Instance
 from ..params import BoundParams
 from ..plan import Plan
-from ..simulate import spill_node_ids, spill_of_node, spill_traffic
+from ..simulate import spill_node_ids, spill_of_node
 from .solver import deterministic_solver, solve_model, stopped_by_clock
 
 __all__ = [

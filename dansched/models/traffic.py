@@ -47,9 +47,9 @@ import numpy as np
 
 from ..checks import TIME_LIMIT
 from ..graph import needs_positions
+from ..hardware import spill_traffic
 from ..instance import Instance, require_instance
 from ..params import CoverBudget
-from ..simulate import spill_traffic
 from .bound import Bound
 
 __all__ = [

@@ -31,9 +31,9 @@ import math
 from dataclasses import dataclass
 
 from ..graph import lifetime_graph
+from ..hardware import spill_traffic
 from ..instance import KIND_ALLOC, KIND_FREE, KIND_OP, Instance
 from ..params import TrafficParams
-from ..simulate import spill_traffic
 from .bound import Bound
 
 __all__ = ["TrafficParams", "TierExcess", "forced_live_excess", "global_traffic_bound"]

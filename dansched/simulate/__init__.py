@@ -27,7 +27,6 @@ public name is importable from ``dansched.simulate``.
 
 from __future__ import annotations
 
-from ..hardware import spill_traffic
 from .cycles import simulate_timing, simulate_timing_arrays, simulate_timing_reference
 from .evaluator import evaluate, evaluate_fast, evaluate_reference, judged
 from .reference import MAX_REPORTED, max_v_stay
@@ -63,6 +62,5 @@ __all__ = [
     "max_v_stay",
     "spill_node_ids",
     "spill_of_node",
-    "spill_traffic",
     "MAX_REPORTED",
 ]

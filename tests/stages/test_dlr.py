@@ -11,7 +11,7 @@ from helpers import SHIPPED, official_path
 
 from dansched.errors import InstanceError
 from dansched.generate import FAMILIES, generate
-from dansched.hardware import load_hardware
+from dansched.hardware import load_hardware, spill_traffic
 from dansched.instance import instance_from_records, load_instance
 from dansched.models.traffic import lp_bound, position_bound, tier_covers, traffic_lower_bound
 from dansched.params import DlrParams
@@ -24,7 +24,7 @@ from dansched.stages.dlr.reuse import reuse_order
 from dansched.stages.dlr.scan import linear_scan
 from dansched.stages.dlr.spillplan import cpsat_pack, planned_spills
 from dansched.stages.dlr.stage import dlr_plan
-from dansched.stages.dlr.victim import score, spill_cycles, spill_traffic
+from dansched.stages.dlr.victim import score, spill_cycles
 from dansched.stages.mpas import mpas_order
 
 TARGETS = {

@@ -29,10 +29,11 @@ from dataclasses import dataclass, field
 
 from ...errors import PlacementFailed
 from ...graph import needs_positions
+from ...hardware import spill_traffic
 from ...instance import KIND_ALLOC, KIND_OP, Instance
 from ...simulate import Segment, spill_node_ids
 from .freelist import FreeList
-from .victim import INF, RULES, VictimFacts, VictimRule, spill_cycles, spill_traffic, victim_rule
+from .victim import INF, RULES, VictimFacts, VictimRule, spill_cycles, victim_rule
 
 __all__ = ["ScanResult", "linear_scan"]
 

@@ -8,7 +8,7 @@ counted in positions of the (original-node) schedule.
 - :class:`EagerFlush` (L0 tiers): farthest next need first (Eq. 26).
 - :class:`CostAware` (L1/UB): largest ``score(b,k) = d(b,k) / (lambda_byte*T + lambda_cyc*S + eps)``
   (Eqs. 27-31), with the reuse distance ``d`` (:func:`reuse_distance`), the spill's
-  extra traffic ``T`` (:func:`dansched.simulate.spill_traffic`: ``Size`` for a buffer
+  extra traffic ``T`` (:func:`dansched.hardware.spill_traffic`: ``Size`` for a buffer
   backed by a COPY_IN, ``2*Size`` otherwise) and its cycles ``S`` (:func:`spill_cycles`, Eq. 8).
 - :class:`SpaceTime` (our extension): ``score * Size``, the space-time freed per unit
   of cost, which stops the paper's rule from evicting many small buffers where one
@@ -39,15 +39,12 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
-from ...simulate import spill_traffic
-
 __all__ = [
     "INF",
     "LAMBDA_BYTE",
     "LAMBDA_CYC",
     "EPS",
     "reuse_distance",
-    "spill_traffic",
     "spill_cycles",
     "score",
     "inverse_score",

@@ -38,10 +38,11 @@ from typing import Protocol
 
 import numpy as np
 
+from ....hardware import spill_traffic
 from ....instance import KIND_OP, Instance
 from ....models.timing_window import TimedSchedule, timed_schedule
 from ....params import SearchParams
-from ....simulate import Evaluation, Segment, spill_traffic
+from ....simulate import Evaluation, Segment
 from .layout import Layout, free_ranges
 
 __all__ = [

@@ -5,7 +5,7 @@ offsets, the spill list and the extra traffic they imply.
 Spill ``k`` (0-based here) of a buffer is the node pair ``SPILL_OUT = n + 2k`` (spill-out
 pipe) and ``SPILL_IN = n + 2k + 1`` (spill-in pipe), with the transfer latency of Eq. 8
 (a SPILL_OUT of a backed buffer, one some COPY_IN uses, writes nothing and takes no
-time) and the extra traffic of Eq. 28 (:func:`dansched.simulate.spill_traffic`). The
+time) and the extra traffic of Eq. 28 (:func:`dansched.hardware.spill_traffic`). The
 edges the plan adds reach the clock as ``after``: a segment's start waits for the event
 that freed its addresses (address reuse), a SPILL_OUT for the buffer's uses so far, a
 SPILL_IN for its SPILL_OUT, an operation and a FREE for the SPILL_INs of their buffers.
@@ -17,9 +17,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from ....errors import TimedFailed
+from ....hardware import spill_traffic
 from ....instance import Instance
 from ....plan import Plan, plan_from_indices
-from ....simulate import spill_node_ids, spill_traffic
+from ....simulate import spill_node_ids
 from .engines import NO_PIPE, Engines
 from .placement import Tier
 
