@@ -40,9 +40,9 @@ from pathlib import Path
 
 from dansched.generate import generate
 from dansched.instance import instance_from_records, load_instance
+from dansched.judge import judge_folder
 from dansched.pipeline import SolveOptions, run_pipeline
 from dansched.plan import atomic_write_text, contest_paths, write_plan
-from dansched.report.trace import read_timed_plan
 from dansched.report.view import build_view_data, read_report, view_html
 
 REPO = Path(__file__).resolve().parents[1]
@@ -85,7 +85,7 @@ def default_plans(work: Path) -> list[tuple[Path, Path]]:
 def build_page(instance: Path, folder: Path, out: Path) -> dict:
     t0 = time.perf_counter()
     inst = load_instance(instance)
-    plan, ev = read_timed_plan(inst, folder)
+    plan, ev = judge_folder(inst, folder)  # the folder checked as every reader does
     assert ev.valid, f"{folder}: invalid plan"
     t1 = time.perf_counter()
     html = view_html(build_view_data(inst, plan, ev, read_report(folder, inst.name)))

@@ -42,7 +42,6 @@ __all__ = [
     "topological_order",
     "bottom_level",
     "tail_after",
-    "instance_bottom_level",
     "lifetime_edges",
     "lifetime_graph",
     "lifetime_successor_sets",
@@ -105,12 +104,6 @@ def tail_after(preds: Sequence[Sequence[int]], cycles: Sequence[int], topo: Sequ
     [8, 3, 3, 0]
     """
     return [t - c for t, c in zip(bottom_level(preds, cycles, topo), cycles)]
-
-
-def instance_bottom_level(inst: Instance) -> list[int]:
-    """h(v) of Eq. 20 (:func:`bottom_level`) on the instance DAG alone (no lifetime edges)."""
-    L = inst.lists()
-    return bottom_level(L.pred, L.cycles, topological_order(inst))
 
 
 def needs_positions(inst: Instance, order: Sequence[int]) -> list[list[int]]:

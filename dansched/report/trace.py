@@ -47,8 +47,8 @@ from typing import Any
 from ..checks import FREQ_GHZ
 from ..errors import TraceError
 from ..instance import Instance
-from ..plan import Plan, atomic_write_text, read_plan_dir
-from ..simulate import AugmentedGraph, Evaluation, Timing, evaluate, spill_of_node
+from ..plan import Plan, atomic_write_text
+from ..simulate import AugmentedGraph, Evaluation, Timing, spill_of_node
 from .stats import TaskStatistics, cycles_to_us, engine_class, estimated_latency_line, task_statistics
 
 __all__ = [
@@ -63,7 +63,6 @@ __all__ = [
     "build_trace",
     "trace_json_text",
     "write_trace",
-    "read_timed_plan",
 ]
 
 CORE_PID = 1
@@ -377,17 +376,3 @@ def write_trace(
     trace, stats = _build(inst, plan, evaluation, freq_ghz)
     atomic_write_text(path, trace_json_text(trace))
     return stats
-
-
-def read_timed_plan(inst: Instance, directory: str | Path) -> tuple[Plan, Evaluation]:
-    """Read the plan ``<case>_schedule.txt`` / ``_memory.txt`` / ``_spill.txt`` of ``inst``
-    from ``directory`` and evaluate it. Raises :class:`TraceError` when the folder holds a
-    problem-1 order only (no layout, hence no timing); parse errors raise
-    :class:`~dansched.plan.PlanFormatError`. The caller decides what an invalid plan means."""
-    plan = read_plan_dir(directory, inst.name)
-    if plan.offsets is None:
-        raise TraceError(
-            f"{directory}: {inst.name}_memory.txt is missing; a trace needs a layout, and a problem-1 "
-            "order has no timing (docs/rules.md, section 7): solve with --problem 2 or 3"
-        )
-    return plan, evaluate(inst, plan)
