@@ -40,7 +40,7 @@ def test_driver_keeps_each_better_window_until_none_is_left():
     run = slide_windows([3, 2, 1, 0], 2, start_round=_SortRound, judge=_judge, max_windows=1000, time_limit=60)
     # windows of two adjacent nodes sort like bubble sort: one kept window per inversion (6)
     assert run.state == [0, 1, 2, 3] and run.improved == 6
-    assert run.statuses["OPTIMAL"] == run.windows == run.judged
+    assert run.statuses["OPTIMAL"] == run.windows == run.evaluated
     assert run.statuses["NOT_BETTER"] == run.windows - 6 and not run.stopped_by_clock
     one = slide_windows([3, 2, 1, 0], 2, start_round=_SortRound, judge=_judge, max_windows=1, time_limit=60)
     assert (one.state, one.windows, one.improved) == ([2, 3, 1, 0], 1, 1)  # the first window, positions 0-1

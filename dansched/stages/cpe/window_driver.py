@@ -71,13 +71,13 @@ class WindowRound(Protocol):
 
 @dataclass
 class WindowRun(Generic[State]):
-    """What a slide reached: the final state, windows solved, orders judged, orders kept,
+    """What a slide reached: the final state, windows solved, orders evaluated, orders kept,
     a count per status (solver statuses and the judge's rejections), and whether the
     wall-clock safety net ended the search."""
 
     state: State
     windows: int = 0
-    judged: int = 0
+    evaluated: int = 0
     improved: int = 0
     statuses: dict[str, int] = field(default_factory=dict)
     stopped_by_clock: bool = False
@@ -87,7 +87,7 @@ class WindowRun(Generic[State]):
 class WindowStats:
     """What a slide of exact windows did, as the report shows it: the ``mode`` (``fixed``:
     memory events keep their order; ``memory``: they may move), the width in operation
-    nodes, windows solved, orders judged, orders kept, a count per status, whether the
+    nodes, windows solved, orders evaluated, orders kept, a count per status, whether the
     wall-clock safety net ended it, and the makespan before and after (and after CPE again,
     for the memory-aware windows)."""
 
@@ -105,7 +105,15 @@ class WindowStats:
     @classmethod
     def of(cls, run: WindowRun[Any], mode: str, width: int, before: int, after: int) -> WindowStats:
         return cls(
-            mode, width, run.windows, run.judged, run.improved, dict(run.statuses), run.stopped_by_clock, before, after
+            mode,
+            width,
+            run.windows,
+            run.evaluated,
+            run.improved,
+            dict(run.statuses),
+            run.stopped_by_clock,
+            before,
+            after,
         )
 
     def to_dict(self) -> dict[str, Any]:
@@ -161,7 +169,7 @@ def slide_windows(
             run.statuses[stats["status"]] = run.statuses.get(stats["status"], 0) + 1
             if seq is None:
                 continue
-            run.judged += 1
+            run.evaluated += 1
             kept, why = judge(run.state, rnd.order[:lo] + seq + rnd.order[hi:])
             if kept is not None:
                 run.state = kept
