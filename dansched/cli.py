@@ -148,7 +148,8 @@ def _ranged(flag: str, accepted: Range, help: str) -> Any:
 def _progress(quiet: bool) -> AbstractContextManager[Reporter]:
     """The progress reporter of a long command (live line on a terminal, else a heartbeat
     line every ``$DANSCHED_HEARTBEAT`` seconds, default 5; nothing with --quiet)."""
-    from .report.progress import ProgressParams, progress_reporter
+    from .params import ProgressParams
+    from .report.progress import progress_reporter
 
     value = os.environ.get(HEARTBEAT_ENV)
     try:

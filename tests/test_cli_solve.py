@@ -23,9 +23,10 @@ from helpers import REPO, SHIPPED, run_cli, run_proc_cli
 import dansched.solution
 from dansched.instance import load_instance
 from dansched.outputs import group
+from dansched.params import ProgressParams
 from dansched.plan import read_plan_dir
 from dansched.plan_folder import check_folder
-from dansched.report.progress import ProgressParams, progress_reporter
+from dansched.report.progress import progress_reporter
 from dansched.simulate import evaluate
 
 EXP = SHIPPED / "Exp.json"

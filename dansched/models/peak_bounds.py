@@ -28,7 +28,7 @@ from .peak import peak_lower_bound
 from .peak_contracted import contracted_peak_bound
 from .peak_product import product_peak_bound
 
-__all__ = ["PeakBoundParams", "peak_bounds", "best_peak_bound"]
+__all__ = ["peak_bounds", "best_peak_bound"]
 
 
 def peak_bounds(

@@ -87,7 +87,7 @@ from ..instance import KIND_OP, Instance
 from ..params import ProductParams
 from .bound import Bound
 
-__all__ = ["ProductParams", "ProductGrid", "feeds", "find_grids", "grid_value", "product_peak_bound"]
+__all__ = ["ProductGrid", "feeds", "find_grids", "grid_value", "product_peak_bound"]
 
 
 @dataclass(frozen=True)

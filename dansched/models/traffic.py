@@ -59,7 +59,6 @@ __all__ = [
     "position_bound",
     "lp_bound",
     "mip_bound",
-    "CoverBudget",
     "CoverResult",
     "cover_matrix",
     "cover_lp_bound",

@@ -36,7 +36,7 @@ from ..instance import KIND_ALLOC, KIND_FREE, KIND_OP, Instance
 from ..params import TrafficParams
 from .bound import Bound
 
-__all__ = ["TrafficParams", "TierExcess", "forced_live_excess", "global_traffic_bound"]
+__all__ = ["TierExcess", "forced_live_excess", "global_traffic_bound"]
 
 
 @dataclass(frozen=True)

@@ -27,7 +27,7 @@ from typing import TextIO
 from ..params import ProgressParams
 from .text import printable
 
-__all__ = ["progress_reporter", "ProgressParams", "Reporter", "clock"]
+__all__ = ["progress_reporter", "Reporter", "clock"]
 
 
 def clock(seconds: float) -> str:

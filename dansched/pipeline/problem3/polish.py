@@ -28,7 +28,7 @@ from ...stages.cpe.refine import CPEResult, cpe_refine
 from ...stages.cpe.skeleton import critical_chain
 from ...stages.cpe.window_driver import WindowStats, slide_windows
 
-__all__ = ["MemoryWindowParams", "memory_exact_windows", "memory_window_polish"]
+__all__ = ["memory_exact_windows", "memory_window_polish"]
 
 
 def _acceptable(cand: Evaluation, ev: Evaluation) -> bool:

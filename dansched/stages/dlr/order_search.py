@@ -39,7 +39,7 @@ from .stats import ExactStats, OrderSearchStats
 from .wave_search import wave_search
 from .window_lns import window_lns
 
-__all__ = ["OrderSearchParams", "search_order"]
+__all__ = ["search_order"]
 
 
 def _key(ev: Evaluation) -> tuple[int, int]:

@@ -48,7 +48,7 @@ from .scan import linear_scan
 from .stage import dlr_plan
 from .stats import WaveStats
 
-__all__ = ["WaveParams", "WaveResult", "TileGrid", "detect_grid", "sweep_orders", "wave_search"]
+__all__ = ["WaveResult", "TileGrid", "detect_grid", "sweep_orders", "wave_search"]
 
 
 @dataclass

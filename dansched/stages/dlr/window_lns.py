@@ -43,7 +43,7 @@ from ...plan import Plan
 from ...simulate import Evaluation, evaluate
 from .stats import LnsStats
 
-__all__ = ["LnsParams", "LnsResult", "spill_windows", "window_lns"]
+__all__ = ["LnsResult", "spill_windows", "window_lns"]
 
 
 @dataclass

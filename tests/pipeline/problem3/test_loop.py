@@ -221,8 +221,9 @@ def test_dlr_on_the_time_driven_order_skips_dlr_only_when_no_plan_of_that_order_
     from helpers import generated, stage2_reference
 
     from dansched.models.traffic import traffic_lower_bound
+    from dansched.params import DEFAULT_TRIALS
     from dansched.pipeline.problem3.candidates import Candidate
-    from dansched.pipeline.problem3.timed import DEFAULT_TRIALS, timed_schedule
+    from dansched.pipeline.problem3.timed import timed_schedule
     from dansched.stages.dlr.reorder import tighten_lifetimes
     from dansched.stages.dlr.stage import dlr_plan
 

@@ -13,9 +13,11 @@ from helpers import SHIPPED, alloc, capacities, exp_records, free, generated, op
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from dansched.errors import TimedFailed
 from dansched.graph import topological_order
 from dansched.instance import instance_from_records, load_instance
-from dansched.pipeline.problem3.timed import DEFAULT_TRIALS, SLACK_TRIALS, TimedFailed, TimedParams, timed_schedule
+from dansched.params import DEFAULT_TRIALS, SLACK_TRIALS, TimedParams
+from dansched.pipeline.problem3.timed import timed_schedule
 from dansched.pipeline.problem3.timed.emission import Buffers, Emission
 from dansched.pipeline.problem3.timed.engines import NO_PIPE, Engines
 from dansched.pipeline.problem3.timed.eviction import VictimWindow, chosen_window, victim_windows

@@ -47,7 +47,7 @@ from .layout import Layout
 from .moves import SEGMENT_MOVES, Move, MoveContext
 from .windows import JointWindow, OrderWindow
 
-__all__ = ["SearchParams", "SearchResult", "OperatorStats", "makespan_search", "MOVES", "PlanState"]
+__all__ = ["SearchResult", "OperatorStats", "makespan_search", "MOVES", "PlanState"]
 
 MOVES: dict[str, Move] = {m.name: m for m in (*SEGMENT_MOVES, OrderWindow(), JointWindow())}
 WINDOW_MOVES = frozenset({OrderWindow.name, JointWindow.name})

@@ -15,7 +15,7 @@ engines exactly as the shared cycle simulator times the plan (paper Eqs. 9-10):
 - :mod:`.reference` -- the reference order, next uses (Eq. 26), priorities (Eq. 20);
 - :mod:`.window` -- prerequisites, the release window past the frontier, the per-pipe queues;
 - :mod:`.scheduler` -- the main list-scheduling loop composing them;
-- :mod:`.params` -- :class:`TimedParams` and the trials problem 3 runs.
+- its parameters: :class:`~dansched.params.TimedParams` and the trials problem 3 runs.
 
 The result is an ordinary :class:`~dansched.plan.Plan`, to be judged by
 :func:`dansched.simulate.evaluate` like every other. A run costs O(V log V) plus the
@@ -23,8 +23,6 @@ eviction scans (O(residents^2) per eviction); its memory grows with the graph an
 spills, not with the tiers' capacities.
 """
 
-from ....errors import TimedFailed
-from ....params import DEFAULT_TRIALS, SLACK_TRIALS, TimedParams
 from .scheduler import timed_schedule
 
-__all__ = ["TimedParams", "TimedFailed", "timed_schedule", "DEFAULT_TRIALS", "SLACK_TRIALS"]
+__all__ = ["timed_schedule"]
