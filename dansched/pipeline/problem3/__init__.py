@@ -10,7 +10,7 @@ offsets, memory-event orders.
 - :mod:`.screen` -- one list-scheduling pass that ranks the candidates;
 - :mod:`.stage3` -- a full Stage-3 run: CPE alternated with the timing-aware rounds
   :mod:`.resequence` (memory events reordered), :mod:`.relayout` (new offsets, late-segment
-  moves; :mod:`.address_times` is its address-release map);
+  moves);
 - :mod:`.polish` -- the memory-aware CP-SAT windows along the critical chain;
 - :mod:`.search` -- the makespan search: the layout it edits, its moves, the ALNS driver.
 

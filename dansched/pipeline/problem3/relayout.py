@@ -14,7 +14,7 @@ segment fits and the evaluator accepts it.
 
 Memory and time depend on the segments, not on the tiers' capacities: free space is a
 free-segment list (:class:`~dansched.stages.dlr.freelist.FreeList`) and the release
-time of each address a piecewise-constant map (:class:`.address_times.AddressTimes`);
+time of each address the address-release map (:class:`~dansched.addresses.ReleaseMap`);
 times are Python integers, exact at any size.
 """
 
@@ -26,11 +26,11 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ...addresses import ReleaseMap, free_ranges
 from ...instance import Instance
 from ...plan import Plan
 from ...simulate import Evaluation, evaluate, simulate_timing, spill_of_node
-from ...stages.dlr.freelist import FreeList, free_ranges
-from .address_times import AddressTimes
+from ...stages.dlr.freelist import FreeList
 
 __all__ = ["relayout_for_timing", "move_late_segments"]
 
@@ -71,7 +71,7 @@ def _relayout(inst: Instance, plan: Plan, ev: Evaluation, keep_old: bool) -> tup
     wanted = _wanted_times(ev, order)
     caps = [inst.hw.capacity[t] for t in inst.hw.tiers]
     free = [FreeList(c) for c in caps]
-    freed_at = [AddressTimes(c) for c in caps]  # estimated end time of the last occupant
+    freed_at = [ReleaseMap() for _ in caps]  # estimated end time of the last occupant
     where: dict[int, int] = {}
     first_offset = [0] * inst.num_buffers
     spill_offset = [0] * len(g.spill_buf)
@@ -88,12 +88,12 @@ def _relayout(inst: Instance, plan: Plan, ev: Evaluation, keep_old: bool) -> tup
             v = seg.end_node
             off = where.pop(b)
             free[t].release(off, s)
-            freed_at[t].assign(off, off + s, wanted[v] + g.cycles[v] if v >= inst.n else wanted[v])
+            freed_at[t].release(off, s, wanted[v] + g.cycles[v] if v >= inst.n else wanted[v])
             continue
         v, old = seg.start_node, seg.offset
 
         def lateness(off: int, t: int = t, s: int = s, v: int = v) -> int:
-            return max(0, freed_at[t].latest(off, off + s) - wanted[v])
+            return max(0, freed_at[t].last_release(off, s) - wanted[v])
 
         old_free = free[t].is_free(old, s)
         if keep_old and old_free and lateness(old) == 0:
@@ -204,14 +204,14 @@ def move_late_segments(inst: Instance, plan: Plan, ev: Evaluation) -> tuple[Plan
         )
         by_end = np.argsort(S.end, kind="stable").tolist()
         painted = 0
-        freed = AddressTimes(cap)  # end time of the last occupant ended so far
+        freed = ReleaseMap()  # end time of the last occupant ended so far
         overlapping = _OverlapSweep(S.start, S.end)
         for j in cand_rows:
             ps, pe, size = int(S.start[j]), int(S.end[j]), int(S.size[j])
             while painted < len(by_end) and S.end[by_end[painted]] <= ps:
                 k = by_end[painted]
                 o = int(S.off[k])
-                freed.assign(o, o + int(S.size[k]), end_time[int(S.end_event[k])])
+                freed.release(o, int(S.size[k]), end_time[int(S.end_event[k])])
                 painted += 1
             busy = [(int(S.off[k]), int(S.size[k])) for k in overlapping(ps, pe) if k != j]
             want = wanted[int(S.start_event[j])]
@@ -220,7 +220,7 @@ def move_late_segments(inst: Instance, plan: Plan, ev: Evaluation) -> tuple[Plan
                 if hi - lo < size:
                     continue
                 for off in (lo, hi - size):
-                    key = (max(0, freed.latest(off, off + size) - want), hi - lo - size, off)
+                    key = (max(0, freed.last_release(off, size) - want), hi - lo - size, off)
                     if best is None or key < best:
                         best = key
             if best is None or best[0] >= late_events[int(S.start_event[j])]:

@@ -13,8 +13,9 @@ by ``left`` and merged, so the same sequence of calls always gives the same offs
 [(0, 6), (8, 10)]
 >>> fl.is_free(2, 4), fl.is_free(5, 2)
 (True, False)
->>> free_ranges(10, [(1, 2), (2, 3), (7, 1)])
-[(0, 1), (5, 7), (8, 10)]
+
+The free ranges of arbitrary occupied segments, built from scratch, are
+:func:`dansched.addresses.free_ranges`.
 """
 
 from __future__ import annotations
@@ -22,7 +23,7 @@ from __future__ import annotations
 import bisect
 from collections.abc import Iterable
 
-__all__ = ["FreeList", "best_fit", "free_ranges"]
+__all__ = ["FreeList", "best_fit"]
 
 
 def best_fit(segments: Iterable[tuple[int, int]], size: int) -> int | None:
@@ -37,21 +38,6 @@ def best_fit(segments: Iterable[tuple[int, int]], size: int) -> int | None:
             if slack == 0:
                 break
     return best
-
-
-def free_ranges(capacity: int, occupied: Iterable[tuple[int, int]]) -> list[tuple[int, int]]:
-    """The maximal free ranges ``[lo, hi)`` of a tier of ``capacity`` units, by address, when
-    the segments ``(offset, size)`` of ``occupied`` (which may overlap) are in use: the
-    free segments ``F_m`` of Eq. 22 built from scratch, in the number of segments."""
-    out = []
-    at = 0
-    for off, size in sorted(occupied):
-        if off > at:
-            out.append((at, off))
-        at = max(at, off + size)
-    if at < capacity:
-        out.append((at, capacity))
-    return out
 
 
 class FreeList:

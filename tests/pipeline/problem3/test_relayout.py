@@ -1,8 +1,8 @@
 """Stage 3's relayout keeps address state per range (free segments, release times), so its
-cost follows the buffers, not the tiers' capacities. The range structures are checked
-against a per-address brute force (a Python list with one cell per address: what the
-relayout held before), on random operation sequences; the relayout itself on tiers of
-2**41 units against the evaluator."""
+cost follows the buffers, not the tiers' capacities. The free list is checked against a
+per-address brute force (a Python list with one cell per address: what the relayout held
+before), on random operation sequences (the release map: tests/test_addresses.py); the
+relayout itself on tiers of 2**41 units against the evaluator."""
 
 from __future__ import annotations
 
@@ -11,61 +11,16 @@ import tracemalloc
 from hypothesis import given
 from hypothesis import strategies as st
 from strategies import SETTINGS
+from test_addresses import runs
 
+from dansched.addresses import free_ranges
 from dansched.generate import generate
 from dansched.hardware import load_hardware
 from dansched.instance import instance_from_records
-from dansched.pipeline.problem3.address_times import AddressTimes
 from dansched.pipeline.problem3.relayout import move_late_segments, relayout_for_timing
 from dansched.simulate import evaluate
-from dansched.stages.dlr.freelist import FreeList, free_ranges
+from dansched.stages.dlr.freelist import FreeList
 from dansched.stages.dlr.stage import dlr_plan
-
-BIG = 2**70  # release times beyond 64 bits: the structure must stay exact
-
-
-def _runs(free: list[bool]) -> list[tuple[int, int]]:
-    """Maximal runs [lo, hi) of True cells, by address (the brute-force free ranges)."""
-    out, lo = [], None
-    for a, f in enumerate(free + [False]):
-        if f and lo is None:
-            lo = a
-        elif not f and lo is not None:
-            out.append((lo, a))
-            lo = None
-    return out
-
-
-@st.composite
-def _assignments(draw):
-    cap = draw(st.integers(1, 40))
-    ops = []
-    for _ in range(draw(st.integers(0, 30))):
-        lo = draw(st.integers(0, cap - 1))
-        hi = draw(st.integers(lo + 1, cap))
-        ops.append((lo, hi, draw(st.sampled_from([0, 1, 7, 7, 30, BIG, BIG + 1]) | st.integers(0, 100))))
-    queries = []
-    for _ in range(draw(st.integers(1, 20))):
-        lo = draw(st.integers(0, cap - 1))
-        queries.append((lo, draw(st.integers(lo + 1, cap))))
-    return cap, ops, queries
-
-
-@SETTINGS
-@given(_assignments())
-def test_address_times_answers_like_a_per_address_array(case):
-    cap, ops, queries = case
-    at = AddressTimes(cap)
-    cells = [0] * cap
-    for lo, hi, value in ops:
-        at.assign(lo, hi, value)
-        cells[lo:hi] = [value] * (hi - lo)
-        for qlo, qhi in queries:
-            assert at.latest(qlo, qhi) == max(cells[qlo:qhi])
-    pieces = at.pieces()
-    assert pieces[0][0] == 0 and pieces[-1][1] == cap
-    assert [v for lo, hi, v in pieces for _ in range(hi - lo)] == cells
-    assert all(a[2] != b[2] for a, b in zip(pieces, pieces[1:]))  # equal neighbours are merged
 
 
 @SETTINGS
@@ -77,7 +32,7 @@ def test_free_list_answers_like_a_per_address_array(cap, moves):
     free = [True] * cap
     taken: list[tuple[int, int]] = []
     for pick, size in moves:
-        fits = [(lo, hi) for lo, hi in _runs(free) if hi - lo >= size]
+        fits = [(lo, hi) for lo, hi in runs(free) if hi - lo >= size]
         if taken and (pick % 3 == 0 or not fits):
             off, s = taken.pop(pick % len(taken))
             fl.release(off, s)
@@ -88,24 +43,12 @@ def test_free_list_answers_like_a_per_address_array(cap, moves):
             fl.take(off, size)
             free[off : off + size] = [False] * size
             taken.append((off, size))
-        assert fl.segments() == _runs(free)
-        assert free_ranges(cap, taken) == _runs(free)
+        assert fl.segments() == runs(free)
+        assert free_ranges(cap, taken) == runs(free)
         for off in range(-1, cap + 1):
             for s in (1, 2, 5):
                 inside = 0 <= off and off + s <= cap
                 assert fl.is_free(off, s) == (inside and all(free[off : off + s])), (off, s)
-
-
-@SETTINGS
-@given(st.integers(1, 40), st.lists(st.tuples(st.integers(0, 39), st.integers(1, 12)), max_size=12))
-def test_free_ranges_of_overlapping_segments(cap, segs):
-    """Segments that overlap each other (residencies of different times): the free ranges
-    are the gaps of their union."""
-    segs = [(off % cap, min(s, cap - off % cap)) for off, s in segs]
-    busy = [False] * cap
-    for off, s in segs:
-        busy[off : off + s] = [True] * s
-    assert free_ranges(cap, segs) == _runs([not b for b in busy])
 
 
 def test_relayout_on_tiers_of_2_41_units_costs_what_its_buffers_cost(tmp_path):

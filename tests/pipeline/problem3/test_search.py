@@ -8,11 +8,11 @@ from __future__ import annotations
 import pytest
 from helpers import alloc, capacities, free, op
 
+from dansched.addresses import free_ranges
 from dansched.instance import instance_from_records
 from dansched.params import SearchParams
 from dansched.pipeline import SolveOptions, run_pipeline
 from dansched.pipeline.problem3.search.driver import MOVES, makespan_search
-from dansched.pipeline.problem3.search.layout import free_ranges
 from dansched.plan import Plan
 from dansched.simulate import evaluate
 from dansched.testing import audit_instance
@@ -53,9 +53,13 @@ def test_free_ranges_by_hand():
     inst, plan = _reuse_bound()
     segs = evaluate(inst, plan).segments()
     assert [(s.buf, s.offset, s.start, s.end) for s in segs] == [(0, 0, 0, 3), (1, 0, 4, 7)]
-    assert free_ranges(segs, 30, 0, 3) == [(10, 30)]  # b0 holds [0, 10) until position 3
-    assert free_ranges(segs, 30, 3, 4) == [(10, 30)]  # b0's FREE at 3 is still resident there
-    assert free_ranges(segs, 30, 4, 7, skip=[segs[1]]) == [(0, 30)]
+
+    def free_over(lo, hi, skip=()):  # the ranges a move may take from position lo to hi
+        return free_ranges(30, [(s.offset, s.size) for s in segs if s.meets(lo, hi) and s not in skip])
+
+    assert free_over(0, 3) == [(10, 30)]  # b0 holds [0, 10) until position 3
+    assert free_over(3, 4) == [(10, 30)]  # b0's FREE at 3 is still resident there
+    assert free_over(4, 7, skip=[segs[1]]) == [(0, 30)]
 
 
 def _saved(got):

@@ -10,8 +10,6 @@ from functools import cache
 
 import pytest
 from helpers import SHIPPED, alloc, capacities, exp_records, free, generated, op, stage2_reference
-from hypothesis import given, settings
-from hypothesis import strategies as st
 
 from dansched.errors import TimedFailed
 from dansched.graph import topological_order
@@ -21,7 +19,7 @@ from dansched.pipeline.problem3.timed import timed_schedule
 from dansched.pipeline.problem3.timed.emission import Buffers, Emission
 from dansched.pipeline.problem3.timed.engines import NO_PIPE, Engines
 from dansched.pipeline.problem3.timed.eviction import VictimWindow, chosen_window, victim_windows
-from dansched.pipeline.problem3.timed.placement import ReuseWaits, Tier, has_prefetch_room, time_aware_best_fit
+from dansched.pipeline.problem3.timed.placement import Tier, has_prefetch_room, time_aware_best_fit
 from dansched.pipeline.problem3.timed.scheduler import TimedScheduler
 from dansched.pipeline.problem3.timed.window import TaskQueues
 from dansched.simulate import evaluate
@@ -226,41 +224,6 @@ def test_emission_stops_past_the_traffic_limit():
 
 
 # ------------------------------------------------------------------ placement
-OPS = st.lists(
-    st.tuples(st.booleans(), st.integers(0, 60), st.integers(1, 20), st.integers(0, 10**20)),
-    max_size=40,
-)
-
-
-@settings(max_examples=60, deadline=None)
-@given(OPS)
-def test_reuse_waits_match_a_per_address_array(ops):
-    """paint/wait on the intervals agree with one cell per address (the old structure),
-    and the intervals stay sorted, disjoint and within what was painted."""
-    waits, cells = ReuseWaits(), [0] * 80
-    for is_paint, off, size, end in ops:
-        if is_paint:
-            waits.paint(off, size, end)
-            cells[off : off + size] = [end] * size
-        else:
-            assert waits.wait(off, size) == max(cells[off : off + size])
-    stored = waits.intervals()
-    for (lo, hi, _), (lo2, _, _) in zip(stored, stored[1:]):
-        assert lo < hi <= lo2
-    for lo, hi, end in stored:
-        assert all(cells[a] == end for a in range(lo, hi))
-    covered = {a for lo, hi, _ in stored for a in range(lo, hi)}
-    assert all(cells[a] == 0 for a in range(80) if a not in covered)
-    assert len(stored) <= 2 * sum(p for p, *_ in ops) + 1  # grows with the paints, not the addresses
-
-
-def test_reuse_waits_on_a_huge_address_space():
-    waits = ReuseWaits()
-    waits.paint(2**50, 2**45, 7)
-    assert waits.wait(2**50 + 2**44, 10) == 7 and waits.wait(0, 2**50) == 0
-    assert waits.wait(0, 2**51) == 7
-
-
 def test_time_aware_best_fit_by_hand():
     """Tier of 32: resident [4, 8) and [12, 16); free gaps [0, 4) (freed at 50), [8, 12)
     (freed at 5) and [16, 32) (never used)."""
@@ -269,7 +232,7 @@ def test_time_aware_best_fit_by_hand():
         tier.add(off, 4, b)
     tier.remove(0, end_time=50)
     tier.remove(8, end_time=5)
-    assert tier.gaps() == [(0, 4), (8, 12), (16, 32)]
+    assert tier.free_ranges() == [(0, 4), (8, 12), (16, 32)]
     # needed at 10: [8, 12) is free by then and fits exactly
     assert time_aware_best_fit(tier, 4, want=10) == 8
     # needed at 0: only [16, 32) is free at once; of its two ends the lower

@@ -3,22 +3,21 @@ each buffer, and the spill list, with buffer *indices*.
 
 :class:`Layout` holds what the contest files say; the search reads the residency segments of
 the plan it edits from the evaluator (:meth:`dansched.simulate.Evaluation.segments`), never
-from a walk of its own, and :func:`free_ranges` answers "which addresses of a tier are free
-over these positions". The moves edit a copy through the methods here and the shared
+from a walk of its own. The moves edit a copy through the methods here and the shared
 evaluator judges the result (:func:`dansched.simulate.evaluate`); nothing here decides
 validity.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable
 from dataclasses import dataclass
 
 from ....instance import Instance
 from ....plan import Plan, plan_from_indices
 from ....simulate import Evaluation, Segment, spill_node_ids, spill_of_node
 
-__all__ = ["Layout", "free_ranges"]
+__all__ = ["Layout"]
 
 
 @dataclass
@@ -125,21 +124,3 @@ class Layout:
         """Spill ``k`` now evicts ``buf``, which comes back at ``offset``."""
         self.spill_buf[k] = buf
         self.spill_off[k] = offset
-
-
-def free_ranges(
-    segments: Iterable[Segment], capacity: int, lo: int, hi: int, skip: Sequence[Segment] = ()
-) -> list[tuple[int, int]]:
-    """The address ranges ``[a, b)`` of a tier of ``capacity`` units that no segment of
-    ``segments`` (those of that tier) other than ``skip`` occupies at any position from
-    ``lo`` to ``hi``."""
-    busy = sorted((s.offset, s.offset + s.size) for s in segments if s.meets(lo, hi) and s not in skip)
-    out: list[tuple[int, int]] = []
-    at = 0
-    for a, b in busy:
-        if a > at:
-            out.append((at, a))
-        at = max(at, b)
-    if at < capacity:
-        out.append((at, capacity))
-    return out

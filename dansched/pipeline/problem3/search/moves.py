@@ -38,12 +38,13 @@ from typing import Protocol
 
 import numpy as np
 
+from ....addresses import free_ranges
 from ....hardware import spill_traffic
 from ....instance import KIND_OP, Instance
 from ....models.timing_window import TimedSchedule, timed_schedule
 from ....params import SearchParams
 from ....simulate import Evaluation, Segment
-from .layout import Layout, free_ranges
+from .layout import Layout
 
 __all__ = [
     "MoveContext",
@@ -202,7 +203,8 @@ def _choose(
     free of ``busy`` (the tier's segments as they will be) apart from ``skip``: one of the
     ``ctx.choices`` least-late candidate offsets (ends of free ranges), ``avoid`` excluded."""
     cands = []
-    for a, b in free_ranges(busy, ctx.capacity[tier], lo, hi, skip):
+    occupied = [(s.offset, s.size) for s in busy if s.meets(lo, hi) and s not in skip]
+    for a, b in free_ranges(ctx.capacity[tier], occupied):
         if b - a < size:
             continue
         for off in {a, b - size}:

@@ -3,13 +3,14 @@ the address-reuse waits, and the time-aware best fit (paper Eq. 24).
 
 A segment that starts on addresses an earlier segment occupied cannot start before the
 event that ended that earlier segment (the address-reuse edge from that FREE or
-SPILL_OUT). :class:`ReuseWaits` keeps, for the tier's addresses, the end time of the
-event that ended their most recent occupant, as disjoint intervals: its size grows with
-the segments that ended, never with the tier's capacity.
+SPILL_OUT). A :class:`Tier` keeps, in the address-release map of its addresses
+(:class:`~dansched.addresses.ReleaseMap`), the end time of the event that ended their most
+recent occupant: its size grows with the segments that ended, never with the tier's
+capacity. Its free ranges are :func:`~dansched.addresses.free_ranges` of its residents.
 
 >>> tier = Tier(16)
 >>> tier.add(0, 4, b=0); tier.add(8, 4, b=1)
->>> tier.gaps()
+>>> tier.free_ranges()
 [(4, 8), (12, 16)]
 >>> tier.remove(8, end_time=30)
 >>> tier.wait(6, 4), tier.wait(12, 4)
@@ -23,96 +24,29 @@ from __future__ import annotations
 import bisect
 from collections.abc import Iterable, Sequence
 
-__all__ = ["ReuseWaits", "Tier", "time_aware_best_fit", "has_prefetch_room", "reserved_room"]
+from ....addresses import ReleaseMap, free_ranges
 
-
-class ReuseWaits:
-    """Per address, the end time of the event that ended its most recent occupant (0 for
-    addresses never occupied), stored as sorted disjoint intervals ``[lo, hi) -> end``.
-
-    >>> w = ReuseWaits()
-    >>> w.paint(0, 10, 5); w.paint(4, 2, 9)
-    >>> w.intervals()
-    [(0, 4, 5), (4, 6, 9), (6, 10, 5)]
-    >>> w.wait(5, 3), w.wait(20, 4)
-    (9, 0)
-    """
-
-    def __init__(self) -> None:
-        self._lo: list[int] = []
-        self._hi: list[int] = []
-        self._end: list[int] = []
-
-    def _first_meeting(self, lo: int) -> int:
-        """Index of the first interval that ends after ``lo``."""
-        i = bisect.bisect_right(self._lo, lo) - 1
-        return i if i >= 0 and self._hi[i] > lo else i + 1
-
-    def wait(self, off: int, size: int) -> int:
-        """The latest end over addresses ``[off, off + size)``: when a segment there may start."""
-        hi = off + size
-        best = 0
-        i = self._first_meeting(off)
-        while i < len(self._lo) and self._lo[i] < hi:
-            if self._end[i] > best:
-                best = self._end[i]
-            i += 1
-        return best
-
-    def paint(self, off: int, size: int, end: int) -> None:
-        """Addresses ``[off, off + size)`` were last freed by an event ending at ``end``."""
-        lo, hi = off, off + size
-        i = self._first_meeting(lo)
-        j = i
-        while j < len(self._lo) and self._lo[j] < hi:
-            j += 1
-        los, his, ends = [lo], [hi], [end]
-        if i < j and self._lo[i] < lo:  # the first interval met keeps its part left of lo
-            los.insert(0, self._lo[i])
-            his.insert(0, lo)
-            ends.insert(0, self._end[i])
-        if i < j and self._hi[j - 1] > hi:  # the last one keeps its part right of hi
-            los.append(hi)
-            his.append(self._hi[j - 1])
-            ends.append(self._end[j - 1])
-        self._lo[i:j] = los
-        self._hi[i:j] = his
-        self._end[i:j] = ends
-
-    def intervals(self) -> list[tuple[int, int, int]]:
-        """The stored ``(lo, hi, end)`` intervals, by address."""
-        return list(zip(self._lo, self._hi, self._end))
+__all__ = ["Tier", "time_aware_best_fit", "has_prefetch_room", "reserved_room"]
 
 
 class Tier:
-    """The resident segments of one tier of ``cap`` units, sorted by offset, and the
-    address-reuse waits of its addresses."""
+    """The resident segments of one tier of ``cap`` units, sorted by offset, and when each of
+    its addresses was last released (``releases``: the end time of that event)."""
 
     def __init__(self, cap: int) -> None:
         self.cap = cap
         self.offs: list[int] = []  # sorted offsets of resident segments
         self.seg: dict[int, tuple[int, int]] = {}  # offset -> (size, buffer)
         self.used = 0
-        self.waits = ReuseWaits()
+        self.releases = ReleaseMap()
 
-    def gaps(self, extra: Sequence[tuple[int, int]] = ()) -> list[tuple[int, int]]:
-        """Free address ranges [lo, hi), ``extra`` (offset, size) counted as occupied."""
-        segs = [(o, self.seg[o][0]) for o in self.offs]
-        if extra:
-            segs = sorted(segs + list(extra))
-        out = []
-        at = 0
-        for o, s in segs:
-            if o > at:
-                out.append((at, o))
-            at = max(at, o + s)
-        if at < self.cap:
-            out.append((at, self.cap))
-        return out
+    def free_ranges(self, extra: Sequence[tuple[int, int]] = ()) -> list[tuple[int, int]]:
+        """Free address ranges [lo, hi), in address order, ``extra`` (offset, size) counted as occupied."""
+        return free_ranges(self.cap, [(o, self.seg[o][0]) for o in self.offs] + list(extra))
 
     def wait(self, off: int, size: int) -> int:
         """When a segment on ``[off, off + size)`` may start (address reuse)."""
-        return self.waits.wait(off, size)
+        return self.releases.last_release(off, size)
 
     def add(self, off: int, size: int, b: int) -> None:
         """Buffer ``b`` becomes resident on ``[off, off + size)``."""
@@ -125,7 +59,7 @@ class Tier:
         size, _ = self.seg.pop(off)
         self.offs.pop(bisect.bisect_left(self.offs, off))
         self.used -= size
-        self.waits.paint(off, size, end_time)
+        self.releases.release(off, size, end_time)
 
     def overlapping(self, lo: int, hi: int) -> list[int]:
         """Offsets of resident segments meeting [lo, hi), by address."""
@@ -147,7 +81,7 @@ def time_aware_best_fit(tier: Tier, size: int, want: int, extra: Sequence[tuple[
     ``want`` (or least past it), then the smallest gap (least slack, Eq. 24), then the
     lowest address. ``None`` when no gap is long enough."""
     best = None
-    for lo, hi in tier.gaps(extra):
+    for lo, hi in tier.free_ranges(extra):
         if hi - lo < size:
             continue
         for a in (lo, hi - size) if hi - lo > size else (lo,):
