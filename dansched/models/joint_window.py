@@ -47,9 +47,7 @@ from ..graph import keyed_topological_order
 from ..hardware import spill_traffic
 from ..instance import Instance
 from ..simulate import Segment, spill_node_ids
-from .memory_window import window_rest
-from .solver import deterministic_solver, solve_model, stopped_by_clock
-from .timing_window import TimedSchedule
+from .window import Schedule, WindowModel, WindowOutcome, pipe_sequence_edges, window_rest
 
 __all__ = ["JointWindowContext", "JointWindowSolution", "JointWindowModel", "solve_joint_window"]
 
@@ -57,13 +55,13 @@ __all__ = ["JointWindowContext", "JointWindowSolution", "JointWindowModel", "sol
 @dataclass(frozen=True)
 class JointWindowContext:
     """What every joint window of one plan reads: the instance, the plan's residency segments
-    (the evaluator's, :meth:`~dansched.simulate.Evaluation.segments`), its timed schedule
-    on the augmented DAG G2, G2's address-reuse edges and successor lists, the traffic
+    (the evaluator's, :meth:`~dansched.simulate.Evaluation.segments`), its schedule on the
+    augmented DAG G2, G2's address-reuse edges and successor lists, the traffic
     headroom the budget leaves, and how many new spills a window may offer at most."""
 
     inst: Instance
     segments: Sequence[Segment]
-    sched: TimedSchedule
+    sched: Schedule
     reuse: set[tuple[int, int]]
     succs: list[list[int]]
     headroom: int
@@ -120,87 +118,29 @@ class _Chain:
     exit_domain: cp_model.Domain | None
 
 
-class JointWindowModel:
+class JointWindowModel(WindowModel):
     """The model of positions ``[lo, hi)`` of the context's schedule (module docstring).
     Build with :meth:`build` (False: the window admits no model), then :meth:`solve`."""
 
     def __init__(self, ctx: JointWindowContext, lo: int, hi: int) -> None:
-        sched = ctx.sched
-        self.ctx, self.lo, self.hi = ctx, lo, hi
-        self.window = list(sched.order[lo:hi])
-        self.inside = set(self.window)
-        self.graph = sched.graph
-        horizon = max(sched.end) if sched.end else 0
-        self.big = 2 * horizon + max(sched.rest, default=0) + 1
-        self.m = cp_model.CpModel()
-        self.s: dict[int, Any] = {}  # start time of each window node and each new spill node
-        self.cycles: dict[int, int] = {}
-        self.pipe: dict[int, int] = {}
+        super().__init__(ctx.sched, lo, hi)
+        self.ctx = ctx
+        self.graph = ctx.sched.graph
         self.present: dict[int, Any] = {}  # presence literal of each optional node
-        self.span: dict[int, tuple[int, int]] = {}  # earliest start and latest end each node's domain allows
-        self.order_edges: list[tuple[int, int, Any]] = []  # (u, v, literal or None): for Kahn
         self.chains: list[_Chain] = []
         self.boxes: list[tuple[int, Any, Any, Any, Any, int, int | None, int | None]] = []
         self.next_id = self.graph.n  # ids of new spill nodes
         self.current = 0
 
-    # -- helpers -----------------------------------------------------------------------
-
     def _end(self, v: int) -> Any:
         return self.s[v] + self.cycles[v]
-
-    def _edge(self, u: int, v: int, lit: Any = None) -> None:
-        """``v`` starts after ``u`` ends (under ``lit`` when given), also an order edge."""
-        c = self.m.add(self.s[v] >= self._end(u))
-        if lit is not None:
-            c.only_enforce_if(lit)
-        self.order_edges.append((u, v, lit))
-
-    def _pipe_neighbours(self) -> tuple[dict[int, int], dict[int, int]]:
-        """Per pipe, the end of its last task before the window and the start of its first
-        task after it (every pipe: new spills may use pipes the window does not)."""
-        g, order, start, end = self.graph, self.ctx.sched.order, self.ctx.sched.start, self.ctx.sched.end
-        before: dict[int, int] = {}
-        after: dict[int, int] = {}
-        for v in order[: self.lo]:
-            if g.pipe[v] >= 0:
-                before[g.pipe[v]] = end[v]
-        for v in order[self.hi :]:
-            p = g.pipe[v]
-            if p >= 0 and p not in after:
-                after[p] = start[v]
-        return before, after
-
-    # -- constraint families -------------------------------------------------------------
-
-    def add_start_times(self) -> None:
-        """A start time per window node between its fixed releases (predecessors outside,
-        the pipe's task before the window) and deadlines (successors after the window, the
-        pipe's task after it); the current start is the hint."""
-        sched, m, g = self.ctx.sched, self.m, self.graph
-        pos, start, end = sched.pos, sched.start, sched.end
-        self.before_end, self.after_start = self._pipe_neighbours()
-        for v in self.window:
-            c = g.cycles[v]
-            lb = max((end[u] for u in g.preds[v] if u not in self.inside), default=0)
-            ub_end = self.big
-            p = g.pipe[v]
-            if p >= 0:
-                lb = max(lb, self.before_end.get(p, 0))
-                ub_end = min(ub_end, self.after_start.get(p, self.big))
-            for w in self.ctx.succs[v]:
-                if w not in self.inside and pos[w] >= self.hi:
-                    ub_end = min(ub_end, start[w])
-            self.s[v] = m.new_int_var(lb, max(lb, ub_end - c), f"s{v}")
-            self.span[v] = (lb, max(lb + c, ub_end))
-            self.cycles[v], self.pipe[v] = c, p
-            m.add_hint(self.s[v], start[v])
 
     def _new_spill_node(self, pipe: int, cycles: int, lit: Any, hint: int) -> int:
         v = self.next_id
         self.next_id += 1
-        lb = self.before_end.get(pipe, 0)
-        ub = max(lb, self.after_start.get(pipe, self.big) - cycles)
+        before_end, after_start = self.neighbours
+        lb = before_end.get(pipe, 0)
+        ub = max(lb, after_start.get(pipe, self.big) - cycles)
         self.s[v] = self.m.new_int_var(lb, ub, f"n{v}")
         self.span[v] = (lb, ub + cycles)
         self.cycles[v], self.pipe[v], self.present[v] = cycles, pipe, lit
@@ -355,11 +295,11 @@ class JointWindowModel:
         for j, gap in enumerate(gaps):
             if gap.k < 0:
                 m.add(self.s[gap.out] >= gap.release).only_enforce_if(gap.evicted)
-            self._edge(gap.out, gap.into, gap.evicted)
+            self.add_edge(gap.out, gap.into, gap.evicted)
             if chain.begin is not None:
-                self._edge(chain.begin, gap.out, gap.evicted)
+                self.add_edge(chain.begin, gap.out, gap.evicted)
             if chain.end is not None:
-                self._edge(gap.into, chain.end, gap.evicted)
+                self.add_edge(gap.into, chain.end, gap.evicted)
             elif deadline is not None:
                 m.add(self._end(gap.into) <= deadline).only_enforce_if(gap.evicted)
             for j2 in range(j + 1, len(gaps)):
@@ -367,18 +307,18 @@ class JointWindowModel:
                 both = m.new_bool_var("")
                 m.add_bool_and([gap.evicted, later.evicted]).only_enforce_if(both)
                 m.add_bool_or([~gap.evicted, ~later.evicted]).only_enforce_if(~both)
-                self._edge(gap.into, later.out, both)
+                self.add_edge(gap.into, later.out, both)
         for i, block in enumerate(chain.blocks):
             for u in block:
                 if chain.begin is not None:
-                    self._edge(chain.begin, u)
+                    self.add_edge(chain.begin, u)
                 if chain.end is not None:
-                    self._edge(u, chain.end)
+                    self.add_edge(u, chain.end)
                 for j, gap in enumerate(gaps):  # gap j lies between blocks j and j + 1
                     if j < i:
-                        self._edge(gap.into, u, gap.evicted)
+                        self.add_edge(gap.into, u, gap.evicted)
                     else:
-                        self._edge(u, gap.out, gap.evicted)
+                        self.add_edge(u, gap.out, gap.evicted)
 
     def add_precedence(self) -> None:
         """Every G2 edge inside the window except the address-reuse edges (re-derived from the
@@ -392,24 +332,13 @@ class JointWindowModel:
                     and u not in self.present
                     and v not in self.present
                 ):
-                    self._edge(u, v)
+                    self.add_edge(u, v)
 
-    def add_pipe_no_overlap(self) -> None:
+    def add_tasks_no_overlap(self) -> None:
         """Each pipe runs one task at a time (Eqs. 9-10); optional spill nodes only when present."""
-        m = self.m
-        per_pipe: dict[int, list[Any]] = {}
         for v, p in self.pipe.items():
-            c = self.cycles[v]
-            if p < 0 or c <= 0:
-                continue
-            lit = self.present.get(v)
-            if lit is None:
-                iv = m.new_fixed_size_interval_var(self.s[v], c, f"i{v}")
-            else:
-                iv = m.new_optional_fixed_size_interval_var(self.s[v], c, lit, f"i{v}")
-            per_pipe.setdefault(p, []).append(iv)
-        for ivs in per_pipe.values():
-            m.add_no_overlap(ivs)
+            self.add_task_interval(v, p, self.cycles[v], self.present.get(v))
+        self.add_pipe_no_overlap()
 
     def add_addresses(self) -> None:
         """Per tier, no-overlap-2D between the chains' pieces (optional boxes: a run of blocks
@@ -526,31 +455,27 @@ class JointWindowModel:
     def set_objective(self) -> None:
         """Minimise the window's latest ``end(v) + rest(v)``; :attr:`current` is the current
         order's value."""
-        sched, g, m = self.ctx.sched, self.graph, self.m
+        sched, g = self.ctx.sched, self.graph
         # paths through a removable spill run only when it is kept: its own term counts them then
         succs = {v: [w for w in self.ctx.succs[v] if w not in self.present] for v in self.window}
         rest = window_rest(g, self.window, self.inside, self.ctx.reuse, succs, sched.rest)
         latest = max(sched.end[v] + rest[v] for v in self.window)
-        obj = m.new_int_var(0, self.big + latest, "latest")
-        for v in self.window:
-            c = m.add(obj >= self.s[v] + g.cycles[v] + rest[v])
-            if v in self.present:
-                c.only_enforce_if(self.present[v])
+        terms = ((v, g.cycles[v], rest[v], self.present.get(v)) for v in self.window)
+        obj = self.minimize_latest(terms, self.big + latest, "latest")
         for chain in self.chains:
             for gap in chain.gaps:
                 if gap.k < 0:
-                    m.add(obj >= self._end(gap.into)).only_enforce_if(gap.evicted)
+                    self.m.add(obj >= self._end(gap.into)).only_enforce_if(gap.evicted)
         self.current = latest
-        m.minimize(obj)
 
     def build(self) -> bool:
         """Every constraint family, in order; False when the window holds no operation."""
         if not any(self.graph.pipe[v] >= 0 for v in self.window):
             return False
-        self.add_start_times()
+        self.add_start_times(self.ctx.succs)
         self.add_chains()
         self.add_precedence()
-        self.add_pipe_no_overlap()
+        self.add_tasks_no_overlap()
         self.add_addresses()
         self.add_traffic()
         self.set_objective()
@@ -558,33 +483,27 @@ class JointWindowModel:
 
     # -- solving and decoding ------------------------------------------------------------
 
-    def solve(
-        self, *, deterministic_time: float, wall_time: float, seed: int
-    ) -> tuple[JointWindowSolution | None, dict[str, Any]]:
+    def solve(self, *, deterministic_time: float, wall_time: float, seed: int) -> WindowOutcome[JointWindowSolution]:
         """The re-planned window (None when the model finds nothing as good as the current
         window, or no order realises its choice; a tie is returned: it may free a pipe or an
-        address sooner for what follows, and the caller judges the whole plan) and stats."""
-        solver = deterministic_solver(seed, deterministic_time, max(0.01, wall_time))
+        address sooner for what follows, and the caller judges the whole plan), with the
+        status and stats."""
+        counts = {"chains": len(self.chains), "gaps": sum(len(c.gaps) for c in self.chains)}
         # no LP relaxation: with the boxes' disjunctions it costs ten times the search (measured)
-        solver.parameters.linearization_level = 0
-        status = solve_model(solver, self.m)
-        stats: dict[str, Any] = {
-            "status": solver.status_name(status),
-            "nodes": len(self.window),
-            "chains": len(self.chains),
-            "gaps": sum(len(c.gaps) for c in self.chains),
-            "stopped_by_clock": stopped_by_clock(solver, status),
-        }
-        if status not in (cp_model.OPTIMAL, cp_model.FEASIBLE):
-            return None, stats
-        stats["objective"] = int(solver.objective_value)
-        if stats["objective"] > self.current:
-            stats["status"] = "NO_GAIN"
-            return None, stats
+        solver, status, stats = self.solve_model(
+            deterministic_time=deterministic_time,
+            wall_time=wall_time,
+            seed=seed,
+            counts=counts,
+            current=self.current,
+            linearization_level=0,
+        )
+        if solver is None:
+            return WindowOutcome(status, None, stats)
+        if stats.objective is not None and stats.objective > self.current:
+            return WindowOutcome("NO_GAIN", None, stats)
         sol = self._decode(solver)
-        if sol is None:
-            stats["status"] = "CYCLIC_ORDER"
-        return sol, stats
+        return WindowOutcome(status if sol is not None else "CYCLIC_ORDER", sol, stats)
 
     def _decode(self, solver: cp_model.CpSolver) -> JointWindowSolution | None:
         def on(lit: Any) -> bool:
@@ -597,13 +516,7 @@ class JointWindowModel:
         alive = set(nodes)
         edges = [(u, v) for u, v, lit in self.order_edges if on(lit) and u in alive and v in alive]
         key = {v: (solver.value(self.s[v]), self.ctx.sched.pos[v] if v < self.graph.n else self.hi) for v in nodes}
-        by_pipe: dict[int, list[int]] = {}
-        for v in nodes:
-            if self.pipe[v] >= 0:
-                by_pipe.setdefault(self.pipe[v], []).append(v)
-        for on_pipe in by_pipe.values():
-            on_pipe.sort(key=lambda v: key[v])
-            edges += list(zip(on_pipe, on_pipe[1:]))
+        edges += pipe_sequence_edges(nodes, self.pipe, key)
         boxes = [(t, value(x0), value(x1), value(o), z, f, e) for t, lit, x0, x1, o, z, f, e in self.boxes if on(lit)]
         for i, (t, a0, a1, ao, az, af, ae) in enumerate(boxes):
             for t2, b0, b1, bo, bz, bf, be in boxes[i + 1 :]:
@@ -633,9 +546,9 @@ class JointWindowModel:
 
 def solve_joint_window(
     ctx: JointWindowContext, lo: int, hi: int, *, deterministic_time: float, wall_time: float, seed: int
-) -> tuple[JointWindowSolution | None, dict[str, Any]]:
+) -> WindowOutcome[JointWindowSolution]:
     """Build and solve the window ``[lo, hi)`` (:class:`JointWindowModel`)."""
     model = JointWindowModel(ctx, lo, hi)
     if not model.build():
-        return None, {"status": "NO_OPERATION", "nodes": len(model.window)}
+        return WindowOutcome("NO_OPERATION", None, model.unsolved())
     return model.solve(deterministic_time=deterministic_time, wall_time=wall_time, seed=seed)

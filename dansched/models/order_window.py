@@ -53,7 +53,7 @@ from __future__ import annotations
 
 from bisect import bisect_left
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 from ortools.sat.python import cp_model
@@ -62,13 +62,12 @@ from ..instance import KIND_OP, Instance
 from ..plan import Plan
 from .joint import _JointBuilder, _precedence, spill_cost
 from .placement import plan_points, points_to_plan, residency_points
-from .solver import deterministic_solver, solve_model, stopped_by_clock
+from .window import WindowOutcome, solve_window_model
 
 __all__ = [
     "PointPlan",
     "point_plan",
     "precedence",
-    "WindowResult",
     "solve_order_window",
     "inner_spills",
     "window_buffers",
@@ -113,16 +112,6 @@ def inner_spills(pp: PointPlan, lo: int, hi: int, window_buffers: Sequence[int])
             count += pp.spilled[b][j]
             j += 1
     return count
-
-
-@dataclass
-class WindowResult:
-    """``status``: CP-SAT's status name, or ``NO_GAIN`` when its best is the plan's own
-    choice. ``plan``: the rebuilt :class:`PointPlan` when the window's objective dropped."""
-
-    status: str
-    plan: PointPlan | None = None
-    stats: dict[str, Any] = field(default_factory=dict)
 
 
 def window_buffers(inst: Instance, nodes: Sequence[int]) -> list[int]:
@@ -345,10 +334,11 @@ def solve_order_window(
     seed: int = 0,
     max_shift: int | None = None,
     probing: bool = False,
-) -> WindowResult:
+) -> WindowOutcome[PointPlan]:
     """Re-optimise positions ``[lo, hi)`` of ``pp`` (module docstring). ``succ``:
-    :func:`precedence` of ``inst``. Returns the rebuilt plan only when the window's
-    objective (traffic, then spills) dropped below the plan's own. ``max_shift``: how far a
+    :func:`precedence` of ``inst``. The outcome's plan is the rebuilt point plan, only when
+    the window's objective (traffic, then spills) dropped below the plan's own (else the
+    status says why: CP-SAT's, or ``NO_GAIN``). ``max_shift``: how far a
     node may move from its position (default: anywhere in the window); ``probing``: CP-SAT's
     probing presolve (off by default: on these models it took most of a small budget)."""
     wb = _WindowBuilder(inst, pp, lo, hi, succ, hi - lo if max_shift is None else max_shift)
@@ -363,21 +353,19 @@ def solve_order_window(
     wb.set_objective(tie_break_spills=True)
     wb.add_hint()
     current = _hint_objective(wb.m)
-    solver = deterministic_solver(seed, deterministic_time, time_limit)
-    if not probing:
-        solver.parameters.cp_model_probing_level = 0
-    status = solve_model(solver, wb.m)
-    stats: dict[str, Any] = {
-        "nodes": wb.n,
-        "buffers": len(bufs),
-        "straddling": len(wb.straddle),
-        "deterministic_time": solver.deterministic_time,
-        "stopped_by_clock": stopped_by_clock(solver, status),
-    }
-    name = solver.status_name(status)
-    if status not in (cp_model.OPTIMAL, cp_model.FEASIBLE):
-        return WindowResult(name, None, stats)
-    stats["objective"], stats["current"] = solver.objective_value, current
+    counts = {"buffers": len(bufs), "straddling": len(wb.straddle)}
+    solver, status, stats = solve_window_model(
+        wb.m,
+        wb.n,
+        deterministic_time=deterministic_time,
+        wall_time=time_limit,
+        seed=seed,
+        counts=counts,
+        current=current,
+        probing_level=None if probing else 0,
+    )
+    if solver is None:
+        return WindowOutcome(status, None, stats)
     if solver.objective_value >= current - 0.5:
-        return WindowResult("NO_GAIN", None, stats)
-    return WindowResult(name, _extract(wb, solver), stats)
+        return WindowOutcome("NO_GAIN", None, stats)
+    return WindowOutcome(status, _extract(wb, solver), stats)

@@ -8,6 +8,7 @@ import pytest
 
 from dansched.generate import generate
 from dansched.instance import instance_from_records
+from dansched.models.window import ModelStats, WindowOutcome
 from dansched.params import MemoryWindowParams
 from dansched.pipeline.problem3.polish import memory_exact_windows
 from dansched.plan import Plan
@@ -29,7 +30,7 @@ class _SortRound:
         self.chain = list(order)
 
     def solve(self, lo, hi, wall_time):
-        return sorted(self.order[lo:hi]), {"status": "OPTIMAL"}
+        return WindowOutcome("OPTIMAL", sorted(self.order[lo:hi]), ModelStats(hi - lo))
 
 
 def _judge(cur: list[int], cand: list[int]):

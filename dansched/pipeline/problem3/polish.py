@@ -17,10 +17,10 @@ only a safety net.
 from __future__ import annotations
 
 from dataclasses import replace
-from typing import Any
 
 from ...instance import Instance
-from ...models.memory_window import memory_window_context, solve_memory_window
+from ...models.memory_window import MemoryWindowContext, solve_memory_window
+from ...models.window import WindowOutcome, schedule_of
 from ...params import CpeParams, MemoryWindowParams
 from ...plan import Plan
 from ...simulate import Evaluation, evaluate
@@ -54,15 +54,16 @@ class _MemoryRound:
     """One round of memory-aware windows on ``plan`` (a :class:`~.window_driver.WindowRound`)."""
 
     def __init__(self, inst: Instance, plan: Plan, ev: Evaluation, seed: int, params: MemoryWindowParams) -> None:
-        assert ev.graph is not None and ev.start is not None and ev.end is not None
-        g = ev.graph
+        timing = ev.timing()
+        assert timing is not None, "a full plan's evaluation"
+        g = timing.graph
         self.seed, self.params = seed, params
         self.order = list(plan.order)
         self.pipe = g.pipe
-        self.chain = critical_chain(g, self.order, ev.start, ev.end)
-        self.ctx = memory_window_context(inst, ev.segments(), g, self.order, ev.start, ev.end)
+        self.chain = critical_chain(g, self.order, timing.start, timing.end)
+        self.ctx = MemoryWindowContext.of(inst, ev.segments(), schedule_of(timing, self.order))
 
-    def solve(self, lo: int, hi: int, wall_time: float) -> tuple[list[int] | None, dict[str, Any]]:
+    def solve(self, lo: int, hi: int, wall_time: float) -> WindowOutcome[list[int]]:
         return solve_memory_window(
             self.ctx, lo, hi, deterministic_time=self.params.deterministic_time, wall_time=wall_time, seed=self.seed
         )

@@ -16,39 +16,28 @@ byte-identical whenever that net does not trigger.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
-from typing import Any
 
-from ...models.timing_window import TimedSchedule, solve_timing_window, timed_schedule
-from ...simulate import simulate_timing
+from ...models.timing_window import solve_timing_window
+from ...models.window import WindowOutcome, schedule_of
+from ...simulate import Timing, simulate_timing
 from .skeleton import Skeleton, critical_chain
 from .window_driver import WindowStats, slide_windows
 
 __all__ = ["exact_windows"]
 
 
-@dataclass(frozen=True)
-class _Timed:
-    """The current order with its simulated times and makespan."""
-
-    order: list[int]
-    start: list[int]
-    end: list[int]
-    makespan: int
-
-
 class _FixedRound:
-    """One round of fixed-memory windows on ``timed`` (a :class:`~.window_driver.WindowRound`)."""
+    """One round of fixed-memory windows on the order ``order`` timed as ``timing`` (a
+    :class:`~.window_driver.WindowRound`)."""
 
-    def __init__(self, skel: Skeleton, timed: _Timed, deterministic_time: float, seed: int) -> None:
-        g = skel.timing
+    def __init__(self, skel: Skeleton, order: list[int], timing: Timing, deterministic_time: float, seed: int) -> None:
         self.skel, self.deterministic_time, self.seed = skel, deterministic_time, seed
-        self.order = timed.order
-        self.pipe = g.pipe
-        self.chain = critical_chain(skel.timing, timed.order, timed.start, timed.end)
-        self.sched: TimedSchedule = timed_schedule(g, timed.order, timed.start, timed.end)
+        self.order = order
+        self.pipe = timing.graph.pipe
+        self.chain = critical_chain(timing.graph, order, timing.start, timing.end)
+        self.sched = schedule_of(timing, order)
 
-    def solve(self, lo: int, hi: int, wall_time: float) -> tuple[list[int] | None, dict[str, Any]]:
+    def solve(self, lo: int, hi: int, wall_time: float) -> WindowOutcome[list[int]]:
         return solve_timing_window(
             self.sched,
             self.skel.order_preds,
@@ -78,17 +67,17 @@ def exact_windows(
     if max_windows is None:  # a count, not the clock, decides how far we go: deterministic
         max_windows = max(1, int(10 * time_limit))
 
-    def judge(cur: _Timed, cand: list[int]) -> tuple[_Timed | None, str | None]:
+    def judge(cur: tuple[list[int], Timing], cand: list[int]) -> tuple[tuple[list[int], Timing] | None, str | None]:
         s2, e2, m2 = simulate_timing(cand, g.preds, g.pipe, g.cycles)
-        return (_Timed(cand, s2, e2, m2) if m2 < cur.makespan else None), None
+        return ((cand, Timing(g, s2, e2, m2)) if m2 < cur[1].makespan else None), None
 
     run = slide_windows(
-        _Timed(order, start, end, best),
+        (order, Timing(g, start, end, best)),
         width,
-        start_round=lambda cur: _FixedRound(skel, cur, deterministic_time, seed),
+        start_round=lambda cur: _FixedRound(skel, cur[0], cur[1], deterministic_time, seed),
         judge=judge,
         max_windows=max_windows,
         time_limit=time_limit,
     )
-    final = run.state
-    return final.order, final.makespan, WindowStats.of(run, "fixed", width, best, final.makespan)
+    final, timing = run.state
+    return final, timing.makespan, WindowStats.of(run, "fixed", width, best, timing.makespan)

@@ -20,6 +20,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Generic, Protocol, TypeVar
 
+from ...models.window import WindowOutcome
+
 __all__ = ["window_bounds", "WindowRound", "WindowRun", "WindowStats", "slide_windows"]
 
 State = TypeVar("State")
@@ -63,9 +65,9 @@ class WindowRound(Protocol):
     @property
     def chain(self) -> list[int]: ...
 
-    def solve(self, lo: int, hi: int, wall_time: float) -> tuple[list[int] | None, dict[str, Any]]:
-        """The new node sequence of positions ``[lo, hi)`` (None: keep them) and the stats,
-        with ``stats["status"]`` counted per window."""
+    def solve(self, lo: int, hi: int, wall_time: float) -> WindowOutcome[list[int]]:
+        """The window model's outcome on positions ``[lo, hi)``: its new node sequence (None:
+        keep them), its status (counted per window) and stats."""
         ...
 
 
@@ -164,13 +166,13 @@ def slide_windows(
                 break
             lo, hi = window_bounds(rnd.order, rnd.pipe, c, width)
             done_centers.update(range(lo, hi))
-            seq, stats = rnd.solve(lo, hi, time_limit - (time.monotonic() - t0))
+            got = rnd.solve(lo, hi, time_limit - (time.monotonic() - t0))
             run.windows += 1
-            run.statuses[stats["status"]] = run.statuses.get(stats["status"], 0) + 1
-            if seq is None:
+            run.statuses[got.status] = run.statuses.get(got.status, 0) + 1
+            if got.plan is None:
                 continue
             run.evaluated += 1
-            kept, why = judge(run.state, rnd.order[:lo] + seq + rnd.order[hi:])
+            kept, why = judge(run.state, rnd.order[:lo] + got.plan + rnd.order[hi:])
             if kept is not None:
                 run.state = kept
                 run.improved += 1

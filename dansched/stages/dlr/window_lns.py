@@ -141,7 +141,7 @@ def window_lns(
                 max_shift=params.max_shift,
             )
             windows += 1
-            used += float(res.stats.get("deterministic_time", 0.0))
+            used += res.stats.deterministic_time
             if res.plan is None:
                 continue
             cand = res.plan.to_plan(inst)

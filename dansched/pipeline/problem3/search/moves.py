@@ -41,7 +41,7 @@ import numpy as np
 from ....addresses import free_ranges
 from ....hardware import spill_traffic
 from ....instance import KIND_OP, Instance
-from ....models.timing_window import TimedSchedule, timed_schedule
+from ....models.window import Schedule, schedule_of
 from ....params import SearchParams
 from ....simulate import Evaluation, Segment
 from .layout import Layout
@@ -78,10 +78,10 @@ class MoveContext:
         return self.params.choices
 
     @cached_property
-    def schedule(self) -> TimedSchedule:
+    def schedule(self) -> Schedule:
         timing = self.evaluation.timing()
         assert timing is not None, "a full plan's evaluation"
-        return timed_schedule(timing.graph, self.layout.order, timing.start, timing.end)
+        return schedule_of(timing, self.layout.order)
 
     @cached_property
     def succs(self) -> list[list[int]]:

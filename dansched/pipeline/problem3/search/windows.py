@@ -22,7 +22,7 @@ from __future__ import annotations
 import numpy as np
 
 from ....models.joint_window import JointWindowContext, JointWindowSolution, solve_joint_window
-from ....models.memory_window import memory_window_context, solve_memory_window
+from ....models.memory_window import MemoryWindowContext, solve_memory_window
 from ....simulate import spill_of_node
 from ....stages.cpe.window_driver import window_bounds
 from .layout import Layout
@@ -52,14 +52,14 @@ class OrderWindow(_WindowMove):
     def apply(self, ctx: MoveContext, focus: int, rng: np.random.Generator) -> Layout | None:
         sched = ctx.schedule
         lo, hi = self.bounds(ctx, focus)
-        mctx = memory_window_context(ctx.inst, ctx.segments, sched.graph, sched.order, sched.start, sched.end)
-        seq, _ = solve_memory_window(
+        mctx = MemoryWindowContext.of(ctx.inst, ctx.segments, sched)
+        got = solve_memory_window(
             mctx, lo, hi, deterministic_time=ctx.params.window_time, wall_time=WALL_SECONDS, seed=ctx.seed
         )
-        if seq is None:
+        if got.plan is None:
             return None
         out = ctx.layout.copy()
-        out.order = out.order[:lo] + seq + out.order[hi:]
+        out.order = out.order[:lo] + got.plan + out.order[hi:]
         return out
 
 
@@ -80,10 +80,10 @@ class JointWindow(_WindowMove):
             ctx.headroom,
             ctx.params.window_spills,
         )
-        sol, _ = solve_joint_window(
+        got = solve_joint_window(
             jctx, lo, hi, deterministic_time=ctx.params.window_time, wall_time=WALL_SECONDS, seed=ctx.seed
         )
-        return None if sol is None else replanned(ctx, lo, hi, sol)
+        return None if got.plan is None else replanned(ctx, lo, hi, got.plan)
 
 
 def replanned(ctx: MoveContext, lo: int, hi: int, sol: JointWindowSolution) -> Layout:
