@@ -201,7 +201,7 @@ class EffortParams:
     ``stage3_runs`` of them: the problem-2 plan and the best screened others.
 
     - ``sources``: the names of the candidate sources to run, in the registry's order
-      (``dansched.pipeline.problem3.candidates.SOURCES``); ``None``: every registered one;
+      (``dansched.pipeline.problem3.sources.candidates.SOURCES``); ``None``: every registered one;
     - ``dlr_variants``: DLR's other (order, placement, victim rule) combinations offered;
     - ``victim_rules``: the rules of the ``victim-rules`` source, DLR run once with each;
     - ``stage3_runs``: full Stage-3 runs in all, the one that ends each makespan-search
@@ -462,7 +462,7 @@ TIMED_PRIORITIES = ("tail", "rank")  # h(v) of Eq. 20, or the reference order's 
 
 @dataclass(frozen=True)
 class TimedParams:
-    """The time-driven Stage-2 scheduler (``dansched.pipeline.problem3.timed.timed_schedule``).
+    """The time-driven Stage-2 scheduler (``dansched.pipeline.problem3.sources.timed.timed_schedule``).
 
     - ``window``: operations of the reference order past the frontier whose loads (tasks
       on the spill-in pipe) and reloads may be released; ``compute_window``: the same
@@ -539,7 +539,7 @@ SLACK_TRIALS: tuple[TimedParams, ...] = (  # victims among all far-reused buffer
 
 @dataclass(frozen=True)
 class MemoryWindowParams:
-    """Problem 3's memory-aware CP-SAT windows (``dansched.pipeline.problem3.polish``), the one
+    """Problem 3's memory-aware CP-SAT windows (``dansched.pipeline.problem3.stage3.polish``), the one
     place they are set: ``windows`` windows (0: none) of ``width`` operation nodes along the
     critical chain, CP-SAT's ``deterministic_time`` per window, on the kept plan at the end
     (``after_every_run=False``, the polish) or after every full Stage-3 run

@@ -8,7 +8,7 @@
 - ``dan-memory-windows``: the full pipeline plus Stage 3's memory-aware exact
   windows (``--exact-window 64 --exact-window-mode memory``);
 - ``dan-no-time-driven``: the full pipeline without problem 3's time-driven candidate sources
-  (``time-driven`` and ``dlr-on-time-driven``, :mod:`dansched.pipeline.problem3.candidates`);
+  (``time-driven`` and ``dlr-on-time-driven``, :mod:`dansched.pipeline.problem3.sources.candidates`);
 - ``dan-no-other-rules``: the full pipeline without problem 3's other-victim-rule and
   Algorithm-1-order candidate sources (``victim-rules``, ``algorithm-1-order``).
 
@@ -24,7 +24,7 @@ from functools import partial
 from ..instance import Instance
 from ..params import EffortParams
 from ..pipeline import effort_options, run_pipeline
-from ..pipeline.problem3.candidates import SOURCES
+from ..pipeline.problem3.sources.candidates import SOURCES
 from .common import MethodResult
 
 __all__ = [

@@ -30,7 +30,7 @@ from ..params import (
 )
 from ..stages.dlr.stage import VICTIMS
 from ..stages.mpas.stage import VARIANTS
-from .problem3.candidates import SOURCES
+from .problem3.sources.candidates import SOURCES
 
 __all__ = ["SolveOptions", "PROBLEMS", "WINDOW_MODES", "EFFORTS", "effort_options"]
 

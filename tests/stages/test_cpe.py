@@ -10,7 +10,7 @@ from helpers import SHIPPED
 
 from dansched.hardware import load_hardware
 from dansched.instance import instance_from_records, load_instance
-from dansched.pipeline.problem3.relayout import _OverlapSweep
+from dansched.pipeline.problem3.stage3.relayout import _OverlapSweep
 from dansched.plan import Plan, plan_from_indices
 from dansched.simulate import evaluate
 from dansched.stages.cpe.exact_window import exact_windows

@@ -10,7 +10,7 @@ from dansched.generate import generate
 from dansched.instance import instance_from_records
 from dansched.models.window import ModelStats, WindowOutcome
 from dansched.params import MemoryWindowParams
-from dansched.pipeline.problem3.polish import memory_exact_windows
+from dansched.pipeline.problem3.stage3.polish import memory_exact_windows
 from dansched.plan import Plan
 from dansched.simulate import evaluate
 from dansched.stages.cpe.exact_window import exact_windows

@@ -3,19 +3,19 @@
 1. **Budget.** The traffic budget (:class:`~dansched.budget.TrafficBudget`) is computed
    once from the problem-2 plan's traffic and ``--traffic-slack``.
 2. **Candidates.** The problem-2 plan is the first candidate; then each source the effort
-   names (:data:`dansched.pipeline.problem3.candidates.SOURCES`) yields complete Stage-2 plans. No
+   names (:data:`dansched.pipeline.problem3.sources.candidates.SOURCES`) yields complete Stage-2 plans. No
    source is switched on or off by the slack or the graph's size: every candidate the
    budget admits competes.
 3. **Screen.** Each admitted candidate (a plan identical to an earlier one's is recorded,
    not screened again) is screened by one list-scheduling pass inside its
-   skeleton (:func:`~dansched.pipeline.problem3.screen.screened_makespan`); only the best few
+   skeleton (:func:`~dansched.pipeline.problem3.stage3.screen.screened_makespan`); only the best few
    keep their per-node detail meanwhile.
-4. **Stage 3.** The full Stage 3 (:func:`~dansched.pipeline.problem3.stage3.stage3`) runs on the
+4. **Stage 3.** The full Stage 3 (:func:`~dansched.pipeline.problem3.stage3.run.stage3`) runs on the
    finalists, ``effort.stage3_runs`` less one per search round, or more on a small graph
    (``effort.stage3_work`` node-visits of them): the problem-2 plan, then
    the best screened candidate of each other source in the order of their screens (the
    screen ranks plans of one source well, of different sources less: see
-   :mod:`dansched.pipeline.problem3.screen`), then the best screened of the rest (ties: less
+   :mod:`dansched.pipeline.problem3.stage3.screen`), then the best screened of the rest (ties: less
    traffic, then the earlier candidate). The fastest result is kept (ties: the earlier
    finalist).
 5. **Makespan search.** From the fastest Stage-3 result (from each of the fastest few on a
@@ -27,7 +27,7 @@
    Stage-3 run. The fastest plan of every start is kept.
 6. **Polish.** At the end of every round (or once, with no round), the kept plan's
    memory-aware CP-SAT windows (``SolveOptions.polish``: windows along its critical chain,
-   :func:`~dansched.pipeline.problem3.polish.memory_window_polish`): memory events inside a
+   :func:`~dansched.pipeline.problem3.stage3.polish.memory_window_polish`): memory events inside a
    window may move, offsets, spills and traffic stay. The kept row's makespan is then the
    polished plan's, and the next round starts from it.
 
@@ -49,11 +49,11 @@ from ...simulate import Evaluation, evaluate, judged
 from ...stages.dlr.stage import DlrResult
 from ..options import SolveOptions
 from ..report import CandidateRecord
-from .candidates import SOURCES, Candidate, SourceContext, problem2_candidate
-from .polish import memory_window_polish
-from .screen import screened_makespan
 from .search.driver import makespan_search
-from .stage3 import Stage3Result, stage3
+from .sources.candidates import SOURCES, Candidate, SourceContext, problem2_candidate
+from .stage3.polish import memory_window_polish
+from .stage3.run import Stage3Result, stage3
+from .stage3.screen import screened_makespan
 
 __all__ = ["Problem3Result", "problem3", "run_stage3"]
 
@@ -83,7 +83,7 @@ def _memory_windows(inst: Instance, s3: Stage3Result, opts: SolveOptions) -> Sta
 
 
 def run_stage3(inst: Instance, plan2: Plan, ev2: Evaluation, opts: SolveOptions) -> Stage3Result:
-    """The full Stage 3 on one Stage-2 plan (:func:`~dansched.pipeline.problem3.stage3.stage3`);
+    """The full Stage 3 on one Stage-2 plan (:func:`~dansched.pipeline.problem3.stage3.run.stage3`);
     with ``opts.polish.after_every_run`` the memory-aware CP-SAT windows polish its result."""
     s3 = stage3(
         inst,

@@ -52,7 +52,7 @@ class CpeStats:
     """What CPE did: the step that found the final order (``found_by``), each list
     schedule's makespan, the local-move evaluations spent, and what the exact windows did
     (``exact_windows``: the fixed-memory ones of ``--exact-window``; ``memory_windows``: the
-    memory-aware ones problem 3 adds, :mod:`dansched.pipeline.problem3.polish`)."""
+    memory-aware ones problem 3 adds, :mod:`dansched.pipeline.problem3.stage3.polish`)."""
 
     found_by: str
     list_schedule_makespans: dict[str, int]

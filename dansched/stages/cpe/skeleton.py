@@ -77,7 +77,7 @@ def memory_skeleton(inst: Instance, order: Sequence[int], graph: AugmentedGraph,
     remaining constraints (G2 and the residency brackets) still gives the same segments,
     offsets, spill and reuse edges — G2's reuse edges already order the segments that share
     addresses — but the memory events may interleave differently. Stage 2 uses that
-    freedom (:mod:`dansched.pipeline.problem3.resequence`); Stage 3 keeps the chain."""
+    freedom (:mod:`dansched.pipeline.problem3.stage3.resequence`); Stage 3 keeps the chain."""
     order_arr = int64_array(order)
     n = graph.n
     is_event = np.ones(n, dtype=np.int64)

@@ -1,6 +1,6 @@
 """The one driver that slides exact CP-SAT windows along the critical chain (paper
 Eq. 34), shared by the fixed-memory windows (:mod:`dansched.stages.cpe.exact_window`)
-and the memory-aware ones (:mod:`dansched.pipeline.problem3.polish`).
+and the memory-aware ones (:mod:`dansched.pipeline.problem3.stage3.polish`).
 
 Each round starts from the current plan: its critical chain gives the window centres
 (positions of chain pipe nodes not yet covered by a window of this plan). For each

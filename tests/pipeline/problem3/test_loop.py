@@ -13,7 +13,7 @@ from dansched.hardware import load_hardware
 from dansched.instance import load_instance
 from dansched.params import EffortParams, MemoryWindowParams
 from dansched.pipeline import SolveOptions, effort_options, run_pipeline
-from dansched.pipeline.problem3.candidates import SOURCES, SourceContext
+from dansched.pipeline.problem3.sources.candidates import SOURCES, SourceContext
 from dansched.pipeline.run import _stage1, _stage2
 from dansched.simulate import evaluate
 
@@ -222,8 +222,8 @@ def test_dlr_on_the_time_driven_order_skips_dlr_only_when_no_plan_of_that_order_
 
     from dansched.models.traffic import traffic_lower_bound
     from dansched.params import DEFAULT_TRIALS
-    from dansched.pipeline.problem3.candidates import Candidate
-    from dansched.pipeline.problem3.timed import timed_schedule
+    from dansched.pipeline.problem3.sources.candidates import Candidate
+    from dansched.pipeline.problem3.sources.timed import timed_schedule
     from dansched.stages.dlr.reorder import tighten_lifetimes
     from dansched.stages.dlr.stage import dlr_plan
 

@@ -11,7 +11,7 @@ from dansched.hardware import load_hardware
 from dansched.instance import instance_from_records
 from dansched.params import MemoryWindowParams
 from dansched.pipeline import SolveOptions, effort_options, run_pipeline
-from dansched.pipeline.problem3.polish import memory_exact_windows
+from dansched.pipeline.problem3.stage3.polish import memory_exact_windows
 from dansched.plan import Plan
 from dansched.simulate import evaluate
 from dansched.stages.cpe.refine import cpe_refine
@@ -89,7 +89,8 @@ def test_the_callers_cpe_params_reach_the_cpe_after_the_windows(tmp_path, monkey
     CpeParams (it once ran with the defaults whatever the solve was given); and the problem-3
     loop hands the solve's own CpeParams to the polish."""
     from dansched.params import CpeParams
-    from dansched.pipeline.problem3 import loop, polish
+    from dansched.pipeline.problem3 import loop
+    from dansched.pipeline.problem3.stage3 import polish
 
     inst, plan = _swap_case(tmp_path)
     ev = evaluate(inst, plan)

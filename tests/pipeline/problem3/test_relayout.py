@@ -17,7 +17,7 @@ from dansched.addresses import free_ranges
 from dansched.generate import generate
 from dansched.hardware import load_hardware
 from dansched.instance import instance_from_records
-from dansched.pipeline.problem3.relayout import move_late_segments, relayout_for_timing
+from dansched.pipeline.problem3.stage3.relayout import move_late_segments, relayout_for_timing
 from dansched.simulate import evaluate
 from dansched.stages.dlr.freelist import FreeList
 from dansched.stages.dlr.stage import dlr_plan

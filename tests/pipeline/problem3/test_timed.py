@@ -1,4 +1,4 @@
-"""The time-driven Stage-2 scheduler (dansched.pipeline.problem3.timed): every plan it makes
+"""The time-driven Stage-2 scheduler (dansched.pipeline.problem3.sources.timed): every plan it makes
 passes the shared evaluator, its engine clock is the evaluator's timing, and each part
 (address-reuse waits, best fit, victim windows, task queues) agrees with an oracle
 worked out independently (a per-address array, hand-computed values)."""
@@ -15,13 +15,13 @@ from dansched.errors import TimedFailed
 from dansched.graph import topological_order
 from dansched.instance import instance_from_records, load_instance
 from dansched.params import DEFAULT_TRIALS, SLACK_TRIALS, TimedParams
-from dansched.pipeline.problem3.timed import timed_schedule
-from dansched.pipeline.problem3.timed.emission import Buffers, Emission
-from dansched.pipeline.problem3.timed.engines import NO_PIPE, Engines
-from dansched.pipeline.problem3.timed.eviction import VictimWindow, chosen_window, victim_windows
-from dansched.pipeline.problem3.timed.placement import Tier, has_prefetch_room, time_aware_best_fit
-from dansched.pipeline.problem3.timed.scheduler import TimedScheduler
-from dansched.pipeline.problem3.timed.window import TaskQueues
+from dansched.pipeline.problem3.sources.timed import timed_schedule
+from dansched.pipeline.problem3.sources.timed.emission import Buffers, Emission
+from dansched.pipeline.problem3.sources.timed.engines import NO_PIPE, Engines
+from dansched.pipeline.problem3.sources.timed.eviction import VictimWindow, chosen_window, victim_windows
+from dansched.pipeline.problem3.sources.timed.placement import Tier, has_prefetch_room, time_aware_best_fit
+from dansched.pipeline.problem3.sources.timed.scheduler import TimedScheduler
+from dansched.pipeline.problem3.sources.timed.window import TaskQueues
 from dansched.simulate import evaluate
 from dansched.testing import audit_instance, random_dag
 

@@ -7,7 +7,7 @@ spill evicts, when a reload runs, which addresses a segment takes, which tile's 
 first. This search edits those decisions on a complete, evaluator-accepted plan within the
 traffic budget; its objective is the shared evaluator's makespan after one
 list-scheduling pass inside the new skeleton (the screen of
-:mod:`dansched.pipeline.problem3.screen`, memory events free to interleave).
+:mod:`dansched.pipeline.problem3.stage3.screen`, memory events free to interleave).
 
 Each iteration (adaptive large-neighbourhood search):
 
@@ -41,7 +41,7 @@ from ....params import SearchParams
 from ....plan import Plan
 from ....simulate import Evaluation, evaluate
 from ....stages.cpe.refine import makespan_of
-from ..resequence import loose_list_schedule
+from ..stage3.resequence import loose_list_schedule
 from .focus import DESTROY, Chain
 from .layout import Layout
 from .moves import SEGMENT_MOVES, Move, MoveContext

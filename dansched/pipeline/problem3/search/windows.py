@@ -3,7 +3,7 @@ re-planned exactly by CP-SAT, the current plan as the hint.
 
 - :class:`OrderWindow`: the memory-aware window (:mod:`dansched.models.memory_window`): the
   order and the times of the window's nodes, memory events included; offsets and spills
-  stay. This is the polish's window (:mod:`dansched.pipeline.problem3.polish`) as a repair
+  stay. This is the polish's window (:mod:`dansched.pipeline.problem3.stage3.polish`) as a repair
   the search can call wherever its destroy step looks, the head of the graph included
   (which tile's loads go first).
 - :class:`JointWindow`: the joint window (:mod:`dansched.models.joint_window`): order,

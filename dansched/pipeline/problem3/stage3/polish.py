@@ -18,15 +18,15 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from ...instance import Instance
-from ...models.memory_window import MemoryWindowContext, solve_memory_window
-from ...models.window import WindowOutcome, schedule_of
-from ...params import CpeParams, MemoryWindowParams
-from ...plan import Plan
-from ...simulate import Evaluation, evaluate
-from ...stages.cpe.refine import CPEResult, cpe_refine
-from ...stages.cpe.skeleton import critical_chain
-from ...stages.cpe.window_driver import WindowStats, slide_windows
+from ....instance import Instance
+from ....models.memory_window import MemoryWindowContext, solve_memory_window
+from ....models.window import WindowOutcome, schedule_of
+from ....params import CpeParams, MemoryWindowParams
+from ....plan import Plan
+from ....simulate import Evaluation, evaluate
+from ....stages.cpe.refine import CPEResult, cpe_refine
+from ....stages.cpe.skeleton import critical_chain
+from ....stages.cpe.window_driver import WindowStats, slide_windows
 
 __all__ = ["memory_exact_windows", "memory_window_polish"]
 

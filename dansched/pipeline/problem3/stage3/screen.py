@@ -20,10 +20,10 @@ source first (``dansched.pipeline.problem3``).
 
 from __future__ import annotations
 
-from ...instance import Instance
-from ...plan import Plan
-from ...simulate import Evaluation
-from ...stages.cpe.refine import makespan_of
+from ....instance import Instance
+from ....plan import Plan
+from ....simulate import Evaluation
+from ....stages.cpe.refine import makespan_of
 from .resequence import loose_list_schedule
 
 __all__ = ["screened_makespan"]

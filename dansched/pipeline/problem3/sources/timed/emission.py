@@ -16,11 +16,11 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from ....errors import TimedFailed
-from ....hardware import spill_traffic
-from ....instance import Instance
-from ....plan import Plan, plan_from_indices
-from ....simulate import spill_node_ids
+from .....errors import TimedFailed
+from .....hardware import spill_traffic
+from .....instance import Instance
+from .....plan import Plan, plan_from_indices
+from .....simulate import spill_node_ids
 from .engines import NO_PIPE, Engines
 from .placement import Tier
 

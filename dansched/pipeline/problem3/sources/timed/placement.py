@@ -24,7 +24,7 @@ from __future__ import annotations
 import bisect
 from collections.abc import Iterable, Sequence
 
-from ....addresses import ReleaseMap, free_ranges
+from .....addresses import ReleaseMap, free_ranges
 
 __all__ = ["Tier", "time_aware_best_fit", "has_prefetch_room", "reserved_room"]
 

@@ -1,4 +1,4 @@
-"""Timing-aware relayout, a round of the Stage-3 loop (:mod:`.stage`) when the makespan matters (problem 3):
+"""Timing-aware relayout, a round of the Stage-3 loop (:mod:`.run`) when the makespan matters (problem 3):
 it changes only what Stage 2 decides (offsets), never traffic or spills.
 
 Address reuse is what ties memory to time: a segment that starts on addresses an
@@ -26,11 +26,11 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ...addresses import ReleaseMap, free_ranges
-from ...instance import Instance
-from ...plan import Plan
-from ...simulate import Evaluation, evaluate, simulate_timing, spill_of_node
-from ...stages.dlr.freelist import FreeList
+from ....addresses import ReleaseMap, free_ranges
+from ....instance import Instance
+from ....plan import Plan
+from ....simulate import Evaluation, evaluate, simulate_timing, spill_of_node
+from ....stages.dlr.freelist import FreeList
 
 __all__ = ["relayout_for_timing", "move_late_segments"]
 

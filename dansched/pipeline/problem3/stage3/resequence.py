@@ -1,4 +1,4 @@
-"""Timing-aware resequencing, a round of the Stage-3 loop (:mod:`.stage`) when the
+"""Timing-aware resequencing, a round of the Stage-3 loop (:mod:`.run`) when the
 makespan matters (problem 3): an order change of the kind Stage 2 makes, with the same
 segments, offsets and spills.
 
@@ -16,12 +16,12 @@ logical and physical peaks may change (problem 3 bounds traffic, not peak).
 
 from __future__ import annotations
 
-from ...graph import bottom_level
-from ...instance import Instance
-from ...plan import Plan
-from ...simulate import AugmentedGraph, Evaluation, evaluate
-from ...stages.cpe.list_schedule import forward_backward, list_schedule
-from ...stages.cpe.skeleton import Skeleton, memory_skeleton
+from ....graph import bottom_level
+from ....instance import Instance
+from ....plan import Plan
+from ....simulate import AugmentedGraph, Evaluation, evaluate
+from ....stages.cpe.list_schedule import forward_backward, list_schedule
+from ....stages.cpe.skeleton import Skeleton, memory_skeleton
 
 __all__ = ["resequence_for_timing", "loose_list_schedule"]
 

@@ -18,10 +18,10 @@ found it). The sources:
   addresses whose last reader finished long ago) and LRU (paper Table 4);
 - ``algorithm-1-order``: DLR on the literal Algorithm-1 order (a different skeleton);
 - ``reserved-room``: per tier the problem-2 plan spills from, the plans of its order whose
-  evictions keep a quarter, half or whole tile free (:mod:`dansched.pipeline.problem3.room`: room
+  evictions keep a quarter, half or whole tile free (:mod:`dansched.pipeline.problem3.sources.room`: room
   for the next tile);
 - ``time-driven``: the time-driven list scheduler with memory
-  (:mod:`dansched.pipeline.problem3.timed`), one candidate per trial;
+  (:mod:`dansched.pipeline.problem3.sources.timed`), one candidate per trial;
 - ``dlr-on-time-driven``: DLR's placement on the fastest time-driven order (the
   scheduler's engine overlap with DLR's spill decisions).
 
@@ -38,17 +38,17 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field, replace
 
-from ...budget import TrafficBudget
-from ...errors import NoLegalOrderError, PlacementFailed, TimedFailed
-from ...instance import Instance
-from ...models.traffic import traffic_lower_bound
-from ...params import DEFAULT_TRIALS, SLACK_TRIALS, DlrParams, EffortParams, MpasParams, TimedParams
-from ...plan import Plan
-from ...simulate import Evaluation, evaluate
-from ...stages.dlr.reorder import tighten_lifetimes
-from ...stages.dlr.stage import DlrResult, dlr_plan
-from ...stages.dlr.victim import VICTIMS
-from ...stages.mpas.stage import mpas_order
+from ....budget import TrafficBudget
+from ....errors import NoLegalOrderError, PlacementFailed, TimedFailed
+from ....instance import Instance
+from ....models.traffic import traffic_lower_bound
+from ....params import DEFAULT_TRIALS, SLACK_TRIALS, DlrParams, EffortParams, MpasParams, TimedParams
+from ....plan import Plan
+from ....simulate import Evaluation, evaluate
+from ....stages.dlr.reorder import tighten_lifetimes
+from ....stages.dlr.stage import DlrResult, dlr_plan
+from ....stages.dlr.victim import VICTIMS
+from ....stages.mpas.stage import mpas_order
 from .room import reserved_room_plan, tile_sizes
 from .timed import timed_schedule
 
@@ -170,7 +170,7 @@ def algorithm1_order_source(ctx: SourceContext) -> Iterator[Candidate]:
 def reserved_room_source(ctx: SourceContext) -> Iterator[Candidate]:
     """For each tier the problem-2 plan spills from, the plans of its order (spill nodes
     dropped) that keep a quarter, half and whole tile of that tier free
-    (:func:`~dansched.pipeline.problem3.room.reserved_room_plan`, the first rule of the caller's
+    (:func:`~dansched.pipeline.problem3.sources.room.reserved_room_plan`, the first rule of the caller's
     victim choice): more
     room, more traffic, more overlap."""
     inst = ctx.inst

@@ -20,8 +20,8 @@ from __future__ import annotations
 import heapq
 from collections.abc import Iterator, Sequence
 
-from ....instance import KIND_ALLOC, KIND_OP, Instance
-from ....params import TimedParams
+from .....instance import KIND_ALLOC, KIND_OP, Instance
+from .....params import TimedParams
 from .reference import Operations
 
 __all__ = ["Task", "Prerequisites", "ReleaseWindow", "TaskQueues", "reload_task"]

@@ -5,7 +5,7 @@ On a regular kernel (a blocked reduction, a stream of equal tiles) a full tier m
 load wait for the tile it replaces: the victim is the tile just used (farthest next use,
 paper Eqs. 27-31), so the engine that loads runs only one tile ahead. This placement
 scans the order with the tier one *tile* smaller (units only, paper Algorithm 2 with the
-cost rule, or the exact spill plan), then packs the segments into the real tier (:mod:`.packing`): the spare tile
+cost rule, or the exact spill plan), then packs the segments into the real tier (:mod:`dansched.stages.dlr.packing`): the spare tile
 gives each load addresses whose last occupant finished earlier. The spills are the exact
 spill plan of the smaller tier where the graph allows it (the least traffic for the order).
 It spends traffic (a smaller tier spills more); problem 3 keeps it only within the traffic
@@ -18,13 +18,13 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Sequence
 
-from ...errors import PlacementFailed
-from ...instance import Instance
-from ...params import DlrParams
-from ...plan import Plan, plan_from_indices
-from ...stages.dlr.packing import apply_packing, pack_segments
-from ...stages.dlr.scan import ScanResult, linear_scan
-from ...stages.dlr.spillplan import cpsat_pack, planned_spills
+from ....errors import PlacementFailed
+from ....instance import Instance
+from ....params import DlrParams
+from ....plan import Plan, plan_from_indices
+from ....stages.dlr.packing import apply_packing, pack_segments
+from ....stages.dlr.scan import ScanResult, linear_scan
+from ....stages.dlr.spillplan import cpsat_pack, planned_spills
 
 __all__ = ["tile_sizes", "reserved_room_plan"]
 

@@ -11,8 +11,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from ....graph import bottom_level, topological_order
-from ....instance import KIND_ALLOC, KIND_OP, Instance
+from .....graph import bottom_level, topological_order
+from .....instance import KIND_ALLOC, KIND_OP, Instance
 
 __all__ = ["Operations", "NextUse", "task_priority"]
 

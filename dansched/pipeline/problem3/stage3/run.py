@@ -17,11 +17,11 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 
-from ...instance import Instance
-from ...params import CpeParams
-from ...plan import Plan
-from ...simulate import Evaluation, judged
-from ...stages.cpe.refine import CPEResult, cpe_refine
+from ....instance import Instance
+from ....params import CpeParams
+from ....plan import Plan
+from ....simulate import Evaluation, judged
+from ....stages.cpe.refine import CPEResult, cpe_refine
 from .relayout import move_late_segments, relayout_for_timing
 from .resequence import resequence_for_timing
 

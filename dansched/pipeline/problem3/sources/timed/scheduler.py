@@ -21,10 +21,10 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from ....errors import TimedFailed
-from ....instance import KIND_ALLOC, KIND_FREE, Instance
-from ....params import TimedParams
-from ....plan import Plan
+from .....errors import TimedFailed
+from .....instance import KIND_ALLOC, KIND_FREE, Instance
+from .....params import TimedParams
+from .....plan import Plan
 from .emission import Buffers, Emission
 from .engines import Engines
 from .eviction import chosen_window, victim_windows
