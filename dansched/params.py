@@ -47,6 +47,8 @@ __all__ = [
     "SLACK_TRIALS",
     "MemoryWindowParams",
     "SearchParams",
+    "Stage3Params",
+    "Problem3Params",
     "ProgressParams",
     "Progress",
 ]
@@ -604,6 +606,68 @@ class SearchParams:
     def budget(self, nodes: int) -> int:
         """Iterations on a plan of ``nodes`` nodes (spill nodes included)."""
         return min(self.iterations, self.work // max(1, nodes))
+
+
+@dataclass(frozen=True)
+class Stage3Params:
+    """One full Stage-3 run of problem 3 (``dansched.pipeline.problem3.stage3.run``): at most
+    ``rounds`` timing-aware rounds alternated with CPE (``cpe``: its parameters), then the
+    fixed exact windows of width ``exact_window`` (0: none; ``time_limit`` their wall-clock
+    safety net, ``seed`` CP-SAT's) and, when ``memory_windows`` is given, the memory-aware
+    CP-SAT windows on its result (``--exact-window-mode memory``)."""
+
+    rounds: int = 6
+    cpe: CpeParams = CpeParams()
+    exact_window: int = 0
+    time_limit: float = 60.0
+    seed: int = 0
+    memory_windows: MemoryWindowParams | None = None
+
+    def __post_init__(self) -> None:
+        _check_all_ints(self, skip=("cpe", "time_limit", "memory_windows"))
+        _check_type(self, "cpe", CpeParams)
+        TIME_LIMIT.check(self.time_limit, "Stage3Params.time_limit")
+        if self.memory_windows is not None:
+            _check_type(self, "memory_windows", MemoryWindowParams)
+
+
+@dataclass(frozen=True)
+class Problem3Params:
+    """What problem 3 reads (``dansched.pipeline.problem3.loop``), gathered once from the
+    solve's options (``SolveOptions.problem3``, which decides the memory-aware windows' mode
+    there and nowhere else): the traffic slack (percent) of its one budget, the effort's
+    budgets, the candidate sources to run (registry order), each full Stage-3 run
+    (``stage3``, its memory-aware windows included when they run after every run), the
+    makespan search's rounds, the polish of the kept plan after each round (``polish``:
+    ``None`` when there is none, or the windows run after every Stage-3 run instead), the
+    seed, and what the sources read: the Stage-1 and Stage-2 parameters, the Stage-1 variant
+    and victim choice of the solve, the time-driven scheduler's trials."""
+
+    traffic_slack: float
+    effort: EffortParams
+    sources: tuple[str, ...]
+    stage3: Stage3Params
+    search: tuple[SearchParams, ...] = ()
+    polish: MemoryWindowParams | None = None
+    seed: int = 0
+    mpas: MpasParams = MpasParams()
+    dlr: DlrParams = DlrParams()
+    variant: str = "mpas"
+    victim: str = "cost"
+    timed_trials: tuple[TimedParams, ...] = ()
+
+    def __post_init__(self) -> None:
+        for name, kind in (
+            ("effort", EffortParams),
+            ("stage3", Stage3Params),
+            ("mpas", MpasParams),
+            ("dlr", DlrParams),
+        ):
+            _check_type(self, name, kind)
+        if self.polish is not None:
+            _check_type(self, "polish", MemoryWindowParams)
+        check_number(self.traffic_slack, "Problem3Params.traffic_slack", 0.0)
+        check_integer(self.seed, "Problem3Params.seed", 0)
 
 
 Progress = Callable[[str], None]

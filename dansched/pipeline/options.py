@@ -25,7 +25,9 @@ from ..params import (
     MemoryWindowParams,
     MpasParams,
     OrderSearchParams,
+    Problem3Params,
     SearchParams,
+    Stage3Params,
     TimedParams,
 )
 from ..stages.dlr.stage import VICTIMS
@@ -132,6 +134,37 @@ class SolveOptions:
         """The candidate sources problem 3 runs, in the registry's order."""
         chosen = self.effort.sources
         return tuple(SOURCES) if chosen is None else tuple(s for s in SOURCES if s in chosen)
+
+    @property
+    def problem3(self) -> Problem3Params:
+        """What problem 3 reads (:class:`~dansched.params.Problem3Params`), the one place
+        that decides where the memory-aware windows of ``polish`` run: after every full
+        Stage-3 run (``polish.after_every_run``, ``--exact-window-mode memory``), else on
+        the kept plan after each search round; none with ``polish.windows == 0``."""
+        windows = self.polish if self.polish.windows > 0 else None
+        every_run = windows is not None and windows.after_every_run
+        stage3 = Stage3Params(
+            self.effort.stage3_rounds,
+            self.cpe,
+            self.exact_window,
+            self.time_limit,
+            self.seed,
+            windows if every_run else None,
+        )
+        return Problem3Params(
+            self.traffic_slack,
+            self.effort,
+            self.sources,
+            stage3,
+            self.search,
+            None if every_run else windows,
+            self.seed,
+            self.mpas,
+            self.dlr,
+            self.variant,
+            self.victim,
+            self.timed_trials,
+        )
 
 
 def _preset(

@@ -17,6 +17,7 @@ from ..budget import TrafficBudget
 from ..simulate import Evaluation
 from ..stages.cpe.window_driver import WindowStats
 from ..stages.dlr.stats import DlrStats, OrderSearchStats
+from .problem3.search.driver import SearchRound
 
 __all__ = [
     "PlanFigures",
@@ -201,8 +202,8 @@ class CandidateRecord:
 class SolveReport:
     """What a solve reports: the final plan's figures, each stage's report, and for problem
     3 the effort, the traffic budget, every candidate and each makespan-search round
-    (``start_makespan``, ``makespan``, ``iterations``, and per move that found a new best
-    plan how often and how many cycles it saved)."""
+    (:class:`~dansched.pipeline.problem3.search.driver.SearchRound`: ``start_makespan``,
+    ``makespan``, ``iterations``, and per operator what it did)."""
 
     problem: int
     figures: PlanFigures
@@ -213,7 +214,7 @@ class SolveReport:
     cpe: Stage3Report | None = None
     budget: TrafficBudget | None = None
     candidates: list[CandidateRecord] = field(default_factory=list)
-    search: list[dict[str, Any]] = field(default_factory=list)
+    search: list[SearchRound] = field(default_factory=list)
 
     def to_dict(self) -> dict[str, Any]:
         """The report as plain JSON data (the keys of docs/report.md)."""
@@ -229,5 +230,5 @@ class SolveReport:
             out["traffic_budget"] = self.budget.to_dict()
         if self.problem == 3:
             out["candidates"] = [c.to_dict() for c in self.candidates]
-            out["search"] = self.search
+            out["search"] = [r.to_dict() for r in self.search]
         return out

@@ -103,7 +103,7 @@ def _run_stages(inst: Instance, opts: SolveOptions, progress: Progress | None) -
     if opts.problem == 2:
         report = SolveReport(2, PlanFigures.of(ev2), opts.effort_name, mpas, dlr)
         return SolveResult(s2.plan, ev2, report, stage1)
-    p3 = problem3(inst, s2, order1, opts, say)
+    p3 = problem3(inst, s2, order1, opts.problem3, say)
     s3 = p3.stage3
     relayout = None
     if s3.steps:

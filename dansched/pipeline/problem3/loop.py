@@ -10,7 +10,8 @@
    not screened again) is screened by one list-scheduling pass inside its
    skeleton (:func:`~dansched.pipeline.problem3.stage3.screen.screened_makespan`); only the best few
    keep their per-node detail meanwhile.
-4. **Stage 3.** The full Stage 3 (:func:`~dansched.pipeline.problem3.stage3.run.stage3`) runs on the
+4. **Stage 3.** The full Stage 3 (:func:`~dansched.pipeline.problem3.stage3.run.stage3`,
+   with the memory-aware windows after it in the memory-window mode) runs on the
    finalists, ``effort.stage3_runs`` less one per search round, or more on a small graph
    (``effort.stage3_work`` node-visits of them): the problem-2 plan, then
    the best screened candidate of each other source in the order of their screens (the
@@ -26,43 +27,42 @@
    round after round (``SolveOptions.search``); a round whose plan is faster ends in a full
    Stage-3 run. The fastest plan of every start is kept.
 6. **Polish.** At the end of every round (or once, with no round), the kept plan's
-   memory-aware CP-SAT windows (``SolveOptions.polish``: windows along its critical chain,
+   memory-aware CP-SAT windows (``Problem3Params.polish``: windows along its critical chain,
    :func:`~dansched.pipeline.problem3.stage3.polish.memory_window_polish`): memory events inside a
    window may move, offsets, spills and traffic stay. The kept row's makespan is then the
    polished plan's, and the next round starts from it.
 
-Every candidate, finalist or not, is a row of the report's ``candidates``.
+Every candidate, finalist or not, is a row of the report's ``candidates``. What the loop
+reads is one :class:`~dansched.params.Problem3Params`, built from the solve's options
+(``SolveOptions.problem3``, where the memory-aware windows' mode is decided).
 """
 
 from __future__ import annotations
 
 import time
 from dataclasses import dataclass, field, replace
-from typing import Any
 
 from ...budget import TrafficBudget
 from ...errors import PlanInvalidError
 from ...instance import Instance
-from ...params import Progress
+from ...params import Problem3Params, Progress
 from ...plan import Plan
-from ...simulate import Evaluation, evaluate, judged
+from ...simulate import Evaluation, evaluate
 from ...stages.dlr.stage import DlrResult
-from ..options import SolveOptions
 from ..report import CandidateRecord
-from .search.driver import makespan_search
+from .search.driver import SearchRound, makespan_search
 from .sources.candidates import SOURCES, Candidate, SourceContext, problem2_candidate
-from .stage3.polish import memory_window_polish
-from .stage3.run import Stage3Result, stage3
+from .stage3.run import Stage3Result, memory_windows, stage3
 from .stage3.screen import screened_makespan
 
-__all__ = ["Problem3Result", "problem3", "run_stage3"]
+__all__ = ["Problem3Result", "problem3"]
 
 
 @dataclass
 class Problem3Result:
     """The final plan, the Stage-3 run that made it, the candidates (rows of the report),
-    the budget, how many full Stage-3 runs were made, the seconds, and each makespan-search
-    round's report."""
+    the budget, how many full Stage-3 runs were made, the seconds, and what each
+    makespan-search round did."""
 
     plan: Plan
     evaluation: Evaluation
@@ -71,44 +71,18 @@ class Problem3Result:
     budget: TrafficBudget
     runs: int
     seconds: float
-    search: list[dict[str, Any]] = field(default_factory=list)
+    search: list[SearchRound] = field(default_factory=list)
 
 
-def _memory_windows(inst: Instance, s3: Stage3Result, opts: SolveOptions) -> Stage3Result:
-    """``s3`` polished by the memory-aware CP-SAT windows of ``opts.polish``."""
-    ev = _detailed(inst, s3.cpe.plan, s3.evaluation)
-    cpe, ev = memory_window_polish(inst, s3.cpe, ev, opts.polish, seed=opts.seed, cpe=opts.cpe)
-    ev = judged(inst, cpe.plan, "Stage 3 (memory-aware CP-SAT windows)", ev)
-    return replace(s3, cpe=cpe, evaluation=ev)
-
-
-def run_stage3(inst: Instance, plan2: Plan, ev2: Evaluation, opts: SolveOptions) -> Stage3Result:
-    """The full Stage 3 on one Stage-2 plan (:func:`~dansched.pipeline.problem3.stage3.run.stage3`);
-    with ``opts.polish.after_every_run`` the memory-aware CP-SAT windows polish its result."""
-    s3 = stage3(
-        inst,
-        plan2,
-        ev2,
-        rounds=opts.effort.stage3_rounds,
-        exact_window=opts.exact_window,
-        time_limit=opts.time_limit,
-        seed=opts.seed,
-        params=opts.cpe,
-    )
-    if opts.polish.after_every_run and opts.polish.windows > 0:
-        s3 = _memory_windows(inst, s3, opts)
-    return s3
-
-
-def _check_stage3(ev2: Evaluation, s3: Stage3Result, opts: SolveOptions) -> None:
+def _check_stage3(ev2: Evaluation, s3: Stage3Result, p: Problem3Params) -> None:
     """Stage 3 keeps its candidate's traffic and spill count, and CPE keeps the layout it ran
-    on; the physical peak too, except in the memory-window mode, whose windows may reorder
-    memory events (problem 3 bounds traffic, not peak)."""
+    on; the physical peak too, except when the memory-aware windows run after every Stage-3
+    run, since they may reorder memory events (problem 3 bounds traffic, not peak)."""
     ev3 = s3.evaluation
     for key in ("extra_traffic", "spill_count"):
         if getattr(ev3, key) != getattr(ev2, key):
             raise PlanInvalidError(f"Stage 3 (CPE) changed {key} ({getattr(ev2, key)} -> {getattr(ev3, key)})")
-    if ev3.physical_peak != s3.layout_evaluation.physical_peak and not opts.polish.after_every_run:
+    if ev3.physical_peak != s3.layout_evaluation.physical_peak and p.stage3.memory_windows is None:
         raise PlanInvalidError("Stage 3 (CPE) changed the physical peak")
     if s3.cpe.plan.offsets != s3.layout.offsets or s3.cpe.plan.spills != s3.layout.spills:
         raise PlanInvalidError("Stage 3 (CPE) changed the layout or the spill plan")
@@ -140,15 +114,13 @@ class _Screened:
 
 
 def _collect(
-    inst: Instance, s2: DlrResult, order1: list[int], budget: TrafficBudget, opts: SolveOptions, say: Progress
+    inst: Instance, s2: DlrResult, order1: list[int], budget: TrafficBudget, p: Problem3Params, say: Progress
 ) -> tuple[list[CandidateRecord], list[_Screened]]:
     """Steps 2 and 3 of the module docstring: every candidate's row, and the admitted ones
     screened. Only the problem-2 plan and the ``stage3_runs`` best screened candidates keep
     their per-node detail; the others drop it at once."""
-    effort = opts.effort
-    ctx = SourceContext(
-        inst, order1, s2, budget, effort, opts.mpas, opts.dlr, opts.variant, opts.victim, opts.timed_trials
-    )
+    effort = p.effort
+    ctx = SourceContext(inst, order1, s2, budget, p)
     rows: list[CandidateRecord] = []
     screened: list[_Screened] = []
     detailed: list[_Screened] = []  # the best screened others, at most stage3_runs - 1
@@ -173,7 +145,7 @@ def _collect(
             detailed.pop().candidate.evaluation.drop_detail()
 
     take(problem2_candidate(s2))
-    for name in opts.sources:
+    for name in p.sources:
         say(f"Problem 3: candidates from {name} (budget {budget.allowance:,} traffic)")
         for cand in SOURCES[name](ctx):
             take(cand)
@@ -194,33 +166,33 @@ def _finalists(screened: list[_Screened], count: int) -> list[_Screened]:
 
 
 def _stage3_on_finalists(
-    inst: Instance, rows: list[CandidateRecord], screened: list[_Screened], opts: SolveOptions, say: Progress
+    inst: Instance, screened: list[_Screened], p: Problem3Params, say: Progress
 ) -> tuple[list[_Kept], int]:
     """Step 4: the full Stage 3 on the problem-2 plan and the best screened others, as many
     as the effort leaves once the search rounds have their runs (or more on a small graph);
     the results fastest first (the earlier finalist on ties), only the starts of step 5
     keeping their per-node detail, and how many runs were made."""
-    effort, n = opts.effort, max(1, inst.n)
-    runs = max(1, effort.stage3_runs - len(opts.search), effort.stage3_work // n)
+    effort, n = p.effort, max(1, inst.n)
+    runs = max(1, effort.stage3_runs - len(p.search), effort.stage3_work // n)
     finalists = _finalists(screened, runs)
     done: list[_Kept] = []
     for k, item in enumerate(finalists):
         cand = item.candidate
         say(f"Stage 3 on candidate {k + 1}/{len(finalists)}: {cand.source} {cand.detail}".rstrip())
         ev2 = _detailed(inst, cand.plan, cand.evaluation)
-        s3 = run_stage3(inst, cand.plan, ev2, opts)
+        s3 = stage3(inst, cand.plan, ev2, p.stage3)
         item.row.makespan = s3.makespan
         done.append(_Kept(s3, ev2, item.row))
     done.sort(key=lambda kept: kept.stage3.makespan)  # stable: the earlier finalist first on ties
-    for later in done[_starts(inst, opts, len(done)) :]:
+    for later in done[_starts(inst, p, len(done)) :]:
         later.stage3.evaluation.drop_detail()
     return done, len(finalists)
 
 
-def _starts(inst: Instance, opts: SolveOptions, finalists: int) -> int:
+def _starts(inst: Instance, p: Problem3Params, finalists: int) -> int:
     """How many of the fastest Stage-3 results the search starts from: one, or more on a
     small graph (``effort.start_work`` node-visits of them, ``effort.max_starts`` at most)."""
-    effort = opts.effort
+    effort = p.effort
     return min(finalists, effort.max_starts, max(1, effort.start_work // max(1, inst.n)))
 
 
@@ -229,28 +201,28 @@ def _search_rounds(
     kept: _Kept,
     rows: list[CandidateRecord],
     budget: TrafficBudget,
-    opts: SolveOptions,
+    p: Problem3Params,
     say: Progress,
-) -> tuple[_Kept, list[dict[str, Any]], int]:
-    """Steps 5 and 6: round after round (``opts.search``), the makespan search over complete
+) -> tuple[_Kept, list[SearchRound], int]:
+    """Steps 5 and 6: round after round (``p.search``), the makespan search over complete
     plans (:mod:`dansched.pipeline.problem3.search`) from the best plan so far, a full
     Stage-3 run on its plan when it found a faster one (a candidate row of source
     ``makespan-search``), then the polish of the fastest (:func:`_polish`); with no round,
     the polish alone. Each round starts where the last ended, so more rounds never end
     slower. Returns the fastest plan, each round's report and the Stage-3 runs made."""
-    reports: list[dict[str, Any]] = []
+    reports: list[SearchRound] = []
     runs = 0
     start = kept
-    _check_stage3(kept.stage2_evaluation, kept.stage3, opts)
-    for r, params in enumerate(opts.search):
-        say(f"Makespan search, round {r + 1} of {len(opts.search)}: at most {params.iterations} moves")
+    _check_stage3(kept.stage2_evaluation, kept.stage3, p)
+    for r, params in enumerate(p.search):
+        say(f"Makespan search, round {r + 1} of {len(p.search)}: at most {params.iterations} moves")
         plan = kept.stage3.cpe.plan
         ev = _detailed(inst, plan, kept.stage3.evaluation)
-        got = makespan_search(inst, plan, ev, budget.allowance, params, seed=opts.seed + r)
-        reports.append(got.to_dict())
+        got = makespan_search(inst, plan, ev, budget.allowance, params, seed=p.seed + r)
+        reports.append(got.summary())
         if got.plan is not plan:
             say(f"Stage 3 on the makespan search's plan of round {r + 1}")
-            s3 = run_stage3(inst, got.plan, got.evaluation, opts)
+            s3 = stage3(inst, got.plan, got.evaluation, p.stage3)
             runs += 1
             detail = f"round {r + 1} from {start.row.source} {start.row.detail}".rstrip()
             row = CandidateRecord(
@@ -263,38 +235,38 @@ def _search_rounds(
             rows.append(row)
             if s3.makespan < kept.stage3.makespan:
                 kept = _Kept(s3, got.evaluation, row)
-                _check_stage3(kept.stage2_evaluation, kept.stage3, opts)
-        kept = _polish(inst, kept, opts, say)
-    if not opts.search:
-        kept = _polish(inst, kept, opts, say)
+                _check_stage3(kept.stage2_evaluation, kept.stage3, p)
+        kept = _polish(inst, kept, p, say)
+    if not p.search:
+        kept = _polish(inst, kept, p, say)
     return kept, reports, runs
 
 
-def _polish(inst: Instance, kept: _Kept, opts: SolveOptions, say: Progress) -> _Kept:
-    """``kept``'s Stage-3 result polished by the memory-aware windows of ``opts.polish``
-    (none when they ran after every Stage-3 run instead); its row's makespan is then the
-    polished plan's."""
-    if opts.polish.windows == 0 or opts.polish.after_every_run:
+def _polish(inst: Instance, kept: _Kept, p: Problem3Params, say: Progress) -> _Kept:
+    """``kept``'s Stage-3 result polished by the memory-aware windows of ``p.polish`` (none
+    when there are none, or they ran after every Stage-3 run instead); its row's makespan is
+    then the polished plan's."""
+    if p.polish is None:
         return kept
-    say(f"Polish: {opts.polish.windows} memory-aware CP-SAT windows on the kept plan")
-    s3 = _memory_windows(inst, kept.stage3, opts)
+    say(f"Polish: {p.polish.windows} memory-aware CP-SAT windows on the kept plan")
+    s3 = memory_windows(inst, kept.stage3, p.polish, seed=p.seed, cpe=p.stage3.cpe)
     kept.row.makespan = s3.makespan
     return replace(kept, stage3=s3)
 
 
-def problem3(inst: Instance, s2: DlrResult, order1: list[int], opts: SolveOptions, say: Progress) -> Problem3Result:
+def problem3(inst: Instance, s2: DlrResult, order1: list[int], p: Problem3Params, say: Progress) -> Problem3Result:
     """Problem 3 on the Stage-2 result ``s2`` (module docstring)."""
     t0 = time.perf_counter()
-    budget = TrafficBudget.of(int(s2.evaluation.extra_traffic or 0), opts.traffic_slack)
-    rows, screened = _collect(inst, s2, order1, budget, opts, say)
-    done, runs = _stage3_on_finalists(inst, rows, screened, opts, say)
+    budget = TrafficBudget.of(int(s2.evaluation.extra_traffic or 0), p.traffic_slack)
+    rows, screened = _collect(inst, s2, order1, budget, p, say)
+    done, runs = _stage3_on_finalists(inst, screened, p, say)
     kept: _Kept | None = None
-    search: list[dict[str, Any]] = []
+    search: list[SearchRound] = []
     more = 0
-    for k, start in enumerate(done[: _starts(inst, opts, len(done))]):
+    for k, start in enumerate(done[: _starts(inst, p, len(done))]):
         if k:
             say(f"Makespan search from the Stage-3 result {k + 1}: {start.row.source} {start.row.detail}".rstrip())
-        got, reports, made = _search_rounds(inst, start, rows, budget, opts, say)
+        got, reports, made = _search_rounds(inst, start, rows, budget, p, say)
         search += reports
         more += made
         if kept is None or got.stage3.makespan < kept.stage3.makespan:

@@ -158,7 +158,7 @@ def _context(inst, **opts):
     order1, _, _ = _stage1(inst, o)
     s2 = _stage2(inst, order1, o, lambda _m: None)
     budget = TrafficBudget.of(s2.evaluation.extra_traffic, 1000)
-    return SourceContext(inst, order1, s2, budget, o.effort, o.mpas, o.dlr, o.variant, o.victim)
+    return SourceContext(inst, order1, s2, budget, o.problem3)
 
 
 def test_each_source_yields_evaluator_accepted_plans_named_by_what_made_them(tight):
@@ -238,7 +238,7 @@ def test_dlr_on_the_time_driven_order_skips_dlr_only_when_no_plan_of_that_order_
         assert cover <= dlr  # the bound is sound for DLR's own plan of that order
 
         def made(allowance: int, inst=inst, reference=reference, s2=s2, plan=plan) -> list[Candidate]:
-            ctx = SourceContext(inst, reference, s2, TrafficBudget(allowance), EffortParams())
+            ctx = SourceContext(inst, reference, s2, TrafficBudget(allowance), SolveOptions().problem3)
             ctx.made.append(Candidate(plan, evaluate(inst, plan), "time-driven", "t"))
             return list(SOURCES["dlr-on-time-driven"](ctx))
 
@@ -248,3 +248,20 @@ def test_dlr_on_the_time_driven_order_skips_dlr_only_when_no_plan_of_that_order_
             assert made(cover - 1) == []
         covers.append(cover)
     assert max(covers) > 0  # the tight tiers make at least one order spill
+
+
+def test_the_memory_windows_mode_is_decided_once_in_the_problem3_params():
+    """The polish runs on the kept plan, or (``--exact-window-mode memory``) after every
+    Stage-3 run instead, or not at all: exactly one of the two places holds the windows."""
+    kept = effort_options("default").problem3
+    assert kept.polish == MemoryWindowParams(30, wall_seconds=600.0) and kept.stage3.memory_windows is None
+    every = effort_options("default", exact_window=16, exact_window_mode="memory", time_limit=10).problem3
+    assert every.polish is None and every.stage3.memory_windows == MemoryWindowParams(
+        5, 16, after_every_run=True, wall_seconds=10.0
+    )
+    assert every.stage3.exact_window == 16 and every.stage3.time_limit == 10
+    off = SolveOptions(polish=MemoryWindowParams(0, after_every_run=True)).problem3
+    assert off.polish is None and off.stage3.memory_windows is None
+    fast = effort_options("fast", seed=7, traffic_slack=5).problem3
+    assert (fast.seed, fast.stage3.seed, fast.traffic_slack, fast.sources, fast.search) == (7, 7, 5, ("dlr",), ())
+    assert fast.stage3.rounds == effort_options("fast").effort.stage3_rounds == 2

@@ -86,11 +86,10 @@ def test_memory_windows_valid_and_deterministic(family, seed):
 
 def test_the_callers_cpe_params_reach_the_cpe_after_the_windows(tmp_path, monkeypatch):
     """After an improving window, CPE runs again inside the new skeleton with the caller's
-    CpeParams (it once ran with the defaults whatever the solve was given); and the problem-3
-    loop hands the solve's own CpeParams to the polish."""
+    CpeParams (it once ran with the defaults whatever the solve was given); and problem 3
+    hands the solve's own CpeParams to the polish."""
     from dansched.params import CpeParams
-    from dansched.pipeline.problem3 import loop
-    from dansched.pipeline.problem3.stage3 import polish
+    from dansched.pipeline.problem3.stage3 import polish, run
 
     inst, plan = _swap_case(tmp_path)
     ev = evaluate(inst, plan)
@@ -109,12 +108,12 @@ def test_the_callers_cpe_params_reach_the_cpe_after_the_windows(tmp_path, monkey
     assert seen == [mine]
 
     handed = []
-    real_polish = loop.memory_window_polish
+    real_polish = run.memory_window_polish
 
     def polish_spy(*args, **kwargs):
         handed.append(kwargs.get("cpe"))
         return real_polish(*args, **kwargs)
 
-    monkeypatch.setattr(loop, "memory_window_polish", polish_spy)
+    monkeypatch.setattr(run, "memory_window_polish", polish_spy)
     res = run_pipeline(inst, SolveOptions(problem=3, cpe=mine, polish=MemoryWindowParams(windows=2)))
     assert handed and all(p == mine for p in handed) and evaluate(inst, res.plan).valid

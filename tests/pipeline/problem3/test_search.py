@@ -92,6 +92,6 @@ def test_the_search_is_deterministic_and_keeps_to_its_budget():
     params = SearchParams(iterations=25, work=10**9)
     a = makespan_search(inst, plan, ev, int(ev.extra_traffic) + 100, params, seed=4)
     b = makespan_search(inst, plan, ev, int(ev.extra_traffic) + 100, params, seed=4)
-    assert a.plan == b.plan and a.to_dict() == b.to_dict() and a.iterations == 25
+    assert a.plan == b.plan and a.summary() == b.summary() and a.iterations == 25
     assert SearchParams(iterations=25, work=1000).budget(100) == 10
     assert makespan_search(inst, plan, ev, int(ev.extra_traffic), SearchParams(work=1), seed=0).plan is plan

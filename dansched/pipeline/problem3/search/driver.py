@@ -31,7 +31,7 @@ those new bests saved.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import numpy as np
@@ -47,7 +47,7 @@ from .layout import Layout
 from .moves import SEGMENT_MOVES, Move, MoveContext
 from .windows import JointWindow, OrderWindow
 
-__all__ = ["SearchResult", "OperatorStats", "makespan_search", "MOVES", "PlanState"]
+__all__ = ["SearchResult", "SearchRound", "OperatorStats", "makespan_search", "MOVES", "PlanState"]
 
 MOVES: dict[str, Move] = {m.name: m for m in (*SEGMENT_MOVES, OrderWindow(), JointWindow())}
 WINDOW_MOVES = frozenset({OrderWindow.name, JointWindow.name})
@@ -111,10 +111,28 @@ class SearchResult:
     window_time: float = 0.0
     operators: dict[str, OperatorStats] = field(default_factory=dict)
 
+    def summary(self) -> SearchRound:
+        """What the round did, as the report shows it (:class:`SearchRound`)."""
+        operators = {name: replace(s) for name, s in self.operators.items()}
+        return SearchRound(self.start, self.evaluation.metrics().makespan, self.iterations, self.window_time, operators)
+
+
+@dataclass(frozen=True)
+class SearchRound:
+    """One round of the makespan search as the report shows it: the makespan it started
+    from and the one it reached, the iterations run, the deterministic CP-SAT time its window
+    moves spent, and what each operator did (:class:`OperatorStats`)."""
+
+    start_makespan: int
+    makespan: int
+    iterations: int
+    window_time: float
+    operators: dict[str, OperatorStats]
+
     def to_dict(self) -> dict[str, Any]:
         return {
-            "start_makespan": self.start,
-            "makespan": self.evaluation.metrics().makespan,
+            "start_makespan": self.start_makespan,
+            "makespan": self.makespan,
             "iterations": self.iterations,
             "window_time": round(self.window_time, 3),
             "operators": {name: s.to_dict() for name, s in self.operators.items()},

@@ -42,7 +42,7 @@ from ....budget import TrafficBudget
 from ....errors import NoLegalOrderError, PlacementFailed, TimedFailed
 from ....instance import Instance
 from ....models.traffic import traffic_lower_bound
-from ....params import DEFAULT_TRIALS, SLACK_TRIALS, DlrParams, EffortParams, MpasParams, TimedParams
+from ....params import Problem3Params
 from ....plan import Plan
 from ....simulate import Evaluation, evaluate
 from ....stages.dlr.reorder import tighten_lifetimes
@@ -73,20 +73,16 @@ class Candidate:
 @dataclass
 class SourceContext:
     """What a source may read: the instance, the Stage-1 order, Stage 2's result, the
-    budget, the stage parameters, the effort, the Stage-1 variant and victim choice the caller
-    chose, the time-driven scheduler's parameter sets, and the candidates the sources before
-    it made (``made``, whatever their traffic)."""
+    budget, problem 3's parameters (``params``, from the solve's options: the effort, the
+    stage parameters, the Stage-1 variant and victim choice the caller chose, the
+    time-driven scheduler's trials), and the candidates the sources before it made
+    (``made``, whatever their traffic)."""
 
     inst: Instance
     order1: Sequence[int]
     stage2: DlrResult
     budget: TrafficBudget
-    effort: EffortParams
-    mpas: MpasParams = field(default_factory=MpasParams)
-    dlr: DlrParams = field(default_factory=DlrParams)
-    variant: str = "mpas"
-    victim: str = "cost"
-    timed_trials: tuple[TimedParams, ...] = DEFAULT_TRIALS + SLACK_TRIALS
+    params: Problem3Params
     made: list[Candidate] = field(default_factory=list)
 
 
@@ -108,7 +104,7 @@ def _dlr_candidate(
     one candidate, none when it cannot place; its exact spill plan is not packed when its
     traffic alone passes the budget (that plan could not be admitted)."""
     try:
-        params = replace(ctx.dlr, traffic_limit=ctx.budget.allowance)
+        params = replace(ctx.params.dlr, traffic_limit=ctx.budget.allowance)
         got = dlr_plan(ctx.inst, order, params=params, **kw)  # type: ignore[arg-type]
     except PlacementFailed:
         return
@@ -130,7 +126,7 @@ def dlr_source(ctx: SourceContext) -> Iterator[Candidate]:
     seen = {ctx.stage2.stats.combination}
     made = 0
     for v in sorted(ctx.stage2.variants, key=lambda v: (v.key, v.name)):
-        if made >= ctx.effort.dlr_variants or not ctx.budget.admits(v.scan.traffic):
+        if made >= ctx.params.effort.dlr_variants or not ctx.budget.admits(v.scan.traffic):
             return
         if v.name in seen:
             continue
@@ -146,10 +142,10 @@ def victim_rules_source(ctx: SourceContext) -> Iterator[Candidate]:
     is the cost-aware one: an ablation keeps its own rules). The order search would cost several
     times more for the same plans: measured on FlashAttention_Case0 and Conv_Case0, the
     rule's plan on the searched order and on this one reach the same makespan."""
-    if ctx.victim != "cost":
+    if ctx.params.victim != "cost":
         return
     order = [v for v in ctx.stage2.plan.order if v < ctx.inst.n]
-    for rule in ctx.effort.victim_rules:
+    for rule in ctx.params.effort.victim_rules:
         yield from _dlr_candidate(ctx, order, "victim-rules", rule, victim=rule, other_orders=False)
 
 
@@ -158,13 +154,13 @@ def algorithm1_order_source(ctx: SourceContext) -> Iterator[Candidate]:
     literal order alone it carries several times the traffic) on the literal Algorithm-1
     order (``mpas-paper``), unless that is already the Stage-1 order; none when the graph
     has no L0-legal order."""
-    if ctx.variant == "mpas-paper":
+    if ctx.params.variant == "mpas-paper":
         return
     try:
-        order = mpas_order(ctx.inst, variant="mpas-paper", params=ctx.mpas).order
+        order = mpas_order(ctx.inst, variant="mpas-paper", params=ctx.params.mpas).order
     except NoLegalOrderError:
         return
-    yield from _dlr_candidate(ctx, order, "algorithm-1-order", "mpas-paper", victim=ctx.victim)
+    yield from _dlr_candidate(ctx, order, "algorithm-1-order", "mpas-paper", victim=ctx.params.victim)
 
 
 def reserved_room_source(ctx: SourceContext) -> Iterator[Candidate]:
@@ -177,10 +173,10 @@ def reserved_room_source(ctx: SourceContext) -> Iterator[Candidate]:
     index = {bid: i for i, bid in enumerate(inst.buf_id.tolist())}
     spilled = [index[bid] for bid, _ in ctx.stage2.plan.spills]
     order = [v for v in ctx.stage2.plan.order if v < inst.n]
-    params = replace(ctx.dlr, traffic_limit=ctx.budget.allowance)
+    params = replace(ctx.params.dlr, traffic_limit=ctx.budget.allowance)
     for tier, tile in tile_sizes(inst, spilled).items():
         for room in sorted({tile // 4, tile // 2, tile} - {0}):
-            plan = reserved_room_plan(inst, order, tier, room, VICTIMS[ctx.victim][0], params)
+            plan = reserved_room_plan(inst, order, tier, room, VICTIMS[ctx.params.victim][0], params)
             if plan is not None:
                 yield from _accepted(inst, plan, "reserved-room", f"{inst.hw.tiers[tier]} keeps {room} free")
 
@@ -189,10 +185,10 @@ def time_driven_source(ctx: SourceContext) -> Iterator[Candidate]:
     """The time-driven scheduler with each trial's parameters on the problem-2 plan's order;
     a trial stops as soon as its traffic passes the budget (no candidate then). Only with the
     cost-aware victim rule."""
-    if ctx.victim != "cost":
+    if ctx.params.victim != "cost":
         return
     reference = [v for v in ctx.stage2.plan.order if v < ctx.inst.n]
-    for trial in ctx.timed_trials:
+    for trial in ctx.params.timed_trials:
         try:
             plan = timed_schedule(ctx.inst, reference, trial, traffic_limit=ctx.budget.allowance)
         except TimedFailed:
@@ -213,7 +209,9 @@ def dlr_on_time_driven_source(ctx: SourceContext) -> Iterator[Candidate]:
     order = [v for v in fastest.plan.order if v < ctx.inst.n]
     if not ctx.budget.admits(traffic_lower_bound(ctx.inst, tighten_lifetimes(ctx.inst, order)).value):
         return
-    yield from _dlr_candidate(ctx, order, "dlr-on-time-driven", fastest.detail, victim=ctx.victim, other_orders=False)
+    yield from _dlr_candidate(
+        ctx, order, "dlr-on-time-driven", fastest.detail, victim=ctx.params.victim, other_orders=False
+    )
 
 
 SOURCES: dict[str, CandidateSource] = {  # by name, in the order the pipeline runs them

@@ -1,6 +1,6 @@
-"""The Stage-3 loop (problem 3): CPE on the Stage-2 plan, alternating with the
+"""A full Stage-3 run (problem 3): CPE on the Stage-2 plan, alternating with the
 timing-aware Stage-2 rounds while the makespan after CPE drops, then the optional
-exact CP-SAT windows.
+exact CP-SAT windows, fixed-memory and (``--exact-window-mode memory``) memory-aware.
 
 The rounds are *resequencing* (:mod:`.resequence`: a faster order with the same
 segments, offsets and spills), *relayout* (:mod:`.relayout`: same order, segments
@@ -18,14 +18,15 @@ from collections.abc import Callable
 from dataclasses import dataclass, replace
 
 from ....instance import Instance
-from ....params import CpeParams
+from ....params import CpeParams, MemoryWindowParams, Stage3Params
 from ....plan import Plan
-from ....simulate import Evaluation, judged
+from ....simulate import Evaluation, evaluate, judged
 from ....stages.cpe.refine import CPEResult, cpe_refine
+from .polish import memory_window_polish
 from .relayout import move_late_segments, relayout_for_timing
 from .resequence import resequence_for_timing
 
-__all__ = ["Stage3Result", "ROUND_STEPS", "stage3"]
+__all__ = ["Stage3Result", "ROUND_STEPS", "stage3", "memory_windows"]
 
 RoundStep = Callable[[Instance, Plan, Evaluation], "tuple[Plan, Evaluation] | None"]
 
@@ -107,21 +108,23 @@ def _exact_windows(
     return cur
 
 
-def stage3(
-    inst: Instance,
-    plan2: Plan,
-    ev2: Evaluation,
-    *,
-    rounds: int = 6,
-    exact_window: int = 0,
-    time_limit: float = 60.0,
-    seed: int = 0,
-    params: CpeParams = CpeParams(),
+def memory_windows(
+    inst: Instance, s3: Stage3Result, params: MemoryWindowParams, *, seed: int, cpe: CpeParams
 ) -> Stage3Result:
+    """``s3`` polished by the memory-aware CP-SAT windows of ``params``
+    (:func:`~.polish.memory_window_polish`; ``cpe``: CPE's parameters after them), judged."""
+    ev = s3.evaluation if s3.evaluation.graph is not None else evaluate(inst, s3.cpe.plan)
+    got, ev = memory_window_polish(inst, s3.cpe, ev, params, seed=seed, cpe=cpe)
+    ev = judged(inst, got.plan, "Stage 3 (memory-aware CP-SAT windows)", ev)
+    return replace(s3, cpe=got, evaluation=ev)
+
+
+def stage3(inst: Instance, plan2: Plan, ev2: Evaluation, params: Stage3Params = Stage3Params()) -> Stage3Result:
     """Stage 3 on the Stage-2 plan ``plan2`` (judged ``ev2``); see the module docstring.
-    At most ``rounds`` timing-aware rounds; ``exact_window`` > 0 adds the CP-SAT windows of
-    that width (``time_limit``, ``seed``)."""
-    s3 = cpe_refine(inst, plan2, ev2, params=params)
+    At most ``params.rounds`` timing-aware rounds; ``params.exact_window`` > 0 adds the
+    CP-SAT windows of that width, ``params.memory_windows`` the memory-aware ones after them."""
+    cpe = params.cpe
+    s3 = cpe_refine(inst, plan2, ev2, params=cpe)
     if s3.plan == plan2:  # CPE kept the plan: its evaluation stands
         cur = Stage3Result(plan2, ev2, s3, ev2)
     else:
@@ -129,13 +132,15 @@ def stage3(
         cur = Stage3Result(plan2, ev2, s3, judged(inst, s3.plan, "Stage 3 (CPE)"))
     t0 = time.perf_counter()
     used: list[str] = []
-    while len(used) < rounds:
-        best = _best_round(inst, cur, _round_steps(first_round=not used), params)
+    while len(used) < params.rounds:
+        best = _best_round(inst, cur, _round_steps(first_round=not used), cpe)
         if best is None:
             break
         step, cur = best
         used.append(step)
     cur = replace(cur, steps=tuple(used), seconds=time.perf_counter() - t0)
-    if exact_window > 0:
-        cur = _exact_windows(inst, cur, exact_window, time_limit, seed, params)
+    if params.exact_window > 0:
+        cur = _exact_windows(inst, cur, params.exact_window, params.time_limit, params.seed, cpe)
+    if params.memory_windows is not None:
+        cur = memory_windows(inst, cur, params.memory_windows, seed=params.seed, cpe=cpe)
     return cur
