@@ -46,9 +46,9 @@ from pathlib import Path
 from typing import Any
 
 from .checks import SEED, TIME_LIMIT, check_path, check_type
-from .errors import NoLegalOrderError, PlanInvalidError
+from .errors import NoLegalOrderError
 from .instance import Instance, require_instance
-from .judge import judge_folder
+from .judge import judge_folder, require_valid
 from .models.bound import Bound, gap
 from .models.floors import floor_gaps, makespan_floors
 from .models.peak_bounds import best_peak_bound
@@ -74,7 +74,6 @@ __all__ = [
     "AuditResult",
     "bound",
     "audit_folder",
-    "require_valid",
 ]
 
 
@@ -289,16 +288,6 @@ def worst_stage(rows: list[AuditRow]) -> str | None:
         if g is not None and g > 0 and (worst is None or g > worst[0]):
             worst = (g, r.stage)
     return worst[1] if worst else None
-
-
-def require_valid(inst: Instance, folder: str | Path, ev: Evaluation, then: str = "") -> None:
-    """Raise :class:`PlanInvalidError` (exit status 1) naming the first violation when the
-    plan read from ``folder`` is invalid; ``then`` is appended (e.g. what to run next)."""
-    if not ev.valid:
-        raise PlanInvalidError(
-            f"{inst.name}: the plan in {folder} is invalid ({ev.error_count} violation(s); "
-            f"first: {ev.first_violation('')}){then}"
-        )
 
 
 @dataclass

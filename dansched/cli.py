@@ -414,9 +414,9 @@ def solve(
         _echo(budget_line(summary["traffic_budget"]))
     _echo("wrote " + ", ".join(summary["files"]))
     if "view" in outputs:
-        from .outputs import paths
+        from .plan_folder import folder_paths
 
-        _echo(f"open {paths(out, inst.name)['view']} in a browser to explore the plan")
+        _echo(f"open {folder_paths(out, inst.name)['view']} in a browser to explore the plan")
 
 
 @app.command()

@@ -15,6 +15,10 @@
 - :func:`folder_hardware`: the hardware a folder's plan was solved on, which the folder
   readers use (a report without it, written before dansched recorded it: the default
   model, with a warning); :func:`check_hardware` refuses another one.
+- :func:`require_valid`: a folder's plan that must be valid (``audit``, ``trace``, ``view``).
+
+The module reads the core alone (the folder's file names and report:
+:mod:`dansched.plan_folder`), so every reader of plans, low in the application layer, may use it.
 """
 
 from __future__ import annotations
@@ -24,13 +28,11 @@ from pathlib import Path
 from typing import Any
 
 from .checks import check_path
-from .errors import HardwareError, InputError, PlanFormatError
+from .errors import HardwareError, InputError, PlanFormatError, PlanInvalidError
 from .hardware import Hardware, default_hardware, hardware_from_table, load_hardware
 from .instance import Instance, require_instance
-from .outputs import group, output, paths
-from .plan import Plan, check_case_name, read_memory, read_plan_dir, read_schedule, read_spill
-from .plan_folder import check_folder
-from .report.view import read_report
+from .plan import CONTEST_SUFFIXES, Plan, check_case_name, read_memory, read_plan_dir, read_schedule, read_spill
+from .plan_folder import check_folder, folder_group, folder_paths, read_report
 from .simulate import UNKNOWN_NODE, Evaluation, evaluate
 
 __all__ = [
@@ -43,6 +45,7 @@ __all__ = [
     "check_hardware",
     "FolderHardware",
     "check_case",
+    "require_valid",
 ]
 
 
@@ -80,7 +83,7 @@ def spill_hint(inst: Instance, with_memory: bool) -> str:
 
 def _case_of(schedule: Path) -> str | None:
     """The case a ``<case>_schedule.txt`` file names (None for another file name)."""
-    suffix = output("schedule").suffix
+    suffix = CONTEST_SUFFIXES["schedule"]
     name = schedule.name
     return name.removesuffix(suffix) if name.endswith(suffix) and name != suffix else None
 
@@ -146,7 +149,7 @@ def evaluate_files(
         raise InputError("--spill needs --memory (a spill list only makes sense with a layout)")
     schedule = Path(schedule)
     if schedule.name == f"{inst.name}_schedule.txt":
-        check_folder(schedule.parent, inst.name, group())
+        check_folder(schedule.parent, inst.name, folder_group())
     order = read_schedule(schedule)
     plan = Plan(order=order)
     if memory is not None:
@@ -174,7 +177,7 @@ def check_case(folder: str | Path, case: str) -> None:
     """Raise :class:`~dansched.errors.PlanFormatError` (one line) when ``folder`` holds no
     plan of ``case``; the line names the cases it does hold a plan of."""
     d = Path(folder)
-    if paths(d, case)["schedule"].is_file():
+    if folder_paths(d, case)["schedule"].is_file():
         return
     if not d.is_dir():
         raise PlanFormatError(f"{d}: no such folder")
@@ -207,7 +210,7 @@ def _recorded(folder: Path, case: str) -> tuple[dict[str, Any] | None, Hardware 
     try:
         return report, hardware_from_table(table)
     except HardwareError as exc:
-        where = paths(folder, case)["report"]
+        where = folder_paths(folder, case)["report"]
         raise HardwareError(f"{where}: the hardware it records is not usable: {exc}") from None
 
 
@@ -258,7 +261,7 @@ def folder_hardware(folder: str | Path, case: str, hw_path: str | Path | None = 
         return FolderHardware(default_hardware())
     return FolderHardware(
         default_hardware(),
-        f"{paths(d, case)['report']} records no hardware (written by an older dansched): "
+        f"{folder_paths(d, case)['report']} records no hardware (written by an older dansched): "
         "using the default model; give --hw if the plan was solved on another",
     )
 
@@ -272,7 +275,7 @@ def judge_folder(inst: Instance, folder: str | Path) -> tuple[Plan, Evaluation]:
     check_path(folder, "judge_folder: folder")
     check_case(folder, inst.name)
     check_hardware(folder, inst.name, inst.hw)
-    check_folder(folder, inst.name, group())
+    check_folder(folder, inst.name, folder_group())
     plan = read_plan_dir(folder, inst.name)
     return plan, evaluate(inst, plan)
 
@@ -281,4 +284,14 @@ def evaluate_folder(inst: Instance, folder: str | Path) -> Judgement:
     """:func:`judge_folder` as a verdict with its notes (``dansched evaluate --plan``)."""
     require_instance(inst, "evaluate_folder: inst")
     plan, ev = judge_folder(inst, folder)
-    return _judgement(inst, plan, ev, paths(folder, inst.name)["schedule"], True, True)
+    return _judgement(inst, plan, ev, folder_paths(folder, inst.name)["schedule"], True, True)
+
+
+def require_valid(inst: Instance, folder: str | Path, ev: Evaluation, then: str = "") -> None:
+    """Raise :class:`PlanInvalidError` (exit status 1) naming the first violation when the
+    plan read from ``folder`` is invalid; ``then`` is appended (e.g. what to run next)."""
+    if not ev.valid:
+        raise PlanInvalidError(
+            f"{inst.name}: the plan in {folder} is invalid ({ev.error_count} violation(s); "
+            f"first: {ev.first_violation('')}){then}"
+        )

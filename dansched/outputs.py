@@ -1,15 +1,17 @@
 """What a solve can write into its plan folder, behind one registry.
 
 Each output is one :class:`Output` entry of :data:`OUTPUTS`: its kind (the key of
-:meth:`dansched.solution.Solution.files` and of the folder's group), the file name after
-``<case>``, the option of ``dansched solve`` that asks for it (none for the files every
-solve writes), whether it needs timing (a plan with a layout: problems 2 and 3), whether
-its file carries the plan's fingerprint, the check that refuses it before the solve, and
-the builder of its text. Everything else reads the registry: the options of ``dansched
-solve`` (:mod:`dansched.cli`), the checks :func:`dansched.solution.solve` runs before the
-work (:func:`check_outputs`, :func:`check_targets`), ``Solution.files`` and ``.write``,
-the folder readers (:func:`group`, the layout :mod:`dansched.plan_folder` writes and
-checks) and :mod:`dansched.report.folder`. A new output format is one entry here.
+:meth:`dansched.solution.Solution.files` and of the folder's group), the option of
+``dansched solve`` that asks for it (none for the files every solve writes), whether it
+needs timing (a plan with a layout: problems 2 and 3), the check that refuses it before the
+solve, and the builder of its text (the builders of the trace and the page live beside
+them in :mod:`dansched.report`, which :mod:`dansched.report.folder` calls too). Everything
+else reads the registry: the options of ``dansched solve`` (:mod:`dansched.cli`), the checks
+:func:`dansched.solution.solve` runs before the work (:func:`check_outputs`,
+:func:`check_targets`), ``Solution.files`` and ``.write``. The file of each kind (its name
+after ``<case>``, whether it carries the plan's fingerprint) is the plan folder's, the one
+table :data:`dansched.plan_folder.FOLDER_SUFFIXES`. A new output format is one entry here
+and its file name there.
 
 The order of :data:`OUTPUTS` is the order the files are renamed into place (the report
 last: a group is complete once its report is there, see :mod:`dansched.plan_folder`).
@@ -28,9 +30,9 @@ from .checks import FREQ_GHZ
 from .errors import InputError, TraceError
 from .instance import Instance
 from .plan import Plan, plan_texts
-from .plan_folder import REPORT, GroupLayout, check_group_targets, group_paths, plan_fingerprint
-from .report.trace import build_trace, trace_json_text
-from .report.view import build_view_data, check_view_range, view_html
+from .plan_folder import FOLDER_SUFFIXES, REPORT, check_group_targets, folder_group, plan_fingerprint
+from .report.trace import trace_text
+from .report.view import check_view_range, page_text
 from .simulate import Evaluation
 
 __all__ = [
@@ -42,8 +44,6 @@ __all__ = [
     "chosen",
     "check_outputs",
     "check_targets",
-    "group",
-    "paths",
 ]
 
 
@@ -81,14 +81,17 @@ class Output:
     instance before the solve."""
 
     kind: str
-    suffix: str
     what: str
     build: Builder
     flag: str | None = None
     help: str = ""
     needs_timing: bool = False
-    fingerprinted: bool = False
     check: Callable[[Instance], None] | None = None
+
+    @property
+    def suffix(self) -> str:
+        """Its file name after ``<case>`` (:data:`dansched.plan_folder.FOLDER_SUFFIXES`)."""
+        return FOLDER_SUFFIXES[self.kind]
 
 
 def _contest_file(kind: str) -> Builder:
@@ -96,37 +99,31 @@ def _contest_file(kind: str) -> Builder:
 
 
 def _trace(given: OutputInput) -> str:
-    trace = build_trace(given.instance, given.plan, given.evaluation, given.freq_ghz)
-    trace.setdefault("otherData", {})["plan_fingerprint"] = given.fingerprint
-    return trace_json_text(trace)
+    return trace_text(given.instance, given.plan, given.evaluation, given.fingerprint, given.freq_ghz)
 
 
 def _page(given: OutputInput) -> str:
-    report = dict(given.report) if given.report is not None else None
-    return view_html(build_view_data(given.instance, given.plan, given.evaluation, report, given.freq_ghz))
+    return page_text(given.instance, given.plan, given.evaluation, given.report, given.freq_ghz)
 
 
 def _report(given: OutputInput) -> str | None:
     return None if given.report is None else json.dumps(given.report, indent=2) + "\n"
 
 
-OUTPUTS: tuple[Output, ...] = (
-    Output("schedule", "_schedule.txt", "the schedule", _contest_file("schedule")),
-    Output("memory", "_memory.txt", "the memory file", _contest_file("memory")),
-    Output("spill", "_spill.txt", "the spill file", _contest_file("spill")),
+OUTPUTS: tuple[Output, ...] = (  # in the folder's rename order (FOLDER_SUFFIXES)
+    Output("schedule", "the schedule", _contest_file("schedule")),
+    Output("memory", "the memory file", _contest_file("memory")),
+    Output("spill", "the spill file", _contest_file("spill")),
     Output(
         "trace",
-        "_trace.json",
         "a trace",
         _trace,
         flag="--trace",
         help="Also write <case>_trace.json (Perfetto) for problems 2 and 3.",
         needs_timing=True,
-        fingerprinted=True,
     ),
     Output(
         "view",
-        "_view.html",
         "the page",
         _page,
         flag="--html",
@@ -134,7 +131,7 @@ OUTPUTS: tuple[Output, ...] = (
         needs_timing=True,
         check=check_view_range,
     ),
-    Output(REPORT, "_report.json", "the report", _report),
+    Output(REPORT, "the report", _report),
 )
 
 
@@ -174,24 +171,12 @@ def check_outputs(outputs: Iterable[Output], problem: int, freq_ghz: float = 1.0
         FREQ_GHZ.check(freq_ghz, "--freq-ghz")
 
 
-def group() -> GroupLayout:
-    """The plan folder's group of a case: every output's file, in registry order."""
-    return GroupLayout(
-        {o.kind: o.suffix for o in OUTPUTS}, fingerprinted=tuple(o.kind for o in OUTPUTS if o.fingerprinted)
-    )
-
-
-def paths(folder: str | Path, case: str) -> dict[str, Path]:
-    """``{kind: folder/<case><suffix>}`` of every output."""
-    return group_paths(folder, case, group())
-
-
 def check_targets(folder: str | Path, case: str, outputs: Iterable[Output], inst: Instance | None = None) -> None:
     """Before the work: the folder can take these outputs of ``case``
     (:func:`dansched.plan_folder.check_group_targets`) and, given the instance, each
     output's own ``check`` accepts it."""
     outputs = list(outputs)
-    check_group_targets(folder, case, group(), [o.kind for o in outputs])
+    check_group_targets(folder, case, folder_group(), [o.kind for o in outputs])
     for o in outputs:
         if inst is not None and o.check is not None:
             o.check(inst)

@@ -4,12 +4,14 @@ that two runs into one folder do not interleave, and no temporary or lock file l
 behind.
 
 The group of a case in a folder is its contest files ``<case>_schedule.txt``,
-``_memory.txt``, ``_spill.txt``, the other outputs of a solve (a trace, a page: the
-application's registry, :mod:`dansched.outputs`, names them) and ``<case>_report.json``.
-Which files a group holds is data, a :class:`GroupLayout` (kind -> file name after
-``<case>``, the rename order, the kinds that carry the plan's fingerprint), so that this
-module knows the contest files and the report and nothing else. :func:`write_group`
-writes a group:
+``_memory.txt``, ``_spill.txt``, the other outputs of a solve (``_trace.json``, a Perfetto
+trace; ``_view.html``, a page: the application's registry, :mod:`dansched.outputs`, builds
+them) and ``<case>_report.json``. Which files a group holds is data, a :class:`GroupLayout`
+(kind -> file name after ``<case>``, the rename order, the kinds that carry the plan's
+fingerprint): :func:`folder_group` is the whole folder's (:data:`FOLDER_SUFFIXES`, the one
+table of the file names; :func:`folder_paths`), :data:`CONTEST_GROUP` the contest files and
+the report alone. This module knows the names of the files, never how to build them.
+:func:`read_report` reads a folder's report. :func:`write_group` writes a group:
 
 1. take an exclusive ``fcntl`` lock on ``<folder>/.dansched.lock`` (a second run
    into the folder waits for the first to finish its group); the lock file is removed
@@ -54,12 +56,27 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from .errors import MixedPlanError, OutputError
-from .plan import CONTEST_SUFFIXES, check_case_name, check_target, check_writable_folder, encoded
+from .errors import MixedPlanError, OutputError, ViewError
+from .plan import (
+    CONTEST_SUFFIXES,
+    Plan,
+    check_case_name,
+    check_target,
+    check_writable_folder,
+    contest_paths,
+    encoded,
+    plan_texts,
+)
 
 __all__ = [
     "GroupLayout",
     "CONTEST_GROUP",
+    "FOLDER_SUFFIXES",
+    "FINGERPRINTED",
+    "folder_group",
+    "folder_paths",
+    "read_report",
+    "fingerprint_of",
     "PLAN_KINDS",
     "REPORT",
     "LOCK_NAME",
@@ -104,6 +121,23 @@ class GroupLayout:
 
 CONTEST_GROUP = GroupLayout(dict(CONTEST_SUFFIXES))  # the contest files and the report alone
 
+# every file a plan folder holds for a case: kind -> file name after <case>, in rename order
+# (the report last); the outputs registry (dansched.outputs) has one builder per kind
+FOLDER_SUFFIXES: dict[str, str] = {
+    "schedule": CONTEST_SUFFIXES["schedule"],
+    "memory": CONTEST_SUFFIXES["memory"],
+    "spill": CONTEST_SUFFIXES["spill"],
+    "trace": "_trace.json",
+    "view": "_view.html",
+    REPORT: CONTEST_SUFFIXES[REPORT],
+}
+FINGERPRINTED = ("trace",)  # the kinds whose file carries the plan's fingerprint
+
+
+def folder_group() -> GroupLayout:
+    """The group of a case in a plan folder: every file of :data:`FOLDER_SUFFIXES`."""
+    return GroupLayout(dict(FOLDER_SUFFIXES), FINGERPRINTED)
+
 
 def group_paths(directory: str | Path, case: str, layout: GroupLayout) -> dict[str, Path]:
     """``{kind: DIR/<case><suffix>}`` of every kind of ``layout`` (a case name that cannot be
@@ -111,6 +145,26 @@ def group_paths(directory: str | Path, case: str, layout: GroupLayout) -> dict[s
     check_case_name(case)
     d = Path(directory)
     return {k: d / f"{case}{s}" for k, s in layout.suffixes.items()}
+
+
+def folder_paths(directory: str | Path, case: str) -> dict[str, Path]:
+    """``{kind: DIR/<case><suffix>}`` of every file of :func:`folder_group`."""
+    return group_paths(directory, case, folder_group())
+
+
+def read_report(directory: str | Path, case: str) -> dict[str, Any] | None:
+    """``<case>_report.json`` of a plan folder, or None when there is none; raises
+    :class:`~dansched.errors.ViewError` when it is not a JSON object."""
+    path = contest_paths(directory, case)[REPORT]
+    if not path.is_file():
+        return None
+    try:
+        report = json.loads(path.read_text(encoding="utf-8"))
+    except (ValueError, UnicodeDecodeError) as exc:
+        raise ViewError(f"{path}: not valid JSON ({exc})") from None
+    if not isinstance(report, dict):
+        raise ViewError(f"{path}: expected a JSON object")
+    return report
 
 
 def _marker(directory: Path, case: str) -> Path:
@@ -127,6 +181,11 @@ def plan_fingerprint(files: Mapping[str, bytes]) -> dict[str, object]:
     per = {k: _digest(files[k]) for k in PLAN_KINDS if k in files}
     whole = _digest("".join(f"{k}:{h}\n" for k, h in per.items()).encode())
     return {"sha256": whole, "files": per}
+
+
+def fingerprint_of(plan: Plan) -> dict[str, object]:
+    """:func:`plan_fingerprint` of ``plan``'s contest files (:func:`~dansched.plan.plan_texts`)."""
+    return plan_fingerprint({k: text.encode() for k, text in plan_texts(plan).items()})
 
 
 @contextlib.contextmanager

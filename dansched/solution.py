@@ -26,12 +26,12 @@ from .audit import audit_plan, rows_report
 from .checks import FREQ_GHZ, check_path, check_type
 from .errors import ArgumentError
 from .instance import Instance, require_instance
-from .outputs import OutputInput, check_outputs, check_targets, chosen, group
+from .outputs import OutputInput, check_outputs, check_targets, chosen
 from .params import Progress
 from .pipeline import SolveOptions, SolveResult, run_pipeline
 from .pipeline.memory import collection_paused, out_of_memory
-from .plan import Plan, plan_texts
-from .plan_folder import plan_fingerprint, write_group
+from .plan import Plan
+from .plan_folder import fingerprint_of, folder_group, write_group
 from .simulate import Evaluation
 
 __all__ = ["Solution", "solve", "report_dict", "REPORT_BOUNDS_SECONDS"]
@@ -76,7 +76,7 @@ class Solution:
     @property
     def fingerprint(self) -> dict[str, object]:
         """sha256 of each contest file and one over them (see :mod:`dansched.plan_folder`)."""
-        return plan_fingerprint({k: t.encode() for k, t in plan_texts(self.plan).items()})
+        return fingerprint_of(self.plan)
 
     @property
     def report(self) -> dict[str, Any]:
@@ -107,7 +107,7 @@ class Solution:
         ``outputs`` asked for (see :meth:`files`) and return the paths written, in the
         order they were renamed into place."""
         check_path(folder, "Solution.write: folder")
-        self.written = write_group(folder, self.instance.name, self.files(outputs, freq_ghz), group())
+        self.written = write_group(folder, self.instance.name, self.files(outputs, freq_ghz), folder_group())
         return self.written
 
     def summary(self) -> dict[str, Any]:

@@ -53,8 +53,7 @@ def test_readme_example_runs_and_writes_a_valid_plan_folder(tmp_path, monkeypatc
     """The README's example builds a graph in memory, solves problem 3 and writes the whole
     folder in one call; the files it names are there, judged by the evaluator and checked
     against the fingerprint the report carries."""
-    from dansched.outputs import group
-    from dansched.plan_folder import check_folder
+    from dansched.plan_folder import check_folder, folder_group
 
     code = readme_example()
     assert len(code.strip().splitlines()) <= 12  # a short example
@@ -82,7 +81,7 @@ def test_readme_example_runs_and_writes_a_valid_plan_folder(tmp_path, monkeypatc
     ev = evaluate(inst, plan)
     assert ev.valid and ev.problem == 2
     assert ev.makespan == makespan == 50  # COPY_IN (20) then ADD (30), nothing to overlap
-    assert check_folder(folder, "tiny", group()) is not None  # report and trace carry the plan's fingerprint
+    assert check_folder(folder, "tiny", folder_group()) is not None  # report and trace carry the plan's fingerprint
     report = json.loads((folder / "tiny_report.json").read_text())
     assert report["makespan"] == 50 and report["bounds"]["makespan"]["value"] == 50
 

@@ -22,10 +22,9 @@ from helpers import REPO, SHIPPED, run_cli, run_proc_cli
 
 import dansched.solution
 from dansched.instance import load_instance
-from dansched.outputs import group
 from dansched.params import ProgressParams
 from dansched.plan import read_plan_dir
-from dansched.plan_folder import check_folder
+from dansched.plan_folder import check_folder, folder_group
 from dansched.report.progress import progress_reporter
 from dansched.simulate import evaluate
 
@@ -212,7 +211,7 @@ def test_sigterm_after_the_plan_is_written_never_ends_the_process_by_signal(tmp_
     codes = [_solve_and_term(tmp_path / f"p{i}", delay) for i, delay in enumerate((0.0, 0.01))]
     assert set(codes) <= {0, 143}, codes
     for i in range(2):
-        assert check_folder(tmp_path / f"p{i}", "Exp", group()) is not None
+        assert check_folder(tmp_path / f"p{i}", "Exp", folder_group()) is not None
 
 
 def test_sigterm_during_the_work_exits_143_and_leaves_no_half_folder(tmp_path):

@@ -2,12 +2,16 @@
 
     core (errors, checks, params, budget, kernels, hardware, instance, graph, addresses, plan, plan_folder, simulate,
           generate, testing)
-      <- models <- stages <- pipeline <- (audit, baselines, bench, executor, judge, outputs, report, solution, sweep)
-      <- cli, dansched (the public API)
+      <- models <- stages <- pipeline <- application <- cli, dansched (the public API)
+
+and, inside the application layer, down its own order (lowest first)
+
+    judge <- executor <- audit <- baselines <- report <- outputs <- bench <- sweep <- solution
 
 Imports are read with ``ast`` from every module, including imports inside functions
 and under ``TYPE_CHECKING``; a module may import its own layer or a lower one, never a
-higher one. Only the top layer (``cli``, and the package ``__init__``, which loads its
+higher one, and an application module only itself (its own package) and the application
+modules before it. Only the top layer (``cli``, and the package ``__init__``, which loads its
 exports on first use) may defer imports into functions, to keep ``dansched evaluate``
 from loading CP-SAT: that is start-up time, not a dodged cycle.
 """
@@ -38,7 +42,9 @@ CORE = {
     "generate",
     "testing",
 }
-APPLICATION = {"audit", "baselines", "bench", "report", "executor", "judge", "outputs", "solution", "sweep"}
+# the application layer, lowest first: each imports only the ones before it (docs/architecture.md, "Layers")
+APPLICATION_ORDER = ("judge", "executor", "audit", "baselines", "report", "outputs", "bench", "sweep", "solution")
+APPLICATION = set(APPLICATION_ORDER)
 LAYERS = {"core": 0, "models": 1, "stages": 2, "pipeline": 3, "application": 4, "top": 5}
 DEFERRED_IMPORTS_ALLOWED = {"dansched.cli", "dansched"}
 
@@ -56,6 +62,20 @@ def layer_of(module: str) -> str:
     if head in APPLICATION:
         return "application"
     raise AssertionError(f"{module}: no layer assigned; add it to tests/test_layers.py")
+
+
+def application_rank(module: str) -> int:
+    """The place of an application module (``dansched.report.folder``) in :data:`APPLICATION_ORDER`."""
+    return APPLICATION_ORDER.index(module.split(".")[1])
+
+
+def application_climbs(edges) -> list[str]:
+    """The imports among ``edges`` from an application module to a later one of the order."""
+    return [
+        f"{u} imports {v}"
+        for u, v in edges
+        if layer_of(u) == layer_of(v) == "application" and application_rank(v) > application_rank(u)
+    ]
 
 
 def _module_name(path: Path) -> tuple[str, bool]:
@@ -141,6 +161,30 @@ def test_imports_only_point_down_the_layers():
         if LAYERS[layer_of(v)] > LAYERS[layer_of(u)]
     ]
     assert not upward, "\n".join(upward)
+
+
+def test_application_modules_import_only_those_before_them():
+    g, _ = import_graph()
+    climbs = application_climbs(g.edges)
+    assert not climbs, "\n".join(climbs)
+
+
+def test_the_application_order_catches_a_climb():
+    """Imports that once climbed inside the application layer are caught (so the test can fail)."""
+    once = [
+        ("dansched.judge", "dansched.report.view"),
+        ("dansched.judge", "dansched.outputs"),
+        ("dansched.report.folder", "dansched.outputs"),
+        ("dansched.report.folder", "dansched.audit"),
+        ("dansched.audit", "dansched.solution"),
+    ]
+    assert len(application_climbs(once)) == len(once) - 1  # report.folder -> audit points down the order
+    assert (
+        application_climbs(
+            [("dansched.solution", "dansched.judge"), ("dansched.report.folder", "dansched.report.trace")]
+        )
+        == []
+    )
 
 
 def test_no_imports_deferred_into_functions_below_the_top_layer():

@@ -13,9 +13,8 @@ import pytest
 from helpers import SHIPPED, run_cli, run_proc_cli
 
 from dansched.errors import OutputError
-from dansched.outputs import group
 from dansched.plan import Plan, atomic_write_files, check_target, write_plan
-from dansched.plan_folder import LOCK_NAME, write_group
+from dansched.plan_folder import LOCK_NAME, folder_group, write_group
 
 EXP = SHIPPED / "Exp.json"
 EXP_PLAN = Plan(order=(0, 1, 2, 3, 4, 5, 6), offsets=((0, 0), (1, 5)), spills=())  # docs/rules.md, section 9
@@ -131,7 +130,7 @@ def test_a_link_to_a_regular_file_is_replaced_and_the_linked_file_kept(tmp_path)
     link.parent.mkdir()
     link.symlink_to(elsewhere)
     check_target(link)  # accepted
-    write_group(link.parent, "Exp", {"schedule": "0\n"}, group())
+    write_group(link.parent, "Exp", {"schedule": "0\n"}, folder_group())
     assert kind(link) == "file" and link.read_text() == "0\n" and elsewhere.read_text() == "keep me"
     dangling = tmp_path / "out" / "x.txt"
     dangling.symlink_to(tmp_path / "missing")
@@ -143,6 +142,6 @@ def test_a_link_to_a_regular_file_is_replaced_and_the_linked_file_kept(tmp_path)
 def test_a_lock_path_that_is_not_a_regular_file_is_refused_and_left_alone(what, tmp_path):
     lock = make(tmp_path / LOCK_NAME, what)
     with pytest.raises(OutputError, match=LOCK_NAME):
-        write_group(tmp_path, "Exp", {"schedule": "0\n"}, group())
+        write_group(tmp_path, "Exp", {"schedule": "0\n"}, folder_group())
     assert kind(lock) == what
     assert sorted(p.name for p in tmp_path.iterdir()) == [LOCK_NAME]

@@ -1,7 +1,9 @@
 """The outputs of a solve behind one registry (:mod:`dansched.outputs`): an entry added
-there flows through the pre-write checks, ``Solution.write`` and the folder's group
-without any other code knowing it, and the rule of the outputs that need timing is the
-one rule everywhere (the library and the command line)."""
+there, with its file name in the plan folder's table (:data:`dansched.plan_folder.FOLDER_SUFFIXES`),
+flows through the pre-write checks, ``Solution.write`` and the folder's group without any
+other code knowing it, and the rule of the outputs that need timing is the one rule
+everywhere (the library and the command line). The registry and the table name the same
+kinds, in the same order."""
 
 from __future__ import annotations
 
@@ -9,12 +11,13 @@ import pytest
 from helpers import SHIPPED, run_cli
 
 import dansched.outputs as outputs
+import dansched.plan_folder as plan_folder
 import dansched.solution
 from dansched.errors import InputError, OutputError, TraceError
 from dansched.instance import load_instance
-from dansched.outputs import Output, chosen, group
+from dansched.outputs import Output, chosen
 from dansched.pipeline import SolveOptions
-from dansched.plan_folder import check_folder
+from dansched.plan_folder import check_folder, folder_group
 
 EXP = SHIPPED / "Exp.json"
 
@@ -25,7 +28,6 @@ def with_fake_output(monkeypatch):
     plan's makespan, asked for with ``fake`` (its flag ``--fake``) and needing timing."""
     fake = Output(
         "fake",
-        "_fake.txt",
         "the fake output",
         lambda given: f"makespan {given.evaluation.makespan}\n",
         flag="--fake",
@@ -34,7 +36,14 @@ def with_fake_output(monkeypatch):
     )
     registry = (*outputs.OUTPUTS[:-1], fake, outputs.OUTPUTS[-1])
     monkeypatch.setattr(outputs, "OUTPUTS", registry)
+    monkeypatch.setitem(plan_folder.FOLDER_SUFFIXES, "fake", "_fake.txt")
     return fake
+
+
+def test_the_registry_and_the_folder_table_name_the_same_kinds_in_order():
+    assert [o.kind for o in outputs.OUTPUTS] == list(plan_folder.FOLDER_SUFFIXES)
+    assert [o.suffix for o in outputs.OUTPUTS] == list(plan_folder.FOLDER_SUFFIXES.values())
+    assert folder_group().order()[-1] == "report" and folder_group().fingerprinted == ("trace",)
 
 
 def test_a_new_entry_is_written_with_the_group_and_replaced_with_it(tmp_path, with_fake_output):
@@ -45,7 +54,7 @@ def test_a_new_entry_is_written_with_the_group_and_replaced_with_it(tmp_path, wi
     # renamed in registry order, the report last; the makespan of Exp is 60 (docs/rules.md, section 9)
     assert names == ["Exp_schedule.txt", "Exp_memory.txt", "Exp_spill.txt", "Exp_fake.txt", "Exp_report.json"]
     assert (folder / "Exp_fake.txt").read_text() == "makespan 60\n"
-    assert check_folder(folder, "Exp", group()) is not None
+    assert check_folder(folder, "Exp", folder_group()) is not None
     dansched.solution.solve(inst, SolveOptions(problem=3), out=folder)  # without it: the stale file goes
     assert not (folder / "Exp_fake.txt").exists()
 

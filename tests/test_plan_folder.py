@@ -28,18 +28,18 @@ from pathlib import Path
 import pytest
 
 from dansched.errors import OutputError
-from dansched.outputs import group
 from dansched.plan_folder import (
     LOCK_NAME,
     TMP_TAG,
     MixedPlanError,
     check_folder,
+    folder_group,
     group_paths,
     plan_fingerprint,
     write_group,
 )
 
-GROUP = group()  # the group a solve writes: contest files, trace, page, report
+GROUP = folder_group()  # the group a solve writes: contest files, trace, page, report
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
 SEED = 17

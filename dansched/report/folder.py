@@ -4,10 +4,12 @@
 Both read the folder's plan the way every reader does (:func:`dansched.judge.judge_folder`:
 a folder half-written by an interrupted run, or mixing two plans, is refused before
 anything is drawn), need a plan with timing (problems 2 and 3) and a valid one, and
-check every output path before the work. Each is built by its entry of the outputs
-registry (:data:`dansched.outputs.OUTPUTS`), as ``solve`` builds it. A file written
-into its plan folder joins the case's group (:func:`dansched.plan_folder.write_group`),
-a trace carrying the plan's fingerprint; elsewhere it is written atomically on its own.
+check every output path before the work. Each is built by the builder beside it
+(:func:`~dansched.report.trace.trace_text`, :func:`~dansched.report.view.page_text`), the
+one the outputs registry (:data:`dansched.outputs.OUTPUTS`) calls when ``solve`` writes
+it. A file written into its plan folder joins the case's group
+(:func:`dansched.plan_folder.write_group`), a trace carrying the plan's fingerprint;
+elsewhere it is written atomically on its own.
 """
 
 from __future__ import annotations
@@ -15,19 +17,17 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..audit import require_valid
 from ..checks import FREQ_GHZ, check_path
 from ..errors import InputError, TraceError
 from ..instance import Instance, require_instance
-from ..judge import judge_folder
-from ..outputs import OutputInput, group, output, paths
+from ..judge import judge_folder, require_valid
 from ..plan import Plan, atomic_write_files, check_output_file
-from ..plan_folder import write_group
+from ..plan_folder import fingerprint_of, folder_group, folder_paths, read_report, write_group
 from ..simulate import Evaluation
 from .plots import plan_picture, plan_png_bytes
 from .stats import format_statistics
-from .trace import plan_statistics, timed_tasks
-from .view import read_report
+from .trace import plan_statistics, timed_tasks, trace_text
+from .view import page_text
 from .waits import busiest_pipe, format_waits, pipe_waits
 
 __all__ = ["TraceOutput", "timed_plan", "trace_folder", "view_folder"]
@@ -80,13 +80,13 @@ def trace_folder(
     if compare is not None and png is None:
         raise InputError("--compare is drawn beside --plan in the picture: give --png FILE too")
     folder = Path(folder)
-    target = Path(out) if out is not None else paths(folder, inst.name)["trace"]
+    target = Path(out) if out is not None else folder_paths(folder, inst.name)["trace"]
     for p in (target, png):  # before anything is read or written
         if p is not None:
             check_output_file(p)
     plans = [(Path(f), *timed_plan(inst, f)) for f in ([compare] if compare is not None else []) + [folder]]
     _, plan, ev = plans[-1]
-    text = str(output("trace").build(OutputInput(inst, plan, ev, freq_ghz=freq_ghz)))
+    text = trace_text(inst, plan, ev, str(fingerprint_of(plan)["sha256"]), freq_ghz)
     extra: dict[Path, bytes] = {}
     if png is not None:
         pictures = [plan_picture(inst, p, e, f"{inst.name} ({f.resolve().name})") for f, p, e in plans]
@@ -106,10 +106,10 @@ def view_folder(inst: Instance, folder: str | Path, out: str | Path | None = Non
     check_path(out, "view_folder: out", optional=True)
     FREQ_GHZ.check(freq_ghz, "--freq-ghz")
     folder = Path(folder)
-    target = Path(out) if out is not None else paths(folder, inst.name)["view"]
+    target = Path(out) if out is not None else folder_paths(folder, inst.name)["view"]
     check_output_file(target)
     plan, ev = timed_plan(inst, folder)
-    page = str(output("view").build(OutputInput(inst, plan, ev, read_report(folder, inst.name), freq_ghz)))
+    page = page_text(inst, plan, ev, read_report(folder, inst.name), freq_ghz)
     _write_beside_group(folder, inst.name, target, "view", page, {})
     return target
 
@@ -117,7 +117,7 @@ def view_folder(inst: Instance, folder: str | Path, out: str | Path | None = Non
 def _write_beside_group(folder: Path, case: str, target: Path, kind: str, text: str, extra: dict[Path, bytes]) -> None:
     """``text`` to ``target``: as the ``kind`` file of ``case``'s group when that is where it
     goes (under the folder's lock, the rest of the group kept), else atomically on its own."""
-    if target.resolve() == paths(folder, case)[kind].resolve():
-        write_group(folder, case, {kind: text}, group(), extra=extra, replace_group=False)
+    if target.resolve() == folder_paths(folder, case)[kind].resolve():
+        write_group(folder, case, {kind: text}, folder_group(), extra=extra, replace_group=False)
     else:
         atomic_write_files([(target, text), *extra.items()])

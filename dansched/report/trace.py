@@ -62,6 +62,7 @@ __all__ = [
     "plan_statistics",
     "build_trace",
     "trace_json_text",
+    "trace_text",
     "write_trace",
 ]
 
@@ -364,6 +365,15 @@ def trace_json_text(trace: dict[str, Any]) -> str:
     events = ",\n".join(json.dumps(e, separators=(",", ":")) for e in trace["traceEvents"])
     rest = "".join(f",\n{json.dumps(k)}: {json.dumps(v, indent=1)}" for k, v in trace.items() if k != "traceEvents")
     return '{"traceEvents": [\n' + events + "\n]" + rest + "\n}\n"
+
+
+def trace_text(inst: Instance, plan: Plan, ev: Evaluation, fingerprint: str, freq_ghz: float = 1.0) -> str:
+    """The text of a plan folder's ``<case>_trace.json``: the trace (:func:`build_trace`)
+    carrying the plan's ``fingerprint`` (its sha256, :mod:`dansched.plan_folder`) in
+    ``otherData.plan_fingerprint``."""
+    trace = build_trace(inst, plan, ev, freq_ghz)
+    trace.setdefault("otherData", {})["plan_fingerprint"] = fingerprint
+    return trace_json_text(trace)
 
 
 def write_trace(

@@ -62,7 +62,7 @@ from __future__ import annotations
 
 import json
 from bisect import bisect_right
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
@@ -72,7 +72,7 @@ from ..checks import FREQ_GHZ
 from ..errors import InputError, ViewError
 from ..instance import Instance
 from ..models.floors import busiest_pipe
-from ..plan import Plan, atomic_write_text, contest_paths
+from ..plan import Plan, atomic_write_text
 from ..simulate import Evaluation
 from .trace import BufferSegment, TimedTask, buffer_segments, plan_statistics, timed_tasks
 
@@ -87,8 +87,8 @@ __all__ = [
     "build_view_data",
     "check_view_range",
     "view_html",
+    "page_text",
     "write_view",
-    "read_report",
 ]
 
 #: What set a node's start: nothing (it starts at 0), an edge of the augmented DAG
@@ -376,19 +376,16 @@ def view_html(data: dict[str, Any]) -> str:
     return page.replace(DATA_TOKEN, text)
 
 
-def read_report(directory: str | Path, case: str) -> dict[str, Any] | None:
-    """``<case>_report.json`` of a plan folder, or None when there is none; raises
-    :class:`ViewError` when it is not a JSON object."""
-    path = contest_paths(directory, case)["report"]
-    if not path.is_file():
-        return None
-    try:
-        report = json.loads(path.read_text(encoding="utf-8"))
-    except (ValueError, UnicodeDecodeError) as exc:
-        raise ViewError(f"{path}: not valid JSON ({exc})") from None
-    if not isinstance(report, dict):
-        raise ViewError(f"{path}: expected a JSON object")
-    return report
+def page_text(
+    inst: Instance,
+    plan: Plan,
+    ev: Evaluation,
+    report: Mapping[str, Any] | None = None,
+    freq_ghz: float = 1.0,
+) -> str:
+    """The text of a plan folder's ``<case>_view.html``: the page of ``plan`` with the figures
+    of its ``report`` (when there is one)."""
+    return view_html(build_view_data(inst, plan, ev, dict(report) if report is not None else None, freq_ghz))
 
 
 def write_view(
@@ -400,5 +397,5 @@ def write_view(
     freq_ghz: float = 1.0,
 ) -> Path:
     """Build the page of ``plan`` and write it atomically to ``path``; returns the path."""
-    atomic_write_text(path, view_html(build_view_data(inst, plan, ev, report, freq_ghz)))
+    atomic_write_text(path, page_text(inst, plan, ev, report, freq_ghz))
     return Path(path)

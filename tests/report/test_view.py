@@ -22,13 +22,13 @@ from dansched.instance import load_instance
 from dansched.params import OrderSearchParams
 from dansched.pipeline import SolveOptions, run_pipeline
 from dansched.plan import Plan, write_plan
+from dansched.plan_folder import read_report
 from dansched.report.trace import TraceError, buffer_segments, timed_tasks
 from dansched.report.view import (
     DATA_TOKEN,
     WAIT_KINDS,
     binding_predecessors,
     build_view_data,
-    read_report,
     view_html,
 )
 from dansched.simulate import evaluate, simulate_timing
