@@ -667,8 +667,9 @@ def sweep(
     skips the recorded cells, except those that failed for a reason that may pass next time (--retry-failed: all
     failed cells)."""
     from .executor import ExecutorError, ExecutorOptions
+    from .report.sweep import cell_table
     from .report.tables import print_table
-    from .sweep import SweepInputError, cell_table, lost_line
+    from .sweep import SweepInputError, lost_line
     from .sweep import sweep as run_sweep
 
     try:
