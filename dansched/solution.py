@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from .audit import audit_plan, rows_report
+from .audit import AuditRow, audit_plan, rows_report
 from .checks import FREQ_GHZ, check_path, check_type
 from .errors import ArgumentError
 from .instance import Instance, require_instance
@@ -51,13 +51,15 @@ class Solution:
     ``<case>_report.json`` and the files of its plan folder.
 
     ``result`` is the pipeline's :class:`~dansched.pipeline.SolveResult`; ``bounds`` the
-    report's lower bounds (``None`` when :func:`solve` was asked not to compute them);
+    report's lower bounds, one :class:`~dansched.audit.AuditRow` per bound (``None`` when
+    :func:`solve` was asked not to compute them; the report keeps each metric's tightest,
+    :func:`~dansched.audit.rows_report`);
     ``written`` the paths the last :meth:`write` wrote."""
 
     instance: Instance
     options: SolveOptions
     result: SolveResult
-    bounds: dict[str, Any] | None = None
+    bounds: list[AuditRow] | None = None
     written: list[Path] = field(default_factory=list)
 
     @property
@@ -87,7 +89,7 @@ class Solution:
         report["hardware"] = hw.to_dict() | ({"file": hw.source.to_dict()} if hw.source is not None else {})
         report["options"] = self.options.to_dict()
         if self.bounds is not None:
-            report["bounds"] = self.bounds
+            report["bounds"] = rows_report(self.bounds)
         report["fingerprint"] = self.fingerprint
         return report
 
@@ -167,10 +169,9 @@ def solve(
         if bounds:
             say("Report: lower bounds (peak, traffic cover, makespan floors)")
             limit = min(REPORT_BOUNDS_SECONDS, options.time_limit)
-            rows = audit_plan(
+            solution.bounds = audit_plan(
                 inst, result.plan, result.evaluation, time_limit=limit, cpsat=False, params=options.bounds
             )
-            solution.bounds = rows_report(rows)
         if out is not None:
             say(f"Writing the plan folder {out}")
             solution.write(out, outputs, freq_ghz)

@@ -227,8 +227,23 @@ def test_fast_effort_reports_the_linear_bounds_alone():
     inst = dansched.load_instance(REPO / "instances" / "matmul_s2.json")
     fast = dansched.solve(inst, dansched.effort_options("fast", problem=3))
     full = dansched.solve(inst, dansched.SolveOptions(problem=3))
-    assert "product pattern" in full.bounds["max_v_stay"]["method"]
-    assert "product pattern" not in fast.bounds["max_v_stay"]["method"]
+    assert "product pattern" in full.report["bounds"]["max_v_stay"]["method"]
+    assert "product pattern" not in fast.report["bounds"]["max_v_stay"]["method"]
     ev = evaluate(inst, fast.plan)
     for metric in ("max_v_stay", "extra_traffic", "makespan"):
-        assert fast.bounds[metric]["value"] <= getattr(ev, metric)
+        assert fast.report["bounds"][metric]["value"] <= getattr(ev, metric)
+    assert fast.bounds and all(row.bound.value <= getattr(ev, row.metric) for row in fast.bounds)
+
+
+def test_effort_options_takes_every_field_of_the_options_by_its_type():
+    """The typed keywords of effort_options are SolveOptions' fields, one for one, and a
+    name that is none of them is refused as by SolveOptions itself."""
+    from dataclasses import fields
+
+    from dansched.pipeline.options import OptionFields
+
+    assert set(OptionFields.__annotations__) == {f.name for f in fields(dansched.SolveOptions)}
+    got = dansched.effort_options("max", seed=5, victim="lru", exact_window=4, exact_window_mode="memory")
+    assert (got.seed, got.victim, got.effort_name, got.polish.after_every_run) == (5, "lru", "max", True)
+    with pytest.raises(TypeError, match="unexpected keyword argument 'speed'"):
+        dansched.effort_options("fast", speed=3)

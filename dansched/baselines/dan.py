@@ -20,6 +20,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 from functools import partial
+from typing import TypedDict, Unpack
 
 from ..instance import Instance
 from ..params import EffortParams
@@ -28,6 +29,7 @@ from ..pipeline.problem3.sources.candidates import SOURCES
 from .common import MethodResult
 
 __all__ = [
+    "Ablation",
     "dan_method",
     "dan",
     "dan_no_cpe",
@@ -42,10 +44,23 @@ __all__ = [
 MEMORY_WINDOW_WIDTH = 64  # operation nodes per memory-aware window in the ablation row
 
 
-def dan_method(inst: Instance, time_limit: float = 60.0, **options) -> MethodResult:
-    """The pipeline (:func:`~dansched.pipeline.run_pipeline`) with the default effort's options and ``options`` (fields of
-    :class:`~dansched.pipeline.SolveOptions`, and ``exact_window_mode``)."""
-    res = run_pipeline(inst, effort_options("default", time_limit=time_limit, **options))
+class Ablation(TypedDict, total=False):
+    """What a row of the DAN family sets beside the default effort: fields of
+    :class:`~dansched.pipeline.SolveOptions`, and ``exact_window_mode``."""
+
+    problem: int
+    variant: str
+    victim: str
+    effort: EffortParams
+    exact_window: int
+    exact_window_mode: str
+
+
+def dan_method(inst: Instance, time_limit: float = 60.0, **ablation: Unpack[Ablation]) -> MethodResult:
+    """The pipeline (:func:`~dansched.pipeline.run_pipeline`) with the default effort's options, ``time_limit`` and the
+    ``ablation``'s fields."""
+    opts = effort_options("default", time_limit=time_limit, **ablation)
+    res = run_pipeline(inst, opts)
     stages = res.report.to_dict().get("stages", {})
     seconds = {name: fig.get("seconds") for name, fig in stages.items()}
     figures = {name: {k: v for k, v in fig.items() if k != "seconds"} for name, fig in stages.items()}

@@ -9,9 +9,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
-from typing import Any
+from typing import Any, Protocol, TypedDict, Unpack
 
 from ..checks import EXACT_WINDOW, SEED, TIME_LIMIT, TRAFFIC_SLACK, check_type
 from ..errors import ArgumentError
@@ -34,7 +33,7 @@ from ..stages.dlr.stage import VICTIMS
 from ..stages.mpas.stage import VARIANTS
 from .problem3.sources.candidates import SOURCES
 
-__all__ = ["SolveOptions", "PROBLEMS", "WINDOW_MODES", "EFFORTS", "effort_options"]
+__all__ = ["SolveOptions", "OptionFields", "PROBLEMS", "WINDOW_MODES", "EFFORTS", "Preset", "effort_options"]
 
 PROBLEMS = (1, 2, 3)
 WINDOW_MODES = ("fixed", "memory")  # --exact-window-mode
@@ -167,6 +166,30 @@ class SolveOptions:
         )
 
 
+class OptionFields(TypedDict, total=False):
+    """The keyword arguments of :func:`effort_options` and the presets: fields of
+    :class:`SolveOptions`, each with its type (those a preset sets, ``effort``, ``search``,
+    ``bounds`` and ``polish``, replace the preset's)."""
+
+    problem: int
+    variant: str
+    victim: str
+    effort: EffortParams
+    effort_name: str
+    exact_window: int
+    time_limit: float
+    seed: int
+    traffic_slack: float
+    mpas: MpasParams
+    dlr: DlrParams
+    cpe: CpeParams
+    bounds: BoundParams
+    order_search: OrderSearchParams | None
+    timed_trials: tuple[TimedParams, ...]
+    polish: MemoryWindowParams
+    search: tuple[SearchParams, ...]
+
+
 def _preset(
     name: str,
     effort: EffortParams,
@@ -174,9 +197,9 @@ def _preset(
     polish_windows: int,
     bounds: BoundParams,
     exact_window_mode: str,
-    fields: dict[str, Any],
+    given: OptionFields,
 ) -> SolveOptions:
-    """The options of preset ``name`` with ``fields`` (other :class:`SolveOptions` fields)
+    """The options of preset ``name`` with the fields ``given`` (:class:`OptionFields`)
     set. The memory-aware windows follow from the preset, ``exact_window``,
     ``exact_window_mode`` and ``time_limit``: with ``exact_window_mode="memory"`` and a
     window width, half a window per second of ``time_limit`` after every Stage-3 run (the
@@ -184,7 +207,7 @@ def _preset(
     limit their safety net)."""
     if exact_window_mode not in WINDOW_MODES:
         raise ArgumentError(f"exact_window_mode must be one of {', '.join(WINDOW_MODES)}, got {exact_window_mode!r}")
-    base = SolveOptions(**fields)  # validates the fields given
+    base = SolveOptions(**given)  # validates the fields given
     limit, width = float(base.time_limit), base.exact_window
     if exact_window_mode == "memory" and width > 0:
         polish = MemoryWindowParams(
@@ -192,17 +215,17 @@ def _preset(
         )
     else:
         polish = MemoryWindowParams(polish_windows, wall_seconds=max(10 * limit, 1e-3))
-    preset: dict[str, Any] = {
+    preset: OptionFields = {
         "effort": effort,
         "effort_name": name,
         "search": search,
         "bounds": bounds,
         "polish": polish,
     }
-    return SolveOptions(**(preset | fields))
+    return SolveOptions(**(preset | given))
 
 
-def fast(exact_window_mode: str = "fixed", **fields: Any) -> SolveOptions:
+def fast(exact_window_mode: str = "fixed", **fields: Unpack[OptionFields]) -> SolveOptions:
     """The paper's faster compile mode: MPAS, DLR and CPE once (the paper's placements, the
     wave search), five polish windows, no makespan search, the linear-time report bounds."""
     effort = EffortParams(
@@ -218,25 +241,34 @@ def fast(exact_window_mode: str = "fixed", **fields: Any) -> SolveOptions:
     return _preset("fast", effort, (), 5, BoundParams().linear(), exact_window_mode, fields)
 
 
-def default(exact_window_mode: str = "fixed", **fields: Any) -> SolveOptions:
+def default(exact_window_mode: str = "fixed", **fields: Unpack[OptionFields]) -> SolveOptions:
     """Every candidate source, four Stage-3 runs, one makespan-search round, 30 polish
     windows, the report's bounds with their costly parts."""
     return _preset("default", EffortParams(), (SearchParams(),), 30, BoundParams(), exact_window_mode, fields)
 
 
-def max_effort(exact_window_mode: str = "fixed", **fields: Any) -> SolveOptions:
+def max_effort(exact_window_mode: str = "fixed", **fields: Unpack[OptionFields]) -> SolveOptions:
     """The default's work (the same finalists, its search round and polish), then a second,
     longer round from its best plan and a second polish: never slower than the default."""
     search = (SearchParams(), SearchParams(1000, 3_000_000, window_budget=40.0))
     return _preset("max", EffortParams(stage3_runs=5), search, 30, BoundParams(), exact_window_mode, fields)
 
 
-EFFORTS: dict[str, Callable[..., SolveOptions]] = {"fast": fast, "default": default, "max": max_effort}
+class Preset(Protocol):
+    """A preset of ``--effort``: complete options from ``exact_window_mode`` and the fields given."""
+
+    def __call__(self, exact_window_mode: str = "fixed", **fields: Unpack[OptionFields]) -> SolveOptions: ...
 
 
-def effort_options(preset: str = "default", **fields: Any) -> SolveOptions:
+EFFORTS: dict[str, Preset] = {"fast": fast, "default": default, "max": max_effort}
+
+
+def effort_options(
+    preset: str = "default", *, exact_window_mode: str = "fixed", **fields: Unpack[OptionFields]
+) -> SolveOptions:
     """The complete options of the effort ``preset`` (a name of :data:`EFFORTS`), with
-    ``fields`` set (keyword arguments of :class:`SolveOptions`, and ``exact_window_mode``)."""
+    ``fields`` set (:class:`OptionFields`: keyword arguments of :class:`SolveOptions`) and
+    ``exact_window_mode`` (``fixed`` or ``memory``)."""
     if preset not in EFFORTS:
         raise ArgumentError(f"effort must be one of {', '.join(EFFORTS)}, got {preset!r}")
-    return EFFORTS[preset](**fields)
+    return EFFORTS[preset](exact_window_mode, **fields)
