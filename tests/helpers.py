@@ -360,3 +360,31 @@ def generated(family: str, scale: int, seed: int, tight: bool = True):
     nodes, edges = generate(family, scale, seed=seed)
     hw = capacities(L1=1024, UB=256) if tight else None
     return instance_from_records(f"{family}_s{scale}_{seed}", nodes, edges, hw)
+
+
+# ---------------------------------------------------------------------------------
+# two chains on a free UB (the screen, resequencing and Stage 3, by hand)
+# ---------------------------------------------------------------------------------
+
+# A: COPY_IN (MTE2, 10) -> VEC (VECTOR, 10) -> COPY_OUT (MTE3, 100); B: COPY_IN (MTE2, 10)
+# -> VEC (VECTOR, 50). The longest path is A's, 10 + 10 + 100 = 120: no order is faster.
+TWO_CHAINS_NODES = [
+    alloc(0, 0, 10),
+    op(1, "COPY_IN", "MTE2", 10, [0]),
+    op(2, "VEC", "VECTOR", 10, [0]),
+    op(3, "COPY_OUT", "MTE3", 100, [0]),
+    free(4, 0, 10),
+    alloc(5, 1, 10),
+    op(6, "COPY_IN", "MTE2", 10, [1]),
+    op(7, "VEC", "VECTOR", 50, [1]),
+    free(8, 1, 10),
+]
+TWO_CHAINS_EDGES = [[0, 1], [1, 2], [2, 3], [3, 4], [5, 6], [6, 7], [7, 8]]
+# B's VEC before A's: A's loads 0-10, B's 10-20, B's VEC 20-70, A's VEC 70-80, its COPY_OUT 80-180
+TWO_CHAINS_SLOW = Plan(order=(0, 5, 1, 6, 7, 2, 3, 4, 8), offsets=((0, 0), (1, 10)), spills=())
+# A's VEC at 10-20, B's 20-70, A's COPY_OUT 20-120: the longest path, 120
+TWO_CHAINS_FAST = Plan(order=(0, 5, 1, 6, 2, 7, 3, 4, 8), offsets=((0, 0), (1, 10)), spills=())
+
+
+def two_chains():
+    return instance_from_records("two-chains", TWO_CHAINS_NODES, TWO_CHAINS_EDGES)
