@@ -130,7 +130,14 @@ class JointWindowModel(WindowModel):
         self.chains: list[_Chain] = []
         self.boxes: list[tuple[int, Any, Any, Any, Any, int, int | None, int | None]] = []
         self.next_id = self.graph.n  # ids of new spill nodes
-        self.current = 0
+
+    # no LP relaxation: with the boxes' disjunctions it costs ten times the search (measured)
+    linearization_level = 0
+
+    current: float = 0  # the current window's objective (set by set_objective)
+
+    def counts(self) -> dict[str, int]:
+        return {"chains": len(self.chains), "gaps": sum(len(c.gaps) for c in self.chains)}
 
     def _end(self, v: int) -> Any:
         return self.s[v] + self.cycles[v]
@@ -488,16 +495,7 @@ class JointWindowModel(WindowModel):
         window, or no order realises its choice; a tie is returned: it may free a pipe or an
         address sooner for what follows, and the caller judges the whole plan), with the
         status and stats."""
-        counts = {"chains": len(self.chains), "gaps": sum(len(c.gaps) for c in self.chains)}
-        # no LP relaxation: with the boxes' disjunctions it costs ten times the search (measured)
-        solver, status, stats = self.solve_model(
-            deterministic_time=deterministic_time,
-            wall_time=wall_time,
-            seed=seed,
-            counts=counts,
-            current=self.current,
-            linearization_level=0,
-        )
+        solver, status, stats = self.solve_model(deterministic_time=deterministic_time, wall_time=wall_time, seed=seed)
         if solver is None:
             return WindowOutcome(status, None, stats)
         if stats.objective is not None and stats.objective > self.current:

@@ -123,7 +123,11 @@ class MemoryWindowModel(WindowModel):
             ctx.inst, ctx.sched.graph, ctx.segments_of, self.window, self.inside, ctx.sched.pos
         )
         self.choices: list[tuple[Any, Segment, Segment]] = []  # (Boolean: a before b, a, b)
-        self.current = 0  # the current order's objective (set by set_objective)
+
+    current: float = 0  # the current window's objective (set by set_objective)
+
+    def counts(self) -> dict[str, int]:
+        return {"segments": len(self.segs), "pairs": len(self.choices)}
 
     def add_precedence(self) -> None:
         """Every G2 edge inside the window except the address-reuse edges (re-derived from
@@ -196,10 +200,7 @@ class MemoryWindowModel(WindowModel):
     def solve(self, *, deterministic_time: float, wall_time: float, seed: int) -> WindowOutcome[list[int]]:
         """The window's new node sequence (None when the model finds nothing better than the
         current window or no order realises its choice), with the status and stats."""
-        counts = {"segments": len(self.segs), "pairs": len(self.choices)}
-        solver, status, stats = self.solve_model(
-            deterministic_time=deterministic_time, wall_time=wall_time, seed=seed, counts=counts, current=self.current
-        )
+        solver, status, stats = self.solve_model(deterministic_time=deterministic_time, wall_time=wall_time, seed=seed)
         if solver is None:
             return WindowOutcome(status, None, stats)
         if stats.objective is not None and stats.objective >= self.current:

@@ -22,7 +22,7 @@ The constraint families written once here, on a :class:`WindowModel`:
   ``end(v) + rest(v)`` (``rest``: the dependency-only path still to run after ``v``,
   :func:`~dansched.graph.tail_after`; :func:`window_rest` without the address-reuse edges
   the window may drop);
-- :func:`solve_window_model`: CP-SAT through :mod:`.solver` (one worker, a seed, a
+- :func:`solve_window_model`: CP-SAT on a window's model through :mod:`.solver` (one worker, a seed, a
   deterministic budget, the wall clock a safety net) and the outcome's status and stats;
 - :func:`pipe_sequence_edges`: the pipe sequences CP-SAT chose, as order edges for Kahn's
   algorithm, which turns a solution back into a node sequence.
@@ -276,26 +276,27 @@ class WindowModel:
         m.minimize(obj)
         return obj
 
+    linearization_level: int | None = None  # CP-SAT's, when a model needs its own
+    current: float | None = None  # the current window's objective, where a model compares with it
+
+    def counts(self) -> dict[str, int]:
+        """The model's own sizes, for its stats (none here)."""
+        return {}
+
     def solve_model(
-        self,
-        *,
-        deterministic_time: float,
-        wall_time: float,
-        seed: int,
-        counts: Mapping[str, int] | None = None,
-        current: float | None = None,
-        linearization_level: int | None = None,
+        self, *, deterministic_time: float, wall_time: float, seed: int
     ) -> tuple[cp_model.CpSolver | None, str, ModelStats]:
-        """:func:`solve_window_model` on this window's model."""
+        """:func:`solve_window_model` on this window's model (its counts, current objective
+        and linearization level)."""
         return solve_window_model(
             self.m,
             len(self.window),
             deterministic_time=deterministic_time,
             wall_time=wall_time,
             seed=seed,
-            counts=counts,
-            current=current,
-            linearization_level=linearization_level,
+            counts=self.counts(),
+            current=self.current,
+            linearization_level=self.linearization_level,
         )
 
 
