@@ -192,6 +192,9 @@ class WindowModel:
     the families of the module docstring. ``big`` bounds every time of the window (twice
     the plan's makespan plus its longest rest)."""
 
+    linearization_level: int | None = None  # CP-SAT's, when a model needs its own
+    current: float | None = None  # the current window's objective, where a model compares with it
+
     def __init__(self, sched: Schedule, lo: int, hi: int) -> None:
         self.sched, self.lo, self.hi = sched, lo, hi
         self.window = list(sched.order[lo:hi])
@@ -275,9 +278,6 @@ class WindowModel:
                 got.only_enforce_if(lit)
         m.minimize(obj)
         return obj
-
-    linearization_level: int | None = None  # CP-SAT's, when a model needs its own
-    current: float | None = None  # the current window's objective, where a model compares with it
 
     def counts(self) -> dict[str, int]:
         """The model's own sizes, for its stats (none here)."""
