@@ -35,8 +35,8 @@ rules Stage 2 tries for each.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Collection, Iterable, Sequence
+from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from ...simulate import spill_traffic
@@ -111,13 +111,25 @@ class VictimFacts:
     """What a victim rule may read about the buffers (lists indexed by buffer): ``next_need``
     gives ``nu(b,k)`` (Eq. 26) at the current position, ``last_use`` the position of the
     last ALLOC, use or SPILL_IN (kept up to date by the scan), ``sizes``, and the spill
-    ``traffic`` and ``cycles`` of one spill of each buffer."""
+    ``traffic`` and ``cycles`` of one spill of each buffer.
+
+    The rules that look further ahead also read ``needs``, every
+    position where each buffer must be resident (:func:`dansched.graph.needs_positions`: its
+    ALLOC, its uses and its FREE), ``tiers``, each buffer's tier index, ``residents(t)``, the
+    buffers resident in tier ``t`` now, and ``capacity(t, j)``, the units the scan plans tier
+    ``t`` for at position ``j`` (a function of ``t`` and ``j`` alone, fixed for the scan).
+    ``memo`` holds what such a rule derives from these once per scan."""
 
     next_need: Callable[[int], float]
     last_use: Sequence[int]
     sizes: Sequence[int]
     traffic: Sequence[int]
     cycles: Sequence[int]
+    needs: Sequence[Sequence[int]] = ()
+    tiers: Sequence[int] = ()
+    residents: Callable[[int], Collection[int]] | None = None
+    capacity: Callable[[int, int], int] | None = None
+    memo: dict[str, Any] = field(default_factory=dict, compare=False, repr=False)
 
 
 class VictimRule(Protocol):
