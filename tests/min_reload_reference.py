@@ -10,10 +10,10 @@ buffers of the position largest first (ties: lower index), evicting while one do
 each eviction paying the victim's traffic (never a buffer the position needs; with none left
 the tier over-fills), then the buffers whose last need it was leave.
 
-- :func:`continuation_traffic`: farthest-next-use at every eviction (Belady), walked to the end
-  with sets (no early stop, unlike the kernel's two continuations side by side);
-- :func:`min_remaining_traffic`: the least traffic over every sequence of eviction choices
-  (a brute force, memoised on the state).
+- :func:`remaining_traffic`: farthest-next-use at every eviction (Belady), walked to the end
+  with sets (no early stop, unlike the kernel's two continuations side by side); with
+  ``every_choice``, the least traffic over every sequence of eviction choices (a brute
+  force, memoised on the state).
 """
 
 from __future__ import annotations
@@ -21,10 +21,18 @@ from __future__ import annotations
 from collections.abc import Callable, Collection, Sequence
 from functools import cache
 
-Chooser = Callable[[list[int], int], list[int]]
+
+def next_need(needs: Sequence[Sequence[int]], b: int, j: int) -> float:
+    """The first need of ``b`` after position ``j`` (infinity when none)."""
+    return next((x for x in needs[b] if x > j), float("inf"))
 
 
-def _walk(
+def farthest(needs: Sequence[Sequence[int]], sizes: Sequence[int], pool: Sequence[int], j: int) -> int:
+    """Farthest next need first, then larger size, then lower index (Eq. 26)."""
+    return max(pool, key=lambda b: (next_need(needs, b, j), sizes[b], -b))
+
+
+def remaining_traffic(
     needs: Sequence[Sequence[int]],
     sizes: Sequence[int],
     traffic: Sequence[int],
@@ -32,10 +40,15 @@ def _walk(
     residents: Collection[int],
     k: int,
     first: int,
-    choose: Chooser,
+    every_choice: bool = False,
 ) -> int:
-    """The least traffic from position ``k`` on over the eviction choices ``choose`` offers
-    (pool, position -> the victims to try), ``first`` evicted first."""
+    """The traffic from ``k`` on when ``first`` is evicted now and the farthest next need at
+    every later eviction; with ``every_choice``, the least over every eviction sequence that
+    evicts ``first`` now (the brute force)."""
+
+    def choose(pool: list[int], j: int) -> list[int]:
+        return pool if every_choice else [farthest(needs, sizes, pool, j)]
+
     positions = sorted({j for ns in needs for j in ns if j >= k})
     at = {j: sorted((b for b, ns in enumerate(needs) if j in ns), key=lambda b: (-sizes[b], b)) for j in positions}
     if first in at[k] or first not in residents:
@@ -60,45 +73,6 @@ def _walk(
 
     start = frozenset(residents) - {first}
     return traffic[first] + best(0, 0, start)
-
-
-def next_need(needs: Sequence[Sequence[int]], b: int, j: int) -> float:
-    """The first need of ``b`` after position ``j`` (infinity when none)."""
-    return next((x for x in needs[b] if x > j), float("inf"))
-
-
-def farthest(needs: Sequence[Sequence[int]], sizes: Sequence[int], pool: Sequence[int], j: int) -> int:
-    """Farthest next need first, then larger size, then lower index (Eq. 26)."""
-    return max(pool, key=lambda b: (next_need(needs, b, j), sizes[b], -b))
-
-
-def continuation_traffic(
-    needs: Sequence[Sequence[int]],
-    sizes: Sequence[int],
-    traffic: Sequence[int],
-    capacity: Callable[[int], int],
-    residents: Collection[int],
-    k: int,
-    first: int,
-) -> int:
-    """The traffic from ``k`` on when ``first`` is evicted now and the farthest next need at
-    every later eviction."""
-    return _walk(
-        needs, sizes, traffic, capacity, residents, k, first, lambda pool, j: [farthest(needs, sizes, pool, j)]
-    )
-
-
-def min_remaining_traffic(
-    needs: Sequence[Sequence[int]],
-    sizes: Sequence[int],
-    traffic: Sequence[int],
-    capacity: Callable[[int], int],
-    residents: Collection[int],
-    k: int,
-    first: int,
-) -> int:
-    """The least traffic from ``k`` on over every eviction sequence that evicts ``first`` now."""
-    return _walk(needs, sizes, traffic, capacity, residents, k, first, lambda pool, j: pool)
 
 
 def random_tier(rng, buffers: int, sizes: Sequence[int], capacity: int, ops: int) -> list[list[int]]:

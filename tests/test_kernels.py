@@ -473,7 +473,7 @@ def test_compiled_continuations_equal_the_python_walk(seed, uniform, backed_mix)
     for k, residents, pool in min_reload_reference.eviction_points(rng, needs, sizes, capacity):
         f = min_reload_reference.farthest(needs, sizes, pool, k)
         walk = {
-            p: min_reload_reference.continuation_traffic(needs, sizes, traffic, lambda j: capacity, residents, k, p)
+            p: min_reload_reference.remaining_traffic(needs, sizes, traffic, lambda j: capacity, residents, k, p)
             for p in pool
         }
         args = (int64_array(sorted(residents)), ev.event_at(k), ev.pos, ev.ptr, ev.buf, ev.after, ev.cap)
