@@ -366,8 +366,9 @@ def _idle_key(facts: VictimFacts, k: int, b: int) -> float:
 
 
 # the timing tie-breaks of :class:`MinReload`: the smaller key is evicted first. ``lru`` is the
-# registered rule's (``min-reload``); ``idle`` was measured against it and lost on four of the
-# five official cases after Stage 3 (benchmarks/results/bench_victim.md)
+# registered rule's (``min-reload``); ``idle`` was measured against it on the official cases
+# (benchmarks/results/bench_victim.md): after Stage 3 it is slower on four of five with the
+# scan's best fit, and slower in total with either room
 TIE_BREAKS: dict[str, Callable[[VictimFacts, int, int], float]] = {"lru": _lru_key, "idle": _idle_key}
 
 
