@@ -572,7 +572,7 @@ def info(
 
 @app.command()
 def warm() -> None:
-    """Compile the compiled kernels (evaluator, simulator, list scheduler, memory skeleton, the wave search's ranking) into numba's on-disk cache (once per install; the install step runs it), so no later run pays the compile time."""
+    """Compile the compiled kernels (evaluator, simulator, list scheduler, memory skeleton, the wave search's ranking, the min-reload victim rule's look-ahead) into numba's on-disk cache (once per install; the install step runs it), so no later run pays the compile time."""
     from .kernels.warm import warm as compile_kernels
 
     seconds = compile_kernels()

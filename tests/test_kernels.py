@@ -9,7 +9,11 @@
 - the compiled cycle simulator against the Python loop;
 - the compiled list scheduler and forward-backward pass against the Python ones they
   replaced (tests/list_schedule_reference.py), on the memory skeletons of random plans and
-  on random order constraints with many ties.
+  on random order constraints with many ties;
+- farthest-next-use replacement against the dictionary-and-heapq version
+  (tests/belady_reference.py);
+- the ``min-reload`` rule's two continuations side by side against the walk of each to the
+  end with sets (tests/min_reload_reference.py), on random tiers.
 
 The default run draws few examples; ``-m slow`` draws many more and adds the official
 graphs.
@@ -22,6 +26,8 @@ from dataclasses import replace
 
 import belady_reference
 import list_schedule_reference as ref
+import min_reload_reference
+import numpy as np
 import pytest
 import skeleton_reference
 from helpers import OFFICIAL_CASES, official_path
@@ -34,7 +40,8 @@ from dansched.graph import bottom_level
 from dansched.hardware import default_hardware, load_hardware
 from dansched.instance import Instance, instance_from_records, load_instance
 from dansched.kernels.belady import belady_misses
-from dansched.kernels.csr import int64_array
+from dansched.kernels.csr import csr_of_lists, int64_array
+from dansched.kernels.min_reload import first_keeping_minimum
 from dansched.plan import Plan
 from dansched.simulate import (
     Evaluation,
@@ -47,6 +54,7 @@ from dansched.simulate import (
 from dansched.stages.cpe.list_schedule import forward_backward, list_schedule, list_schedule_arrays
 from dansched.stages.cpe.skeleton import memory_skeleton
 from dansched.stages.dlr.stage import dlr_plan
+from dansched.stages.dlr.victim import tier_events
 
 MANY = settings(max_examples=600, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
@@ -437,3 +445,43 @@ def test_belady_by_hand():
     i64 = int64_array
     assert belady_misses(i64([0, 0, 1, 0]), i64([0, 0, 0, 0]), i64([1]), 2) == 3
     assert belady_misses(i64([0, 1, 2, 0, 1]), i64([0] * 5), i64([2]), 3) == 4
+
+
+# ---------------------------------------------------------------------------------
+# the min-reload victim rule's continuations side by side
+# ---------------------------------------------------------------------------------
+
+
+@SETTINGS
+@given(seed=st.integers(0, 2**32 - 1), uniform=st.booleans(), backed_mix=st.booleans())
+def test_compiled_continuations_equal_the_python_walk(seed, uniform, backed_mix):
+    """Random tiers (tests/min_reload_reference.py), at each eviction of a random walk: a victim
+    keeps the minimum exactly when its walk to the end with sets spends no more than the
+    farthest-next-use victim's; the first candidate of a random order that keeps it is the
+    one the walks say; with one size and one traffic the binary search over next needs finds
+    the same one."""
+    rng = random.Random(seed)
+    n = rng.randint(2, 7)
+    sizes = [2] * n if uniform else [rng.randint(1, 3) for _ in range(n)]
+    capacity = 2 * rng.randint(1, 3) if uniform else rng.randint(max(sizes), 7)
+    traffic = [s * (2 if backed_mix and rng.random() < 0.5 else 1) for s in sizes]
+    needs = min_reload_reference.random_tier(rng, n, sizes, capacity, rng.randint(2, 12))
+    rank = int64_array(sorted(range(n), key=lambda b: (sizes[b], -b)))
+    rank = int64_array(np.argsort(rank))  # larger size, then lower index: higher rank
+    ev = tier_events(needs, [0] * n, sizes, 0, lambda t, j: capacity)
+    need_ptr, need_pos = csr_of_lists(needs)
+    for k, residents, pool in min_reload_reference.eviction_points(rng, needs, sizes, capacity):
+        f = min_reload_reference.farthest(needs, sizes, pool, k)
+        walk = {
+            p: min_reload_reference.remaining_traffic(needs, sizes, traffic, lambda j: capacity, residents, k, p)
+            for p in pool
+        }
+        args = (int64_array(sorted(residents)), ev.event_at(k), ev.pos, ev.ptr, ev.buf, ev.after, ev.cap)
+        args += (need_ptr, need_pos, int64_array(sizes), int64_array(traffic), rank)
+        for p in pool:  # each candidate alone
+            assert first_keeping_minimum(int64_array([p]), f, *args, 0) == (0 if walk[p] <= walk[f] else -1)
+        order = rng.sample(pool, len(pool))
+        want = next((i for i, p in enumerate(order) if walk[p] <= walk[f]), -1)
+        assert first_keeping_minimum(int64_array(order), f, *args, 0) == want
+        if uniform and not backed_mix:
+            assert first_keeping_minimum(int64_array(order), f, *args, 1) == want

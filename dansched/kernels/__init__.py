@@ -5,6 +5,8 @@
 - :mod:`.list_schedule`: non-delay list scheduling inside a memory skeleton;
 - :mod:`.skeleton`: the memory skeleton's order constraints (Eq. 14);
 - :mod:`.belady`: farthest-next-use replacement (the wave search's first ranking);
+- :mod:`.min_reload`: two farthest-next-use continuations side by side (the ``min-reload``
+  victim rule);
 - :mod:`.csr`: adjacency lists as CSR arrays and back (plain numpy);
 - :mod:`.warm`: compile every kernel once (``dansched warm``);
 - :mod:`.jit`: the decorator they share (numba's ``njit`` with the on-disk cache).

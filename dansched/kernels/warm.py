@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import time
 
-from . import belady, evaluate, list_schedule, skeleton, timing
+from . import belady, evaluate, list_schedule, min_reload, skeleton, timing
 
 __all__ = ["warm"]
 
@@ -20,6 +20,7 @@ def warm() -> dict[str, float]:
         ("list_schedule", list_schedule),
         ("skeleton", skeleton),
         ("belady", belady),
+        ("min_reload", min_reload),
     ):
         t0 = time.perf_counter()
         module.warm()

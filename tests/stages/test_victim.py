@@ -69,16 +69,38 @@ def test_window_eviction_asks_a_new_rule_for_its_cost(tmp_path):
     assert _window_victim(inst, PriceList({0: 2.0, 1: 3.0, 2: 1.0})) == 2
     # the cost-aware rule prices 1/score: a (needed last, distance 5) is the cheapest
     assert _window_victim(inst, "score") == 0
+    # min-reload: each victim costs one spill (d leaves at 6, before b, c or a come back), so
+    # no reload gap; the tie-break term orders a, b, c (all last used at 3: lowest index first)
+    assert _window_victim(inst, "min-reload") == 0
 
 
 def test_every_registered_rule_picks_and_prices():
     """Each rule of the registry is a VictimRule; on two buffers that differ only in their
-    next need (positions 12 and 20 at k = 10) every rule but LRU evicts the later one
-    and prices it lower; LRU evicts the least recently used (last use 2 before 5)."""
+    next need (positions 12 and 20 at k = 10, when a third arrives in a tier of two) every
+    rule but LRU evicts the later one and prices it lower; LRU evicts the least recently
+    used (last use 2 before 5). For the min-reload rules both victims keep the least traffic
+    (the third leaves at 11), and the later one is also the least recently used."""
     need = {0: 12.0, 1: 20.0}.__getitem__
-    facts = VictimFacts(need, [5, 2], [8, 8], [16, 16], [182, 182])
+    facts = VictimFacts(
+        need,
+        [5, 2, -1],
+        [8, 8, 8],
+        [16, 16, 16],
+        [182, 182, 182],
+        needs=[[0, 5, 12], [1, 2, 20], [10, 11]],
+        tiers=[0, 0, 0],
+        residents=lambda t: [0, 1],
+        capacity=lambda t, j: 16,
+    )
     rules = [*RULES.values(), victim_rule("recency-4")]
-    assert {r.name for r in rules} == {"eager", "score", "space-time", "lru", "recency-4"}
+    assert {r.name for r in rules} == {
+        "eager",
+        "score",
+        "space-time",
+        "lru",
+        "min-reload",
+        "recency-4",
+    }
     for rule in rules:
         if rule.name == "lru":
             assert rule.pick([0, 1], facts, 10) == 1

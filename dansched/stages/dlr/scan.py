@@ -152,7 +152,19 @@ class _Scan:
         self.off = [-1] * nb  # current offset, -1 when not resident
         self.resident: list[dict[int, None]] = [dict() for _ in caps]  # insertion-ordered sets
         self.last_use = [-1] * nb
-        self.facts = VictimFacts(self.next_need, self.last_use, self.sizes, self.traffic_of, self.cycles_of)
+        # the look-ahead rules also read the needs, the tiers, the residents and the units each
+        # tier is planned for at a position (its capacity, whatever the position)
+        self.facts = VictimFacts(
+            self.next_need,
+            self.last_use,
+            self.sizes,
+            self.traffic_of,
+            self.cycles_of,
+            needs=self.next_need.needs,
+            tiers=self.tiers,
+            residents=lambda t: self.resident[t].keys(),
+            capacity=lambda t, j: self.alloc[t].capacity,
+        )
         self.seg_start = [-1] * nb
         self.seg_slot = [-1] * nb
         self.pending_spill = [-1] * nb  # spill number awaiting its SPILL_IN

@@ -19,6 +19,13 @@ counted in positions of the (original-node) schedule.
   last ``W`` positions costs more to evict the more recently it was used. Its reload
   then lands on addresses whose last reader finished long ago instead of on those of
   the operation just before; named ``recency-<W>`` (:func:`victim_rule`).
+- :class:`MinReload` (victims chosen with time in mind, traffic kept): among the victims that
+  *keep the minimum* (evicting one now, then the farthest next need at every later eviction,
+  spends no more reload traffic on the tier than evicting the farthest next need now), the
+  least recently used (``min-reload``). It looks ahead along the tier's future needs
+  (:class:`TierEvents`, :mod:`dansched.kernels.min_reload`), so it reads more facts than
+  the others: every buffer's need positions, its tier, the tier's residents and the
+  capacity the scan plans it for (:class:`VictimFacts`).
 
 Every rule breaks ties deterministically (then larger size, then lower buffer index).
 
@@ -35,9 +42,15 @@ rules Stage 2 tries for each.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Collection, Iterable, Sequence
+from dataclasses import dataclass, field
 from typing import Any, Protocol
+
+import numpy as np
+
+from ...hardware import spill_traffic
+from ...kernels.csr import csr_of_lists, int64_array
+from ...kernels.min_reload import NONE, first_keeping_minimum
 
 __all__ = [
     "INF",
@@ -55,6 +68,10 @@ __all__ = [
     "SpaceTime",
     "Lru",
     "RecencyAware",
+    "TierEvents",
+    "tier_events",
+    "TIE_BREAKS",
+    "MinReload",
     "RULES",
     "VICTIMS",
     "victim_rule",
@@ -108,13 +125,25 @@ class VictimFacts:
     """What a victim rule may read about the buffers (lists indexed by buffer): ``next_need``
     gives ``nu(b,k)`` (Eq. 26) at the current position, ``last_use`` the position of the
     last ALLOC, use or SPILL_IN (kept up to date by the scan), ``sizes``, and the spill
-    ``traffic`` and ``cycles`` of one spill of each buffer."""
+    ``traffic`` and ``cycles`` of one spill of each buffer.
+
+    The rules that look further ahead (:class:`MinReload`) also read ``needs``, every
+    position where each buffer must be resident (:func:`dansched.graph.needs_positions`: its
+    ALLOC, its uses and its FREE), ``tiers``, each buffer's tier index, ``residents(t)``, the
+    buffers resident in tier ``t`` now, and ``capacity(t, j)``, the units the scan plans tier
+    ``t`` for at position ``j`` (a function of ``t`` and ``j`` alone, fixed for the scan).
+    ``memo`` holds what such a rule derives from these once per scan."""
 
     next_need: Callable[[int], float]
     last_use: Sequence[int]
     sizes: Sequence[int]
     traffic: Sequence[int]
     cycles: Sequence[int]
+    needs: Sequence[Sequence[int]] = ()
+    tiers: Sequence[int] = ()
+    residents: Callable[[int], Collection[int]] | None = None
+    capacity: Callable[[int, int], int] | None = None
+    memo: dict[str, Any] = field(default_factory=dict, compare=False, repr=False)
 
 
 class VictimRule(Protocol):
@@ -233,7 +262,228 @@ class RecencyAware:
         return (base + EPS) * self.penalty(k, facts.last_use[b])
 
 
-RULES: dict[str, VictimRule] = {rule.name: rule for rule in (EagerFlush(), CostAware(), SpaceTime(), Lru())}
+@dataclass(frozen=True)
+class TierEvents:
+    """The future of one tier as the kernels of :mod:`dansched.kernels.min_reload` read it:
+    the positions ``pos`` (ascending) where some of its buffers must be resident; per
+    position ``e`` its entries ``ptr[e]..ptr[e+1]``, each a buffer ``buf[i]`` (largest first,
+    then lowest index: the order the scan loads them in) and ``after[i]``, that buffer's next
+    need after ``pos[e]`` (:data:`~dansched.kernels.min_reload.NONE` at its last need, its
+    FREE); ``cap[e]``, the units the scan plans the tier for at ``pos[e]``."""
+
+    pos: np.ndarray
+    ptr: np.ndarray
+    buf: np.ndarray
+    after: np.ndarray
+    cap: np.ndarray
+
+    def event_at(self, k: int) -> int:
+        """The index of position ``k`` in ``pos``."""
+        e = int(np.searchsorted(self.pos, k))
+        if e == len(self.pos) or int(self.pos[e]) != k:
+            raise ValueError(f"no buffer of this tier is needed at position {k}")
+        return e
+
+
+def tier_events(
+    needs: Sequence[Sequence[int]],
+    tiers: Sequence[int],
+    sizes: Sequence[int],
+    tier: int,
+    capacity: Callable[[int, int], int],
+) -> TierEvents:
+    """The :class:`TierEvents` of tier ``tier`` from the need positions of every buffer."""
+    entries = sorted(
+        (j, -sizes[b], b, ns[i + 1] if i + 1 < len(ns) else NONE)
+        for b, ns in enumerate(needs)
+        if tiers[b] == tier
+        for i, j in enumerate(ns)
+    )
+    pos: list[int] = []
+    ptr = [0]
+    for i, (j, _s, _b, _a) in enumerate(entries):
+        if not pos or pos[-1] != j:
+            if pos:
+                ptr.append(i)
+            pos.append(j)
+    ptr.append(len(entries))
+    if not pos:
+        ptr = [0]
+    return TierEvents(
+        int64_array(pos),
+        int64_array(ptr),
+        int64_array([e[2] for e in entries]),
+        int64_array([e[3] for e in entries]),
+        int64_array([capacity(tier, j) for j in pos]),
+    )
+
+
+@dataclass(frozen=True)
+class _Lookahead:
+    """What the kernels of :mod:`dansched.kernels.min_reload` read about one tier at position
+    ``k``: its residents, the index ``e0`` of ``k`` in its events, the events, every buffer's
+    need positions (CSR), sizes, spill traffic and farthest-next-use rank, and whether the
+    tier's buffers have one size and one traffic (``uniform``)."""
+
+    residents: np.ndarray
+    e0: int
+    events: TierEvents
+    need_ptr: np.ndarray
+    need_pos: np.ndarray
+    sizes: np.ndarray
+    traffic: np.ndarray
+    rank: np.ndarray
+    uniform: bool
+
+    def first_keeping_minimum(self, candidates: Sequence[int], f: int) -> int:
+        ev = self.events
+        return first_keeping_minimum(
+            int64_array(candidates),
+            f,
+            self.residents,
+            self.e0,
+            ev.pos,
+            ev.ptr,
+            ev.buf,
+            ev.after,
+            ev.cap,
+            self.need_ptr,
+            self.need_pos,
+            self.sizes,
+            self.traffic,
+            self.rank,
+            int(self.uniform),
+        )
+
+
+def _lru_key(facts: VictimFacts, k: int, b: int) -> float:
+    return facts.last_use[b]
+
+
+def _idle_key(facts: VictimFacts, k: int, b: int) -> float:
+    return facts.last_use[b] - facts.next_need(b)
+
+
+# the timing tie-breaks of :class:`MinReload`: the smaller key is evicted first. ``lru`` is the
+# registered rule's (``min-reload``); ``idle`` was measured against it on the official cases
+# (benchmarks/results/bench_victim.md): after Stage 3 it is slower on four of five with the
+# scan's best fit, and slower in total with either room
+TIE_BREAKS: dict[str, Callable[[VictimFacts, int, int], float]] = {"lru": _lru_key, "idle": _idle_key}
+
+
+class MinReload:
+    """Among the victims that keep the tier's remaining reload traffic at its minimum, the
+    first by a timing tie-break (``lru``: the least recently used; ``idle``: the longest idle
+    stretch from its last use to its next need, ``nu(b,k) - last_use(b)``); then larger size,
+    then lower index. Named ``min-reload`` (LRU, the registered rule) and
+    ``min-reload-<tie-break>``.
+
+    *The minimum* is that of the farthest-next-use continuation (Eq. 26, Belady): the traffic
+    the scan spends on the tier from position ``k`` on if it evicts the farthest-next-use
+    buffer ``f`` now and at every later eviction. A candidate ``p`` *keeps the minimum* when
+    evicting ``p`` now, then continuing farthest-next-use, spends no more. Continuations count
+    units against ``capacity(t, j)`` (sizes may differ: a victim smaller than the room wanted
+    is followed by more victims), load each position's missing buffers largest first, and pay a
+    buffer's spill traffic (``Size``, or ``2*Size`` when not backed) at each eviction (a spilled
+    buffer comes back before its next need, its FREE included). Both continuations run side by
+    side until they hold the same buffers (:mod:`dansched.kernels.min_reload`); the candidates
+    are tried in tie-break order and the first that keeps the minimum is evicted (``f`` keeps
+    it by definition).
+
+    *One size, one traffic.* When every buffer of the tier has the same size and spill traffic,
+    farthest-next-use is optimal, so the candidates are exactly the first victims of the
+    least-traffic eviction sequences; and they are exactly those whose next need is at or
+    after some position ``m``, which a binary search over the candidates' next needs finds.
+    Proof: keeping a buffer from one need to the next is an interval; an eviction sequence
+    keeps a set of intervals whose load stays within the tier's rooms at every position, and
+    the least traffic keeps the most intervals, a maximum-weight flow along the positions
+    (intervals are arcs of weight 1 that skip the positions they span; a position's own arc
+    carries its unused rooms). Let ``F`` be the flow of the farthest-next-use continuation.
+    Evicting ``p`` at ``k`` is optimal exactly when some optimum leaves out ``p``'s interval
+    ``[k, nu(p))``, i.e. when the residual graph of ``F`` has a walk of weight ``+1`` from
+    ``k`` to ``nu(p)`` (closing a cycle of weight 0 with ``p``'s interval reversed). Every
+    position between ``k`` and ``nu(p)`` is spanned by ``p``'s interval itself, so the
+    residual graph can always move forward from any such position to ``nu(p)`` at no cost:
+    if ``p`` has such a walk, so has every ``q`` with ``nu(q) >= nu(p)``. The candidates are
+    thus upward closed in their next need. ``tests/stages/test_min_reload.py`` checks both
+    claims against a brute force. With several sizes or traffics every candidate is tested.
+
+    Evicting ``b`` costs nothing when it keeps the minimum and its spill traffic otherwise
+    (each victim of a window taken alone), plus a term below one unit of traffic that orders
+    the victims by the tie-break."""
+
+    prefix = "min-reload"
+
+    def __init__(self, tie_break: str = "lru") -> None:
+        if tie_break not in TIE_BREAKS:
+            raise ValueError(f"unknown tie-break {tie_break!r} (known: {', '.join(TIE_BREAKS)})")
+        self.tie_break = tie_break
+        self.name = self.prefix if tie_break == "lru" else f"{self.prefix}-{tie_break}"
+        self._key = TIE_BREAKS[tie_break]
+
+    def _ranked(self, pool: Iterable[int], facts: VictimFacts, k: int) -> list[int]:
+        key, sizes = self._key, facts.sizes
+        return sorted(pool, key=lambda b: (key(facts, k, b), -sizes[b], b))
+
+    def _check(self, facts: VictimFacts) -> tuple[Callable[[int], Collection[int]], Callable[[int, int], int]]:
+        """The facts' ``residents`` and ``capacity``; ``ValueError`` when the scan gave too few facts."""
+        if facts.residents is None or facts.capacity is None or not facts.needs or not facts.tiers:
+            raise ValueError(f"{self.name} needs the facts needs, tiers, residents and capacity")
+        return facts.residents, facts.capacity
+
+    def _lookahead(self, facts: VictimFacts, tier: int, k: int) -> _Lookahead:
+        """The kernels' view of ``tier`` at ``k`` (what does not change during the scan is
+        built once, in ``facts.memo``)."""
+        residents, capacity = self._check(facts)
+        memo = facts.memo
+        if "needs" not in memo:
+            sizes = facts.sizes
+            rank = np.empty(len(sizes), dtype=np.int64)  # larger size, then lower index: higher rank
+            rank[sorted(range(len(sizes)), key=lambda b: (sizes[b], -b))] = np.arange(len(sizes))
+            memo["needs"] = (*csr_of_lists(facts.needs), int64_array(sizes), int64_array(facts.traffic), rank)
+        key = f"tier {tier}"
+        if key not in memo:
+            kinds = {(facts.sizes[b], facts.traffic[b]) for b, t in enumerate(facts.tiers) if t == tier}
+            memo[key] = (tier_events(facts.needs, facts.tiers, facts.sizes, tier, capacity), len(kinds) <= 1)
+        events, uniform = memo[key]
+        need_ptr, need_pos, sizes_a, traffic_a, rank_a = memo["needs"]
+        return _Lookahead(
+            int64_array(residents(tier)),
+            events.event_at(k),
+            events,
+            need_ptr,
+            need_pos,
+            sizes_a,
+            traffic_a,
+            rank_a,
+            uniform,
+        )
+
+    def pick(self, pool: Iterable[int], facts: VictimFacts, k: int) -> int:
+        self._check(facts)
+        pool = list(pool)
+        f = RULES["eager"].pick(pool, facts, k)
+        ranked = self._ranked(pool, facts, k)
+        ahead = ranked.index(f)
+        if ahead == 0:
+            return f
+        c = self._lookahead(facts, facts.tiers[f], k).first_keeping_minimum(ranked[:ahead], f)
+        return f if c < 0 else ranked[c]
+
+    def cost(self, b: int, facts: VictimFacts, k: int) -> float:
+        look = self._lookahead(facts, facts.tiers[b], k)
+        ev = look.events
+        residents = look.residents.tolist()
+        pinned = set(ev.buf[ev.ptr[look.e0] : ev.ptr[look.e0 + 1]].tolist())
+        f = RULES["eager"].pick((c for c in residents if c not in pinned), facts, k)
+        keeps = b == f or look.first_keeping_minimum([b], f) == 0
+        ranked = self._ranked(residents, facts, k)
+        return (0 if keeps else facts.traffic[b]) + ranked.index(b) / (len(ranked) + 1) ** 2
+
+
+RULES: dict[str, VictimRule] = {
+    rule.name: rule for rule in (EagerFlush(), CostAware(), SpaceTime(), Lru(), MinReload())
+}
 
 # the ``--victim`` choices (CLI, SolveOptions.victim) -> the L1/UB rules Stage 2 tries for each
 VICTIMS: dict[str, tuple[str, ...]] = {"cost": ("score", "space-time"), "lru": ("lru",)}
