@@ -5,16 +5,14 @@ again by the linear scan (online best fit, greedy eviction) with each victim rul
 ``score`` (Eqs. 27-31, the default), ``eager`` (plain farthest-next-use, Eq. 26) and
 ``min-reload`` with each of its timing tie-breaks (:class:`dansched.stages.dlr.victim.MinReload`).
 Each plan is judged by the shared evaluator, then Stage 3 runs on it
-(:func:`dansched.pipeline.problem3.stage3.stage3`, 6 rounds). The table gives traffic,
+(:func:`dansched.pipeline.problem3.stage3.run.stage3`, 6 rounds). The table gives traffic,
 spills, makespan before and after Stage 3, and the scan's seconds (the least of three, wall
 and CPU: the machine is shared, so the load average is printed too); a second table gives
 each rule's makespan after Stage 3 and traffic against ``score``'s.
 
-Each rule runs with two *rooms* (where a placed or reloaded buffer goes): the scan's own best
-fit (Eq. 24), and, for comparison only, *earliest released*: among the free ranges that fit,
-the one whose last occupant left earliest (by position), a window at either end of a free
-range or at a boundary of its release times (``EarliestReleased``, built here on
-``FreeList`` and ``AddressTimes``; not a placement of the package).
+Each rule runs with two room rules (where a placed or reloaded buffer goes,
+:mod:`dansched.rooms`): best fit (Eq. 24), and *earliest released*: among the free ranges
+that fit, the room whose last occupant left earliest (by position).
 
 Usage::
 
@@ -31,18 +29,16 @@ import argparse
 import os
 import platform
 import time
-from collections.abc import Callable
 from pathlib import Path
 
 from dansched.instance import Instance, load_instance
+from dansched.params import Stage3Params
 from dansched.pipeline.options import SolveOptions
-from dansched.pipeline.problem3.address_times import AddressTimes
-from dansched.pipeline.problem3.stage3 import stage3
+from dansched.pipeline.problem3.stage3.run import stage3
 from dansched.plan import plan_from_indices, read_plan_dir
 from dansched.simulate import evaluate
 from dansched.solution import solve
-from dansched.stages.dlr.freelist import FreeList
-from dansched.stages.dlr.scan import ScanResult, _Scan
+from dansched.stages.dlr.scan import ScanResult, linear_scan
 from dansched.stages.dlr.victim import MinReload, VictimRule
 
 REPO = Path(__file__).resolve().parents[1]
@@ -52,43 +48,12 @@ CASES = ["Conv_Case0", "FlashAttention_Case0", "FlashAttention_Case1", "Matmul_C
 RULES: list[str | VictimRule] = ["score", "eager", "min-reload", MinReload("idle")]
 
 
-class EarliestReleased(FreeList):
-    """A free list whose placement takes, among the windows that fit, the one whose addresses
-    were last released earliest (``now()`` gives the position at each release); ties: least
-    slack of its free range, then the lowest address."""
-
-    def __init__(self, capacity: int, now: Callable[[], int]) -> None:
-        super().__init__(capacity)
-        self.times = AddressTimes(capacity, initial=-1)
-        self.now = now
-
-    def release(self, offset: int, size: int) -> None:
-        super().release(offset, size)
-        self.times.assign(offset, offset + size, self.now())
-
-    def best_fit(self, size: int) -> int | None:
-        best: tuple[tuple[int, int, int], int] | None = None
-        for left, right in self.segments():
-            if right - left < size:
-                continue
-            starts = {left, right - size} | {lo for lo, _hi, _v in self.times.pieces() if left < lo <= right - size}
-            for at in starts:
-                key = (self.times.latest(at, at + size), right - left - size, at)
-                if best is None or key < best[0]:
-                    best = (key, at)
-        return None if best is None else best[1]
-
-
-class _EarliestReleasedScan(_Scan):
-    def __init__(self, inst: Instance, order: list[int], rule: str | VictimRule) -> None:
-        super().__init__(inst, order, rule, "bestfit", "greedy", None)
-        self.alloc = [EarliestReleased(al.capacity, lambda: len(self.out)) for al in self.alloc]
+ROOMS = {"best fit": "best-fit", "earliest released": "earliest-released"}
 
 
 def scan(inst: Instance, order: list[int], rule: str | VictimRule, room: str) -> ScanResult:
-    if room == "best fit":
-        return _Scan(inst, order, rule, "bestfit", "greedy", None).run()
-    return _EarliestReleasedScan(inst, order, rule).run()
+    """The paper's placement (online, greedy eviction) with ``rule`` and the room rule ``room``."""
+    return linear_scan(inst, order, rule=rule, room=ROOMS[room])
 
 
 def problem2_order(inst: Instance, case: str, plans: Path | None) -> list[int]:
@@ -119,7 +84,7 @@ def run_case(case: str, plans: Path | None, rounds: int) -> list[dict[str, objec
             assert ev.valid, (case, room, name, [e.message for e in ev.errors[:3]])
             assert ev.extra_traffic == res.traffic
             t3 = time.perf_counter()
-            s3 = stage3(inst, plan, ev, rounds=rounds)
+            s3 = stage3(inst, plan, ev, Stage3Params(rounds=rounds))
             t3 = time.perf_counter() - t3
             assert s3.evaluation.valid and s3.evaluation.extra_traffic == res.traffic
             rows.append(

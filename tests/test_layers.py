@@ -1,7 +1,7 @@
 """The package's import graph: no cycles, and every import points down the layer order
 
-    core (errors, checks, params, budget, kernels, hardware, instance, graph, addresses, plan, plan_folder, simulate,
-          generate, testing)
+    core (errors, checks, params, budget, kernels, hardware, instance, graph, addresses, rooms, plan, plan_folder,
+          simulate, generate, testing)
       <- models <- stages <- pipeline <- application <- cli, dansched (the public API)
 
 and, inside the application layer, down its own order (lowest first)
@@ -28,6 +28,7 @@ PACKAGE = Path(__file__).resolve().parents[1] / "dansched"
 
 CORE = {
     "addresses",
+    "rooms",
     "errors",
     "checks",
     "params",

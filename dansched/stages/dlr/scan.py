@@ -27,15 +27,36 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
+from ...addresses import ReleaseMap
 from ...errors import PlacementFailed
 from ...graph import needs_positions
 from ...hardware import spill_traffic
 from ...instance import KIND_ALLOC, KIND_OP, Instance
+from ...rooms import choose_room
 from ...simulate import Segment, spill_node_ids
 from .freelist import FreeList
 from .victim import INF, RULES, VictimFacts, VictimRule, spill_cycles, victim_rule
 
-__all__ = ["ScanResult", "linear_scan"]
+__all__ = ["Reservation", "ScanResult", "linear_scan"]
+
+
+@dataclass(frozen=True)
+class Reservation:
+    """Units of each tier (by tier index) that the victim rule plans around: while the scan
+    is at a position before ``until`` (of the order it walks; ``None``: the whole order), a
+    tier of capacity ``C`` is planned for ``C - units[tier]`` -- victims leave as soon as that
+    is exceeded -- while addresses still use all ``C``. The spare units let a load take a
+    room whose last occupant left earlier (:mod:`dansched.stages.dlr.rooms`), so it need not
+    wait for its victim: double buffering in general form, paid for in traffic."""
+
+    units: Mapping[int, int]
+    until: int | None = None
+
+    def at(self, tier: int, k: int) -> int:
+        """The units of ``tier`` kept aside at position ``k``."""
+        if self.until is not None and k >= self.until:
+            return 0
+        return int(self.units.get(tier, 0))
 
 
 @dataclass
@@ -103,6 +124,8 @@ def linear_scan(
     capacity: Mapping[int, int] | None = None,
     planned: Mapping[int, Sequence[int]] | None = None,
     traffic_limit: int | None = None,
+    room: str = "best-fit",
+    reserve: Reservation | None = None,
 ) -> ScanResult:
     """Algorithm 2 along ``order`` (original node ids, a topological order).
 
@@ -114,16 +137,24 @@ def linear_scan(
     after it (a spill plan chosen in advance, e.g. by :mod:`dansched.stages.dlr.spillplan`);
     eviction by ``rule`` still covers whatever the plan leaves unplaceable. With
     ``traffic_limit``, the scan stops with :class:`PlacementFailed` as soon as its traffic
-    passes the limit (traffic only grows along the scan)."""
-    return _Scan(inst, order, rule, mode, evict, capacity, planned, traffic_limit).run()
+    passes the limit (traffic only grows along the scan). In ``"bestfit"`` mode, ``room``
+    names the room rule (:data:`dansched.stages.dlr.rooms.ROOM_RULES`; release times are
+    positions of the output sequence) and ``reserve`` the units each tier's victims are
+    planned around (:class:`Reservation`)."""
+    return _Scan(inst, order, rule, mode, evict, capacity, planned, traffic_limit, room, reserve).run()
 
 
 class _Scan:
     """State of one linear scan; ``run`` returns the :class:`ScanResult`."""
 
-    def __init__(self, inst, order, rule, mode, evict, capacity, planned=None, traffic_limit=None) -> None:
+    def __init__(
+        self, inst, order, rule, mode, evict, capacity, planned=None, traffic_limit=None, room="best-fit", reserve=None
+    ) -> None:
         self.planned = planned or {}
         self.traffic_limit = traffic_limit
+        if mode != "bestfit" and (room != "best-fit" or reserve is not None):
+            raise ValueError("a room rule or a reservation needs the bestfit placement mode")
+        self.room, self.reserve = room, reserve
         hw = inst.hw
         L = inst.lists()
         self.inst, self.L, self.order = inst, L, list(order)
@@ -144,6 +175,8 @@ class _Scan:
             self.alloc = [FreeList(c) for c in caps]
         else:
             raise ValueError(f"unknown placement mode {mode!r}")
+        # per tier, the output position at which each address was last released (room rules)
+        self.released = [ReleaseMap(never=-1) for _ in caps] if room != "best-fit" else None
         l0 = {hw.tier_index(t) for t in hw.single_residency_tiers}
         upper = victim_rule(rule) if isinstance(rule, str) else rule
         self.rule_of: list[VictimRule] = [RULES["eager"] if t in l0 else upper for t in range(len(caps))]
@@ -153,7 +186,7 @@ class _Scan:
         self.resident: list[dict[int, None]] = [dict() for _ in caps]  # insertion-ordered sets
         self.last_use = [-1] * nb
         # the look-ahead rules also read the needs, the tiers, the residents and the units each
-        # tier is planned for at a position (its capacity, whatever the position)
+        # tier is planned for at a position (its capacity less the reservation there)
         self.facts = VictimFacts(
             self.next_need,
             self.last_use,
@@ -163,7 +196,7 @@ class _Scan:
             needs=self.next_need.needs,
             tiers=self.tiers,
             residents=lambda t: self.resident[t].keys(),
-            capacity=lambda t, j: self.alloc[t].capacity,
+            capacity=self.planned_units,
         )
         self.seg_start = [-1] * nb
         self.seg_slot = [-1] * nb
@@ -215,6 +248,8 @@ class _Scan:
         """Close ``b``'s segment at the event just appended to the output."""
         t = self.tiers[b]
         self.alloc[t].release(self.off[b], self.sizes[b])
+        if self.released is not None:
+            self.released[t].release(self.off[b], self.sizes[b], len(self.out) - 1)
         del self.resident[t][b]
         start, end = self.seg_start[b], len(self.out) - 1
         self.res.segments.append(
@@ -244,7 +279,7 @@ class _Scan:
         while missing:
             b = missing.pop(0)
             t = self.tiers[b]
-            off = self.alloc[t].best_fit(self.sizes[b]) if t in cleared else self.place(b, need, k)
+            off = self.room_for(t, self.sizes[b]) if t in cleared else self.place(b, need, k)
             if off is None:
                 if t in cleared:
                     raise PlacementFailed(f"buffer {int(self.inst.buf_id[b])} cannot be placed at position {k}")
@@ -264,26 +299,53 @@ class _Scan:
             self.start_segment(b, off, kk, spill_node_ids(self.inst.n, kk)[1], k)
 
     # ---- placement and eviction ---------------------------------------------------------
-    def place(self, b: int, pinned: Sequence[int], k: int) -> int | None:
-        """Offset for ``b`` by best fit (Eq. 24), evicting from its tier while nothing fits
-        (Algorithm 2, lines 7-12). ``None`` when only ``pinned`` buffers are left in the way."""
-        t, s = self.tiers[b], self.sizes[b]
+    def room_for(self, t: int, s: int) -> int | None:
+        """The room of ``s`` units the room rule picks among tier ``t``'s free ranges (Eq. 24
+        for best fit), ``None`` when no range is long enough."""
         al = self.alloc[t]
-        off = al.best_fit(s)
+        if self.released is None:
+            return al.best_fit(s)
+        assert isinstance(al, FreeList)
+        return choose_room(al.segments(), s, self.room, self.released[t].last_release)
+
+    def planned_units(self, t: int, k: int) -> int:
+        """The units tier ``t`` is planned for at position ``k``: its capacity less the
+        reservation there (a function of the tier and the position alone)."""
+        cap = self.alloc[t].capacity
+        return cap if self.reserve is None else cap - self.reserve.at(t, k)
+
+    def planned_room(self, t: int, s: int, k: int) -> int | None:
+        """:meth:`room_for`, or ``None`` while taking ``s`` more units would pass the units
+        tier ``t`` is planned for at position ``k`` (:meth:`planned_units`)."""
+        if self.reserve is not None:
+            al = self.alloc[t]
+            if al.capacity - al.free_units + s > self.planned_units(t, k):
+                return None
+        return self.room_for(t, s)
+
+    def place(self, b: int, pinned: Sequence[int], k: int) -> int | None:
+        """Offset for ``b`` by the room rule (best fit, Eq. 24, by default), evicting from its
+        tier while nothing fits or the tier passes what it is planned for (Algorithm 2, lines
+        7-12). ``None`` when only ``pinned`` buffers are left in the way; a reservation that
+        only pinned buffers keep from holding gives way to the tier's real capacity."""
+        t, s = self.tiers[b], self.sizes[b]
+        off = self.planned_room(t, s, k)
         if off is not None:
             return off
         if self.mode == "bestfit" and self.evict_mode == "window":
-            if self.evict_window(t, s, pinned, k):
-                return al.best_fit(s)
-            return None
+            if not self.evict_window(t, s, pinned, k):
+                return None
+            off = self.planned_room(t, s, k)
+            if off is not None or self.reserve is None:
+                return off
         pin = set(pinned)
         rule = self.rule_of[t]
         while off is None:
             pool = [c for c in self.resident[t] if c not in pin]
             if not pool:
-                return None
+                return self.room_for(t, s) if self.reserve is not None else None
             self.spill_out(rule.pick(pool, self.facts, k))
-            off = al.best_fit(s)
+            off = self.planned_room(t, s, k)
         return off
 
     def evict_window(self, t: int, s: int, pinned: Sequence[int], k: int) -> bool:

@@ -48,7 +48,6 @@ from typing import Any, Protocol
 
 import numpy as np
 
-from ...hardware import spill_traffic
 from ...kernels.csr import csr_of_lists, int64_array
 from ...kernels.min_reload import NONE, first_keeping_minimum
 
