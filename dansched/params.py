@@ -222,7 +222,11 @@ class EffortParams:
     - ``stage2_variants``: DLR's variants (its other orders and placements) and the order
       search's exact and window methods (``False``: the paper's placements, best fit with greedy or window eviction, on the
       Stage-1 order with lifetimes tightened, then the wave search on blocked reductions
-      alone: a grid kernel's traffic is decided by its tile order).
+      alone: a grid kernel's traffic is decided by its tile order);
+    - ``reservation_steps``: the most rooms the ``reservation`` source keeps aside per tier
+      (``dansched.pipeline.problem3.sources.reservation``), one more at each step of a sweep;
+    - ``saturation``: a sweep stops at a plan whose makespan is within this share of its
+      busiest pipe's load (more rooms would only add to that load).
 
     The presets of ``--effort`` are functions that return complete options
     (``dansched.pipeline.options.EFFORTS``)."""
@@ -237,9 +241,12 @@ class EffortParams:
     stage3_rounds: int = 6
     stage1_restarts: bool = True
     stage2_variants: bool = True
+    reservation_steps: int = 3
+    saturation: float = 0.01
 
     def __post_init__(self) -> None:
-        _check_all_ints(self, skip=("sources", "victim_rules", "stage1_restarts", "stage2_variants"))
+        _check_all_ints(self, skip=("sources", "victim_rules", "stage1_restarts", "stage2_variants", "saturation"))
+        _check_number(self, "saturation", 0.0)
         _check_int(self, "stage3_runs", 1)
         _check_int(self, "max_starts", 1)
         for name in ("sources", "victim_rules"):

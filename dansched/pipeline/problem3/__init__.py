@@ -8,7 +8,7 @@ Its folders follow the flow, :mod:`.loop` on top:
 - :mod:`.loop` -- the six steps: budget, candidates, screen, Stage 3 on the best few, the
   makespan search, the polish;
 - :mod:`.sources` -- where the candidates come from: :mod:`.sources.candidates` (the
-  sources by name) with their engines :mod:`.sources.room` (room for the next tile) and
+  sources by name) with their engines :mod:`.sources.reservation` (rooms kept aside: double buffering) and
   :mod:`.sources.timed` (the time-driven scheduler with memory);
 - :mod:`.stage3` -- what Stage 3 does to a candidate: :mod:`.stage3.screen` (one
   list-scheduling pass that ranks the candidates), :mod:`.stage3.run` (a full Stage-3 run:

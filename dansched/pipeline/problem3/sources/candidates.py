@@ -17,9 +17,9 @@ found it). The sources:
   the recency-aware rule (:class:`~dansched.stages.dlr.victim.RecencyAware`: reloads land on
   addresses whose last reader finished long ago) and LRU (paper Table 4);
 - ``algorithm-1-order``: DLR on the literal Algorithm-1 order (a different skeleton);
-- ``reserved-room``: per tier the problem-2 plan spills from, the plans of its order whose
-  evictions keep a quarter, half or whole tile free (:mod:`dansched.pipeline.problem3.sources.room`: room
-  for the next tile);
+- ``reservation``: the problem-2 plan's order placed again with rooms taken apart from the
+  victims, the victims planned around no, one, two... rooms per tier
+  (:mod:`dansched.pipeline.problem3.sources.reservation`: double buffering in general form);
 - ``time-driven``: the time-driven list scheduler with memory
   (:mod:`dansched.pipeline.problem3.sources.timed`), one candidate per trial;
 - ``dlr-on-time-driven``: DLR's placement on the fastest time-driven order (the
@@ -41,6 +41,7 @@ from dataclasses import dataclass, field, replace
 from ....budget import TrafficBudget
 from ....errors import NoLegalOrderError, PlacementFailed, TimedFailed
 from ....instance import Instance
+from ....models.floors import busiest_pipe
 from ....models.traffic import traffic_lower_bound
 from ....params import Problem3Params
 from ....plan import Plan
@@ -49,7 +50,7 @@ from ....stages.dlr.reorder import tighten_lifetimes
 from ....stages.dlr.stage import DlrResult, dlr_plan
 from ....stages.dlr.victim import VICTIMS
 from ....stages.mpas.stage import mpas_order
-from .room import reserved_room_plan, tile_sizes
+from .reservation import reservation_plan, reservation_settings, tile_sizes
 from .timed import timed_schedule
 
 __all__ = ["Candidate", "SourceContext", "CandidateSource", "SOURCES", "problem2_candidate"]
@@ -163,22 +164,37 @@ def algorithm1_order_source(ctx: SourceContext) -> Iterator[Candidate]:
     yield from _dlr_candidate(ctx, order, "algorithm-1-order", "mpas-paper", victim=ctx.params.victim)
 
 
-def reserved_room_source(ctx: SourceContext) -> Iterator[Candidate]:
-    """For each tier the problem-2 plan spills from, the plans of its order (spill nodes
-    dropped) that keep a quarter, half and whole tile of that tier free
-    (:func:`~dansched.pipeline.problem3.sources.room.reserved_room_plan`, the first rule of the caller's
-    victim choice): more
-    room, more traffic, more overlap."""
-    inst = ctx.inst
+def reservation_source(ctx: SourceContext) -> Iterator[Candidate]:
+    """The problem-2 plan's order (spill nodes dropped) placed again with each room taken
+    apart from its victims (earliest released) and the victims planned around a reservation
+    (:mod:`~dansched.pipeline.problem3.sources.reservation`): none, then one room more per step
+    of each sweep. The victim rule is ``min-reload`` (the least reloads, then the least
+    recently used), or the caller's own rule when it chose another than the cost-aware one. A
+    sweep stops at the first plan past the budget, and after the first whose makespan is within
+    ``effort.saturation`` of its busiest pipe's load."""
+    inst, effort = ctx.inst, ctx.params.effort
     index = {bid: i for i, bid in enumerate(inst.buf_id.tolist())}
-    spilled = [index[bid] for bid, _ in ctx.stage2.plan.spills]
+    tiles = tile_sizes(inst, [index[bid] for bid, _ in ctx.stage2.plan.spills])
     order = [v for v in ctx.stage2.plan.order if v < inst.n]
-    params = replace(ctx.params.dlr, traffic_limit=ctx.budget.allowance)
-    for tier, tile in tile_sizes(inst, spilled).items():
-        for room in sorted({tile // 4, tile // 2, tile} - {0}):
-            plan = reserved_room_plan(inst, order, tier, room, VICTIMS[ctx.params.victim][0], params)
-            if plan is not None:
-                yield from _accepted(inst, plan, "reserved-room", f"{inst.hw.tiers[tier]} keeps {room} free")
+    rule = "min-reload" if ctx.params.victim == "cost" else VICTIMS[ctx.params.victim][0]
+    for sweep in reservation_settings(inst, tiles, effort.reservation_steps):
+        for setting in sweep:
+            plan = reservation_plan(inst, order, setting, rule, ctx.budget.allowance)
+            cand = None if plan is None else next(_accepted(inst, plan, "reservation", setting.describe(inst)), None)
+            if cand is None:
+                break
+            full = saturated(cand.evaluation, effort.saturation)
+            yield cand
+            if full:
+                break
+
+
+def saturated(ev: Evaluation, share: float) -> bool:
+    """Whether the judged plan's makespan is within ``share`` of its busiest pipe's load (on
+    its augmented graph: spill tasks included)."""
+    g = ev.graph
+    assert g is not None and ev.makespan is not None, "a full plan's evaluation"
+    return ev.makespan <= (1 + share) * busiest_pipe(g.pipe, g.cycles)[1]
 
 
 def time_driven_source(ctx: SourceContext) -> Iterator[Candidate]:
@@ -218,7 +234,7 @@ SOURCES: dict[str, CandidateSource] = {  # by name, in the order the pipeline ru
     "dlr": dlr_source,
     "victim-rules": victim_rules_source,
     "algorithm-1-order": algorithm1_order_source,
-    "reserved-room": reserved_room_source,
+    "reservation": reservation_source,
     "time-driven": time_driven_source,
     "dlr-on-time-driven": dlr_on_time_driven_source,
 }
