@@ -351,10 +351,15 @@ class BoundParams:
     contracted_time_limit: int = 30
     contracted_work_bits: int = 500_000_000
     contracted_max_blocks: int = 20_000  # blocks of one tier beyond which the relaxation is skipped
+    # the product-grid segment traffic bound (models/traffic_segments.py): how many segment lengths R
+    # it tries, from S / 2 to 3 S (S: the tiles one moment holds); each costs about 0.2 s on a
+    # 16 x 16 x 16 grid. The coarse sweep (11) at fast and default, the fine one (41) at max
+    segment_steps: int = 11
 
     def __post_init__(self) -> None:
         _check_all_ints(self, skip=("peak", "traffic_global", "cover", "report_cover"))
         _check_int(self, "contracted_window", 1)
+        _check_int(self, "segment_steps", 1)
         _check_seconds(self, "contracted_time_limit")
         _check_type(self, "peak", PeakBoundParams)
         _check_type(self, "traffic_global", TrafficParams)
