@@ -73,27 +73,29 @@ LAMBDAS = np.linspace(0.0, 1.0, 41)
 MUS = np.array([0, 0.25, 0.5, 1, 1.5, 2, 3, 4, 6, 8, 12, 16, 24, 32, 64])
 
 
-def _take(p: int, h: int, budget: int, k: int) -> int:
-    """``T(p, h, L)``: the most ``h`` cells take from lines of at most ``k`` tiles and
-    ``budget`` tiles in all, each line serving at most ``p`` cells."""
-    out = 0
-    while h > 0 and budget > 0 and p > 0:
-        c, v = min(p, h), min(k, budget)
-        out += c * v
-        h -= c
-        budget -= v
-    return out
+@lru_cache(maxsize=4096)
+def _take(p: int, h: int, k: int, most: int) -> np.ndarray:
+    """``T(p, h, L)`` for ``L = 0..most``: the most ``h`` cells take from lines of at most
+    ``k`` tiles and ``L`` tiles in all, each line serving at most ``p`` cells. Greedy (full
+    lines first, the fullest serving the most cells): the ``x``-th tile joins line
+    ``(x - 1) // k``, which serves ``min(p, h - line * p)`` cells, so each tile adds that."""
+    line = np.arange(most) // k
+    per_tile = np.clip(np.minimum(p, h - line * p), 0, None)
+    return np.concatenate(([0], np.cumsum(per_tile)))
 
 
 @lru_cache(maxsize=65536)
 def _outside(p: int, q: int, h: int, budget: int, k: int) -> int:
-    best = 0
-    for lc in range(budget + 1):
-        lr = budget - lc
-        v = _take(p, h, lc, k) + _take(q, h, lr, k) + math.isqrt(h * lr * lc)
-        if v > best:
-            best = v
-    return min(best, h * min(k, budget))
+    """The most ``h`` partial cells outside ``P x Q`` take with ``budget`` tiles left for the
+    other lines (module docstring), the largest over ``Lc + Lr = budget``; the
+    Cauchy-Schwarz term in reals, the total rounded down (products are whole)."""
+    if p > q:
+        p, q = q, p  # the bound is symmetric in (rows, columns)
+    most = 1 << max(budget, 1).bit_length()  # one table per power of two serves every budget below it
+    lc = np.arange(budget + 1)
+    lr = budget - lc
+    both = _take(p, h, k, most)[lc] + _take(q, h, k, most)[lr] + np.sqrt(float(h) * lc * lr)
+    return min(int(math.floor(float(both.max()) + 1e-9)), h * min(k, budget))
 
 
 def _event_grid(limit: int) -> list[int]:
