@@ -36,7 +36,7 @@ __all__ = ["SolveOptions", "PROBLEMS", "WINDOW_MODES", "EFFORTS", "effort_option
 
 PROBLEMS = (1, 2, 3)
 WINDOW_MODES = ("fixed", "memory")  # --exact-window-mode
-FINE_SEGMENT_STEPS = 41  # segment lengths the segment traffic bound tries at --effort max (BoundParams.segment_steps)
+FINE_SEGMENT_STEPS = 81  # segment lengths the segment traffic bound tries at --effort max (BoundParams.segment_steps)
 
 
 @dataclass(frozen=True)
