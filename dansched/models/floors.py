@@ -18,9 +18,10 @@ docs/rules.md, section 7; paper Eqs. 9-10):
   backed), so that pipe runs at least its instance load plus
   ``beta * ceil(T * m) + alpha * k`` (:func:`spill_in_load`), which grows with ``T``. With
   ``T`` the traffic proven over all orders (:mod:`dansched.models.traffic_orders`) it holds
-  for every plan (the **traffic-forced floor**); with a plan's own traffic it holds for
-  every plan carrying at least that much (:func:`makespan_floor_at_traffic`: the floor
-  under a point of the traffic-makespan frontier);
+  for every plan (the **traffic-forced floor**, the larger of it and the instance floors);
+  with a plan's own traffic it holds for every plan carrying at least that much
+  (:func:`makespan_floor_at_traffic`, likewise the larger: the floor under a point of the
+  traffic-makespan frontier);
 - the **head-body-tail** floor per pipe, the one-machine relaxation: every task
   ``v`` of a pipe has a head ``r_v`` (longest path to its start, Eq. 32's
   dependency-only earliest start), a body ``p_v`` (its cycles) and a tail
@@ -187,8 +188,9 @@ class Floors:
     head_body_tail_instance: Bound
     plan: Bound | None = None
     head_body_tail: Bound | None = None
-    traffic_forced: Bound | None = None  # every plan: the spill-in load of the traffic proven over all orders
-    traffic: Bound | None = None  # every plan carrying at least the plan's traffic
+    # every plan: the larger of the instance floors and the spill-in load of the traffic proven over all orders
+    traffic_forced: Bound | None = None
+    traffic: Bound | None = None  # the same for every plan carrying at least the plan's traffic
 
     def named(self) -> dict[str, tuple[Bound, str]]:
         """``{name: (bound, scope)}`` for the floors computed, in a fixed order."""
@@ -257,8 +259,9 @@ def makespan_floors(
     topo = topological_order(inst)
     glob = dag_floor(L.pipe, L.cycles, L.pred, topo, names, "instance")
     hbt_glob = one_machine_floor(L.pipe, L.cycles, L.pred, topo, names, "instance DAG")
-    forced = None if forced_traffic is None else traffic_floor(inst, forced_traffic, "every plan: traffic forced")
-    at = None if plan_traffic is None else traffic_floor(inst, plan_traffic, "plans carrying at least")
+    base = (glob, hbt_glob)
+    forced = None if forced_traffic is None else _at_least(inst, forced_traffic, "every plan: traffic forced", base)
+    at = None if plan_traffic is None else _at_least(inst, plan_traffic, "plans carrying at least", base)
     if graph is None:
         return Floors(glob, hbt_glob, traffic_forced=forced, traffic=at)
     assert order is not None
@@ -297,13 +300,22 @@ def traffic_floor(inst: Instance, traffic: int, what: str) -> Bound:
     )
 
 
+def _at_least(inst: Instance, traffic: int, what: str, others: Sequence[Bound]) -> Bound:
+    """The larger of :func:`traffic_floor` and the floors ``others`` (valid for every plan),
+    the method saying which and what the spill-in load was."""
+    own = traffic_floor(inst, traffic, what)
+    best = max(others, key=lambda b: b.value, default=own)
+    if own.value >= best.value:
+        return own
+    return Bound(
+        best.value,
+        f"{what} {traffic:,} bytes: {best.method}, above the spill-in pipe's load for that traffic ({own.value:,})",
+    )
+
+
 def makespan_floor_at_traffic(inst: Instance, traffic: int, floors: Floors | None = None) -> Bound:
     """A makespan floor for every plan of ``inst`` whose extra traffic is at least
     ``traffic``: the largest of the instance floors (``floors``, computed when not given) and
     the spill-in pipe's load for that traffic (the floor under a frontier point)."""
     base = floors if floors is not None else makespan_floors(inst)
-    best = traffic_floor(inst, traffic, "plans carrying at least")
-    for b in (base.instance, base.head_body_tail_instance):
-        if b.value > best.value:
-            best = b
-    return best
+    return _at_least(inst, traffic, "plans carrying at least", (base.instance, base.head_body_tail_instance))
