@@ -362,10 +362,16 @@ class BoundParams:
     contracted_time_limit: int = 30
     contracted_work_bits: int = 500_000_000
     contracted_max_blocks: int = 20_000  # blocks of one tier beyond which the relaxation is skipped
+    # the product-grid segment traffic bound (models/traffic_segments.py): how many segment lengths R
+    # it tries, from S / 2 to 3 S (S: the tiles one moment holds); each costs about 0.1-0.2 s on a
+    # 16 x 16 x 16 grid. The coarse sweep (21: every S / 8) at fast and default, the fine one
+    # (81: every S / 32) at max; the bound is jagged in R (Matmul_Case1: 149,504 at R = 48, 150,016 at 52)
+    segment_steps: int = 21
 
     def __post_init__(self) -> None:
         _check_all_ints(self, skip=("peak", "traffic_global", "cover", "report_cover"))
         _check_int(self, "contracted_window", 1)
+        _check_int(self, "segment_steps", 1)
         _check_seconds(self, "contracted_time_limit")
         _check_type(self, "peak", PeakBoundParams)
         _check_type(self, "traffic_global", TrafficParams)

@@ -9,6 +9,19 @@ docs/rules.md, section 7; paper Eqs. 9-10):
   included: SPILL_OUT on MTE3, SPILL_IN on MTE2, each ``2*Size+150`` cycles, a
   backed SPILL_OUT 0; plus the spill and address-reuse edges); holds for every
   order with that plan's memory behaviour;
+- the **traffic floors**: every SPILL_IN runs on the spill-in pipe for
+  ``beta * Size + alpha`` cycles (docs/rules.md, section 5.2) and carries ``Size``
+  (backed) or ``2 * Size`` bytes of traffic (section 5.3). A plan whose spills carry ``T``
+  bytes in all has ``k >= ceil(T / t_max)`` of them (``t_max``: the largest traffic of one
+  spill of a buffer of the instance) and their sizes add up to at least
+  ``ceil(T * m)`` (``m``: the least ``Size / traffic`` of a buffer, 1/2 when one is not
+  backed), so that pipe runs at least its instance load plus
+  ``beta * ceil(T * m) + alpha * k`` (:func:`spill_in_load`), which grows with ``T``. With
+  ``T`` the traffic proven over all orders (:mod:`dansched.models.traffic_orders`) it holds
+  for every plan (the **traffic-forced floor**, the larger of it and the instance floors);
+  with a plan's own traffic it holds for every plan carrying at least that much
+  (:func:`makespan_floor_at_traffic`, likewise the larger: the floor under a point of the
+  traffic-makespan frontier);
 - the **head-body-tail** floor per pipe, the one-machine relaxation: every task
   ``v`` of a pipe has a head ``r_v`` (longest path to its start, Eq. 32's
   dependency-only earliest start), a body ``p_v`` (its cycles) and a tail
@@ -30,6 +43,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..graph import tail_after, topological_order
+from ..hardware import spill_traffic
 from ..instance import Instance
 from ..simulate import AugmentedGraph
 from .bound import Bound, gap
@@ -47,10 +61,15 @@ __all__ = [
     "floor_gaps",
     "INSTANCE_SCOPE",
     "PLAN_SCOPE",
+    "TRAFFIC_SCOPE",
+    "spill_in_load",
+    "traffic_floor",
+    "makespan_floor_at_traffic",
 ]
 
 INSTANCE_SCOPE = "global"
 PLAN_SCOPE = "fixed memory behaviour"
+TRAFFIC_SCOPE = "plans with at least this traffic"
 
 
 def busiest_pipe(pipe: Sequence[int], cycles: Sequence[int]) -> tuple[int, int]:
@@ -169,6 +188,9 @@ class Floors:
     head_body_tail_instance: Bound
     plan: Bound | None = None
     head_body_tail: Bound | None = None
+    # every plan: the larger of the instance floors and the spill-in load of the traffic proven over all orders
+    traffic_forced: Bound | None = None
+    traffic: Bound | None = None  # the same for every plan carrying at least the plan's traffic
 
     def named(self) -> dict[str, tuple[Bound, str]]:
         """``{name: (bound, scope)}`` for the floors computed, in a fixed order."""
@@ -176,6 +198,10 @@ class Floors:
             "instance": (self.instance, INSTANCE_SCOPE),
             "head_body_tail_instance": (self.head_body_tail_instance, INSTANCE_SCOPE),
         }
+        if self.traffic_forced is not None:
+            out["traffic_forced"] = (self.traffic_forced, INSTANCE_SCOPE)
+        if self.traffic is not None:
+            out["traffic"] = (self.traffic, TRAFFIC_SCOPE)
         if self.plan is not None:
             out["plan"] = (self.plan, PLAN_SCOPE)
         if self.head_body_tail is not None:
@@ -203,11 +229,12 @@ class Floors:
 
 
 def floor_gaps(floors: dict[str, dict[str, Any]]) -> dict[str, Any]:
-    """``global_floor``/``gap_to_global_floor`` and, when a floor of the plan's scope is
-    there, ``plan_floor``/``gap_to_plan_floor``: for each scope the largest floor of
+    """``global_floor``/``gap_to_global_floor`` and, when floors of those scopes are there,
+    ``traffic_floor``/``gap_to_traffic_floor`` (plans with at least this plan's traffic) and
+    ``plan_floor``/``gap_to_plan_floor``: for each scope the largest floor of
     ``floors`` (``{name: {value, scope, gap, ...}}``, the first on ties) and the gap to it."""
     out: dict[str, Any] = {}
-    for scope, key in ((INSTANCE_SCOPE, "global"), (PLAN_SCOPE, "plan")):
+    for scope, key in ((INSTANCE_SCOPE, "global"), (TRAFFIC_SCOPE, "traffic"), (PLAN_SCOPE, "plan")):
         named = [k for k, f in floors.items() if isinstance(f, dict) and f.get("scope") == scope]
         if named:
             best = max(named, key=lambda k: floors[k]["value"])
@@ -216,17 +243,79 @@ def floor_gaps(floors: dict[str, dict[str, Any]]) -> dict[str, Any]:
     return out
 
 
-def makespan_floors(inst: Instance, graph: AugmentedGraph | None = None, order: Sequence[int] | None = None) -> Floors:
+def makespan_floors(
+    inst: Instance,
+    graph: AugmentedGraph | None = None,
+    order: Sequence[int] | None = None,
+    forced_traffic: int | None = None,
+    plan_traffic: int | None = None,
+) -> Floors:
     """All floors of ``inst``; with a plan's augmented DAG ``graph`` and its schedule
-    ``order`` (a topological order of ``graph``), also the plan's."""
+    ``order`` (a topological order of ``graph``), also the plan's; with ``forced_traffic``
+    (traffic proven over all orders) the traffic-forced floor, with ``plan_traffic`` the
+    floor of every plan carrying at least that traffic."""
     L = inst.lists()
     names = inst.hw.pipes
     topo = topological_order(inst)
     glob = dag_floor(L.pipe, L.cycles, L.pred, topo, names, "instance")
     hbt_glob = one_machine_floor(L.pipe, L.cycles, L.pred, topo, names, "instance DAG")
+    base = (glob, hbt_glob)
+    forced = None if forced_traffic is None else _at_least(inst, forced_traffic, "every plan: traffic forced", base)
+    at = None if plan_traffic is None else _at_least(inst, plan_traffic, "plans carrying at least", base)
     if graph is None:
-        return Floors(glob, hbt_glob)
+        return Floors(glob, hbt_glob, traffic_forced=forced, traffic=at)
     assert order is not None
     own = dag_floor(graph.pipe, graph.cycles, graph.preds, order, names, "this plan's spills and reuse edges")
     hbt_own = one_machine_floor(graph.pipe, graph.cycles, graph.preds, order, names, "this plan's augmented DAG")
-    return Floors(glob, hbt_glob, own, hbt_own)
+    return Floors(glob, hbt_glob, own, hbt_own, forced, at)
+
+
+def spill_in_load(inst: Instance, traffic: int) -> int:
+    """The least cycles the SPILL_INs of any plan whose spills carry ``traffic`` bytes (or
+    more) add to the spill-in pipe: ``beta * ceil(T * m) + alpha * ceil(T / t_max)`` (module
+    docstring); 0 for no traffic or no buffer."""
+    if traffic <= 0 or inst.num_buffers == 0:
+        return 0
+    sizes = inst.buf_size.tolist()
+    backed = inst.buf_backed.tolist()
+    pairs = [(sizes[b], spill_traffic(sizes[b], backed[b])) for b in range(inst.num_buffers)]
+    t_max = max(t for _s, t in pairs)
+    least_bytes = min(-(-traffic * s // t) for s, t in pairs)  # ceil(T * Size / traffic), least over buffers
+    spills = -(-traffic // t_max)
+    return inst.hw.spill_cycles_per_unit * least_bytes + inst.hw.spill_fixed_cycles * spills
+
+
+def traffic_floor(inst: Instance, traffic: int, what: str) -> Bound:
+    """The spill-in pipe's instance load plus :func:`spill_in_load` of ``traffic``; ``what``
+    opens the method (whose plans it covers)."""
+    pipe = inst.hw.spill_in_pipe
+    p = inst.hw.pipes.index(pipe)
+    L = inst.lists()
+    load = sum(int(c) for q, c in zip(L.pipe, L.cycles) if q == p)
+    extra = spill_in_load(inst, traffic)
+    return Bound(
+        load + extra,
+        f"{what} {traffic:,} bytes: {pipe} runs its {load:,} instance cycles and at least "
+        f"{extra:,} of SPILL_IN (beta * bytes + alpha * spills)",
+    )
+
+
+def _at_least(inst: Instance, traffic: int, what: str, others: Sequence[Bound]) -> Bound:
+    """The larger of :func:`traffic_floor` and the floors ``others`` (valid for every plan),
+    the method saying which and what the spill-in load was."""
+    own = traffic_floor(inst, traffic, what)
+    best = max(others, key=lambda b: b.value, default=own)
+    if own.value >= best.value:
+        return own
+    return Bound(
+        best.value,
+        f"{what} {traffic:,} bytes: {best.method}, above the spill-in pipe's load for that traffic ({own.value:,})",
+    )
+
+
+def makespan_floor_at_traffic(inst: Instance, traffic: int, floors: Floors | None = None) -> Bound:
+    """A makespan floor for every plan of ``inst`` whose extra traffic is at least
+    ``traffic``: the largest of the instance floors (``floors``, computed when not given) and
+    the spill-in pipe's load for that traffic (the floor under a frontier point)."""
+    base = floors if floors is not None else makespan_floors(inst)
+    return _at_least(inst, traffic, "plans carrying at least", (base.instance, base.head_body_tail_instance))

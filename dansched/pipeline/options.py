@@ -37,6 +37,7 @@ __all__ = ["SolveOptions", "OptionFields", "PROBLEMS", "WINDOW_MODES", "EFFORTS"
 
 PROBLEMS = (1, 2, 3)
 WINDOW_MODES = ("fixed", "memory")  # --exact-window-mode
+FINE_SEGMENT_STEPS = 81  # segment lengths the segment traffic bound tries at --effort max (BoundParams.segment_steps)
 
 
 @dataclass(frozen=True)
@@ -251,7 +252,8 @@ def max_effort(exact_window_mode: str = "fixed", **fields: Unpack[OptionFields])
     """The default's work (the same finalists, its search round and polish), then a second,
     longer round from its best plan and a second polish: never slower than the default."""
     search = (SearchParams(), SearchParams(1000, 3_000_000, window_budget=40.0))
-    return _preset("max", EffortParams(stage3_runs=5), search, 30, BoundParams(), exact_window_mode, fields)
+    bounds = BoundParams(segment_steps=FINE_SEGMENT_STEPS)  # the fine sweep of the segment traffic bound
+    return _preset("max", EffortParams(stage3_runs=5), search, 30, bounds, exact_window_mode, fields)
 
 
 class Preset(Protocol):

@@ -118,7 +118,12 @@ def print_evaluation(
 
 
 # the bound rows' scopes, as the table shows them (the method lines below say the rest)
-SCOPE_CELLS = {"global": "all plans", "fixed order": "this order", "fixed memory behaviour": "this memory"}
+SCOPE_CELLS = {
+    "global": "all plans",
+    "fixed order": "this order",
+    "fixed memory behaviour": "this memory",
+    "plans with at least this traffic": "this traffic+",
+}
 
 
 def _bound_rows(rows: dict[str, Any] | list[dict[str, Any]]) -> list[tuple[str, str, dict[str, Any]]]:
@@ -144,7 +149,8 @@ def print_bounds(title: str, rows: dict[str, Any] | list[dict[str, Any]], consol
     ``not_bounded`` as lines of its own: ``rows`` is ``bound``'s report (metric -> best
     row, with ``makespan_floors`` shown as rows of their own) or ``audit``'s list of rows.
     Scopes: *all plans* (``global``), *this order* (``fixed order``: plans with this
-    plan's order), *this memory* (``fixed memory behaviour``: this plan's spills and reuse)."""
+    plan's order), *this memory* (``fixed memory behaviour``: this plan's spills and reuse),
+    *this traffic+* (plans carrying at least this plan's traffic)."""
     console = _console(console)
     not_bounded: dict[str, str] = rows.get("not_bounded", {}) if isinstance(rows, dict) else {}
     table = compact_table(title)

@@ -163,6 +163,8 @@ def test_solve_report_bound_and_audit_show_the_floors(exp_path, tmp_path):
         "plan",
         "head_body_tail",
         "head_body_tail_instance",
+        "traffic_forced",
+        "traffic",
     }
     t = run.invoke(app, ["bound", str(exp_path), "--time-limit", "1"])
     assert t.exit_code == 0 and "head_body_tail" in t.stdout
