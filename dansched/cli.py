@@ -348,6 +348,14 @@ def solve(
     ] = 60.0,
     seed: Annotated[int, _ranged("--seed", SEED, "Seed for CP-SAT (results are deterministic for a given seed).")] = 0,
     traffic_slack: SlackOption = 0.0,
+    frontier: Annotated[
+        bool,
+        typer.Option(
+            "--frontier",
+            help="Also plan the traffic-makespan frontier and write each of its plans as a plan folder "
+            "(OUT/<case>_frontier/traffic-<T>); the plan of OUT is the fastest within --traffic-slack.",
+        ),
+    ] = False,
     variant: Annotated[
         Variant,
         typer.Option(
@@ -395,6 +403,7 @@ def solve(
         time_limit=time_limit,
         seed=seed,
         traffic_slack=traffic_slack,
+        frontier=frontier,
     )
     with _progress(quiet) as say:
         try:
@@ -412,6 +421,12 @@ def solve(
     _latency(summary.get("makespan"), freq_ghz)
     if "traffic_budget" in summary:
         _echo(budget_line(summary["traffic_budget"]))
+    if "frontier" in summary:
+        from .report.tables import print_frontier
+        from .solution import frontier_folder
+
+        folders = [str(frontier_folder(out, inst.name, point)) for point in solution.frontier]
+        print_frontier(summary["frontier"], folders)
     _echo("wrote " + ", ".join(summary["files"]))
     if "view" in outputs:
         from .plan_folder import folder_paths

@@ -26,6 +26,7 @@ from typing import Any
 
 from .checks import SECONDS, TIME_LIMIT, check_integer, check_number, check_type
 from .errors import ArgumentError
+from .rooms import ROOM_RULES, is_room_rule
 
 __all__ = [
     "MpasParams",
@@ -226,7 +227,12 @@ class EffortParams:
     - ``reservation_steps``: the most rooms the ``reservation`` source keeps aside per tier
       (``dansched.pipeline.problem3.sources.reservation``), one more at each step of a sweep;
     - ``saturation``: a sweep stops at a plan whose makespan is within this share of its
-      busiest pipe's load (more rooms would only add to that load).
+      busiest pipe's load (more rooms would only add to that load), and no allowance above
+      the problem-2 plan's searches a plan that close to its floor;
+    - ``level_runs``: full Stage-3 runs at each allowance above the problem-2 plan's, on the
+      candidates it newly admits;
+    - ``frontier_slack``: the largest allowance (percent over the problem-2 plan's traffic)
+      the traffic-makespan frontier plans at when asked for (``SolveOptions.frontier``).
 
     The presets of ``--effort`` are functions that return complete options
     (``dansched.pipeline.options.EFFORTS``)."""
@@ -243,10 +249,15 @@ class EffortParams:
     stage2_variants: bool = True
     reservation_steps: int = 3
     saturation: float = 0.01
+    level_runs: int = 2
+    frontier_slack: float = 100.0
 
     def __post_init__(self) -> None:
-        _check_all_ints(self, skip=("sources", "victim_rules", "stage1_restarts", "stage2_variants", "saturation"))
+        _check_all_ints(
+            self, skip=("sources", "victim_rules", "stage1_restarts", "stage2_variants", "saturation", "frontier_slack")
+        )
         _check_number(self, "saturation", 0.0)
+        _check_number(self, "frontier_slack", 0.0)
         _check_int(self, "stage3_runs", 1)
         _check_int(self, "max_starts", 1)
         for name in ("sources", "victim_rules"):
@@ -493,7 +504,10 @@ class TimedParams:
     - ``priority``: ``"tail"`` ranks ready tasks of one pipe by the criticality h(v) of
       Eq. 20, ``"rank"`` by the reference order;
     - ``lookahead_evict``: a load ahead of the frontier may evict buffers needed after
-      its own (otherwise only the frontier operation evicts)."""
+      its own (otherwise only the frontier operation evicts);
+    - ``room``: the room rule a placed or reloaded buffer's address follows
+      (``dansched.rooms.ROOM_RULES``; release times in cycles, ``want`` the time the
+      buffer is wanted)."""
 
     window: int = 64
     compute_window: int = 4
@@ -504,8 +518,11 @@ class TimedParams:
     reserve_ops: int = 2
     lookahead_evict: bool = False
     victim_horizon: int = 0
+    room: str = "least-late"
 
     def __post_init__(self) -> None:
+        if not isinstance(self.room, str) or not is_room_rule(self.room):
+            raise ArgumentError(f"TimedParams.room must be one of {', '.join(ROOM_RULES)}, got {self.room!r}")
         if self.priority not in TIMED_PRIORITIES:
             raise ArgumentError(f"TimedParams.priority must be one of {TIMED_PRIORITIES}, got {self.priority!r}")
         for name in ("window", "compute_window", "feed_window", "reserve_ops", "victim_horizon"):
@@ -521,6 +538,7 @@ class TimedParams:
             f"tol={self.victim_tolerance:g},{self.priority}"
             + (f",horizon={self.victim_horizon}" if self.victim_horizon else "")
             + (",evict-ahead" if self.lookahead_evict else "")
+            + (f",{self.room}" if self.room != "least-late" else "")
             + ")"
         )
 
@@ -653,8 +671,9 @@ class Problem3Params:
     (``stage3``, its memory-aware windows included when they run after every run), the
     makespan search's rounds, the polish of the kept plan after each round (``polish``:
     ``None`` when there is none, or the windows run after every Stage-3 run instead), the
-    seed, and what the sources read: the Stage-1 and Stage-2 parameters, the Stage-1 variant
-    and victim choice of the solve, the time-driven scheduler's trials."""
+    seed, whether to plan the traffic-makespan frontier up to ``effort.frontier_slack``
+    (``frontier``), and what the sources read: the Stage-1 and Stage-2 parameters, the
+    Stage-1 variant and victim choice of the solve, the time-driven scheduler's trials."""
 
     traffic_slack: float
     effort: EffortParams
@@ -663,6 +682,7 @@ class Problem3Params:
     search: tuple[SearchParams, ...] = ()
     polish: MemoryWindowParams | None = None
     seed: int = 0
+    frontier: bool = False
     mpas: MpasParams = MpasParams()
     dlr: DlrParams = DlrParams()
     variant: str = "mpas"
@@ -681,6 +701,8 @@ class Problem3Params:
             _check_type(self, "polish", MemoryWindowParams)
         check_number(self.traffic_slack, "Problem3Params.traffic_slack", 0.0)
         check_integer(self.seed, "Problem3Params.seed", 0)
+        if not isinstance(self.frontier, bool):
+            raise ArgumentError(f"Problem3Params.frontier must be True or False, got {self.frontier!r}")
 
 
 Progress = Callable[[str], None]

@@ -33,7 +33,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable
 
-__all__ = ["ROOM_RULES", "Released", "choose_room", "is_room_rule"]
+__all__ = ["ROOM_RULES", "Released", "choose_room", "ranked_rooms", "is_room_rule"]
 
 Released = Callable[[int, int], int]
 """``released(offset, size)``: when the last occupant of any address of ``[offset, offset +
@@ -55,6 +55,31 @@ def is_room_rule(name: str) -> bool:
     return name in ROOM_RULES
 
 
+def ranked_rooms(
+    ranges: Iterable[tuple[int, int]],
+    size: int,
+    rule: str = "best-fit",
+    released: Released | None = None,
+    want: int = 0,
+) -> list[int]:
+    """The offsets of every candidate room (the two ends of each free range of ``ranges``,
+    ``[lo, hi)`` in any order, long enough for ``size`` units), the one ``rule`` prefers
+    first. ``released`` is needed by every rule but ``best-fit``."""
+    key_of = ROOM_RULES[rule]
+    if rule != "best-fit" and released is None:
+        raise ValueError(f"the room rule {rule!r} needs the release times of the addresses")
+    keys: list[tuple[int, ...]] = []
+    for lo, hi in ranges:
+        slack = hi - lo - size
+        if slack < 0:
+            continue
+        for off in (lo, hi - size) if slack else (lo,):
+            when = released(off, size) if released is not None else 0
+            keys.append(key_of(off, slack, when, want))
+    keys.sort()
+    return [k[-1] for k in keys]
+
+
 def choose_room(
     ranges: Iterable[tuple[int, int]],
     size: int,
@@ -62,20 +87,7 @@ def choose_room(
     released: Released | None = None,
     want: int = 0,
 ) -> int | None:
-    """The offset of the room ``rule`` prefers among the free ``ranges`` (``[lo, hi)``, any
-    order) for a segment of ``size`` units; ``None`` when no range is long enough.
-    ``released`` is needed by every rule but ``best-fit``."""
-    key_of = ROOM_RULES[rule]
-    if rule != "best-fit" and released is None:
-        raise ValueError(f"the room rule {rule!r} needs the release times of the addresses")
-    best: tuple[int, ...] | None = None
-    for lo, hi in ranges:
-        slack = hi - lo - size
-        if slack < 0:
-            continue
-        for off in (lo, hi - size) if slack else (lo,):
-            when = released(off, size) if released is not None else 0
-            key = key_of(off, slack, when, want)
-            if best is None or key < best:
-                best = key
-    return None if best is None else best[-1]
+    """The offset of the room ``rule`` prefers among the free ``ranges`` for a segment of
+    ``size`` units (:func:`ranked_rooms`' first); ``None`` when no range is long enough."""
+    ranked = ranked_rooms(ranges, size, rule, released, want)
+    return ranked[0] if ranked else None

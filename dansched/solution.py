@@ -30,11 +30,12 @@ from .outputs import OutputInput, check_outputs, check_targets, chosen
 from .params import Progress
 from .pipeline import SolveOptions, SolveResult, run_pipeline
 from .pipeline.memory import collection_paused, out_of_memory
-from .plan import Plan
-from .plan_folder import fingerprint_of, folder_group, write_group
-from .simulate import Evaluation
+from .pipeline.problem3.frontier import FrontierPoint
+from .plan import Plan, check_writable_folder
+from .plan_folder import fingerprint_of, folder_group, folder_lock, folder_paths, write_group
+from .simulate import Evaluation, judged
 
-__all__ = ["Solution", "solve", "report_dict", "REPORT_BOUNDS_SECONDS"]
+__all__ = ["Solution", "solve", "report_dict", "frontier_folder", "REPORT_BOUNDS_SECONDS"]
 
 BUDGET_FROM = "the problem-2 plan's extra traffic (base) plus slack_percent of it, rounded down"
 REPORT_BOUNDS_SECONDS = 10.0  # at most this much of --time-limit goes to the report's traffic cover bound
@@ -43,6 +44,13 @@ REPORT_BOUNDS_SECONDS = 10.0  # at most this much of --time-limit goes to the re
 def report_dict(result: SolveResult) -> dict[str, Any]:
     """The pipeline's report as JSON-ready data (the one place this module reads it)."""
     return result.report.to_dict()
+
+
+def frontier_folder(folder: str | Path, case: str, point: FrontierPoint | None = None) -> Path:
+    """Where the frontier's plan folders go: ``FOLDER/<case>_frontier``, and in it
+    ``traffic-<T>`` for the point carrying ``T`` extra traffic."""
+    base = Path(folder) / f"{case}_frontier"
+    return base if point is None else base / f"traffic-{point.traffic}"
 
 
 @dataclass
@@ -112,19 +120,71 @@ class Solution:
         self.written = write_group(folder, self.instance.name, self.files(outputs, freq_ghz), folder_group())
         return self.written
 
+    @property
+    def frontier(self) -> list[FrontierPoint]:
+        """Problem 3's traffic-makespan frontier, lightest first: each point's plan, the
+        allowance it was planned at, its figures (the report's ``frontier`` gives its floor
+        and gap)."""
+        return self.result.frontier
+
+    def point_report(self, k: int, ev: Evaluation) -> dict[str, Any]:
+        """The report of frontier point ``k``'s plan folder: the solve's report with that
+        plan's figures, budget and fingerprint, ``frontier_point`` its index in
+        ``frontier``, and no ``bounds`` (their gaps are the solve's plan's)."""
+        point = self.frontier[k]
+        report = dict(self.report)
+        report.pop("bounds", None)
+        for key in ("max_v_stay", "physical_peak", "extra_traffic", "spill_count", "makespan"):
+            report[key] = int(getattr(ev, key) or 0)
+        budget = dict(report["traffic_budget"])
+        budget["allowance"] = point.allowance
+        base = budget["base"]
+        budget["slack_percent"] = round(100 * (point.allowance - base) / base, 6) if base else 0
+        report["traffic_budget"] = budget
+        report["frontier_point"] = k
+        report["fingerprint"] = fingerprint_of(point.plan)
+        return report
+
+    def write_frontier(self, folder: str | Path, outputs: Iterable[str] = (), freq_ghz: float = 1.0) -> list[Path]:
+        """Each frontier point's plan as its own plan folder (:func:`frontier_folder`; the
+        group of :meth:`write`, its report :meth:`point_report`), every plan judged again;
+        a point folder of an earlier run that this frontier lacks loses the case's files.
+        Returns the paths written."""
+        check_path(folder, "Solution.write_frontier: folder")
+        wanted = chosen(outputs)
+        check_outputs(wanted, self.options.problem, freq_ghz)
+        written: list[Path] = []
+        keep: set[str] = set()
+        for k, point in enumerate(self.frontier):
+            ev = judged(self.instance, point.plan, f"frontier point at traffic {point.traffic}")
+            given = OutputInput(self.instance, point.plan, ev, self.point_report(k, ev), freq_ghz)
+            texts = {o.kind: o.build(given) for o in wanted}
+            sub = frontier_folder(folder, self.instance.name, point)
+            keep.add(sub.name)
+            written += write_group(
+                sub, self.instance.name, {k: t for k, t in texts.items() if t is not None}, folder_group()
+            )
+        _clear_stale_points(frontier_folder(folder, self.instance.name), self.instance.name, keep)
+        self.written += written
+        return written
+
     def summary(self) -> dict[str, Any]:
         """One JSON-ready object for scripts: the case, the problem, the final figures, for
         problem 3 the traffic budget and where it came from (``base``: the problem-2 plan's
-        extra traffic, plus ``slack_percent``), and the files written."""
+        extra traffic, plus ``slack_percent``) and, when asked for, the frontier (the
+        report's rows), and the files written."""
         ev = self.evaluation
         out: dict[str, Any] = {"instance": self.instance.name, "problem": self.options.problem, "valid": ev.valid}
         for key in ("max_v_stay", "physical_peak", "extra_traffic", "spill_count", "makespan"):
             value = getattr(ev, key)
             if value is not None:
                 out[key] = int(value)
-        budget = report_dict(self.result).get("traffic_budget")
+        report = report_dict(self.result)
+        budget = report.get("traffic_budget")
         if budget is not None:
             out["traffic_budget"] = budget | {"from": BUDGET_FROM}
+        if self.options.frontier and "frontier" in report:
+            out["frontier"] = report["frontier"]
         out["files"] = [str(p) for p in self.written]
         return out
 
@@ -144,7 +204,8 @@ def solve(
     ``bounds``: also compute the report's lower bounds (the fast ones; a few seconds at
     most). ``out``: check that folder can take the group before the work, then write it
     with the ``outputs`` asked for (kinds of :data:`dansched.outputs.OUTPUTS`: ``trace``,
-    ``view``; each checked before the work too). ``progress(message)`` is called as each
+    ``view``; each checked before the work too; with ``options.frontier``, each frontier
+    point's plan folder too: :meth:`Solution.write_frontier`). ``progress(message)`` is called as each
     step starts. Raises :class:`~dansched.errors.PlanInvalidError` when no valid plan
     exists, :class:`~dansched.errors.OutputError` when ``out`` cannot be written,
     :class:`~dansched.errors.ArgumentError` for an argument of the wrong type or out of
@@ -162,6 +223,8 @@ def solve(
         wanted = chosen(outputs)
         check_outputs(wanted, options.problem, freq_ghz)
         check_targets(out, inst.name, wanted, inst)
+        if options.frontier and options.problem == 3:
+            check_writable_folder(frontier_folder(out, inst.name))
     # one line saying what the graph needs, not the allocation's traceback; no cyclic collection meanwhile
     with out_of_memory(inst), collection_paused():
         result = run_pipeline(inst, options, progress=say)
@@ -175,4 +238,23 @@ def solve(
         if out is not None:
             say(f"Writing the plan folder {out}")
             solution.write(out, outputs, freq_ghz)
+            if options.frontier and options.problem == 3:
+                say(f"Writing the frontier's {len(solution.frontier)} plan folders")
+                solution.write_frontier(out, outputs, freq_ghz)
     return solution
+
+
+def _clear_stale_points(base: Path, case: str, keep: set[str]) -> None:
+    """Remove ``case``'s plan files from every ``traffic-*`` folder of ``base`` not in
+    ``keep`` (an earlier run's frontier point), and the folder when that empties it."""
+    if not base.is_dir():
+        return
+    for sub in sorted(base.iterdir()):
+        if sub.name in keep or not sub.name.startswith("traffic-") or not sub.is_dir() or sub.is_symlink():
+            continue
+        with folder_lock(sub):
+            for path in folder_paths(sub, case).values():
+                if path.is_file() and not path.is_symlink():
+                    path.unlink()
+        if not any(sub.iterdir()):
+            sub.rmdir()

@@ -64,6 +64,7 @@ class SolveOptions:
     time_limit: float = 60.0  # wall-clock safety net, in seconds, of the optional exact parts
     seed: int = 0
     traffic_slack: float = 0.0  # percent of extra traffic problem 3 may trade for makespan
+    frontier: bool = False  # also plan the traffic-makespan frontier, up to effort.frontier_slack
     mpas: MpasParams = field(default_factory=MpasParams)
     dlr: DlrParams = field(default_factory=DlrParams)
     cpe: CpeParams = field(default_factory=CpeParams)
@@ -93,6 +94,8 @@ class SolveOptions:
         TIME_LIMIT.check(self.time_limit, "SolveOptions.time_limit")
         TRAFFIC_SLACK.check(self.traffic_slack, "SolveOptions.traffic_slack")
         SEED.check(self.seed, "SolveOptions.seed")
+        if not isinstance(self.frontier, bool):
+            raise ArgumentError(f"SolveOptions.frontier must be True or False, got {self.frontier!r}")
         for name, kind in (
             ("effort", EffortParams),
             ("mpas", MpasParams),
@@ -159,6 +162,7 @@ class SolveOptions:
             self.search,
             None if every_run else windows,
             self.seed,
+            self.frontier,
             self.mpas,
             self.dlr,
             self.variant,
@@ -181,6 +185,7 @@ class OptionFields(TypedDict, total=False):
     time_limit: float
     seed: int
     traffic_slack: float
+    frontier: bool
     mpas: MpasParams
     dlr: DlrParams
     cpe: CpeParams

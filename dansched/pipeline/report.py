@@ -17,6 +17,7 @@ from ..budget import TrafficBudget
 from ..simulate import Evaluation
 from ..stages.cpe.window_driver import WindowStats
 from ..stages.dlr.stats import DlrStats, OrderSearchStats
+from .problem3.frontier import FrontierRow
 from .problem3.search.driver import SearchRound
 
 __all__ = [
@@ -201,9 +202,10 @@ class CandidateRecord:
 @dataclass
 class SolveReport:
     """What a solve reports: the final plan's figures, each stage's report, and for problem
-    3 the effort, the traffic budget, every candidate and each makespan-search round
+    3 the effort, the traffic budget, every candidate, each makespan-search round
     (:class:`~dansched.pipeline.problem3.search.driver.SearchRound`: ``start_makespan``,
-    ``makespan``, ``iterations``, and per operator what it did)."""
+    ``makespan``, ``iterations``, and per operator what it did) and the traffic-makespan
+    frontier (:class:`~dansched.pipeline.problem3.frontier.FrontierRow`, lightest first)."""
 
     problem: int
     figures: PlanFigures
@@ -215,6 +217,7 @@ class SolveReport:
     budget: TrafficBudget | None = None
     candidates: list[CandidateRecord] = field(default_factory=list)
     search: list[SearchRound] = field(default_factory=list)
+    frontier: list[FrontierRow] = field(default_factory=list)
 
     def to_dict(self) -> dict[str, Any]:
         """The report as plain JSON data (the keys of docs/report.md)."""
@@ -231,4 +234,5 @@ class SolveReport:
         if self.problem == 3:
             out["candidates"] = [c.to_dict() for c in self.candidates]
             out["search"] = [r.to_dict() for r in self.search]
+            out["frontier"] = [r.to_dict() for r in self.frontier]
         return out

@@ -9,7 +9,7 @@ over Stage-2 candidates (:mod:`dansched.pipeline.problem3`).
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 
 from ..errors import NoLegalOrderError
 from ..instance import Instance
@@ -22,6 +22,7 @@ from ..stages.mpas.lifetime import lifetime_order
 from ..stages.mpas.stage import mpas_order
 from .memory import collection_paused
 from .options import SolveOptions
+from .problem3.frontier import FrontierPoint, frontier_rows
 from .problem3.loop import problem3
 from .report import PlanFigures, RelayoutReport, SolveReport, Stage1Report, Stage2Report, Stage3Report
 
@@ -33,12 +34,14 @@ class SolveResult:
     """The final plan, the evaluator's verdict on it and the report. ``stage1`` is the
     Stage-1 order as a problem-1 plan (``None`` when Stage 1 found no L0-legal order and
     problems 2/3 fell back to a topological one): ``dansched bound`` audits it instead of
-    solving problem 1 again."""
+    solving problem 1 again. ``frontier``: problem 3's traffic-makespan frontier, lightest
+    first (:mod:`dansched.pipeline.problem3.frontier`), each point with its plan."""
 
     plan: Plan
     evaluation: Evaluation
     report: SolveReport
     stage1: Plan | None = None
+    frontier: list[FrontierPoint] = field(default_factory=list)
 
 
 def _stage1(inst: Instance, opts: SolveOptions) -> tuple[list[int], str, bool]:
@@ -129,5 +132,6 @@ def _run_stages(inst: Instance, opts: SolveOptions, progress: Progress | None) -
         p3.budget,
         p3.candidates,
         p3.search,
+        frontier_rows(inst, p3.points, p3.budget.base),
     )
-    return SolveResult(p3.plan, p3.evaluation, report, stage1)
+    return SolveResult(p3.plan, p3.evaluation, report, stage1, [row.point for row in report.frontier])

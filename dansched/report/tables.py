@@ -20,7 +20,15 @@ from ..instance import Instance
 from ..simulate import UNKNOWN_NODE, Evaluation
 from .text import markup_safe, printable
 
-__all__ = ["print_evaluation", "print_bounds", "plan_kind", "compact_table", "print_table", "print_notes"]
+__all__ = [
+    "print_evaluation",
+    "print_bounds",
+    "print_frontier",
+    "plan_kind",
+    "compact_table",
+    "print_table",
+    "print_notes",
+]
 
 
 def plan_kind(ev: Evaluation) -> str:
@@ -176,3 +184,32 @@ def print_bounds(title: str, rows: dict[str, Any] | list[dict[str, Any]], consol
     print_notes(console, methods)
     for what, why in not_bounded.items():
         console.print(f"not bounded: {markup_safe(what)}: {markup_safe(why)}", soft_wrap=False, highlight=False)
+
+
+def print_frontier(rows: list[dict[str, Any]], folders: list[str], console: Console | None = None) -> None:
+    """The traffic-makespan frontier (the report's ``frontier`` rows, lightest first): per
+    point its traffic, the share over the problem-2 plan's, the makespan, the busiest pipe
+    and its load, the floor for that traffic and the gap to it, the knee marked; then each
+    point's plan folder under the row's number (``folders``, one per row)."""
+    console = _console(console)
+    table = compact_table("traffic-makespan frontier (knee: *)")
+    for col in ("#", "traffic", "over p2", "makespan", "busiest pipe", "floor", "gap"):
+        table.add_column(col, justify="left" if col == "busiest pipe" else "right", no_wrap=True)
+    for i, r in enumerate(rows, start=1):
+        over = r["over_problem2"]
+        table.add_row(
+            f"{i}{'*' if r['knee'] else ''}",
+            f"{r['traffic']:,}",
+            "-" if over is None else f"{100 * over:+.1f}%",
+            f"{r['makespan']:,}",
+            f"{markup_safe(r['busiest_pipe'])} {r['busiest_load']:,}",
+            f"{r['floor']['value']:,}",
+            "-" if r["gap"] is None else f"{100 * r['gap']:.1f}%",
+        )
+    console.print(table)
+    notes = [
+        (f"{i}{'*' if r['knee'] else ''}", f"{folder} (from {r['source']})")
+        for i, (r, folder) in enumerate(zip(rows, folders), start=1)
+    ]
+    if notes:
+        print_notes(console, notes)

@@ -1,7 +1,9 @@
-"""Problem 3 as one search: candidates, one traffic budget, screen, Stage 3 on the best few.
+"""Problem 3 as one search: candidates, traffic allowances, screen, Stage 3 on the best few.
 
 1. **Budget.** The traffic budget (:class:`~dansched.budget.TrafficBudget`) is computed
-   once from the problem-2 plan's traffic and ``--traffic-slack``.
+   once from the problem-2 plan's traffic and ``--traffic-slack``; asked for the frontier
+   (``Problem3Params.frontier``), the candidates are collected up to the larger of it and
+   ``effort.frontier_slack``.
 2. **Candidates.** The problem-2 plan is the first candidate; then each source the effort
    names (:data:`dansched.pipeline.problem3.sources.candidates.SOURCES`) yields complete Stage-2 plans. No
    source is switched on or off by the slack or the graph's size: every candidate the
@@ -10,23 +12,35 @@
    not screened again) is screened by one list-scheduling pass inside its
    skeleton (:func:`~dansched.pipeline.problem3.stage3.screen.screened_makespan`); only the best few
    keep their per-node detail meanwhile.
-4. **Stage 3.** The full Stage 3 (:func:`~dansched.pipeline.problem3.stage3.run.stage3`,
+4. **Allowances.** Problem 3 plans at a rising sequence of traffic allowances
+   (:func:`allowances`): the problem-2 plan's traffic, the traffic of each ``reservation``
+   candidate (the settings the planner itself found worth trying, not a fixed ladder), the
+   budget's and, for the frontier, the top one. At each allowance, steps 5-7 run on the
+   candidates it admits, and the plan kept at the one below is a start too: a larger
+   allowance is never slower. The plan kept at each allowance is a point of the
+   traffic-makespan frontier (:mod:`dansched.pipeline.problem3.frontier`); the solve's plan
+   is the one kept at the budget.
+5. **Stage 3.** The full Stage 3 (:func:`~dansched.pipeline.problem3.stage3.run.stage3`,
    with the memory-aware windows after it in the memory-window mode) runs on the
-   finalists, ``effort.stage3_runs`` less one per search round, or more on a small graph
+   finalists, each candidate once whatever the allowance. At the first allowance:
+   ``effort.stage3_runs`` less one per search round, or more on a small graph
    (``effort.stage3_work`` node-visits of them): the problem-2 plan, then
    the best screened candidate of each other source in the order of their screens (the
    screen ranks plans of one source well, of different sources less: see
    :mod:`dansched.pipeline.problem3.stage3.screen`), then the best screened of the rest (ties: less
-   traffic, then the earlier candidate). The fastest result is kept (ties: the earlier
+   traffic, then the earlier candidate); at each higher one, ``effort.level_runs`` of the
+   candidates it newly admits, chosen alike. The fastest result is kept (ties: the earlier
    finalist).
-5. **Makespan search.** From the fastest Stage-3 result (from each of the fastest few on a
+6. **Makespan search.** From the fastest Stage-3 result (from each of the fastest few on a
    small graph: ``effort.start_work`` node-visits of starts, since the fastest before the
    search is not always the fastest after it), the search over complete plans
    (:mod:`dansched.pipeline.problem3.search.driver`) changes victims, reload times,
-   addresses and orders (its segment moves and CP-SAT windows) within the same budget,
+   addresses and orders (its segment moves and CP-SAT windows) within the allowance,
    round after round (``SolveOptions.search``); a round whose plan is faster ends in a full
-   Stage-3 run. The fastest plan of every start is kept.
-6. **Polish.** At the end of every round (or once, with no round), the kept plan's
+   Stage-3 run. The fastest plan of every start is kept. Above the first allowance a plan
+   already within ``effort.saturation`` of its busiest pipe's load is not searched: only
+   less traffic could make it faster.
+7. **Polish.** At the end of every round (or once, with no round), the kept plan's
    memory-aware CP-SAT windows (``Problem3Params.polish``: windows along its critical chain,
    :func:`~dansched.pipeline.problem3.stage3.polish.memory_window_polish`): memory events inside a
    window may move, offsets, spills and traffic stay. The kept row's makespan is then the
@@ -45,24 +59,27 @@ from dataclasses import dataclass, field, replace
 from ...budget import TrafficBudget
 from ...errors import PlanInvalidError
 from ...instance import Instance
+from ...models.floors import busiest_pipe
 from ...params import Problem3Params, Progress
 from ...plan import Plan
 from ...simulate import Evaluation, evaluate
 from ...stages.dlr.stage import DlrResult
 from ..report import CandidateRecord
+from .frontier import FrontierPoint
 from .search.driver import SearchRound, makespan_search
 from .sources.candidates import SOURCES, Candidate, SourceContext, problem2_candidate
 from .stage3.run import Stage3Result, memory_windows, stage3
 from .stage3.screen import screened_makespan
 
-__all__ = ["Problem3Result", "problem3"]
+__all__ = ["Problem3Result", "problem3", "allowances"]
 
 
 @dataclass
 class Problem3Result:
     """The final plan, the Stage-3 run that made it, the candidates (rows of the report),
-    the budget, how many full Stage-3 runs were made, the seconds, and what each
-    makespan-search round did."""
+    the budget, how many full Stage-3 runs were made, the seconds, what each
+    makespan-search round did, and the plan kept at each allowance (``points``, rising:
+    the frontier's points before :func:`~dansched.pipeline.problem3.frontier.pareto_front`)."""
 
     plan: Plan
     evaluation: Evaluation
@@ -72,6 +89,7 @@ class Problem3Result:
     runs: int
     seconds: float
     search: list[SearchRound] = field(default_factory=list)
+    points: list[FrontierPoint] = field(default_factory=list)
 
 
 def _check_stage3(ev2: Evaluation, s3: Stage3Result, p: Problem3Params) -> None:
@@ -152,41 +170,34 @@ def _collect(
     return rows, screened
 
 
-def _finalists(screened: list[_Screened], count: int) -> list[_Screened]:
-    """Step 4's choice: the problem-2 plan (the first screened), then the best screened of
-    each other source in the order of their screens, then the best screened of the rest;
-    at most ``count``."""
-    first, others = screened[0], sorted(screened[1:], key=lambda s: s.key)
+def _finalists(screened: list[_Screened], count: int, first: _Screened | None = None) -> list[_Screened]:
+    """Step 5's choice: ``first`` (the problem-2 plan, at the first allowance), then the best
+    screened of each other source in the order of their screens, then the best screened of
+    the rest; at most ``count``."""
+    others = sorted((s for s in screened if s is not first), key=lambda s: s.key)
     per_source: dict[str, _Screened] = {}
     for s in others:
         per_source.setdefault(s.candidate.source, s)
     leaders = sorted(per_source.values(), key=lambda s: s.key)
     rest = [s for s in others if s not in leaders]
-    return ([first] + leaders + rest)[:count]
+    head = [first] if first is not None else []
+    return head + (leaders + rest)[: max(0, count - len(head))]
 
 
-def _stage3_on_finalists(
-    inst: Instance, screened: list[_Screened], p: Problem3Params, say: Progress
-) -> tuple[list[_Kept], int]:
-    """Step 4: the full Stage 3 on the problem-2 plan and the best screened others, as many
-    as the effort leaves once the search rounds have their runs (or more on a small graph);
-    the results fastest first (the earlier finalist on ties), only the starts of step 5
-    keeping their per-node detail, and how many runs were made."""
-    effort, n = p.effort, max(1, inst.n)
-    runs = max(1, effort.stage3_runs - len(p.search), effort.stage3_work // n)
-    finalists = _finalists(screened, runs)
+def _stage3_on(inst: Instance, finalists: list[_Screened], p: Problem3Params, say: Progress) -> list[_Kept]:
+    """The full Stage 3 on each finalist, the results fastest first (the earlier finalist on
+    ties)."""
     done: list[_Kept] = []
     for k, item in enumerate(finalists):
         cand = item.candidate
         say(f"Stage 3 on candidate {k + 1}/{len(finalists)}: {cand.source} {cand.detail}".rstrip())
         ev2 = _detailed(inst, cand.plan, cand.evaluation)
         s3 = stage3(inst, cand.plan, ev2, p.stage3)
+        _check_stage3(ev2, s3, p)
         item.row.makespan = s3.makespan
         done.append(_Kept(s3, ev2, item.row))
     done.sort(key=lambda kept: kept.stage3.makespan)  # stable: the earlier finalist first on ties
-    for later in done[_starts(inst, p, len(done)) :]:
-        later.stage3.evaluation.drop_detail()
-    return done, len(finalists)
+    return done
 
 
 def _starts(inst: Instance, p: Problem3Params, finalists: int) -> int:
@@ -200,12 +211,12 @@ def _search_rounds(
     inst: Instance,
     kept: _Kept,
     rows: list[CandidateRecord],
-    budget: TrafficBudget,
+    allowance: int,
     p: Problem3Params,
     say: Progress,
 ) -> tuple[_Kept, list[SearchRound], int]:
     """Steps 5 and 6: round after round (``p.search``), the makespan search over complete
-    plans (:mod:`dansched.pipeline.problem3.search`) from the best plan so far, a full
+    plans (:mod:`dansched.pipeline.problem3.search`) within ``allowance`` from the best plan so far, a full
     Stage-3 run on its plan when it found a faster one (a candidate row of source
     ``makespan-search``), then the polish of the fastest (:func:`_polish`); with no round,
     the polish alone. Each round starts where the last ended, so more rounds never end
@@ -213,18 +224,17 @@ def _search_rounds(
     reports: list[SearchRound] = []
     runs = 0
     start = kept
-    _check_stage3(kept.stage2_evaluation, kept.stage3, p)
     for r, params in enumerate(p.search):
         say(f"Makespan search, round {r + 1} of {len(p.search)}: at most {params.iterations} moves")
         plan = kept.stage3.cpe.plan
         ev = _detailed(inst, plan, kept.stage3.evaluation)
-        got = makespan_search(inst, plan, ev, budget.allowance, params, seed=p.seed + r)
+        got = makespan_search(inst, plan, ev, allowance, params, seed=p.seed + r)
         reports.append(got.summary())
         if got.plan is not plan:
             say(f"Stage 3 on the makespan search's plan of round {r + 1}")
             s3 = stage3(inst, got.plan, got.evaluation, p.stage3)
             runs += 1
-            detail = f"round {r + 1} from {start.row.source} {start.row.detail}".rstrip()
+            detail = f"round {r + 1} from candidate {rows.index(start.row)} at allowance {allowance:,}"
             row = CandidateRecord(
                 "makespan-search",
                 detail,
@@ -254,24 +264,108 @@ def _polish(inst: Instance, kept: _Kept, p: Problem3Params, say: Progress) -> _K
     return replace(kept, stage3=s3)
 
 
-def problem3(inst: Instance, s2: DlrResult, order1: list[int], p: Problem3Params, say: Progress) -> Problem3Result:
-    """Problem 3 on the Stage-2 result ``s2`` (module docstring)."""
-    t0 = time.perf_counter()
-    budget = TrafficBudget.of(int(s2.evaluation.extra_traffic or 0), p.traffic_slack)
-    rows, screened = _collect(inst, s2, order1, budget, p, say)
-    done, runs = _stage3_on_finalists(inst, screened, p, say)
+def allowances(base: int, budget: TrafficBudget, top: int, screened: list[_Screened]) -> list[int]:
+    """Step 4's allowances, rising: the problem-2 plan's traffic ``base``, the traffic of each
+    admitted ``reservation`` candidate above it, the budget's allowance, and ``top`` (the
+    frontier's, or the budget's again)."""
+    levels = {base, budget.allowance, top}
+    levels |= {s.candidate.traffic for s in screened if s.candidate.source == "reservation"}
+    return sorted(t for t in levels if base <= t <= top)
+
+
+def _saturated(kept: _Kept, share: float) -> bool:
+    """Whether the kept plan's makespan is within ``share`` of its busiest pipe's load (on its
+    augmented graph): at its traffic only a lighter plan could be faster."""
+    ev = kept.stage3.evaluation
+    g = ev.graph
+    if g is None:
+        return False
+    return kept.stage3.makespan <= (1 + share) * busiest_pipe(g.pipe, g.cycles)[1]
+
+
+def _at_allowance(
+    inst: Instance,
+    allowance: int,
+    fresh: list[_Screened],
+    carried: _Kept | None,
+    rows: list[CandidateRecord],
+    p: Problem3Params,
+    say: Progress,
+) -> tuple[_Kept, list[SearchRound], int]:
+    """Steps 5-7 at one allowance: the full Stage 3 on the finalists among the ``fresh``
+    candidates (those it newly admits), then the search and the polish from the fastest few
+    of their results and the plan ``carried`` from the allowance below. Returns the plan
+    kept, the search rounds run and the full Stage-3 runs made."""
+    effort, n = p.effort, max(1, inst.n)
+    if carried is None:  # the first allowance: the problem-2 plan (fresh[0]) and the best others
+        count = max(1, effort.stage3_runs - len(p.search), effort.stage3_work // n)
+        finalists = _finalists(fresh, count, first=fresh[0])
+    else:
+        finalists = _finalists(fresh, effort.level_runs)
+    if finalists:
+        say(f"Allowance {allowance:,} traffic: Stage 3 on {len(finalists)} candidate(s)")
+    done = _stage3_on(inst, finalists, p, say)
+    starts = sorted(done + ([carried] if carried is not None else []), key=lambda k: k.stage3.makespan)
+    starts = starts[: _starts(inst, p, len(starts))]
+    for later in done:
+        if later not in starts:
+            later.stage3.evaluation.drop_detail()
+    if carried is not None and _saturated(starts[0], effort.saturation):
+        return starts[0], [], len(finalists)
     kept: _Kept | None = None
     search: list[SearchRound] = []
-    more = 0
-    for k, start in enumerate(done[: _starts(inst, p, len(done))]):
+    runs = len(finalists)
+    for k, start in enumerate(starts):
         if k:
             say(f"Makespan search from the Stage-3 result {k + 1}: {start.row.source} {start.row.detail}".rstrip())
-        got, reports, made = _search_rounds(inst, start, rows, budget, p, say)
+        got, reports, made = _search_rounds(inst, start, rows, allowance, p, say)
         search += reports
-        more += made
+        runs += made
         if kept is None or got.stage3.makespan < kept.stage3.makespan:
             kept = got
     assert kept is not None
-    kept.row.kept = True
-    s3 = kept.stage3
-    return Problem3Result(s3.cpe.plan, s3.evaluation, s3, rows, budget, runs + more, time.perf_counter() - t0, search)
+    return kept, search, runs
+
+
+def _point(inst: Instance, allowance: int, kept: _Kept) -> FrontierPoint:
+    """The frontier point of the plan ``kept`` at ``allowance``, with its busiest pipe."""
+    plan = kept.stage3.cpe.plan
+    ev = _detailed(inst, plan, kept.stage3.evaluation)
+    assert ev.graph is not None
+    pipe, load = busiest_pipe(ev.graph.pipe, ev.graph.cycles)
+    source = f"{kept.row.source} {kept.row.detail}".rstrip()
+    name = inst.hw.pipes[pipe] if pipe >= 0 else ""
+    return FrontierPoint(allowance, int(ev.extra_traffic or 0), kept.stage3.makespan, plan, source, name, load)
+
+
+def problem3(inst: Instance, s2: DlrResult, order1: list[int], p: Problem3Params, say: Progress) -> Problem3Result:
+    """Problem 3 on the Stage-2 result ``s2`` (module docstring)."""
+    t0 = time.perf_counter()
+    base = int(s2.evaluation.extra_traffic or 0)
+    budget = TrafficBudget.of(base, p.traffic_slack)
+    reach = TrafficBudget.of(base, max(p.traffic_slack, p.effort.frontier_slack)) if p.frontier else budget
+    rows, screened = _collect(inst, s2, order1, reach, p, say)
+    kept: _Kept | None = None
+    chosen: _Kept | None = None  # the plan kept at the budget
+    search: list[SearchRound] = []
+    runs = 0
+    points: list[FrontierPoint] = []
+    seen: set[int] = set()  # rows of the candidates already offered to Stage 3
+    for allowance in allowances(base, budget, reach.allowance, screened):
+        fresh = [s for s in screened if s.candidate.traffic <= allowance and s.key[2] not in seen]
+        seen |= {s.key[2] for s in fresh}
+        got, rounds, made = _at_allowance(inst, allowance, fresh, kept, rows, p, say)
+        search += rounds
+        runs += made
+        if kept is None or got.stage3.makespan < kept.stage3.makespan:
+            if kept is not None and kept is not chosen:
+                kept.stage3.evaluation.drop_detail()
+            kept = got
+        if allowance <= budget.allowance:
+            chosen = kept
+        points.append(_point(inst, allowance, kept))
+    assert chosen is not None
+    chosen.row.kept = True
+    s3 = chosen.stage3
+    seconds = time.perf_counter() - t0
+    return Problem3Result(s3.cpe.plan, s3.evaluation, s3, rows, budget, runs, seconds, search, points)

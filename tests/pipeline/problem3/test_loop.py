@@ -111,19 +111,38 @@ def test_the_fastest_finalist_is_kept_and_is_the_final_plan(tight, solved, slack
     assert all(r["makespan"] <= r["screened"] for r in finalists)
 
 
-@pytest.mark.parametrize("slack", SLACKS)
-def test_finalists_are_the_problem2_plan_then_each_sources_best_screened(tight, solved, slack):
-    rows = solved[slack].report.to_dict()["candidates"]
-    stage2 = [(i, r) for i, r in enumerate(rows) if r["source"] != "makespan-search"]
-    others = sorted((r["screened"], r["traffic"], i) for i, r in stage2 if i and r["screened"] is not None)
+def _leaders_then_rest(rows, indices):
+    """The candidates ``indices`` in the order the docs give finalists: the best screened of
+    each source in the order of their screens, then the best screened of the rest."""
+    others = sorted((rows[i]["screened"], rows[i]["traffic"], i) for i in indices)
     leaders, seen = [], set()
     for key in others:
         if rows[key[2]]["source"] not in seen:
             seen.add(rows[key[2]]["source"])
             leaders.append(key)
-    ranked = sorted(leaders) + [k for k in others if k not in leaders]
-    want = {i for *_, i in ranked[: _finalist_runs(tight) - 1]}
-    got = {i for i, r in stage2 if i and r["makespan"] is not None}
+    return [i for *_, i in sorted(leaders) + [k for k in others if k not in leaders]]
+
+
+@pytest.mark.parametrize("slack", SLACKS)
+def test_finalists_are_the_problem2_plan_then_each_sources_best_screened(tight, solved, slack):
+    """At the problem-2 plan's traffic: that plan, then the leaders of the admitted
+    candidates up to the finalist runs; at each higher allowance (the traffic of each
+    reservation candidate, then the budget), ``level_runs`` of the candidates it newly
+    admits, chosen alike (docs: problem 3's steps 4-5)."""
+    report = solved[slack].report.to_dict()
+    rows = report["candidates"]
+    base, top = report["traffic_budget"]["base"], report["traffic_budget"]["allowance"]
+    stage2 = [i for i, r in enumerate(rows) if r["source"] != "makespan-search"]
+    screened = [i for i in stage2 if i and rows[i]["screened"] is not None]
+    levels = sorted({base, top} | {rows[i]["traffic"] for i in screened if rows[i]["source"] == "reservation"})
+    want: set[int] = set()
+    below = -1
+    for k, level in enumerate(levels):
+        fresh = [i for i in screened if below < rows[i]["traffic"] <= level]
+        count = _finalist_runs(tight) - 1 if k == 0 else EffortParams().level_runs
+        want |= set(_leaders_then_rest(rows, fresh)[:count])
+        below = level
+    got = {i for i in stage2 if i and rows[i]["makespan"] is not None}
     assert got == want
 
 

@@ -19,9 +19,10 @@ from dansched.pipeline.problem3.sources.timed import timed_schedule
 from dansched.pipeline.problem3.sources.timed.emission import Buffers, Emission
 from dansched.pipeline.problem3.sources.timed.engines import NO_PIPE, Engines
 from dansched.pipeline.problem3.sources.timed.eviction import VictimWindow, chosen_window, victim_windows
-from dansched.pipeline.problem3.sources.timed.placement import Tier, has_prefetch_room, time_aware_best_fit
+from dansched.pipeline.problem3.sources.timed.placement import Tier, has_prefetch_room
 from dansched.pipeline.problem3.sources.timed.scheduler import TimedScheduler
 from dansched.pipeline.problem3.sources.timed.window import TaskQueues
+from dansched.rooms import choose_room
 from dansched.simulate import evaluate
 from dansched.testing import audit_instance, random_dag
 
@@ -224,24 +225,30 @@ def test_emission_stops_past_the_traffic_limit():
 
 
 # ------------------------------------------------------------------ placement
-def test_time_aware_best_fit_by_hand():
+def test_the_least_late_room_of_a_tier_by_hand():
     """Tier of 32: resident [4, 8) and [12, 16); free gaps [0, 4) (freed at 50), [8, 12)
-    (freed at 5) and [16, 32) (never used)."""
+    (freed at 5) and [16, 32) (never used). The time-driven scheduler's default room rule,
+    least late (a time-aware best fit, Eq. 24), and earliest released."""
     tier = Tier(32)
     for off, b in ((0, 0), (4, 1), (8, 2), (12, 3)):
         tier.add(off, 4, b)
     tier.remove(0, end_time=50)
     tier.remove(8, end_time=5)
     assert tier.free_ranges() == [(0, 4), (8, 12), (16, 32)]
+    def room(want, size=4, extra=(), rule="least-late"):
+        return choose_room(tier.free_ranges(extra), size, rule, tier.wait, want)
+
     # needed at 10: [8, 12) is free by then and fits exactly
-    assert time_aware_best_fit(tier, 4, want=10) == 8
+    assert room(10) == 8
     # needed at 0: only [16, 32) is free at once; of its two ends the lower
-    assert time_aware_best_fit(tier, 4, want=0) == 16
+    assert room(0) == 16
     # needed at 60: all free by then, the smallest gap first ([0, 4) before [8, 12))
-    assert time_aware_best_fit(tier, 4, want=60) == 0
+    assert room(60) == 0
     # [8, 12) promised to another buffer: needed at 10, the fresh range wins
-    assert time_aware_best_fit(tier, 4, want=10, extra=[(8, 4)]) == 16
-    assert time_aware_best_fit(tier, 17, want=0) is None
+    assert room(10, extra=[(8, 4)]) == 16
+    assert room(0, size=17) is None
+    # earliest released: never-used [16, 32) first, whenever the buffer is wanted
+    assert room(60, rule="earliest-released") == 16
     assert tier.overlapping(3, 13) == [4, 12]
 
 

@@ -43,6 +43,7 @@ from ....hardware import spill_traffic
 from ....instance import KIND_OP, Instance
 from ....models.window import Schedule, schedule_of
 from ....params import SearchParams
+from ....rooms import Released, ranked_rooms
 from ....simulate import Evaluation, Segment
 from .layout import Layout
 
@@ -175,16 +176,20 @@ class ReloadMove(SegmentMove):
         return seg is not None and ctx.evicted(seg) is not None
 
 
-def _lateness(
-    ctx: MoveContext, tier: int, offset: int, size: int, before: int, want: int, skip: Sequence[Segment]
-) -> int:
-    """How long a segment of ``size`` units at ``offset``, starting at schedule position
-    ``before`` and wanted at time ``want``, waits for the previous occupants of its range."""
-    latest = 0
-    for s in ctx.by_tier.get(tier, ()):
-        if s.end < before and s not in skip and s.offset < offset + size and offset < s.offset + s.size:
-            latest = max(latest, ctx.end_time(s.end_node))
-    return max(0, latest - want)
+def _released(ctx: MoveContext, tier: int, before: int, skip: Sequence[Segment]) -> Released:
+    """``released(offset, size)``: the latest end time of the segments of ``tier`` that end
+    before schedule position ``before`` (``skip`` aside) on those addresses: when a segment
+    there may start (the address-reuse wait)."""
+    earlier = [s for s in ctx.by_tier.get(tier, ()) if s.end < before and s not in skip]
+
+    def released(offset: int, size: int) -> int:
+        latest = 0
+        for s in earlier:
+            if s.offset < offset + size and offset < s.offset + s.size:
+                latest = max(latest, ctx.end_time(s.end_node))
+        return latest
+
+    return released
 
 
 def _choose(
@@ -201,20 +206,17 @@ def _choose(
 ) -> int | None:
     """An offset for a segment of ``size`` units resident from position ``lo`` to ``hi``,
     free of ``busy`` (the tier's segments as they will be) apart from ``skip``: one of the
-    ``ctx.choices`` least-late candidate offsets (ends of free ranges), ``avoid`` excluded."""
-    cands = []
+    ``ctx.choices`` rooms the least-late rule ranks first (:mod:`dansched.rooms`; the
+    segment wanted at time ``want``), ``avoid`` excluded."""
     occupied = [(s.offset, s.size) for s in busy if s.meets(lo, hi) and s not in skip]
-    for a, b in free_ranges(ctx.capacity[tier], occupied):
-        if b - a < size:
-            continue
-        for off in {a, b - size}:
-            if off != avoid:
-                cands.append((_lateness(ctx, tier, off, size, lo, want, skip), b - a - size, off))
+    ranges = free_ranges(ctx.capacity[tier], occupied)
+    cands = [
+        off for off in ranked_rooms(ranges, size, "least-late", _released(ctx, tier, lo, skip), want) if off != avoid
+    ]
     if not cands:
         return None
-    cands.sort()
     k = min(len(cands), max(1, ctx.choices))
-    return cands[int(rng.integers(k))][2] if k > 1 else cands[0][2]
+    return cands[int(rng.integers(k))] if k > 1 else cands[0]
 
 
 def _repack(

@@ -1,5 +1,5 @@
-"""Where a buffer goes in its tier, at simulated time: the resident segments of one tier,
-the address-reuse waits, and the time-aware best fit (paper Eq. 24).
+"""Where a buffer goes in its tier, at simulated time: the resident segments of one tier
+and the address-reuse waits (the room itself is chosen by a room rule, :mod:`dansched.rooms`).
 
 A segment that starts on addresses an earlier segment occupied cannot start before the
 event that ended that earlier segment (the address-reuse edge from that FREE or
@@ -15,8 +15,6 @@ capacity. Its free ranges are :func:`~dansched.addresses.free_ranges` of its res
 >>> tier.remove(8, end_time=30)
 >>> tier.wait(6, 4), tier.wait(12, 4)
 (30, 0)
->>> time_aware_best_fit(tier, 4, want=10)  # [4, 8) is free at once and fits exactly
-4
 """
 
 from __future__ import annotations
@@ -26,7 +24,7 @@ from collections.abc import Iterable, Sequence
 
 from .....addresses import ReleaseMap, free_ranges
 
-__all__ = ["Tier", "time_aware_best_fit", "has_prefetch_room", "reserved_room"]
+__all__ = ["Tier", "has_prefetch_room", "reserved_room"]
 
 
 class Tier:
@@ -73,22 +71,6 @@ class Tier:
             out.append(self.offs[i])
             i += 1
         return out
-
-
-def time_aware_best_fit(tier: Tier, size: int, want: int, extra: Sequence[tuple[int, int]] = ()) -> int | None:
-    """Eq. 24 with time first: among the free gaps long enough for ``size`` (``extra``
-    counted as taken), at either end of each gap, the address whose reuse wait ends by
-    ``want`` (or least past it), then the smallest gap (least slack, Eq. 24), then the
-    lowest address. ``None`` when no gap is long enough."""
-    best = None
-    for lo, hi in tier.free_ranges(extra):
-        if hi - lo < size:
-            continue
-        for a in (lo, hi - size) if hi - lo > size else (lo,):
-            key = (max(0, tier.wait(a, size) - want), hi - lo, a)
-            if best is None or key < best:
-                best = key
-    return None if best is None else best[2]
 
 
 def has_prefetch_room(tier: Tier, size: int, extra: Sequence[tuple[int, int]], reserve: int, fill: float) -> bool:

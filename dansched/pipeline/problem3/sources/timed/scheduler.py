@@ -25,10 +25,11 @@ from .....errors import TimedFailed
 from .....instance import KIND_ALLOC, KIND_FREE, Instance
 from .....params import TimedParams
 from .....plan import Plan
+from .....rooms import choose_room
 from .emission import Buffers, Emission
 from .engines import Engines
 from .eviction import chosen_window, victim_windows
-from .placement import Tier, has_prefetch_room, reserved_room, time_aware_best_fit
+from .placement import Tier, has_prefetch_room, reserved_room
 from .reference import NextUse, Operations, task_priority
 from .window import Prerequisites, ReleaseWindow, TaskQueues, reload_task
 
@@ -188,8 +189,9 @@ class TimedScheduler:
     def _choose_offset(
         self, t: int, size: int, want: int, forced: bool, pinned: set[int], extra: Sequence[tuple[int, int]] = ()
     ) -> int | None:
-        """Time-aware best fit (Eq. 24) in tier ``t``; ahead of the frontier (``forced``
-        false) only while the tier keeps its prefetch room."""
+        """The room ``p.room`` prefers in tier ``t`` (:mod:`dansched.rooms`; least late for
+        ``want`` by default: a time-aware best fit, Eq. 24); ahead of the frontier
+        (``forced`` false) only while the tier keeps its prefetch room."""
         tier = self.em.tiers[t]
         if not forced:
             upcoming = self.window.upcoming(self.p.reserve_ops, self.em.emitted)
@@ -197,7 +199,7 @@ class TimedScheduler:
             reserve = reserved_room(upcoming, self.ops.bufs, self.bufs.tier, self.bufs.size, res.where, t, pinned)
             if not has_prefetch_room(tier, size, extra, reserve, self.p.fill):
                 return None
-        return time_aware_best_fit(tier, size, want, extra)
+        return choose_room(tier.free_ranges(extra), size, self.p.room, tier.wait, want)
 
     def _evict_for(
         self, t: int, size: int, pinned: set[int], extra: Sequence[tuple[int, int]], horizon: int | None = None

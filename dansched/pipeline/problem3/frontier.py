@@ -1,0 +1,132 @@
+"""The traffic-makespan frontier of problem 3: the plans no other plan beats on both counts.
+
+Problem 3 trades extra DDR traffic for time (docs/rules.md, problem 3: "a Pareto report of
+(traffic, makespan) pairs is the honest answer to 'not significantly'"). Problem 3 plans at a
+rising sequence of traffic *allowances* (:mod:`dansched.pipeline.problem3.loop`): the
+problem-2 plan's traffic first, then the traffic of each reservation setting the planner found
+worth trying (:mod:`dansched.pipeline.problem3.sources.reservation`), then the caller's own
+allowance (and, asked for the frontier, ``EffortParams.frontier_slack``). The plan kept at each allowance is a :class:`FrontierPoint`; the *frontier* is
+those points that no other point beats on both counts (:func:`pareto_front`): sorted by
+traffic, each strictly faster than every lighter one.
+
+The *knee* (:func:`knee`) is the lightest point whose makespan is within ``tolerance`` of the
+fastest point's: past it, more traffic buys less than that much time.
+
+Each point is reported (:func:`frontier_rows`) with its busiest pipe and that pipe's load, the
+*floor for its traffic* -- a makespan no plan carrying that much traffic can beat
+(:func:`dansched.models.floors.makespan_floor_at_traffic`: the instance floors and the
+spill-in pipe's load for the traffic) -- and the gap to it.
+
+>>> figures = [(100, 1000), (120, 900), (130, 950), (150, 880), (200, 879)]
+>>> front = pareto_front([FrontierPoint(t, t, m, Plan(order=()), "") for t, m in figures])
+>>> [(p.traffic, p.makespan) for p in front]
+[(100, 1000), (120, 900), (150, 880), (200, 879)]
+>>> knee(front, tolerance=0.01)  # 880 is within 1 % of 879
+2
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from ...instance import Instance
+from ...models.bound import Bound, gap
+from ...models.floors import Floors, makespan_floor_at_traffic, makespan_floors
+from ...plan import Plan
+
+__all__ = ["FrontierPoint", "FrontierRow", "pareto_front", "knee", "frontier_rows"]
+
+
+@dataclass(frozen=True)
+class FrontierPoint:
+    """The plan kept at one traffic ``allowance``: its extra ``traffic`` and ``makespan``
+    (the evaluator's), the plan itself, where it came from (``source``: the candidate
+    row's source and detail), and its busiest pipe (``busiest``, by name) with that pipe's
+    load (cycles, spill tasks included)."""
+
+    allowance: int
+    traffic: int
+    makespan: int
+    plan: Plan
+    source: str
+    busiest: str = ""
+    busiest_load: int = 0
+
+
+@dataclass(frozen=True)
+class FrontierRow:
+    """One point of the frontier as the report gives it: the point, its traffic over the
+    problem-2 plan's (``over``, a fraction; ``None`` when that plan carries none), the floor
+    for its traffic and the gap to it, and whether it is the knee."""
+
+    point: FrontierPoint
+    over: float | None
+    floor: Bound
+    knee: bool
+
+    @property
+    def gap(self) -> float | None:
+        return gap(self.point.makespan, self.floor.value)
+
+    def to_dict(self) -> dict[str, Any]:
+        p = self.point
+        return {
+            "allowance": p.allowance,
+            "traffic": p.traffic,
+            "over_problem2": None if self.over is None else round(self.over, 6),
+            "makespan": p.makespan,
+            "busiest_pipe": p.busiest,
+            "busiest_load": p.busiest_load,
+            "floor": self.floor.to_dict(),
+            "gap": self.gap,
+            "source": p.source,
+            "knee": self.knee,
+        }
+
+
+def pareto_front(points: Sequence[FrontierPoint]) -> list[FrontierPoint]:
+    """The points no other point beats on both counts, by traffic: each kept point is
+    strictly faster than every point with no more traffic (ties on both: the one at the
+    smaller allowance, then the earlier)."""
+    ranked = sorted(enumerate(points), key=lambda ip: (ip[1].traffic, ip[1].makespan, ip[1].allowance, ip[0]))
+    out: list[FrontierPoint] = []
+    for _, p in ranked:
+        if not out or p.makespan < out[-1].makespan:
+            out.append(p)
+    return out
+
+
+def knee(front: Sequence[FrontierPoint], tolerance: float) -> int:
+    """Index in ``front`` (:func:`pareto_front`'s order) of the lightest point whose makespan is
+    at most ``(1 + tolerance)`` times the fastest point's; -1 for an empty front."""
+    if not front:
+        return -1
+    fastest = min(p.makespan for p in front)
+    for i, p in enumerate(front):
+        if p.makespan <= fastest * (1 + tolerance):
+            return i
+    return len(front) - 1  # unreachable: the fastest point qualifies
+
+
+def frontier_rows(
+    inst: Instance, points: Sequence[FrontierPoint], base: int, tolerance: float = 0.01
+) -> list[FrontierRow]:
+    """The frontier of ``points`` (:func:`pareto_front`) as report rows: each point's traffic
+    over ``base`` (the problem-2 plan's), its floor at its traffic and the knee
+    (:func:`knee` with ``tolerance``)."""
+    front = pareto_front(points)
+    if not front:
+        return []
+    at = knee(front, tolerance)
+    floors: Floors = makespan_floors(inst)
+    return [
+        FrontierRow(
+            p,
+            (p.traffic - base) / base if base else None,
+            makespan_floor_at_traffic(inst, p.traffic, floors),
+            k == at,
+        )
+        for k, p in enumerate(front)
+    ]
