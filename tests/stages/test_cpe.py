@@ -223,7 +223,7 @@ def test_loads_fed_by_need_load_the_tile_needed_first():
         assert evaluate(inst, Plan(tuple(order), plan.offsets)).makespan == 42
     # the same urgency without the active mode: MTE2 starts A at 0, B waits a whole transfer
     g = skel.timing
-    late_start, rev_pos = backward_pass(skel, np.array(ev.end), np.arange(g.n))
+    late_start, rev_pos = backward_pass(skel, np.array(plan.order), np.array(ev.end))
     assert (late_start[load_a], late_start[load_b]) == (27, 2)
     for name, order in {
         "non-delay, urgency": forward_pass(skel, late_start, rev_pos).tolist(),
@@ -281,9 +281,7 @@ def test_the_active_mode_changes_most_of_those_orders():
         plan = dlr_plan(inst, list(range(inst.n)), other_orders=False).plan
         ev = evaluate(inst, plan)
         skel = memory_skeleton(inst, plan.order, ev.graph)
-        pos = np.empty(skel.n, dtype=np.int64)
-        pos[list(plan.order)] = np.arange(skel.n)
-        non_delay = forward_pass(skel, *backward_pass(skel, np.array(ev.end), pos)).tolist()
+        non_delay = forward_pass(skel, *backward_pass(skel, np.array(plan.order), np.array(ev.end))).tolist()
         fed = feed_by_need(skel, plan.order, [("dma", need_pipes(inst.hw, "dma"))])
         changed += fed["dma"] != non_delay
     assert changed >= 5

@@ -128,12 +128,13 @@ def _positions(order: np.ndarray, n: int) -> np.ndarray:
     return pos
 
 
-def backward_pass(skel: Skeleton, end: np.ndarray, pos: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """The right-justified schedule of an order timed as ``end`` (its positions ``pos``):
-    the reversed skeleton list-scheduled from the end, priority to the nodes that finish
-    late. Returns each node's latest start in it (the makespan of the reversed schedule less
-    its end there) and its position in the reversed order."""
+def backward_pass(skel: Skeleton, order: np.ndarray, end: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The right-justified schedule of ``order`` (timed as ``end``): the reversed skeleton
+    list-scheduled from the end, priority to the nodes that finish late, then to the later in
+    ``order``. Returns each node's latest start in it (the makespan of the reversed schedule
+    less its end there) and its position in the reversed order."""
     g = skel.timing
+    pos = _positions(order, g.n)
     rev = list_schedule_csr(
         skel.order_succ_csr[0], skel.order_pred_csr, g.succ_csr, g.pipe_array, g.cycles_array, end, -pos
     )
@@ -160,15 +161,14 @@ def forward_backward(skel: Skeleton, order: Sequence[int], passes: int = 4) -> t
     Returns (order, makespan, passes run)."""
     g = skel.timing
     tpreds, pipe, cycles = (g.pred_ptr, g.pred_idx), g.pipe_array, g.cycles_array
-    best = int64_array(order)
+    best = cur = int64_array(order)
     _, cur_end, best_m = simulate_timing_arrays(best, *tpreds, pipe, cycles)
-    cur_pos = _positions(best, g.n)
     runs = 0
     for _ in range(passes):
         runs += 1
-        fwd = forward_pass(skel, *backward_pass(skel, cur_end, cur_pos))
+        fwd = forward_pass(skel, *backward_pass(skel, cur, cur_end))
         _, cur_end, m2 = simulate_timing_arrays(fwd, *tpreds, pipe, cycles)
-        cur_pos = _positions(fwd, g.n)
+        cur = fwd
         if m2 < best_m:
             best, best_m = fwd, m2
         else:

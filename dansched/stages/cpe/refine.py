@@ -273,9 +273,7 @@ def feed_by_need(skel: Skeleton, order: Sequence[int], scopes: Sequence[tuple[st
     g = skel.timing
     arr = int64_array(order)
     _, end, _ = simulate_timing_arrays(arr, g.pred_ptr, g.pred_idx, g.pipe_array, g.cycles_array)
-    pos = np.empty(g.n, dtype=np.int64)
-    pos[arr] = np.arange(len(arr), dtype=np.int64)
-    late_start, rev_pos = backward_pass(skel, end, pos)
+    late_start, rev_pos = backward_pass(skel, arr, end)
     return {name: forward_pass(skel, late_start, rev_pos, pipes).tolist() for name, pipes in scopes}
 
 
