@@ -9,12 +9,14 @@
 - the compiled cycle simulator against the Python loop;
 - the compiled list scheduler and forward-backward pass against the Python ones they
   replaced (tests/list_schedule_reference.py), on the memory skeletons of random plans and
-  on random order constraints with many ties; its active mode, on random sets of pipes,
-  against the rule stated plainly (``list_schedule_by_rule``), which in turn agrees with
-  the replaced scheduler when no pipe is active.
+  on random order constraints with many ties.
 
 The default run draws few examples; ``-m slow`` draws many more and adds the official
 graphs.
+
+The list scheduler's active mode is checked on the same inputs, with random sets of active
+pipes, against the rule stated plainly (``list_schedule_by_rule``), which in turn agrees
+with the replaced scheduler when no pipe is active.
 """
 
 from __future__ import annotations

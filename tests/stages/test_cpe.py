@@ -8,12 +8,12 @@ import numpy as np
 import pytest
 from helpers import SHIPPED
 
+from dansched import CpeParams
 from dansched.errors import ArgumentError
 from dansched.generate import GraphBuilder
 from dansched.graph import bottom_level
 from dansched.hardware import load_hardware
 from dansched.instance import instance_from_records, load_instance
-from dansched.params import CpeParams
 from dansched.pipeline.problem3.relayout import _OverlapSweep
 from dansched.plan import Plan, plan_from_indices
 from dansched.simulate import evaluate
