@@ -12,9 +12,10 @@ soon as they are allowed.
   skeleton lets start early (COPY_IN, MOVE, SPILL_IN) is thereby pulled forward: the
   prefetch the problem text describes.
 - *Active* (the pipes in ``active``; Giffler and Thompson's generation of active
-  schedules): that node's pipe may wait for a more urgent node instead. The
-  *conflict set* is the pipe's released nodes that can start before the earliest
-  one would finish; the one of highest priority goes first. With an urgency as the
+  schedules): that node's pipe takes its turn when that node would finish, and may
+  then wait for a more urgent node instead. The *conflict set* is the pipe's released
+  nodes that can start before the earliest one would finish; the one of highest
+  priority goes first, at its own ready time. With an urgency as the
   priority, a load pipe then issues the load whose consumer is needed first rather
   than the one that became ready first (:func:`dansched.stages.cpe.refine.feed_by_need`).
 
