@@ -33,6 +33,7 @@ __all__ = [
     "LocalSearchParams",
     "DlrParams",
     "CpeParams",
+    "FEED_SCOPES",
     "EffortParams",
     "BoundParams",
     "ProductParams",
@@ -175,19 +176,36 @@ class DlrParams:
         _check_int_tuple(self, "serial_wave_widths", 1)
 
 
+# the pipes CPE's "loads fed by need" list schedule runs in the active mode on: the
+# data-movement pipes (the hardware's roles.dma) or every pipe
+FEED_SCOPES = ("dma", "all")
+
+
 @dataclass(frozen=True)
 class CpeParams:
     """Stage 3 (CPE, paper Algorithm 3) budgets: the window of the local moves (Eq. 35) and how
     many timing evaluations they may spend, as node-visits (``local_work``: one evaluation
-    visits every node once) capped at ``local_evaluations``; the number of timing-aware rounds
-    comes from the effort (:class:`EffortParams`)."""
+    visits every node once) capped at ``local_evaluations``; ``feed_by_need``: the pipe scopes
+    (names of :data:`FEED_SCOPES`) of the "loads fed by need" list schedules, one more
+    candidate each (``()``: none); the number of timing-aware rounds comes from the effort
+    (:class:`EffortParams`)."""
 
     width: int = 8  # W of Eq. 35
     local_work: int = 4_000_000  # node-visits of the local moves' timing evaluations
     local_evaluations: int = 2000  # at most this many evaluations
+    feed_by_need: tuple[str, ...] = ("dma",)
 
     def __post_init__(self) -> None:
-        _check_all_ints(self)
+        _check_all_ints(self, skip=("feed_by_need",))
+        scopes = self.feed_by_need
+        if (
+            not isinstance(scopes, tuple)
+            or any(x not in FEED_SCOPES for x in scopes)
+            or len(set(scopes)) != len(scopes)
+        ):
+            raise ArgumentError(
+                f"CpeParams.feed_by_need must be a tuple of distinct names of {', '.join(FEED_SCOPES)}, got {scopes!r}"
+            )
 
     def evaluations(self, n: int) -> int:
         """Local-move evaluations on a plan of ``n`` nodes: the same work per node at every size."""

@@ -1,7 +1,10 @@
 """The Python list scheduler and forward-backward pass that the compiled ones replaced
 (dansched/stages/cpe/list_schedule.py before the kernels): the oracle of tests/test_kernels.py.
 Kept as it was, with Python's heapq and lists; only ``simulate_timing`` became the Python
-reference simulator."""
+reference simulator.
+
+:func:`list_schedule_by_rule` is the oracle of the active mode: the rule of both modes
+stated plainly, each step a scan of every released node (quadratic, no heaps)."""
 
 from __future__ import annotations
 
@@ -93,6 +96,84 @@ def list_schedule_arrays(
             v = pop(waiting[p])[3]
         emit(v, start)
         pipe_free[p] = end[v]
+    return order
+
+
+def list_schedule_by_rule(
+    order_preds: Sequence[Sequence[int]],
+    order_succs: Sequence[Sequence[int]],
+    tpreds: Sequence[Sequence[int]],
+    pipe: Sequence[int],
+    cycles: Sequence[int],
+    priority: Sequence[int],
+    tie: Sequence[int],
+    active: Sequence[int] = (),
+) -> list[int]:
+    """The list scheduler's rule, step by step. Nodes without a pipe are emitted as soon as
+    they are released, the last released first. Otherwise each pipe's earliest node is the
+    released node of least (start, -priority, tie, id), where a node starts at the later of
+    the pipe's free time and its ready time (its timing predecessors' latest end); the pipe of
+    least (time, -priority, tie, pipe index) of its earliest node goes next, the time being
+    that node's start on a non-delay pipe and its finish on an active one. A non-delay
+    pipe emits that node. An active pipe emits, among its released nodes that start before
+    that node would finish (that node alone when none does), the one of least
+    (-priority, tie, id), at its own start."""
+    n = len(pipe)
+    left = [len(p) for p in order_preds]
+    end = [0] * n
+    free: dict[int, int] = {}
+    released: dict[int, list[int]] = {}
+    stack: list[int] = []
+    order: list[int] = []
+
+    def ready(v: int) -> int:
+        return max((end[u] for u in tpreds[v]), default=0)
+
+    def release(v: int) -> None:
+        if pipe[v] < 0:
+            stack.append(v)
+        else:
+            released.setdefault(pipe[v], []).append(v)
+
+    def emit(v: int, start: int) -> None:
+        end[v] = start + cycles[v]
+        order.append(v)
+        for w in order_succs[v]:
+            left[w] -= 1
+            if left[w] == 0:
+                release(w)
+
+    for v in range(n):
+        if left[v] == 0:
+            release(v)
+    while len(order) < n:
+        if stack:
+            v = stack.pop()
+            emit(v, ready(v))
+            continue
+        chosen: tuple[tuple[int, int, int, int], int, int] | None = None
+        for q in sorted(released):
+            if not released[q]:
+                continue
+            f = free.get(q, 0)
+            e = min(released[q], key=lambda v: (max(f, ready(v)), -priority[v], tie[v], v))
+            s = max(f, ready(e))
+            key = (s + cycles[e] if q in active else s, -priority[e], tie[e], q)
+            if chosen is None or key < chosen[0]:
+                chosen = (key, q, e)
+        if chosen is None:
+            raise RuntimeError("list_schedule: the skeleton's order constraints are cyclic")
+        _, q, v = chosen
+        f = free.get(q, 0)
+        s = max(f, ready(v))
+        if q in active:
+            finish = s + cycles[v]
+            conflict = [u for u in released[q] if max(f, ready(u)) < finish] or [v]
+            v = min(conflict, key=lambda u: (-priority[u], tie[u], u))
+            s = max(f, ready(v))
+        released[q].remove(v)
+        emit(v, s)
+        free[q] = end[v]
     return order
 
 

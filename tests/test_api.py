@@ -148,7 +148,9 @@ def test_parameter_defaults_are_the_measured_values():
     """The defaults are the values the tables in benchmarks/results were measured with
     (they were module constants before; changing one is a decision, not a refactor)."""
     assert dansched.MpasParams() == dansched.MpasParams(ls_evaluations=8000, ls_max_ops=6000, restart_work=60_000)
-    assert dansched.CpeParams() == dansched.CpeParams(width=8, local_work=4_000_000, local_evaluations=2000)
+    assert dansched.CpeParams() == dansched.CpeParams(
+        width=8, local_work=4_000_000, local_evaluations=2000, feed_by_need=("dma",)
+    )
     assert dansched.CpeParams().evaluations(1000) == 2000 and dansched.CpeParams().evaluations(40_000) == 100
     assert dansched.BoundParams().peak.exact_max_nodes == dansched.BoundParams().joint_max_nodes == 80
     assert dansched.effort_options("default").effort == dansched.EffortParams(
@@ -165,6 +167,8 @@ def test_each_preset_is_complete_options():
     fast, best = dansched.effort_options("fast"), dansched.effort_options("max")
     assert fast.effort_name == "fast" and fast.search == () and fast.polish.windows == 5
     assert fast.bounds == dansched.BoundParams().linear() and fast.effort.stage3_runs == 1
+    assert fast.cpe == dansched.CpeParams(feed_by_need=()) and best.cpe == dansched.CpeParams()
+    assert dansched.effort_options("fast", cpe=dansched.CpeParams()).cpe.feed_by_need == ("dma",)
     assert [r.iterations for r in best.search] == [200, 1000] and best.polish.windows == 30
     assert best.search[0] == dansched.effort_options("default").search[0]  # the default's round first
     assert dansched.effort_options("fast", seed=7, problem=2).seed == 7

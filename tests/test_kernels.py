@@ -17,6 +17,10 @@
 
 The default run draws few examples; ``-m slow`` draws many more and adds the official
 graphs.
+
+The list scheduler's active mode is checked on the same inputs, with random sets of active
+pipes, against the rule stated plainly (``list_schedule_by_rule``), which in turn agrees
+with the replaced scheduler when no pipe is active.
 """
 
 from __future__ import annotations
@@ -364,6 +368,10 @@ def test_compiled_list_scheduler_on_memory_skeletons(hw, case, seed, chain):
         want = ref.list_schedule_arrays(skel.order_preds, skel.order_succs(), g.preds, g.pipe, g.cycles, prio, tie)
         assert list_schedule(skel, prio, tie) == want
         assert list_schedule_arrays(skel.order_preds, skel.order_succs(), g.preds, g.pipe, g.cycles, prio, tie) == want
+        active = sorted(p for p in range(len(inst.hw.pipes)) if rnd.random() < 0.5)
+        args = (skel.order_preds, skel.order_succs(), g.preds, g.pipe, g.cycles, prio, tie)
+        assert ref.list_schedule_by_rule(*args) == want
+        assert list_schedule(skel, prio, tie, active) == ref.list_schedule_by_rule(*args, active)
     assert forward_backward(skel, plan.order) == ref.forward_backward(skel, plan.order)
 
 
@@ -385,6 +393,10 @@ def test_compiled_list_scheduler_on_random_constraints_with_ties(data):
     tie = data.draw(st.lists(st.integers(0, 1), min_size=n, max_size=n))
     want = ref.list_schedule_arrays(opreds, osuccs, tpreds, pipe, cycles, prio, tie)
     assert list_schedule_arrays(opreds, osuccs, tpreds, pipe, cycles, prio, tie) == want
+    assert ref.list_schedule_by_rule(opreds, osuccs, tpreds, pipe, cycles, prio, tie) == want
+    active = sorted(data.draw(st.sets(st.integers(0, 3))))  # pipe 3 has no node: harmless
+    want = ref.list_schedule_by_rule(opreds, osuccs, tpreds, pipe, cycles, prio, tie, active)
+    assert list_schedule_arrays(opreds, osuccs, tpreds, pipe, cycles, prio, tie, active) == want
 
 
 def test_cyclic_order_constraints_are_refused_by_both():
@@ -392,7 +404,11 @@ def test_cyclic_order_constraints_are_refused_by_both():
     with pytest.raises(RuntimeError, match="cyclic"):
         ref.list_schedule_arrays(*args)
     with pytest.raises(RuntimeError, match="cyclic"):
+        ref.list_schedule_by_rule(*args, [0])
+    with pytest.raises(RuntimeError, match="cyclic"):
         list_schedule_arrays(*args)
+    with pytest.raises(RuntimeError, match="cyclic"):
+        list_schedule_arrays(*args, [0])
 
 
 @pytest.mark.parametrize("family", ["matmul", "fa"])

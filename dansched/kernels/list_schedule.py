@@ -1,14 +1,22 @@
-"""Non-delay list scheduling on CSR arrays: the compiled core of
-:mod:`dansched.stages.cpe.list_schedule` (which documents the rule and keeps the Python entry
-points).
+"""List scheduling on CSR arrays: the compiled core of
+:mod:`dansched.stages.cpe.list_schedule` (which documents the rules and keeps the Python
+entry points).
 
-At each step the scheduler emits, over all pipes (ascending), the node that can start
-earliest; ties go to the higher priority, then the smaller tie value, then the smaller node
-id, then the smaller pipe. A node without a pipe is emitted as soon as its last order
-predecessor is (the last such node first). Per pipe two binary heaps hold the nodes whose
-order predecessors have all been emitted: *waiting* (keyed by ready time, priority, tie,
-id) and *available* (ready by the time the pipe is free; keyed by priority, tie, id). Each
-key is a total order, so any heap gives the same order as Python's ``heapq``.
+Each pipe's *earliest* node is the one of its released nodes (order predecessors all
+emitted) that can start first; ties go to the higher priority, then the smaller tie value,
+then the smaller node id. On a pipe in the *non-delay* mode that node is emitted when its
+pipe's turn comes; its time is its start. On a pipe in the *active* mode (Giffler and
+Thompson's generation of active schedules) the earliest node ``e`` sets the *conflict
+set*: the pipe's released nodes that can start before ``e`` would finish; the one of
+highest priority (then smaller tie, then smaller id) is emitted, at its own start, and the
+pipe idles until then. The pipe's time is ``e``'s finish, so the decision waits until
+every node that starts earlier elsewhere has been emitted (and what they release has
+joined the conflict set). At each step the pipe of least (time, -priority, tie of its
+earliest node, pipe index) takes its turn. A node without a pipe is emitted as soon as its
+last order predecessor is (the last such node first). Per pipe two binary heaps hold
+the nodes whose order predecessors have all been emitted: *waiting* (keyed by ready time,
+priority, tie, id) and *available* (ready by the time the pipe is free; keyed by priority,
+tie, id). Each key is a total order, so any heap gives the same order as Python's ``heapq``.
 """
 
 from __future__ import annotations
@@ -110,6 +118,55 @@ def _release(
 
 
 @compiled
+def _most_urgent(
+    e: int,
+    start: int,
+    from_avail: bool,
+    p: int,
+    waiting: np.ndarray,
+    available: np.ndarray,
+    base: np.ndarray,
+    nwait: np.ndarray,
+    navail: np.ndarray,
+    conflict: np.ndarray,
+    ready: np.ndarray,
+    negp: np.ndarray,
+    tie: np.ndarray,
+    cycles: np.ndarray,
+) -> tuple[int, int]:
+    """The active mode on pipe ``p``, whose earliest node ``e`` (taken from its heap) would start
+    at ``start``: the node of the conflict set to emit and its start. Every node still
+    available starts when ``e`` does and ranks below it, so only the waiting nodes ready
+    before ``e`` would finish compete (each waiting node is ready after the pipe is free, so
+    it starts at its ready time). The losers, ``e`` among them, go back to their heaps."""
+    finish = start + cycles[e]
+    k = 0
+    while nwait[p] > 0 and ready[waiting[base[p]]] < finish:
+        conflict[k] = _pop(waiting, base[p], nwait[p], ready, negp, tie, True)
+        nwait[p] -= 1
+        k += 1
+    if k == 0:
+        return e, start
+    c = e
+    for i in range(k):
+        if _before(conflict[i], c, ready, negp, tie, False):
+            c = conflict[i]
+    for i in range(k):
+        if conflict[i] != c:
+            _push(waiting, base[p], nwait[p], conflict[i], ready, negp, tie, True)
+            nwait[p] += 1
+    if c == e:
+        return e, start
+    if from_avail:
+        _push(available, base[p], navail[p], e, ready, negp, tie, False)
+        navail[p] += 1
+    else:
+        _push(waiting, base[p], nwait[p], e, ready, negp, tie, True)
+        nwait[p] += 1
+    return c, ready[c]
+
+
+@compiled
 def list_schedule(
     indeg: np.ndarray,
     osucc_ptr: np.ndarray,
@@ -120,10 +177,12 @@ def list_schedule(
     cycles: np.ndarray,
     priority: np.ndarray,
     tie: np.ndarray,
+    active: np.ndarray,
 ) -> tuple[np.ndarray, bool]:
     """The order (see the module docstring) and True; False when the order constraints are
     cyclic. ``indeg``: each node's number of order predecessors (changed in place); the
-    order successors and the timing predecessors as CSR arrays."""
+    order successors and the timing predecessors as CSR arrays; ``active[p]`` nonzero: pipe
+    ``p`` is in the active mode (a pipe past the array's end is non-delay)."""
     n = pipe.shape[0]
     pipes = 0
     for v in range(n):
@@ -146,6 +205,7 @@ def list_schedule(
     end = np.zeros(n, dtype=np.int64)
     order = np.empty(n, dtype=np.int64)
     stack = np.empty(n, dtype=np.int64)  # nodes without a pipe, ready to emit
+    conflict = np.empty(n, dtype=np.int64)  # an active pipe's waiting nodes that start before f
     top = 0
     for v in range(n):
         if indeg[v] == 0:
@@ -159,7 +219,7 @@ def list_schedule(
             start = _ready(v, tpred_ptr, tpred_idx, end)
         else:
             best = -1
-            k0, k1, k2 = 0, 0, 0
+            k0, k1, k2, best_start = 0, 0, 0, 0
             for q in range(pipes):
                 while nwait[q] > 0 and ready[waiting[base[q]]] <= pipe_free[q]:
                     u = _pop(waiting, base[q], nwait[q], ready, negp, tie, True)
@@ -168,23 +228,29 @@ def list_schedule(
                     navail[q] += 1
                 if navail[q] > 0:
                     u = available[base[q]]
-                    key0 = pipe_free[q]
+                    s = pipe_free[q]
                 elif nwait[q] > 0:
                     u = waiting[base[q]]
-                    key0 = ready[u]
+                    s = ready[u]
                 else:
                     continue
+                key0 = s + cycles[u] if q < active.shape[0] and active[q] != 0 else s
                 if best < 0 or (key0, negp[u], tie[u]) < (k0, k1, k2):
-                    best, k0, k1, k2 = q, key0, negp[u], tie[u]
+                    best, k0, k1, k2, best_start = q, key0, negp[u], tie[u], s
             if best < 0:
                 return order[:count].copy(), False
-            p, start = best, k0
-            if navail[p] > 0:
+            p, start = best, best_start
+            from_avail = navail[p] > 0
+            if from_avail:
                 v = _pop(available, base[p], navail[p], ready, negp, tie, False)
                 navail[p] -= 1
             else:
                 v = _pop(waiting, base[p], nwait[p], ready, negp, tie, True)
                 nwait[p] -= 1
+            if p < active.shape[0] and active[p] != 0:
+                v, start = _most_urgent(
+                    v, start, from_avail, p, waiting, available, base, nwait, navail, conflict, ready, negp, tie, cycles
+                )
         end[v] = start + cycles[v]
         order[count] = v
         count += 1
@@ -212,4 +278,5 @@ def warm() -> None:
         a([1, 0, 1], dtype=i64),
         a([0, 0, 0], dtype=i64),
         a([0, 1, 2], dtype=i64),
+        a([1], dtype=i64),
     )

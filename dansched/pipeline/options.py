@@ -233,7 +233,9 @@ def _preset(
 
 def fast(exact_window_mode: str = "fixed", **fields: Unpack[OptionFields]) -> SolveOptions:
     """The paper's faster compile mode: MPAS, DLR and CPE once (the paper's placements, the
-    wave search), five polish windows, no makespan search, the linear-time report bounds."""
+    wave search; CPE without its loads-fed-by-need list schedule, which costs time and does
+    not pay on its own: ``benchmarks/results/bench_feed.md``), five polish windows, no
+    makespan search, the linear-time report bounds."""
     effort = EffortParams(
         sources=("dlr",),
         dlr_variants=0,
@@ -244,6 +246,7 @@ def fast(exact_window_mode: str = "fixed", **fields: Unpack[OptionFields]) -> So
         stage1_restarts=False,
         stage2_variants=False,
     )
+    fields = {"cpe": CpeParams(feed_by_need=()), **fields}
     return _preset("fast", effort, (), 5, BoundParams().linear(), exact_window_mode, fields)
 
 

@@ -1,4 +1,4 @@
-"""Stage 3 (CPE): memory behaviour untouched, makespan never worse, exact windows."""
+"""Stage 3 (CPE): memory behaviour untouched, makespan never worse, exact windows, loads fed by need."""
 
 from __future__ import annotations
 
@@ -8,14 +8,21 @@ import numpy as np
 import pytest
 from helpers import SHIPPED
 
+from dansched import CpeParams
+from dansched.errors import ArgumentError
+from dansched.generate import GraphBuilder
+from dansched.graph import bottom_level
 from dansched.hardware import load_hardware
 from dansched.instance import instance_from_records, load_instance
 from dansched.pipeline.problem3.stage3.relayout import _OverlapSweep
 from dansched.plan import Plan, plan_from_indices
 from dansched.simulate import evaluate
 from dansched.stages.cpe.exact_window import exact_windows
-from dansched.stages.cpe.refine import cpe_refine
+from dansched.stages.cpe.list_schedule import backward_pass, forward_pass, list_schedule
+from dansched.stages.cpe.refine import cpe_refine, feed_by_need, need_pipes
 from dansched.stages.cpe.skeleton import critical_chain, is_refinement, memory_skeleton
+from dansched.stages.dlr.stage import dlr_plan
+from dansched.testing import audit_instance, random_dag
 
 
 def _roomy_plan(path, tmp_path):
@@ -173,3 +180,114 @@ def test_move_timing_equals_the_full_simulation_after_any_legal_move():
                 assert timing.makespan(i, j) == simulate_timing_reference(cand, preds, pipe, cycles)[2]
                 checked += 1
     assert checked > 500
+
+
+def _two_tiles_case():
+    """Two tiles loaded on MTE2 (10 cycles each) into UB (1024): tile a (offset 0) for a short
+    store X (MTE3, 5), tile b for a long VECTOR op Y (30). b takes the room (offset 512) of a
+    scratch buffer c, which a VECTOR op P (2) uses first: b's load B can start at 2, a's load
+    A at 0.
+
+    Non-delay: MTE2 is free at 0 and only A is ready, so A runs 0-10, B 10-20, Y 20-50, X
+    10-15: makespan 50. Fed by need: at 0 MTE2's earliest task A would finish at 10, and B
+    can start before that (at 2); B is needed sooner (its right-justified latest start, 2,
+    is before A's, 27), so MTE2 waits for it: B 2-12, Y 12-42, A 12-22, X 22-27: makespan
+    42, the path P, B, Y (2 + 10 + 30). Returns the instance, its plan (ids in order) and the
+    node ids of A and B."""
+    g = GraphBuilder()
+    c, a = g.alloc(512, "UB"), g.alloc(512, "UB")
+    g.op("DUP", "VECTOR", 2, [c])
+    g.free(c)
+    b = g.alloc(512, "UB")
+    load_a = g.op("COPY_IN", "MTE2", 10, [a])
+    load_b = g.op("COPY_IN", "MTE2", 10, [b])
+    g.op("COPY_OUT", "MTE3", 5, [a], after=[load_a])
+    g.op("EXP", "VECTOR", 30, [b], after=[load_b])
+    g.free(a)
+    g.free(b)
+    inst = g.build("two_tiles")
+    return inst, Plan(order=tuple(range(inst.n)), offsets=((c, 512), (a, 0), (b, 512))), load_a, load_b
+
+
+def test_loads_fed_by_need_load_the_tile_needed_first():
+    inst, plan, load_a, load_b = _two_tiles_case()
+    ev = evaluate(inst, plan)
+    assert ev.valid and ev.makespan == 50  # the plan's own order is non-delay already
+    skel = memory_skeleton(inst, plan.order, ev.graph)
+    dma = need_pipes(inst.hw, "dma")
+    assert [inst.hw.pipes[p] for p in dma] == ["MTE1", "MTE2", "MTE3", "FIXP"]
+    fed = feed_by_need(skel, plan.order, [("dma", dma), ("all", need_pipes(inst.hw, "all"))])
+    for order in fed.values():
+        assert is_refinement(skel, order)
+        assert order.index(load_b) < order.index(load_a)
+        assert evaluate(inst, Plan(tuple(order), plan.offsets)).makespan == 42
+    # the same urgency without the active mode: MTE2 starts A at 0, B waits a whole transfer
+    g = skel.timing
+    late_start, rev_pos = backward_pass(skel, np.array(plan.order), np.array(ev.end))
+    assert (late_start[load_a], late_start[load_b]) == (27, 2)
+    for name, order in {
+        "non-delay, urgency": forward_pass(skel, late_start, rev_pos).tolist(),
+        "non-delay, bottom level": list_schedule(skel, bottom_level(g.preds, g.cycles, plan.order), [0] * g.n),
+    }.items():
+        assert order.index(load_a) < order.index(load_b), name
+        assert evaluate(inst, Plan(tuple(order), plan.offsets)).makespan == 50, name
+    res = cpe_refine(inst, plan, ev)
+    assert res.stats.list_schedule_makespans == {
+        "bottom-level": 50,
+        "stage-2 order": 50,
+        "loads fed by need: dma": 42,
+        "forward-backward": 42,
+    }
+    assert res.stats.found_by.startswith("list scheduling (loads fed by need: dma)")
+    assert res.makespan == 42 and evaluate(inst, res.plan).makespan == 42
+    off = cpe_refine(inst, plan, ev, params=CpeParams(feed_by_need=()))
+    assert "loads fed by need: dma" not in off.stats.list_schedule_makespans
+
+
+def _small_instance(which: str, seed: int):
+    return audit_instance(seed) if which == "tight" else random_dag(seed, n_ops=14 + seed)
+
+
+@pytest.mark.parametrize(("which", "seed"), [("tight", s) for s in range(8)] + [("random", s) for s in range(4)])
+def test_every_plan_cpe_returns_passes_the_evaluator(which, seed):
+    """Random small instances (their Stage-2 plans; under the tightest capacities, some with
+    spills): each list schedule fed by need, on the data-movement pipes and on all, is an
+    order of the skeleton that the evaluator accepts with the Stage-2 memory figures; so is
+    the plan CPE returns, never slower."""
+    inst = _small_instance(which, seed)
+    plan = dlr_plan(inst, list(range(inst.n)), other_orders=False).plan
+    ev2 = evaluate(inst, plan)
+    assert ev2.valid
+    skel = memory_skeleton(inst, plan.order, ev2.graph)
+    scopes = [(x, need_pipes(inst.hw, x)) for x in ("dma", "all")]
+    plans = [Plan(tuple(o), plan.offsets, plan.spills) for o in feed_by_need(skel, plan.order, scopes).values()]
+    res = cpe_refine(inst, plan, ev2, params=CpeParams(feed_by_need=("dma", "all")))
+    for p in [*plans, res.plan]:
+        assert is_refinement(skel, p.order)
+        ev = evaluate(inst, p)
+        assert ev.valid, ev.errors[:3]
+        for key in ("extra_traffic", "spill_count", "physical_peak", "max_v_stay"):
+            assert getattr(ev, key) == getattr(ev2, key)
+    assert evaluate(inst, res.plan).makespan == res.makespan <= ev2.makespan
+    assert set(res.stats.list_schedule_makespans) >= {"loads fed by need: dma", "loads fed by need: all"}
+
+
+def test_the_active_mode_changes_most_of_those_orders():
+    """The instances above exercise the active mode: on most of them an order fed by need
+    differs from the non-delay order of the same priorities."""
+    changed = 0
+    for which, seed in [("tight", s) for s in range(8)]:
+        inst = _small_instance(which, seed)
+        plan = dlr_plan(inst, list(range(inst.n)), other_orders=False).plan
+        ev = evaluate(inst, plan)
+        skel = memory_skeleton(inst, plan.order, ev.graph)
+        non_delay = forward_pass(skel, *backward_pass(skel, np.array(plan.order), np.array(ev.end))).tolist()
+        fed = feed_by_need(skel, plan.order, [("dma", need_pipes(inst.hw, "dma"))])
+        changed += fed["dma"] != non_delay
+    assert changed >= 5
+
+
+@pytest.mark.parametrize("bad", [("x",), ("dma", "dma"), ["dma"], "dma"])
+def test_feed_scopes_are_checked(bad):
+    with pytest.raises(ArgumentError, match="CpeParams.feed_by_need"):
+        CpeParams(feed_by_need=bad)

@@ -6,9 +6,12 @@ refinement set R(sigma2, G2) of Eq. 14 — the memory skeleton of
 exactly those of Stage 2. Three steps, each accepting a new order only when it
 is legal and strictly faster (Eq. 36):
 
-1. non-delay list scheduling inside the skeleton under a few deterministic
-   priority rules (:mod:`dansched.stages.cpe.list_schedule`): engines overlap and
-   DMA is prefetched as early as the skeleton allows;
+1. list scheduling inside the skeleton under a few deterministic priority rules
+   (:mod:`dansched.stages.cpe.list_schedule`): non-delay, so engines overlap and DMA
+   is prefetched as early as the skeleton allows; and *loads fed by need*
+   (:func:`feed_by_need`), in which the data-movement pipes issue the most urgent
+   task of the conflict set rather than the earliest ready; the fastest is kept, then
+   improved by forward-backward passes;
 2. the paper's local refinement: timing, dependency-only earliest starts and
    slack (Eqs. 32-33), the critical chain (Eq. 34), a window of width W around
    each critical node (Eq. 35), single-node moves;
@@ -26,6 +29,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ...graph import bottom_level
+from ...hardware import Hardware
 from ...instance import Instance
 from ...kernels import timing as timing_kernel
 from ...kernels.csr import csr_of_pairs, int64_array
@@ -33,7 +37,7 @@ from ...params import CpeParams
 from ...plan import Plan
 from ...simulate import AugmentedGraph, Evaluation, simulate_timing, simulate_timing_arrays
 from .exact_window import exact_windows
-from .list_schedule import forward_backward, list_schedule
+from .list_schedule import backward_pass, forward_backward, forward_pass, list_schedule
 from .skeleton import Skeleton, critical_chain, is_refinement, memory_skeleton
 from .window_driver import WindowStats
 
@@ -41,6 +45,7 @@ __all__ = [
     "CpeStats",
     "CPEResult",
     "cpe_refine",
+    "feed_by_need",
     "earliest_starts",
     "slack",
     "neighbourhood",
@@ -245,6 +250,33 @@ def priority_rules(skel: Skeleton, order: Sequence[int]) -> dict[str, tuple[list
     }
 
 
+def need_pipes(hw: Hardware, scope: str) -> list[int]:
+    """The pipes (indices) of a scope of :data:`dansched.params.FEED_SCOPES`: ``dma``, the
+    hardware's data-movement pipes (``roles.dma``: the loads COPY_IN, SPILL_IN and MOVE run
+    there, and the stores); ``all``, every pipe."""
+    if scope == "all":
+        return list(range(len(hw.pipes)))
+    return [hw.pipe_index(p) for p in hw.dma_pipes]
+
+
+def feed_by_need(skel: Skeleton, order: Sequence[int], scopes: Sequence[tuple[str, list[int]]]) -> dict[str, list[int]]:
+    """Loads fed by need: per named set of pipes, the skeleton list-scheduled with those pipes
+    in the active mode (Giffler and Thompson: a free pipe issues, among its tasks that could
+    start before the earliest-ready one would finish, the most urgent) and the others
+    non-delay. Urgency is the task's latest start in the right-justified schedule of
+    ``order`` (a backward pass, as in forward-backward: the time its consumers need it,
+    pipe contention included; earlier is more urgent), ties to the later in that backward
+    schedule. A load that becomes ready a little earlier then no longer runs before a load
+    whose consumer is needed much sooner."""
+    if not scopes:
+        return {}
+    g = skel.timing
+    arr = int64_array(order)
+    _, end, _ = simulate_timing_arrays(arr, g.pred_ptr, g.pred_idx, g.pipe_array, g.cycles_array)
+    late_start, rev_pos = backward_pass(skel, arr, end)
+    return {name: forward_pass(skel, late_start, rev_pos, pipes).tolist() for name, pipes in scopes}
+
+
 def cpe_refine(
     inst: Instance,
     plan: Plan,
@@ -261,8 +293,10 @@ def cpe_refine(
     best_order, best = list(plan.order), ev.makespan
     tried: dict[str, int] = {}
     found_by = "stage-2 order"
-    for name, (prio, tie) in priority_rules(skel, plan.order).items():
-        cand = list_schedule(skel, prio, tie)
+    schedules = {name: list_schedule(skel, prio, tie) for name, (prio, tie) in priority_rules(skel, plan.order).items()}
+    scopes = [(f"loads fed by need: {x}", need_pipes(inst.hw, x)) for x in params.feed_by_need]
+    schedules |= feed_by_need(skel, plan.order, scopes)
+    for name, cand in schedules.items():
         m = makespan_of(skel, cand)
         tried[name] = m
         if m < best:
