@@ -235,6 +235,7 @@ def test_the_least_late_room_of_a_tier_by_hand():
     tier.remove(0, end_time=50)
     tier.remove(8, end_time=5)
     assert tier.free_ranges() == [(0, 4), (8, 12), (16, 32)]
+
     def room(want, size=4, extra=(), rule="least-late"):
         return choose_room(tier.free_ranges(extra), size, rule, tier.wait, want)
 
