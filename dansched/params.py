@@ -413,13 +413,15 @@ class BoundParams:
 
     def linear(self) -> BoundParams:
         """These budgets without the costly parts: no product-pattern search, no contracted
-        relaxation (CP-SAT), no exact DP, and no HiGHS model of the report's cover (its
-        per-position bound stands): what ``--effort fast`` reports."""
+        relaxation (CP-SAT), no exact DP, no HiGHS model of the report's cover (its
+        per-position bound stands), and the segment bound's coarsest sweep (three segment
+        lengths): what ``--effort fast`` reports."""
         return replace(
             self,
             peak=replace(self.peak, product=None, exact_max_nodes=0),
             report_cover=replace(self.report_cover, mip_max_nonzeros=0, lp_max_nonzeros=0),
             contracted_total_ms=0,
+            segment_steps=min(self.segment_steps, 3),
         )
 
 
