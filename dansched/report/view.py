@@ -21,9 +21,10 @@ with no network) and shows:
   that they never hide the map);
 - clicking a task highlights every segment of its buffers, clicking a segment the
   tasks that use that segment;
-- a summary: the evaluator's metrics, the report's stages, bounds and gaps
-  (``<case>_report.json`` when present; one row per makespan floor), and
-  ``taskStatistics``;
+- a summary: the evaluator's metrics, the report's traffic-makespan frontier (a table and
+  a plot of makespan against traffic, the floor for each point's traffic dashed under it,
+  the knee filled, this plan ringed), stages, bounds and gaps (``<case>_report.json`` when
+  present; one row per makespan floor), and ``taskStatistics``;
 - a find box (node id) whose answer, found or not, shows beside it in the header,
   which stays on screen while the page scrolls.
 
@@ -50,7 +51,7 @@ trace`` still show it. It checks the instance alone (capacities, BufIds, the bus
 pipe's load, below which no makespan can be) before a solve, and every figure of the
 evaluation and the report before the page is built (:func:`build_view_data`).
 
-For tests the page exposes ``window.dansched`` (``taskAt(x, y)``,
+For tests the page exposes ``window.dansched`` (``frontier()``: the plot's dots, ``taskAt(x, y)``,
 ``segmentAt(x, y)``, ``hover(x, y)``, ``hoverInfo()``, ``click(x, y)``,
 ``highlighted()``, ``find(id)``, ``drawTimes()``, ``taskCenter(id)``, ``segmentCenter(buf, seg)``,
 ``setView(t0, t1)``, ``axisTicks()``, ``lane(pipe)``, ``segmentBox(buf, seg)``; coordinates

@@ -634,3 +634,47 @@ def test_screenshot_script_solves_and_pictures_the_page(chromium, exp_path, tmp_
     assert done.returncode == 0, done.stderr
     assert "makespan 60 cycles" in done.stdout
     assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_the_frontier_is_a_table_and_a_plot_with_the_floor_under_it(chromium, spilled, tmp_path):
+    """A report with three frontier points (this plan's figures the second, the knee): the
+    page draws a dot per point, left to right by traffic and lower for a shorter makespan,
+    the floor under each, rings this plan, fills the knee, and lists them in a table."""
+    from dansched.report.view import write_view
+
+    inst, plan, ev, folder, _ = spilled
+    report = read_report(folder, inst.name)
+    mine = (int(ev.extra_traffic), int(ev.makespan))
+
+    def point(traffic, makespan, floor, knee):
+        return {
+            "allowance": traffic,
+            "traffic": traffic,
+            "over_problem2": None,
+            "makespan": makespan,
+            "busiest_pipe": "MTE2",
+            "busiest_load": floor,
+            "floor": {"value": floor, "method": "by hand", "optimal": False},
+            "gap": round((makespan - floor) / makespan, 6),
+            "source": "by hand",
+            "knee": knee,
+        }
+
+    report["frontier"] = [
+        point(mine[0] // 2, mine[1] + 500, mine[1] - 900, False),
+        point(mine[0], mine[1], mine[1] - 600, True),
+        point(mine[0] * 2 + 10, mine[1] - 100, mine[1] - 300, False),
+    ]
+    page, errors = open_page(chromium, write_view(inst, plan, ev, tmp_path / "view.html", report=report))
+    dots = page.evaluate("window.dansched.frontier()")
+    assert errors == []
+    assert [d["traffic"] for d in dots] == [p["traffic"] for p in report["frontier"]]
+    xs, ys = [d["x"] for d in dots], [d["y"] for d in dots]
+    assert xs == sorted(xs) and ys == sorted(ys)  # lighter to the left; the slower higher (svg y grows down)
+    assert [d["knee"] for d in dots] == [False, True, False]
+    assert [d["thisPlan"] for d in dots] == [False, True, False]
+    assert page.locator("#frontier-plot circle").count() == 4  # three dots and this plan's ring
+    assert page.locator("#frontier-plot polyline").count() == 2  # the points and the floor under them
+    text = page.inner_text("#summary")
+    assert "Frontier" in text and f"{mine[1]:,}" in text
+    page.close()
