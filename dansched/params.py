@@ -20,6 +20,7 @@ are at most :data:`dansched.checks.SECONDS`'s bound.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from dataclasses import dataclass, fields, replace
 from typing import Any
@@ -614,6 +615,10 @@ class MemoryWindowParams:
         _check_positive(self, "wall_seconds")
         _check_seconds(self, "wall_seconds")
 
+    def share(self, fraction: float) -> MemoryWindowParams:
+        """These windows, ``fraction`` (0 to 1) of them (rounded up)."""
+        return replace(self, windows=math.ceil(self.windows * fraction))
+
 
 @dataclass(frozen=True)
 class SearchParams:
@@ -657,6 +662,16 @@ class SearchParams:
     def budget(self, nodes: int) -> int:
         """Iterations on a plan of ``nodes`` nodes (spill nodes included)."""
         return min(self.iterations, self.work // max(1, nodes))
+
+    def share(self, fraction: float) -> SearchParams:
+        """This round with ``fraction`` (0 to 1) of its iterations, work and CP-SAT window
+        budget (rounded up: a share is never nothing)."""
+        return replace(
+            self,
+            iterations=math.ceil(self.iterations * fraction),
+            work=math.ceil(self.work * fraction),
+            window_budget=self.window_budget * fraction,
+        )
 
 
 @dataclass(frozen=True)
@@ -723,6 +738,12 @@ class Problem3Params:
         check_integer(self.seed, "Problem3Params.seed", 0)
         if not isinstance(self.frontier, bool):
             raise ArgumentError(f"Problem3Params.frontier must be True or False, got {self.frontier!r}")
+
+    def share(self, fraction: float) -> Problem3Params:
+        """These parameters with ``fraction`` (0 to 1) of each search round and of the polish
+        (:meth:`SearchParams.share`, :meth:`MemoryWindowParams.share`)."""
+        polish = None if self.polish is None else self.polish.share(fraction)
+        return replace(self, search=tuple(r.share(fraction) for r in self.search), polish=polish)
 
 
 Progress = Callable[[str], None]

@@ -30,7 +30,9 @@
    :mod:`dansched.pipeline.problem3.stage3.screen`), then the best screened of the rest (ties: less
    traffic, then the earlier candidate); at each higher one, ``effort.level_runs`` of the
    candidates it newly admits, chosen alike. The fastest result is kept (ties: the earlier
-   finalist).
+   finalist). Above the first allowance only candidates that screen faster than the plan
+   kept below are worth a run; an allowance with none of them, other than the budget's,
+   keeps that plan as it is.
 6. **Makespan search.** From the fastest Stage-3 result (from each of the fastest few on a
    small graph: ``effort.start_work`` node-visits of starts, since the fastest before the
    search is not always the fastest after it), the search over complete plans
@@ -39,7 +41,9 @@
    round after round (``SolveOptions.search``); a round whose plan is faster ends in a full
    Stage-3 run. The fastest plan of every start is kept. Above the first allowance a plan
    already within ``effort.saturation`` of its busiest pipe's load is not searched: only
-   less traffic could make it faster.
+   less traffic could make it faster. The problem-2 plan's allowance and the budget's get
+   the whole search and polish; the others (the reservation settings' and the frontier's
+   top) share one between them (:meth:`~dansched.params.Problem3Params.share`).
 7. **Polish.** At the end of every round (or once, with no round), the kept plan's
    memory-aware CP-SAT windows (``Problem3Params.polish``: windows along its critical chain,
    :func:`~dansched.pipeline.problem3.stage3.polish.memory_window_polish`): memory events inside a
@@ -291,17 +295,23 @@ def _at_allowance(
     rows: list[CandidateRecord],
     p: Problem3Params,
     say: Progress,
+    search_anyway: bool = True,
 ) -> tuple[_Kept, list[SearchRound], int]:
     """Steps 5-7 at one allowance: the full Stage 3 on the finalists among the ``fresh``
-    candidates (those it newly admits), then the search and the polish from the fastest few
-    of their results and the plan ``carried`` from the allowance below. Returns the plan
-    kept, the search rounds run and the full Stage-3 runs made."""
+    candidates (those it newly admits; above the first allowance, only those screened
+    faster than the plan ``carried`` from the allowance below), then the search and the
+    polish from the fastest few of their results and ``carried``. Without a finalist there,
+    ``carried`` is searched again only with ``search_anyway``. Returns the plan kept, the
+    search rounds run and the full Stage-3 runs made."""
     effort, n = p.effort, max(1, inst.n)
     if carried is None:  # the first allowance: the problem-2 plan (fresh[0]) and the best others
         count = max(1, effort.stage3_runs - len(p.search), effort.stage3_work // n)
         finalists = _finalists(fresh, count, first=fresh[0])
-    else:
-        finalists = _finalists(fresh, effort.level_runs)
+    else:  # above it, only candidates whose screen beats the plan kept below are worth a run
+        worth = [s for s in fresh if s.key[0] < carried.stage3.makespan]
+        finalists = _finalists(worth, effort.level_runs)
+        if not finalists and not search_anyway:
+            return carried, [], 0
     if finalists:
         say(f"Allowance {allowance:,} traffic: Stage 3 on {len(finalists)} candidate(s)")
     done = _stage3_on(inst, finalists, p, say)
@@ -351,10 +361,15 @@ def problem3(inst: Instance, s2: DlrResult, order1: list[int], p: Problem3Params
     runs = 0
     points: list[FrontierPoint] = []
     seen: set[int] = set()  # rows of the candidates already offered to Stage 3
-    for allowance in allowances(base, budget, reach.allowance, screened):
+    levels = allowances(base, budget, reach.allowance, screened)
+    full = {base, budget.allowance}  # the solve's own: the whole search; the others share one
+    others = [a for a in levels if a not in full]
+    shared = p.share(1 / len(others)) if others else p
+    for allowance in levels:
         fresh = [s for s in screened if s.candidate.traffic <= allowance and s.key[2] not in seen]
         seen |= {s.key[2] for s in fresh}
-        got, rounds, made = _at_allowance(inst, allowance, fresh, kept, rows, p, say)
+        q = p if allowance in full else shared
+        got, rounds, made = _at_allowance(inst, allowance, fresh, kept, rows, q, say, allowance in full)
         search += rounds
         runs += made
         if kept is None or got.stage3.makespan < kept.stage3.makespan:

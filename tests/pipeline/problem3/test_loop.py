@@ -128,19 +128,26 @@ def test_finalists_are_the_problem2_plan_then_each_sources_best_screened(tight, 
     """At the problem-2 plan's traffic: that plan, then the leaders of the admitted
     candidates up to the finalist runs; at each higher allowance (the traffic of each
     reservation candidate, then the budget), ``level_runs`` of the candidates it newly
-    admits, chosen alike (docs: problem 3's steps 4-5)."""
+    admits that screen faster than the plan kept below, chosen alike (docs: problem 3's
+    steps 4-5)."""
     report = solved[slack].report.to_dict()
     rows = report["candidates"]
     base, top = report["traffic_budget"]["base"], report["traffic_budget"]["allowance"]
     stage2 = [i for i, r in enumerate(rows) if r["source"] != "makespan-search"]
     screened = [i for i in stage2 if i and rows[i]["screened"] is not None]
     levels = sorted({base, top} | {rows[i]["traffic"] for i in screened if rows[i]["source"] == "reservation"})
+
     want: set[int] = set()
     below = -1
     for k, level in enumerate(levels):
         fresh = [i for i in screened if below < rows[i]["traffic"] <= level]
-        count = _finalist_runs(tight) - 1 if k == 0 else EffortParams().level_runs
-        want |= set(_leaders_then_rest(rows, fresh)[:count])
+        if k == 0:
+            want |= set(_leaders_then_rest(rows, fresh)[: _finalist_runs(tight) - 1])
+        else:
+            # the plan kept at the allowance below: the fastest frontier point up to it
+            kept = min(r["makespan"] for r in report["frontier"] if r["allowance"] <= below)
+            worth = [i for i in fresh if rows[i]["screened"] < kept]
+            want |= set(_leaders_then_rest(rows, worth)[: EffortParams().level_runs])
         below = level
     got = {i for i in stage2 if i and rows[i]["makespan"] is not None}
     assert got == want
