@@ -421,13 +421,17 @@ def solve(
     _latency(summary.get("makespan"), freq_ghz)
     if "traffic_budget" in summary:
         _echo(budget_line(summary["traffic_budget"]))
+    files = summary["files"]
     if "frontier" in summary:
         from .report.tables import print_frontier
         from .solution import frontier_folder
 
         folders = [str(frontier_folder(out, inst.name, point)) for point in solution.frontier]
         print_frontier(summary["frontier"], folders)
-    _echo("wrote " + ", ".join(summary["files"]))
+        base = str(frontier_folder(out, inst.name))
+        files = [f for f in files if not f.startswith(base)]
+        _echo(f"wrote the frontier's {len(folders)} plan folder(s) under {base}")
+    _echo("wrote " + ", ".join(files))
     if "view" in outputs:
         from .plan_folder import folder_paths
 

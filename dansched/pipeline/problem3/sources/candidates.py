@@ -168,24 +168,29 @@ def reservation_source(ctx: SourceContext) -> Iterator[Candidate]:
     """The problem-2 plan's order (spill nodes dropped) placed again with each room taken
     apart from its victims (earliest released) and the victims planned around a reservation
     (:mod:`~dansched.pipeline.problem3.sources.reservation`): none, then one room more per step
-    of each sweep. The victim rule is ``min-reload`` (the least reloads, then the least
-    recently used), or the caller's own rule when it chose another than the cost-aware one. A
-    sweep stops at the first plan past the budget, and after the first whose makespan is within
-    ``effort.saturation`` of its busiest pipe's load."""
+    of each sweep. Each setting is placed with ``min-reload`` (the least reloads, then the
+    least recently used) and with the first rule of the caller's victim choice (``score``,
+    Eq. 31: the two differ in which victims leave, and neither is faster everywhere), or with
+    that rule alone when the caller chose another than the cost-aware one. A sweep stops at
+    the first setting whose plans all pass the budget, and after the first whose makespan is
+    within ``effort.saturation`` of its busiest pipe's load."""
     inst, effort = ctx.inst, ctx.params.effort
     index = {bid: i for i, bid in enumerate(inst.buf_id.tolist())}
     tiles = tile_sizes(inst, [index[bid] for bid, _ in ctx.stage2.plan.spills])
     order = [v for v in ctx.stage2.plan.order if v < inst.n]
-    rule = "min-reload" if ctx.params.victim == "cost" else VICTIMS[ctx.params.victim][0]
+    first = VICTIMS[ctx.params.victim][0]
+    rules = ("min-reload", first) if ctx.params.victim == "cost" else (first,)
     for sweep in reservation_settings(inst, tiles, effort.reservation_steps):
         for setting in sweep:
-            plan = reservation_plan(inst, order, setting, rule, ctx.budget.allowance)
-            cand = None if plan is None else next(_accepted(inst, plan, "reservation", setting.describe(inst)), None)
-            if cand is None:
-                break
-            full = saturated(cand.evaluation, effort.saturation)
-            yield cand
-            if full:
+            made = full = False
+            for rule in rules:
+                plan = reservation_plan(inst, order, setting, rule, ctx.budget.allowance)
+                detail = f"{setting.describe(inst)}, {rule}"
+                cand = None if plan is None else next(_accepted(inst, plan, "reservation", detail), None)
+                if cand is not None:
+                    made, full = True, full or saturated(cand.evaluation, effort.saturation)
+                    yield cand
+            if not made or full:
                 break
 
 
