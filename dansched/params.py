@@ -251,7 +251,11 @@ class EffortParams:
     - ``level_runs``: full Stage-3 runs at each allowance above the problem-2 plan's, on the
       candidates it newly admits;
     - ``frontier_slack``: the largest allowance (percent over the problem-2 plan's traffic)
-      the traffic-makespan frontier plans at when asked for (``SolveOptions.frontier``).
+      the traffic-makespan frontier plans at when asked for (``SolveOptions.frontier``);
+    - ``rivals`` and ``rival_work``: the variants of the solve (``dansched.pipeline.options.RIVALS``)
+      whose finished plans problem 3 also considers, each run in full on a graph of ``n``
+      nodes when ``n * len(rivals) <= rival_work`` (node-visits): then the solve is never
+      beaten by one of them at no more traffic.
 
     The presets of ``--effort`` are functions that return complete options
     (``dansched.pipeline.options.EFFORTS``)."""
@@ -270,16 +274,27 @@ class EffortParams:
     saturation: float = 0.01
     level_runs: int = 2
     frontier_slack: float = 100.0
+    rivals: tuple[str, ...] = ("memory-windows", "algorithm-1")
+    rival_work: int = 2_000
 
     def __post_init__(self) -> None:
         _check_all_ints(
-            self, skip=("sources", "victim_rules", "stage1_restarts", "stage2_variants", "saturation", "frontier_slack")
+            self,
+            skip=(
+                "sources",
+                "victim_rules",
+                "rivals",
+                "stage1_restarts",
+                "stage2_variants",
+                "saturation",
+                "frontier_slack",
+            ),
         )
         _check_number(self, "saturation", 0.0)
         _check_number(self, "frontier_slack", 0.0)
         _check_int(self, "stage3_runs", 1)
         _check_int(self, "max_starts", 1)
-        for name in ("sources", "victim_rules"):
+        for name in ("sources", "victim_rules", "rivals"):
             value = getattr(self, name)
             if name == "sources" and value is None:
                 continue

@@ -9,7 +9,8 @@
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, field
+from collections.abc import Callable
+from dataclasses import asdict, dataclass, field, replace
 from typing import Any, Protocol, TypedDict, Unpack
 
 from ..checks import EXACT_WINDOW, SEED, TIME_LIMIT, TRAFFIC_SLACK, check_type
@@ -33,7 +34,19 @@ from ..stages.dlr.stage import VICTIMS
 from ..stages.mpas.stage import VARIANTS
 from .problem3.sources.candidates import SOURCES
 
-__all__ = ["SolveOptions", "OptionFields", "PROBLEMS", "WINDOW_MODES", "EFFORTS", "Preset", "effort_options"]
+__all__ = [
+    "SolveOptions",
+    "OptionFields",
+    "PROBLEMS",
+    "WINDOW_MODES",
+    "EFFORTS",
+    "Preset",
+    "effort_options",
+    "RIVALS",
+    "Rival",
+    "rival_options",
+    "every_run_windows",
+]
 
 PROBLEMS = (1, 2, 3)
 WINDOW_MODES = ("fixed", "memory")  # --exact-window-mode
@@ -111,6 +124,11 @@ class SolveOptions:
         if unknown:
             raise ArgumentError(
                 f"SolveOptions.effort.sources: unknown source {unknown[0]!r}; choose from {', '.join(SOURCES)}"
+            )
+        unknown = [r for r in self.effort.rivals if r not in RIVALS]
+        if unknown:
+            raise ArgumentError(
+                f"SolveOptions.effort.rivals: unknown rival {unknown[0]!r}; choose from {', '.join(RIVALS)}"
             )
         rounds = self.search
         if not isinstance(rounds, tuple) or not all(isinstance(r, SearchParams) for r in rounds):
@@ -196,6 +214,53 @@ class OptionFields(TypedDict, total=False):
     search: tuple[SearchParams, ...]
 
 
+def every_run_windows(width: int, time_limit: float) -> MemoryWindowParams:
+    """The memory-aware windows of ``--exact-window-mode memory``: windows of ``width``
+    operation nodes after every full Stage-3 run, half a window per second of
+    ``time_limit`` (the limit their wall-clock safety net)."""
+    return MemoryWindowParams(
+        max(1, int(0.5 * time_limit)), width, after_every_run=True, wall_seconds=max(time_limit, 1e-3)
+    )
+
+
+RIVAL_WINDOW_WIDTH = 64  # operation nodes per memory-aware window of the memory-windows rival
+
+
+@dataclass(frozen=True)
+class Rival:
+    """A variant of the solve whose finished plan problem 3 also considers
+    (``EffortParams.rivals``): ``options`` turns the solve's options into the variant's, and
+    ``shares_stage2`` says whether the variant's Stages 1 and 2 are the solve's own (then only
+    its problem 3 runs again)."""
+
+    options: Callable[[SolveOptions], SolveOptions]
+    shares_stage2: bool
+
+
+def _memory_windows(o: SolveOptions) -> SolveOptions:
+    """The memory-aware windows after every Stage-3 run (``--exact-window 64
+    --exact-window-mode memory``; the ``dan-memory-windows`` row of the benchmarks)."""
+    return replace(o, exact_window=RIVAL_WINDOW_WIDTH, polish=every_run_windows(RIVAL_WINDOW_WIDTH, o.time_limit))
+
+
+def _algorithm1(o: SolveOptions) -> SolveOptions:
+    """The literal Algorithm 1 as Stage 1 (``--variant mpas-paper``; the ``mpas-paper`` row)."""
+    return replace(o, variant="mpas-paper")
+
+
+RIVALS: dict[str, Rival] = {  # by name, in the order they run
+    "memory-windows": Rival(_memory_windows, shares_stage2=True),
+    "algorithm-1": Rival(_algorithm1, shares_stage2=False),
+}
+
+
+def rival_options(opts: SolveOptions, name: str) -> SolveOptions:
+    """The options of rival ``name`` of a solve with ``opts``: its variant, running no rival
+    itself."""
+    rival = RIVALS[name].options(opts)
+    return replace(rival, effort=replace(rival.effort, rivals=()))
+
+
 def _preset(
     name: str,
     effort: EffortParams,
@@ -216,9 +281,7 @@ def _preset(
     base = SolveOptions(**given)  # validates the fields given
     limit, width = float(base.time_limit), base.exact_window
     if exact_window_mode == "memory" and width > 0:
-        polish = MemoryWindowParams(
-            max(1, int(0.5 * limit)), width, after_every_run=True, wall_seconds=max(limit, 1e-3)
-        )
+        polish = every_run_windows(width, limit)
     else:
         polish = MemoryWindowParams(polish_windows, wall_seconds=max(10 * limit, 1e-3))
     preset: OptionFields = {
@@ -245,6 +308,7 @@ def fast(exact_window_mode: str = "fixed", **fields: Unpack[OptionFields]) -> So
         stage3_rounds=2,
         stage1_restarts=False,
         stage2_variants=False,
+        rivals=(),
     )
     fields = {"cpe": CpeParams(feed_by_need=()), **fields}
     return _preset("fast", effort, (), 5, BoundParams().linear(), exact_window_mode, fields)

@@ -15,16 +15,16 @@ from ..errors import NoLegalOrderError
 from ..instance import Instance
 from ..params import Progress
 from ..plan import Plan
-from ..simulate import Evaluation, judged, max_v_stay
+from ..simulate import Evaluation, evaluate, judged, max_v_stay
 from ..stages.dlr.order_search import search_order
 from ..stages.dlr.stage import DlrResult, dlr_plan
 from ..stages.mpas.lifetime import lifetime_order
 from ..stages.mpas.stage import mpas_order
 from .memory import collection_paused
-from .options import SolveOptions
-from .problem3.frontier import FrontierPoint, frontier_rows
-from .problem3.loop import problem3
-from .report import PlanFigures, RelayoutReport, SolveReport, Stage1Report, Stage2Report, Stage3Report
+from .options import RIVALS, SolveOptions, rival_options
+from .problem3.frontier import FrontierPoint, frontier_rows, point_of
+from .problem3.loop import Problem3Result, problem3
+from .report import CandidateRecord, PlanFigures, RelayoutReport, SolveReport, Stage1Report, Stage2Report, Stage3Report
 
 __all__ = ["SolveResult", "run_pipeline"]
 
@@ -86,6 +86,48 @@ def run_pipeline(inst: Instance, opts: SolveOptions | None = None, progress: Pro
         return _run_stages(inst, opts or SolveOptions(), progress)
 
 
+def _rival_problem3(
+    inst: Instance, opts: SolveOptions, name: str, order1: list[int], s2: DlrResult, say: Progress
+) -> Problem3Result:
+    """Problem 3 of rival ``name`` (:data:`~dansched.pipeline.options.RIVALS`): on the solve's
+    own Stage-1 order and Stage-2 result when the rival shares them, else after its own
+    Stages 1 and 2."""
+    ropts = rival_options(opts, name)
+    if not RIVALS[name].shares_stage2:
+        order1 = _stage1(inst, ropts)[0]
+        s2 = _stage2(inst, order1, ropts, say)
+    elif s2.evaluation.graph is None:  # the solve's own problem 3 kept only its figures
+        s2 = replace(s2, evaluation=evaluate(inst, s2.plan))
+    return problem3(inst, s2, order1, ropts.problem3, say)
+
+
+def _with_rivals(
+    inst: Instance, opts: SolveOptions, p3: Problem3Result, order1: list[int], s2: DlrResult, say: Progress
+) -> Problem3Result:
+    """``p3`` with the finished plans of the rivals of ``opts.effort`` considered (each a
+    candidate row of source ``rival``, and a frontier point): a rival's plan within the
+    budget that is faster becomes the solve's. The rivals run only on a graph of ``n``
+    nodes with ``n * len(rivals) <= effort.rival_work``."""
+    effort = opts.effort
+    if not effort.rivals or inst.n * len(effort.rivals) > effort.rival_work:
+        return p3
+    best, runs, seconds = p3, p3.runs, p3.seconds
+    for name in effort.rivals:
+        say(f"Problem 3 of the rival {name}")
+        got = _rival_problem3(inst, opts, name, order1, s2, say)
+        runs, seconds = runs + got.runs, seconds + got.seconds
+        ev = got.evaluation
+        traffic, makespan = int(ev.extra_traffic or 0), got.stage3.makespan
+        row = CandidateRecord("rival", name, traffic, makespan=makespan)
+        p3.candidates.append(row)
+        p3.points.append(point_of(inst, p3.budget.allowance, got.plan, ev, makespan, f"rival {name}"))
+        if p3.budget.admits(traffic) and makespan < best.stage3.makespan:
+            for r in p3.candidates:
+                r.kept = r is row
+            best = got
+    return replace(p3, plan=best.plan, evaluation=best.evaluation, stage3=best.stage3, runs=runs, seconds=seconds)
+
+
 def _run_stages(inst: Instance, opts: SolveOptions, progress: Progress | None) -> SolveResult:
     say = progress or (lambda _msg: None)
     say("Stage 1: MPAS")
@@ -106,7 +148,7 @@ def _run_stages(inst: Instance, opts: SolveOptions, progress: Progress | None) -
     if opts.problem == 2:
         report = SolveReport(2, PlanFigures.of(ev2), opts.effort_name, mpas, dlr)
         return SolveResult(s2.plan, ev2, report, stage1)
-    p3 = problem3(inst, s2, order1, opts.problem3, say)
+    p3 = _with_rivals(inst, opts, problem3(inst, s2, order1, opts.problem3, say), order1, s2, say)
     s3 = p3.stage3
     relayout = None
     if s3.steps:

@@ -51,7 +51,10 @@ def test_each_ablation_changes_what_it_names(exp, monkeypatch):
     assert seen["dan_no_cpe"].problem == 2 and seen["lru"].victim == "lru"
     assert seen["mpas_paper"].variant == "mpas-paper"
     windows = seen["dan_memory_windows"]
-    assert windows.exact_window == dan.MEMORY_WINDOW_WIDTH == 64 and windows.polish.after_every_run
+    assert windows.exact_window == 64 and windows.polish.after_every_run
+    # the ablations and the rivals run no rival of their own; dan runs both rivals
+    assert base.effort.rivals == ("memory-windows", "algorithm-1")
+    assert all(opts.effort.rivals == () for row, opts in seen.items() if row != "dan")
     assert seen["dan_no_time_driven"].sources == tuple(s for s in SOURCES if "time-driven" not in s)
     assert seen["dan_no_other_rules"].sources == tuple(
         s for s in SOURCES if s not in ("victim-rules", "algorithm-1-order")
@@ -64,10 +67,10 @@ def test_each_ablation_changes_what_it_names(exp, monkeypatch):
         }
         expected = {
             "dan": set(),
-            "dan_no_cpe": {"problem"},
-            "lru": {"victim"},
-            "mpas_paper": {"variant"},
-            "dan_memory_windows": {"exact_window", "polish"},
+            "dan_no_cpe": {"problem", "effort"},
+            "lru": {"victim", "effort"},
+            "mpas_paper": {"variant", "effort"},
+            "dan_memory_windows": {"exact_window", "polish", "effort"},
             "dan_no_time_driven": {"effort"},
             "dan_no_other_rules": {"effort"},
         }[row]

@@ -33,10 +33,11 @@ from typing import Any
 
 from ...instance import Instance
 from ...models.bound import Bound, gap
-from ...models.floors import Floors, makespan_floor_at_traffic, makespan_floors
+from ...models.floors import Floors, busiest_pipe, makespan_floor_at_traffic, makespan_floors
 from ...plan import Plan
+from ...simulate import Evaluation
 
-__all__ = ["FrontierPoint", "FrontierRow", "pareto_front", "knee", "frontier_rows"]
+__all__ = ["FrontierPoint", "FrontierRow", "point_of", "pareto_front", "knee", "frontier_rows"]
 
 
 @dataclass(frozen=True)
@@ -84,6 +85,15 @@ class FrontierRow:
             "source": p.source,
             "knee": self.knee,
         }
+
+
+def point_of(inst: Instance, allowance: int, plan: Plan, ev: Evaluation, makespan: int, source: str) -> FrontierPoint:
+    """The frontier point of ``plan`` (judged ``ev``, with its augmented graph) kept at
+    ``allowance``: its figures and its busiest pipe."""
+    assert ev.graph is not None, "a full plan's evaluation"
+    pipe, load = busiest_pipe(ev.graph.pipe, ev.graph.cycles)
+    name = inst.hw.pipes[pipe] if pipe >= 0 else ""
+    return FrontierPoint(allowance, int(ev.extra_traffic or 0), makespan, plan, source, name, load)
 
 
 def pareto_front(points: Sequence[FrontierPoint]) -> list[FrontierPoint]:

@@ -69,7 +69,7 @@ from ...plan import Plan
 from ...simulate import Evaluation, evaluate
 from ...stages.dlr.stage import DlrResult
 from ..report import CandidateRecord
-from .frontier import FrontierPoint
+from .frontier import FrontierPoint, point_of
 from .search.driver import SearchRound, makespan_search
 from .sources.candidates import SOURCES, Candidate, SourceContext, problem2_candidate
 from .stage3.run import Stage3Result, memory_windows, stage3
@@ -338,14 +338,10 @@ def _at_allowance(
 
 
 def _point(inst: Instance, allowance: int, kept: _Kept) -> FrontierPoint:
-    """The frontier point of the plan ``kept`` at ``allowance``, with its busiest pipe."""
+    """The frontier point of the plan ``kept`` at ``allowance``."""
     plan = kept.stage3.cpe.plan
     ev = _detailed(inst, plan, kept.stage3.evaluation)
-    assert ev.graph is not None
-    pipe, load = busiest_pipe(ev.graph.pipe, ev.graph.cycles)
-    source = f"{kept.row.source} {kept.row.detail}".rstrip()
-    name = inst.hw.pipes[pipe] if pipe >= 0 else ""
-    return FrontierPoint(allowance, int(ev.extra_traffic or 0), kept.stage3.makespan, plan, source, name, load)
+    return point_of(inst, allowance, plan, ev, kept.stage3.makespan, f"{kept.row.source} {kept.row.detail}".rstrip())
 
 
 def problem3(inst: Instance, s2: DlrResult, order1: list[int], p: Problem3Params, say: Progress) -> Problem3Result:
