@@ -135,7 +135,7 @@ def _in(accepted: Range) -> Any:
     is parsed: one line naming the option and the range, exit 2."""
 
     def check(param: typer.CallbackParam, value: Any) -> Any:
-        return accepted.check(value, param.opts[0] if param.opts else str(param.name))
+        return accepted.check(value, param.opts[0] if param.opts else str(param.name), optional=True)
 
     return check
 

@@ -153,8 +153,8 @@ class ExecutorOptions:
     handshake_timeout: float = 10.0
 
     def __post_init__(self) -> None:
-        JOBS.check(self.jobs, "--jobs")
-        DASK_WORKERS.check(self.dask_workers, "--dask-workers")
+        JOBS.check(self.jobs, "--jobs", optional=True)
+        DASK_WORKERS.check(self.dask_workers, "--dask-workers", optional=True)
         NETWORK_TIMEOUT.check(self.connect_timeout, "--connect-timeout")
         NETWORK_TIMEOUT.check(self.handshake_timeout, "--handshake-timeout")
         if self.scheduler is not None and self.dask_workers is not None:

@@ -742,7 +742,7 @@ def write_csv_pair(inst: Instance, directory: str | Path, case: str | None = Non
     Both are complete in temporary files before either is renamed into place."""
     inst = require_instance(inst, "write_csv_pair: inst")
     d = Path(check_path(directory, "write_csv_pair: directory"))
-    case = check_case_name(case or inst.name, "write_csv_pair: case")
+    case = check_case_name(inst.name if case is None else case, "write_csv_pair: case")
     nodes, edges = inst.to_records()
     nodes_path = d / f"{case}_Nodes.csv"
     nodes_text, edges_text = io.StringIO(), io.StringIO()

@@ -20,7 +20,6 @@ undecodable bytes) is written with those characters escaped (``\udcff``).
 
 from __future__ import annotations
 
-import numbers
 import os
 import stat
 import tempfile
@@ -31,7 +30,7 @@ from typing import Protocol
 
 import numpy as np
 
-from .checks import check_path, check_type
+from .checks import check_integers, check_path, check_type
 from .errors import ArgumentError, OutputError, PlanFormatError
 
 __all__ = [
@@ -86,15 +85,7 @@ class Plan:
 
 def _integers(values: object, what: str) -> tuple[int, ...]:
     """``values`` as a tuple of ints (numpy integers converted), else ArgumentError."""
-    if isinstance(values, (str, bytes)) or not isinstance(values, Iterable):
-        raise ArgumentError(f"{what} must be a sequence of node ids, got {type(values).__name__}")
-    out = tuple(values)
-    if all(type(v) is int for v in out):  # the common case, and the fast one
-        return out
-    for v in out:
-        if isinstance(v, bool) or not isinstance(v, numbers.Integral):
-            raise ArgumentError(f"{what} must hold integers, got {v!r}")
-    return tuple(int(v) for v in out)
+    return check_integers(values, what, "node ids")
 
 
 def _pairs(values: object, what: str) -> tuple[tuple[int, int], ...]:
@@ -225,15 +216,27 @@ def _umask() -> int:
     return mask
 
 
+def _mode(path: Path, target: Path) -> int | None:
+    """The mode of ``path`` (links followed), None when nothing is there; a path that
+    cannot be looked at (a name too long, a loop of links, a folder that cannot be
+    searched) is :class:`OutputError` naming ``target``."""
+    try:
+        return os.stat(path).st_mode
+    except (FileNotFoundError, NotADirectoryError):
+        return None
+    except OSError as exc:
+        raise OutputError(f"{target}: cannot write: {exc.strerror or exc}") from None
+
+
 def _check_under(target: Path, folder: Path) -> None:
     """``target`` (a file or folder to create under ``folder``) can be written: the nearest
     existing folder on the way is a folder, and writable."""
     nearest = folder
-    while not nearest.exists() and nearest != nearest.parent:
+    while (mode := _mode(nearest, target)) is None and nearest != nearest.parent:
         nearest = nearest.parent
-    if nearest.exists() and not nearest.is_dir():
+    if mode is not None and not stat.S_ISDIR(mode):
         raise OutputError(f"{target}: cannot write: {nearest} is a file, not a folder")
-    if nearest.is_dir() and not os.access(nearest, os.W_OK | os.X_OK):
+    if mode is not None and not os.access(nearest, os.W_OK | os.X_OK):
         raise OutputError(f"{target}: cannot write: {nearest} is not writable")
 
 
@@ -242,7 +245,8 @@ def check_writable_folder(directory: str | Path) -> None:
     ``directory``: it is a file, it would be created under a file, or the nearest folder
     on its path is not writable. Nothing is created (callers check before long work)."""
     d = Path(directory)
-    if d.exists() and not d.is_dir():
+    mode = _mode(d, d)
+    if mode is not None and not stat.S_ISDIR(mode):
         raise OutputError(f"{d}: is a file, not a folder")
     _check_under(d, d)
 
@@ -345,6 +349,8 @@ def write_plan(plan: Plan, directory: str | Path, case: str, report: str | None 
     :func:`atomic_write_files`: none is replaced unless all could be written)."""
     check_type(plan, Plan, "write_plan: plan")
     check_path(directory, "write_plan: directory")
+    if report is not None:
+        check_type(report, str, "write_plan: report")
     paths = contest_paths(directory, case)
     items: list[tuple[Path, str]] = [(paths[k], text) for k, text in plan_texts(plan).items()]
     if report is not None:
