@@ -30,7 +30,7 @@ from typing import Protocol
 
 import numpy as np
 
-from .checks import check_integers, check_path, check_type
+from .checks import NAME_MAX, check_integers, check_path, check_type
 from .errors import ArgumentError, OutputError, PlanFormatError
 
 __all__ = [
@@ -50,6 +50,7 @@ __all__ = [
     "check_output_file",
     "check_target",
     "check_case_name",
+    "check_names_fit",
     "encoded",
 ]
 
@@ -281,11 +282,43 @@ def check_target(path: str | Path) -> None:
 
 def check_output_file(path: str | Path) -> None:
     """Raise :class:`OutputError` (one line) when ``path`` cannot be written as a file: it
-    is something other than a regular file (:func:`check_target`), or its folder cannot be
-    written or created."""
+    is something other than a regular file (:func:`check_target`), its folder cannot be
+    written or created, or its name or its temporary's (:func:`atomic_write_files`) is
+    longer than the file system takes (:func:`check_names_fit`)."""
     p = Path(path)
     check_target(p)
     _check_under(p, p.parent)
+    check_names_fit(p.parent, [p.name, _temporary_name(p, "x" * TEMPORARY_CHARS)], p)
+
+
+TEMPORARY_CHARS = 8  # the random characters of a temporary file's name (mkstemp's, and plan_folder's tag)
+
+
+def _temporary_name(p: Path, tag: str) -> str:
+    """The name of ``p``'s temporary in :func:`atomic_write_files` (``tag``: its random part)."""
+    return f".{p.name}.{tag}"
+
+
+def check_names_fit(folder: str | Path, names: Iterable[str], target: str | Path) -> None:
+    """Raise :class:`OutputError` (one line, naming ``target``) when one of ``names``, the
+    file names a write will create in ``folder`` (its targets, their temporaries, a
+    marker), is longer than the file system of ``folder`` (or of its nearest existing
+    folder, when it is still to be made) takes. Run before the work, so that a long case
+    name does not fail after a solve."""
+    nearest = Path(folder)
+    while _mode(nearest, Path(target)) is None and nearest != nearest.parent:
+        nearest = nearest.parent
+    try:
+        limit = os.pathconf(nearest, "PC_NAME_MAX")
+    except (OSError, ValueError):
+        limit = NAME_MAX
+    for name in names:
+        size = len(os.fsencode(name))
+        if size > limit:
+            raise OutputError(
+                f"{target}: cannot write: the file name {name[:40]!r}... is {size} bytes, longer than the "
+                f"{limit} its file system takes: give a shorter name"
+            )
 
 
 def encoded(text: str | bytes) -> bytes:
@@ -312,7 +345,7 @@ def atomic_write_files(items: Sequence[tuple[str | Path, str | bytes]]) -> None:
             check_target(p)
             try:
                 p.parent.mkdir(parents=True, exist_ok=True)
-                fd, tmp = tempfile.mkstemp(prefix=f".{p.name}.", dir=p.parent)
+                fd, tmp = tempfile.mkstemp(prefix=_temporary_name(p, ""), dir=p.parent)
             except OSError as exc:
                 raise OutputError(f"{p}: cannot write: {exc.strerror or exc}") from None
             staged.append((tmp, p))

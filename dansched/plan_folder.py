@@ -55,7 +55,15 @@ from pathlib import Path
 from typing import Any
 
 from .errors import MixedPlanError, OutputError
-from .plan import CONTEST_SUFFIXES, check_case_name, check_target, check_writable_folder, encoded
+from .plan import (
+    CONTEST_SUFFIXES,
+    TEMPORARY_CHARS,
+    check_case_name,
+    check_names_fit,
+    check_target,
+    check_writable_folder,
+    encoded,
+)
 
 __all__ = [
     "GroupLayout",
@@ -115,6 +123,11 @@ def group_paths(directory: str | Path, case: str, layout: GroupLayout) -> dict[s
 
 def _marker(directory: Path, case: str) -> Path:
     return directory / f".{case}.incomplete"
+
+
+def _temporary(target: Path, tag: str) -> Path:
+    """The temporary ``target`` is written to before its rename (``tag``: this run's)."""
+    return target.with_name(f".{target.name}{tag}")
 
 
 def _digest(data: bytes) -> str:
@@ -253,9 +266,9 @@ def write_group(
         remove_leftovers(d, case, layout)
         staged: list[tuple[Path, Path]] = []
         try:
-            tag = TMP_TAG + secrets.token_hex(4)
+            tag = TMP_TAG + secrets.token_hex(TEMPORARY_CHARS // 2)
             for p, data in targets:
-                tmp = p.with_name(f".{p.name}{tag}")
+                tmp = _temporary(p, tag)
                 try:
                     p.parent.mkdir(parents=True, exist_ok=True)
                     fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666 & ~_umask())
@@ -294,14 +307,20 @@ def write_group(
 def check_group_targets(directory: str | Path, case: str, layout: GroupLayout, kinds: Iterable[str]) -> None:
     """Raise :class:`~dansched.plan.OutputError` (one line) when ``case``'s files of
     ``kinds`` (of ``layout``) cannot be written into ``directory``: the folder is a file,
-    sits under a file or cannot be written, or a target is not a regular file
-    (:func:`~dansched.plan.check_target`: a folder, a named pipe, a device...). Run before
-    the work, so that a long solve is not lost to a wrong ``--out``; :func:`write_group`
+    sits under a file or cannot be written, a target is not a regular file
+    (:func:`~dansched.plan.check_target`: a folder, a named pipe, a device...), or a name
+    the write creates (the files, their temporaries, the marker) is longer than the file
+    system takes (:func:`~dansched.plan.check_names_fit`). Run before the work, so that a
+    long solve is not lost to a wrong ``--out`` or a long case name; :func:`write_group`
     checks again, and once more before each rename."""
     check_writable_folder(directory)
     paths = group_paths(directory, case, layout)
     for k in kinds:
         check_target(paths[k])
+    tag = TMP_TAG + "x" * TEMPORARY_CHARS
+    made = [paths[k] for k in kinds]
+    names = [p.name for p in made] + [_temporary(p, tag).name for p in made] + [_marker(Path(directory), case).name]
+    check_names_fit(directory, names, made[0] if made else Path(directory))
 
 
 def check_folder(directory: str | Path, case: str, layout: GroupLayout) -> dict[str, Any] | None:
