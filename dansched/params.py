@@ -131,9 +131,16 @@ class MpasParams:
     ls_max_ops: int = 6000  # larger graphs skip the local search (an evaluation is O(V))
     restart_work: int = 60_000  # restarts * nodes allowed; larger graphs compact the input order instead
     moves: LocalSearchParams = LocalSearchParams()  # the local search's move shapes
+    # the exact search for an L0-legal order when every greedy pass gets stuck (models/l0_order.py):
+    # its deterministic budget per model, and the wall-clock safety net. The random family with its
+    # ids shuffled (800 operations, 642 events) needs about 2 deterministic seconds
+    l0_search_deterministic_time: float = 60.0
+    l0_search_seconds: float = 600.0
 
     def __post_init__(self) -> None:
-        _check_all_ints(self, skip=("moves",))
+        _check_all_ints(self, skip=("moves", "l0_search_deterministic_time", "l0_search_seconds"))
+        _check_positive(self, "l0_search_deterministic_time")
+        _check_seconds(self, "l0_search_seconds")
         _check_type(self, "moves", LocalSearchParams)
 
 
