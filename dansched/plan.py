@@ -20,10 +20,11 @@ undecodable bytes) is written with those characters escaped (``\udcff``).
 
 from __future__ import annotations
 
+import contextlib
 import os
 import stat
 import tempfile
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol
@@ -40,6 +41,10 @@ __all__ = [
     "read_memory",
     "read_spill",
     "read_plan_dir",
+    "Most",
+    "PlanLimits",
+    "plan_limits",
+    "SPILLS_PER_GAP",
     "write_plan",
     "plan_texts",
     "atomic_write_text",
@@ -154,15 +159,134 @@ def contest_paths(directory: str | Path, case: str) -> dict[str, Path]:
     return {k: d / f"{case}{s}" for k, s in CONTEST_SUFFIXES.items()}
 
 
-def _lines(path: str | Path) -> list[tuple[int, str]]:
+# The bounds of a plan file read for an instance (:func:`plan_limits`): a contest file holds
+# one entry per line, at most PLAN_LINE_CHARS characters (two 64-bit integers, a colon,
+# spaces and the line end fit in 64), and the file at most PLAN_FILE_SLACK characters more
+# than its entries' lines (blank lines, a note someone added)
+PLAN_LINE_CHARS = 64
+PLAN_FILE_SLACK = 4096
+# A plan of an instance spills a buffer at most SPILLS_PER_GAP times between two
+# consecutive needs of it (its ALLOC, each operation using it, its FREE): dansched's own
+# plans spill once at most (DLR, the exact spill plan) or, rarely, reload early and spill
+# again (the time-driven source); over every plan of benchmarks/results/bench, 0.43 spills
+# per gap at most. It bounds what a plan file may hold, so that reading one takes memory
+# in proportion to the instance, whatever the file holds
+SPILLS_PER_GAP = 4
+
+
+@dataclass(frozen=True)
+class Most:
+    """The most entries (non-blank lines) a contest file of a plan of an instance can
+    hold, and why (``why``, said when a file holds more)."""
+
+    entries: int
+    why: str
+
+    @property
+    def characters(self) -> int:
+        """The longest such a file can be: its entries' lines and :data:`PLAN_FILE_SLACK`."""
+        return self.entries * PLAN_LINE_CHARS + PLAN_FILE_SLACK
+
+
+class _Shape(Protocol):
+    """What :func:`plan_limits` reads of an instance."""
+
+    @property
+    def name(self) -> str: ...
+
+    @property
+    def n(self) -> int: ...
+
+    @property
+    def num_buffers(self) -> int: ...
+
+    @property
+    def users_idx(self) -> np.ndarray: ...
+
+
+@dataclass(frozen=True)
+class PlanLimits:
+    """The most each contest file of a plan of one instance can hold (:func:`plan_limits`)."""
+
+    schedule: Most
+    memory: Most
+    spill: Most
+
+
+def plan_limits(inst: _Shape) -> PlanLimits:
+    """What the contest files of a plan of ``inst`` can hold: one offset per buffer;
+    :data:`SPILLS_PER_GAP` spills per gap between two needs of a buffer; and the
+    instance's nodes with two spill nodes per spill."""
+    gaps = inst.num_buffers + len(inst.users_idx)  # a buffer's needs: its ALLOC, each user, its FREE
+    spills = SPILLS_PER_GAP * gaps
+    case = inst.name
+    return PlanLimits(
+        schedule=Most(
+            inst.n + 2 * spills,
+            f"{case} has {inst.n:,} nodes, and a plan of it at most {spills:,} spills of two nodes each",
+        ),
+        memory=Most(inst.num_buffers, f"{case} has {inst.num_buffers:,} buffers, one offset each"),
+        spill=Most(
+            spills,
+            f"a plan of {case} spills a buffer at most {SPILLS_PER_GAP} times between two needs of it: "
+            f"{gaps:,} such gaps",
+        ),
+    )
+
+
+def _lines(path: str | Path, most: Most | None = None) -> Iterator[tuple[int, str]]:
+    """``(line number, text)`` of each non-blank line of ``path``, stripped, read as a
+    stream. With ``most``, the reading stops with :class:`PlanFormatError` (one line) at
+    the first entry past ``most.entries``, at a line longer than :data:`PLAN_LINE_CHARS`,
+    or at a file longer than ``most.characters``: what it keeps is bounded by the
+    instance, not by the file."""
     p = Path(path)
     try:
-        text = p.read_text()
+        fh = open(p, encoding="utf-8")  # text mode: \n, \r\n and \r end lines, as splitlines does
     except FileNotFoundError:
         raise PlanFormatError(f"{p}: no such file") from None
-    except (OSError, UnicodeDecodeError) as exc:
+    except OSError as exc:
         raise PlanFormatError(f"{p}: cannot read: {exc}") from None
-    return [(i, s.strip()) for i, s in enumerate(text.splitlines(), start=1) if s.strip()]
+    with fh:
+        if most is not None:
+            with contextlib.suppress(OSError):
+                info = os.fstat(fh.fileno())
+                if stat.S_ISREG(info.st_mode) and info.st_size > most.characters:
+                    raise PlanFormatError(
+                        f"{p}: {info.st_size:,} bytes, longer than a plan file of this instance can be "
+                        f"(at most {most.entries:,} entries: {most.why})"
+                    )
+        line = entries = read = 0
+        while True:
+            try:
+                chunk = fh.readline(-1 if most is None else PLAN_LINE_CHARS + 1)
+            except (OSError, UnicodeDecodeError) as exc:
+                raise PlanFormatError(f"{p}: cannot read: {exc}") from None
+            if not chunk:
+                return
+            if most is not None:
+                read += len(chunk)
+                if len(chunk) > PLAN_LINE_CHARS and not chunk.endswith(("\n", "\r")):
+                    raise PlanFormatError(
+                        f"{p}:{line + 1}: a line of more than {PLAN_LINE_CHARS} characters, which no plan file holds"
+                    )
+                if read > most.characters:
+                    raise PlanFormatError(
+                        f"{p}:{line + 1}: the file is longer than a plan file of this instance can be "
+                        f"(at most {most.entries:,} entries: {most.why})"
+                    )
+            for piece in chunk.splitlines() or [""]:
+                line += 1
+                text = piece.strip()
+                if not text:
+                    continue
+                entries += 1
+                if most is not None and entries > most.entries:
+                    raise PlanFormatError(
+                        f"{p}:{line}: more entries than a plan of this instance can hold (at most "
+                        f"{most.entries:,}: {most.why})"
+                    )
+                yield line, text
 
 
 def _int(text: str, path: str | Path, line: int, what: str) -> int:
@@ -172,15 +296,20 @@ def _int(text: str, path: str | Path, line: int, what: str) -> int:
         raise PlanFormatError(f"{path}:{line}: {what} must be an integer, got {_shown(text.strip())}") from None
 
 
-def read_schedule(path: str | Path) -> tuple[int, ...]:
-    """One node id per line."""
+def _most(most: Most | None, what: str) -> Most | None:
+    return None if most is None else check_type(most, Most, what, "plan_limits(inst) gives them")
+
+
+def read_schedule(path: str | Path, most: Most | None = None) -> tuple[int, ...]:
+    """One node id per line (``most``: the bound of :func:`_lines`, e.g. ``plan_limits(inst).schedule``)."""
     check_path(path, "read_schedule: path")
-    return tuple(_int(s, path, i, "a node id") for i, s in _lines(path))
+    most = _most(most, "read_schedule: most")
+    return tuple(_int(s, path, i, "a node id") for i, s in _lines(path, most))
 
 
-def _read_pairs(path: str | Path, what: str) -> tuple[tuple[int, int], ...]:
+def _read_pairs(path: str | Path, what: str, most: Most | None) -> tuple[tuple[int, int], ...]:
     out = []
-    for i, s in _lines(path):
+    for i, s in _lines(path, most):
         if s.count(":") != 1:
             raise PlanFormatError(f"{path}:{i}: expected 'BufId:{what}', got {_shown(s)}")
         a, b = s.split(":")
@@ -188,27 +317,31 @@ def _read_pairs(path: str | Path, what: str) -> tuple[tuple[int, int], ...]:
     return tuple(out)
 
 
-def read_memory(path: str | Path) -> tuple[tuple[int, int], ...]:
-    """``BufId:Offset`` per line."""
+def read_memory(path: str | Path, most: Most | None = None) -> tuple[tuple[int, int], ...]:
+    """``BufId:Offset`` per line (``most``: as for :func:`read_schedule`)."""
     check_path(path, "read_memory: path")
-    return _read_pairs(path, "Offset")
+    return _read_pairs(path, "Offset", _most(most, "read_memory: most"))
 
 
-def read_spill(path: str | Path) -> tuple[tuple[int, int], ...]:
-    """``BufId:NewOffset`` per line, in spill order (an empty file: no spill)."""
+def read_spill(path: str | Path, most: Most | None = None) -> tuple[tuple[int, int], ...]:
+    """``BufId:NewOffset`` per line, in spill order (an empty file: no spill; ``most``: as
+    for :func:`read_schedule`)."""
     check_path(path, "read_spill: path")
-    return _read_pairs(path, "NewOffset")
+    return _read_pairs(path, "NewOffset", _most(most, "read_spill: most"))
 
 
-def read_plan_dir(directory: str | Path, case: str) -> Plan:
-    """Read ``<case>_schedule.txt`` and, when present, ``_memory.txt`` and ``_spill.txt``."""
+def read_plan_dir(directory: str | Path, case: str, limits: PlanLimits | None = None) -> Plan:
+    """Read ``<case>_schedule.txt`` and, when present, ``_memory.txt`` and ``_spill.txt``
+    (``limits``: the bounds of :func:`plan_limits` for the instance, read as streams)."""
     check_path(directory, "read_plan_dir: directory")
+    if limits is not None:
+        check_type(limits, PlanLimits, "read_plan_dir: limits", "plan_limits(inst) gives them")
     paths = contest_paths(directory, case)
-    order = read_schedule(paths["schedule"])
+    order = read_schedule(paths["schedule"], limits.schedule if limits else None)
     if not paths["memory"].exists():
         return Plan(order=order)
-    spills = read_spill(paths["spill"]) if paths["spill"].exists() else ()
-    return Plan(order=order, offsets=read_memory(paths["memory"]), spills=spills)
+    spills = read_spill(paths["spill"], limits.spill if limits else None) if paths["spill"].exists() else ()
+    return Plan(order=order, offsets=read_memory(paths["memory"], limits.memory if limits else None), spills=spills)
 
 
 def _umask() -> int:
