@@ -147,7 +147,7 @@ def test_layout_over_default_capacity_is_fine_and_with_small_ub_is_input_error(
 
 @pytest.mark.parametrize(
     "memory,kind",
-    [("0:0\n1:4\n", "overlap"), ("0:0\n1:6\n", "capacity"), ("0:0\n", "bad-offset"), ("0:0\n7:0\n", "bad-offset")],
+    [("0:0\n1:4\n", "overlap"), ("0:0\n1:6\n", "capacity"), ("0:0\n", "bad-offset"), ("0:0\n1:5\n7:0\n", "bad-offset")],
 )
 def test_invalid_layout_exits_1(monkeypatch, capsys, exp_path, files, memory, kind):
     files["memory"].write_text(memory)

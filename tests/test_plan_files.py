@@ -10,8 +10,9 @@ import pytest
 from helpers import SHIPPED, SPILL_TWICE_PLAN, official_path, run_cli, spill_twice_instance
 
 from dansched.errors import PlanFormatError
+from dansched.generate import generate
 from dansched.hardware import load_hardware
-from dansched.instance import load_instance
+from dansched.instance import instance_from_records, load_instance
 from dansched.judge import evaluate_files
 from dansched.plan import (
     Plan,
@@ -125,10 +126,13 @@ def exp():
 
 def test_the_bounds_of_a_plan_of_exp(exp):
     """Exp (instances/Exp.json): 7 nodes; buffer 0 used by nodes 1 and 3, buffer 1 by 3
-    and 5: 3 gaps between needs each (ALLOC, two users, FREE), 4 spills per gap at most:
-    24 spills, 7 + 48 ids, 2 offsets."""
+    and 5: 3 gaps between needs each (ALLOC, two users, FREE), 4 spills per gap would be
+    24, fewer than the 1,024 entries any file may hold: 1,024 spills, 7 + 2,048 ids, and
+    1,024 offsets (Exp has 2 buffers)."""
     most = plan_limits(exp)
-    assert (most.schedule.entries, most.memory.entries, most.spill.entries) == (55, 2, 24)
+    assert (most.schedule.entries, most.memory.entries, most.spill.entries) == (2055, 1024, 1024)
+    big = instance_from_records("big", *generate("chain", 2, 0))  # 128 buffers, one user each: 256 gaps
+    assert plan_limits(big).spill.entries == 4 * 256
 
 
 @pytest.mark.parametrize("line", [b"0\n", b"\n", b"   7  \r\n", b"3:0\n"], ids=["ids", "blank", "spaces", "pairs"])
@@ -158,17 +162,17 @@ def test_an_endless_plan_file_is_refused_at_its_bound(exp, tmp_path, line, which
 
 
 def test_a_file_past_the_bound_is_one_line_and_exit_2_before_it_is_read(exp, tmp_path, monkeypatch, capsys):
-    """A schedule of Exp with one id more than any plan of Exp holds (line 56), and a
+    """A schedule of Exp with one id more than any plan of Exp holds (line 2,056), and a
     regular file longer than any (its size is enough: nothing is read)."""
     sched = tmp_path / "s.txt"
-    sched.write_text("0\n" * 56)
+    sched.write_text("0\n" * 2056)
     code, out, err = run_cli(monkeypatch, capsys, "evaluate", SHIPPED / "Exp.json", "--schedule", sched)
     assert code == 2 and out == "" and len(err.splitlines()) == 1
-    assert f"{sched}:56: more entries than a plan of this instance can hold (at most 55" in err
-    sched.write_bytes(b"\n" * (55 * 64 + 4096 + 1))
+    assert f"{sched}:2056: more entries than a plan of this instance can hold (at most 2,055" in err
+    sched.write_bytes(b"\n" * (2055 * 64 + 4096 + 1))
     code, out, err = run_cli(monkeypatch, capsys, "evaluate", SHIPPED / "Exp.json", "--schedule", sched)
-    assert code == 2 and f"{sched}: 7,617 bytes, longer than a plan file of this instance can be" in err
-    sched.write_text("0\n" * 55)  # as many ids as a plan of Exp can hold: judged (duplicates: invalid)
+    assert code == 2 and f"{sched}: 135,617 bytes, longer than a plan file of this instance can be" in err
+    sched.write_text("0\n" * 2055)  # as many ids as a plan of Exp can hold: judged (duplicates: invalid)
     code, _, _ = run_cli(monkeypatch, capsys, "evaluate", SHIPPED / "Exp.json", "--schedule", sched)
     assert code == 1
 
