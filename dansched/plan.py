@@ -33,6 +33,7 @@ import numpy as np
 
 from .checks import NAME_MAX, check_integers, check_path, check_type
 from .errors import ArgumentError, OutputError, PlanFormatError
+from .interrupt import held, note_written
 
 __all__ = [
     "Plan",
@@ -478,34 +479,42 @@ def atomic_write_files(items: Sequence[tuple[str | Path, str | bytes]]) -> None:
     to a temporary file beside its target first, and only when all are complete are they
     renamed into place. A failure before the renames (a folder or another non-regular
     file in the way, no room, no permission) touches no target; it removes the temporary
-    files and raises :class:`OutputError` (one line, naming the path)."""
+    files and raises :class:`OutputError` (one line, naming the path). SIGTERM and SIGINT
+    are deferred while a temporary is made and written, during the renames and while the
+    temporaries are removed (:func:`dansched.interrupt.held`): an interrupted write leaves
+    no temporary, and replaces all its targets or none."""
     staged: list[tuple[str, Path]] = []
     try:
         for path, text in items:
             p = Path(path)
             check_target(p)
-            try:
-                p.parent.mkdir(parents=True, exist_ok=True)
-                fd, tmp = tempfile.mkstemp(prefix=_temporary_name(p, ""), dir=p.parent)
-            except OSError as exc:
-                raise OutputError(f"{p}: cannot write: {exc.strerror or exc}") from None
-            staged.append((tmp, p))
-            try:
-                with os.fdopen(fd, "wb") as fh:
-                    os.chmod(tmp, 0o666 & ~_umask())
-                    fh.write(encoded(text))
-            except OSError as exc:
-                raise OutputError(f"{p}: cannot write: {exc.strerror or exc}") from None
-        for tmp, p in staged:
-            check_target(p)  # again: something may have been put there meanwhile
-            try:
-                os.replace(tmp, p)
-            except OSError as exc:
-                raise OutputError(f"{p}: cannot write: {exc.strerror or exc}") from None
+            with held():  # a temporary is made whole, and staged lists it (for the removal below)
+                try:
+                    p.parent.mkdir(parents=True, exist_ok=True)
+                    fd, tmp = tempfile.mkstemp(prefix=_temporary_name(p, ""), dir=p.parent)
+                except OSError as exc:
+                    raise OutputError(f"{p}: cannot write: {exc.strerror or exc}") from None
+                staged.append((tmp, p))
+                try:
+                    with os.fdopen(fd, "wb") as fh:
+                        os.chmod(tmp, 0o666 & ~_umask())
+                        fh.write(encoded(text))
+                except OSError as exc:
+                    raise OutputError(f"{p}: cannot write: {exc.strerror or exc}") from None
+        with held():
+            for tmp, p in staged:
+                check_target(p)  # again: something may have been put there meanwhile
+                try:
+                    os.replace(tmp, p)
+                except OSError as exc:
+                    raise OutputError(f"{p}: cannot write: {exc.strerror or exc}") from None
     finally:
-        for tmp, _ in staged:
-            if os.path.exists(tmp):
-                os.unlink(tmp)
+        with held():
+            for tmp, _ in staged:
+                if os.path.exists(tmp):
+                    os.unlink(tmp)
+    for _, p in staged:
+        note_written(p.parent)
 
 
 def plan_texts(plan: Plan) -> dict[str, str]:

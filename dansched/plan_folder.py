@@ -26,6 +26,13 @@ writes a group:
    memory and spill after a problem-1 run, an old trace), rename the new files in
    the layout's order (the report last), and remove the marker.
 
+A signal is deferred the same way while the lock file or a temporary is made (and a
+temporary written) and while they are removed (:func:`dansched.interrupt.held`), so that
+a run interrupted anywhere (the command line's policy raises
+:class:`~dansched.errors.Interrupted` at the signal) leaves no lock file, no temporary
+and no folder it made; a lock file it opened but never held is removed too when no run
+holds it.
+
 The report carries ``fingerprint``: the sha256 of each plan file
 (schedule, memory, spill) and one sha256 over them all; a trace carries the same
 digest in ``otherData.plan_fingerprint`` (the layout's ``fingerprinted`` kinds).
@@ -47,7 +54,6 @@ import hashlib
 import json
 import os
 import secrets
-import signal
 import stat
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
@@ -55,6 +61,7 @@ from pathlib import Path
 from typing import Any
 
 from .errors import MixedPlanError, OutputError
+from .interrupt import held, note_written
 from .plan import (
     CONTEST_SUFFIXES,
     TEMPORARY_CHARS,
@@ -86,6 +93,7 @@ PLAN_KINDS = ("schedule", "memory", "spill")
 REPORT = "report"  # the report is renamed last: a group is complete once its report is in place
 LOCK_NAME = ".dansched.lock"
 TMP_TAG = ".dansched-tmp-"
+signals_held = held  # SIGTERM and SIGINT acted on only after the block (dansched.interrupt)
 
 
 @dataclass(frozen=True)
@@ -163,37 +171,61 @@ def folder_lock(directory: Path) -> Iterator[None]:
             with contextlib.suppress(OSError):
                 folder.rmdir()  # only when empty
 
-    while True:
-        try:
-            directory.mkdir(parents=True, exist_ok=True)
-            fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_NONBLOCK, 0o666)
-        except OSError as exc:
-            remove_created()
-            if exc.errno == errno.ELOOP:
-                raise OutputError(f"{path}: is a link, not dansched's lock file: remove it") from None
-            raise OutputError(f"{directory}: cannot write: {exc.strerror or exc}") from None
-        if not stat.S_ISREG(os.fstat(fd).st_mode):
+    fd = -1
+    try:
+        while True:
+            with signals_held():  # the lock file and the folders made for it are known once they exist
+                try:
+                    directory.mkdir(parents=True, exist_ok=True)
+                    fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_NONBLOCK, 0o666)
+                except OSError as exc:
+                    if exc.errno == errno.ELOOP:
+                        raise OutputError(f"{path}: is a link, not dansched's lock file: remove it") from None
+                    raise OutputError(f"{directory}: cannot write: {exc.strerror or exc}") from None
+            if not stat.S_ISREG(os.fstat(fd).st_mode):
+                raise OutputError(f"{path}: is not a regular file, so not dansched's lock file: remove it")
+            fcntl.flock(fd, fcntl.LOCK_EX)  # waits while another run holds it (a signal ends the wait)
+            try:
+                held, now = os.fstat(fd), os.stat(path)
+                if (held.st_dev, held.st_ino) == (now.st_dev, now.st_ino):
+                    break
+            except FileNotFoundError:
+                pass
             os.close(fd)
+            fd = -1
+    except BaseException:  # no lock taken: a lock file nobody holds is removed, not left behind
+        with signals_held():
+            if fd >= 0:
+                _drop_unheld(fd, path)
             remove_created()
-            raise OutputError(f"{path}: is not a regular file, so not dansched's lock file: remove it")
-        fcntl.flock(fd, fcntl.LOCK_EX)
-        try:
-            held, now = os.fstat(fd), os.stat(path)
-            if (held.st_dev, held.st_ino) == (now.st_dev, now.st_ino):
-                break
-        except FileNotFoundError:
-            pass
-        os.close(fd)
+        raise
     ok = False
     try:
         yield
         ok = True
     finally:
-        with contextlib.suppress(FileNotFoundError):
-            os.unlink(path)
-        os.close(fd)  # releases the lock
-        if not ok:
-            remove_created()
+        with signals_held():
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(path)
+            os.close(fd)  # releases the lock
+            if not ok:
+                remove_created()
+
+
+def _drop_unheld(fd: int, path: Path) -> None:
+    """Close ``fd``, an open lock file this run does not hold; remove the file when no run
+    holds it either (a run that opened it meanwhile retries on a new one, as after a
+    holder's removal). A lock path that is not a regular file is left alone."""
+    try:
+        if stat.S_ISREG(os.fstat(fd).st_mode):
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            here, now = os.fstat(fd), os.stat(path)
+            if (here.st_dev, here.st_ino) == (now.st_dev, now.st_ino):
+                os.unlink(path)
+    except OSError:  # held by another run, or gone: theirs to remove
+        pass
+    finally:
+        os.close(fd)
 
 
 def remove_leftovers(directory: Path, case: str, layout: GroupLayout) -> None:
@@ -207,27 +239,6 @@ def remove_leftovers(directory: Path, case: str, layout: GroupLayout) -> None:
                     os.unlink(directory / name)
     with contextlib.suppress(FileNotFoundError):
         os.unlink(_marker(directory, case))
-
-
-@contextlib.contextmanager
-def signals_held() -> Iterator[None]:
-    """SIGTERM and SIGINT acted on only after the block: their handlers are swapped for
-    one that records the signal (a signal already pending when the block starts lands
-    there too), then restored and the recorded signal raised again."""
-    held = (signal.SIGTERM, signal.SIGINT)
-    got: list[int] = []
-    try:
-        old = {s: signal.signal(s, lambda signum, _f: got.append(signum)) for s in held}
-    except ValueError:  # not the main thread: signals cannot reach this block's thread anyway
-        yield
-        return
-    try:
-        yield
-    finally:
-        for s, h in old.items():
-            signal.signal(s, h)
-        for signum in dict.fromkeys(got):
-            signal.raise_signal(signum)
 
 
 def _umask() -> int:
@@ -269,19 +280,20 @@ def write_group(
             tag = TMP_TAG + secrets.token_hex(TEMPORARY_CHARS // 2)
             for p, data in targets:
                 tmp = _temporary(p, tag)
-                try:
-                    p.parent.mkdir(parents=True, exist_ok=True)
-                    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666 & ~_umask())
-                except OSError as exc:
-                    raise OutputError(f"{p}: cannot write: {exc.strerror or exc}") from None
-                staged.append((tmp, p))
-                try:
-                    with os.fdopen(fd, "wb") as fh:
-                        fh.write(data)
-                        fh.flush()
-                        os.fsync(fh.fileno())
-                except OSError as exc:
-                    raise OutputError(f"{p}: cannot write: {exc.strerror or exc}") from None
+                with signals_held():  # a temporary is made whole, and staged lists it (for the removal below)
+                    try:
+                        p.parent.mkdir(parents=True, exist_ok=True)
+                        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666 & ~_umask())
+                    except OSError as exc:
+                        raise OutputError(f"{p}: cannot write: {exc.strerror or exc}") from None
+                    staged.append((tmp, p))
+                    try:
+                        with os.fdopen(fd, "wb") as fh:
+                            fh.write(data)
+                            fh.flush()
+                            os.fsync(fh.fileno())
+                    except OSError as exc:
+                        raise OutputError(f"{p}: cannot write: {exc.strerror or exc}") from None
             with signals_held():
                 marker = _marker(d, case)
                 marker.write_bytes(b"")
@@ -298,9 +310,12 @@ def write_group(
                         raise OutputError(f"{p}: cannot write: {exc.strerror or exc}") from None
                 os.unlink(marker)
         finally:
-            for tmp, _ in staged:
-                with contextlib.suppress(FileNotFoundError):
-                    os.unlink(tmp)
+            with signals_held():
+                for tmp, _ in staged:
+                    with contextlib.suppress(FileNotFoundError):
+                        os.unlink(tmp)
+    for p, _ in targets:
+        note_written(p.parent)
     return [p for p, _ in targets]
 
 

@@ -1,6 +1,7 @@
 """The package's import graph: no cycles, and every import points down the layer order
 
-    core (errors, checks, params, budget, kernels, hardware, instance, graph, plan, plan_folder, simulate, generate, testing)
+    core (errors, checks, interrupt, params, budget, kernels, hardware, instance, graph, plan, plan_folder, simulate,
+          generate, testing)
       <- models <- stages <- pipeline <- (audit, baselines, bench, executor, judge, outputs, report, solution, sweep)
       <- cli, dansched (the public API)
 
@@ -24,6 +25,7 @@ PACKAGE = Path(__file__).resolve().parents[1] / "dansched"
 CORE = {
     "errors",
     "checks",
+    "interrupt",
     "params",
     "budget",
     "kernels",
