@@ -114,13 +114,16 @@ class Range:
         return self.high is None or value <= self.high
 
     def check(self, value: Any, what: str, optional: bool = False) -> Any:
-        """``value`` as a Python ``int`` or ``float`` (a numpy number converted) when it lies
-        in the range, else :class:`ArgumentError` naming ``what`` (an option such as
-        ``--seed`` or a field such as ``SolveOptions.seed``). ``None`` passes only when
-        ``optional`` (an option that was not given, such as ``--jobs``)."""
+        """``value`` when it lies in the range (another number than a Python ``int`` or
+        ``float``, such as a numpy one, converted to one), else :class:`ArgumentError`
+        naming ``what`` (an option such as ``--seed`` or a field such as
+        ``SolveOptions.seed``). ``None`` passes only when ``optional`` (an option that was
+        not given, such as ``--jobs``)."""
         if value is None and optional:
             return None
         if self.accepts(value):
+            if type(value) in (int, float):
+                return value
             return int(value) if isinstance(value, numbers.Integral) else float(value)
         raise ArgumentError(f"{what} must be {self.text}, got {_given(value)}")
 
