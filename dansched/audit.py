@@ -222,8 +222,8 @@ def audit_plan(
     require_instance(inst, "audit_plan: inst")
     check_type(plan, Plan, "audit_plan: plan")
     check_type(ev, Evaluation, "audit_plan: ev", "evaluate(inst, plan) gives it")
-    TIME_LIMIT.check(time_limit, "audit_plan: time_limit")
-    SEED.check(seed, "audit_plan: seed")
+    time_limit = TIME_LIMIT.check(time_limit, "audit_plan: time_limit")
+    seed = SEED.check(seed, "audit_plan: seed")
     say = progress or _quiet
     rows = []
     if with_peak:
@@ -327,8 +327,8 @@ def bound(
     bounded for the peak too and ``not_bounded`` says why problem 1 is not. Raises
     :class:`PlanInvalidError` when problem 3 has no plan either (nothing to bound)."""
     require_instance(inst, "bound: inst")
-    TIME_LIMIT.check(time_limit, "bound: time_limit")
-    SEED.check(seed, "bound: seed")
+    time_limit = TIME_LIMIT.check(time_limit, "bound: time_limit")
+    seed = SEED.check(seed, "bound: seed")
     say = progress or _quiet
     steps = 3
     say(f"bound 1/{steps}: solving problem 3 (its plans are the ones bounded)")
@@ -390,8 +390,8 @@ def audit_folder(
     (else :class:`PlanInvalidError`), then :func:`audit_plan` with the exact models."""
     require_instance(inst, "audit_folder: inst")
     check_path(folder, "audit_folder: folder")
-    TIME_LIMIT.check(time_limit, "audit_folder: time_limit")
-    SEED.check(seed, "audit_folder: seed")
+    time_limit = TIME_LIMIT.check(time_limit, "audit_folder: time_limit")
+    seed = SEED.check(seed, "audit_folder: seed")
     say = progress or _quiet
     say(f"audit 1/2: judging the plan in {folder}")
     plan, ev = judge_folder(inst, folder)

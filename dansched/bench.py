@@ -606,8 +606,8 @@ def bench(
     """Check the inputs (methods of :data:`METHODS`, None: all; instances that exist,
     default :func:`default_instances`; the hardware file; the output folder), then
     :func:`run_bench` and :func:`write_bench`. Returns the rows and the files written."""
-    JOBS.check(jobs, "--jobs")
-    TIME_LIMIT.check(time_limit, "--time-limit")
+    jobs = JOBS.check(jobs, "--jobs")
+    time_limit = TIME_LIMIT.check(time_limit, "--time-limit")
     chosen = list(METHODS) if methods is None else list(methods)
     unknown = [m for m in chosen if m not in METHODS]
     if unknown or not chosen:

@@ -28,6 +28,7 @@ from __future__ import annotations
 import math
 import numbers
 import os
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -36,6 +37,7 @@ from .errors import ArgumentError
 __all__ = [
     "Range",
     "INT64_MAX",
+    "NAME_MAX",
     "PROBLEM",
     "SEED",
     "GENERATE_SEED",
@@ -52,9 +54,13 @@ __all__ = [
     "check_number",
     "check_type",
     "check_path",
+    "check_integers",
+    "check_choice",
+    "check_names",
 ]
 
 INT64_MAX = 2**63 - 1  # counts and budgets handed to the solvers (CP-SAT, HiGHS, numpy) are int64
+NAME_MAX = 255  # bytes in one file name (one part of a path) on the file systems dansched runs on (ext4, xfs, tmpfs...)
 
 
 def _shown(x: float | int) -> str:
@@ -107,12 +113,18 @@ class Range:
             return False
         return self.high is None or value <= self.high
 
-    def check(self, value: Any, what: str) -> Any:
-        """``value`` when it lies in the range, else :class:`ArgumentError` naming ``what``
-        (an option such as ``--seed`` or a field such as ``SolveOptions.seed``). ``None``
-        passes: an option that was not given."""
-        if value is None or self.accepts(value):
-            return value
+    def check(self, value: Any, what: str, optional: bool = False) -> Any:
+        """``value`` when it lies in the range (another number than a Python ``int`` or
+        ``float``, such as a numpy one, converted to one), else :class:`ArgumentError`
+        naming ``what`` (an option such as ``--seed`` or a field such as
+        ``SolveOptions.seed``). ``None`` passes only when ``optional`` (an option that was
+        not given, such as ``--jobs``)."""
+        if value is None and optional:
+            return None
+        if self.accepts(value):
+            if type(value) in (int, float):
+                return value
+            return int(value) if isinstance(value, numbers.Integral) else float(value)
         raise ArgumentError(f"{what} must be {self.text}, got {_given(value)}")
 
 
@@ -143,11 +155,60 @@ def check_type(value: Any, kind: type | tuple[type, ...], what: str, hint: str =
 
 
 def check_path(value: Any, what: str, optional: bool = False) -> Any:
-    """``value`` when it is a path (a ``str`` or an ``os.PathLike``; ``None`` too when
-    ``optional``), else :class:`ArgumentError` naming ``what``."""
+    """``value`` when it is a path (a ``str`` or an ``os.PathLike`` naming a ``str``, without
+    a NUL character and without a part longer than :data:`NAME_MAX` bytes, which no file
+    name can be; ``None`` too when ``optional``), else :class:`ArgumentError` naming ``what``."""
     if optional and value is None:
         return None
-    return check_type(value, (str, os.PathLike), what)
+    check_type(value, (str, os.PathLike), what)
+    text = os.fspath(value)
+    if not isinstance(text, str):
+        raise ArgumentError(f"{what} must be a path, got {_given(value)}")
+    if "\0" in text:
+        raise ArgumentError(f"{what} holds a NUL character, which no file name can: {_given(value)}")
+    longest = max((len(os.fsencode(part)) for part in text.split(os.sep)), default=0)
+    if longest > NAME_MAX:
+        raise ArgumentError(
+            f"{what} has a name of {longest} bytes, longer than any file name ({NAME_MAX}): {_given(value)}"
+        )
+    return value
+
+
+def check_integers(value: Any, what: str, items: str = "integers") -> tuple[int, ...]:
+    """``value`` as a tuple of ints when it is a sequence of integers (numpy integers
+    converted; a bool is not one), else :class:`ArgumentError` naming ``what`` (``items``
+    says what the sequence holds: ``node ids``)."""
+    if isinstance(value, (str, bytes)) or not isinstance(value, Iterable) or isinstance(value, Mapping):
+        raise ArgumentError(f"{what} must be a sequence of {items}, got {type(value).__name__}")
+    out = tuple(value)
+    if all(type(v) is int for v in out):  # the common case, and the fast one
+        return out
+    for v in out:
+        if isinstance(v, bool) or not isinstance(v, numbers.Integral):
+            raise ArgumentError(f"{what} must hold integers, got {_given(v)}")
+    return tuple(int(v) for v in out)
+
+
+def check_choice(value: Any, choices: Iterable[str], what: str) -> str:
+    """``value`` when it is one of the names ``choices``, else :class:`ArgumentError` naming
+    ``what`` and the choices."""
+    names = list(choices)
+    if isinstance(value, str) and value in names:
+        return value
+    raise ArgumentError(f"{what} must be one of {', '.join(names)}, got {_given(value)}")
+
+
+def check_names(value: Any, what: str) -> tuple[str, ...]:
+    """``value`` as a tuple when it is a sequence (a list, a tuple...) of strings, else
+    :class:`ArgumentError` naming ``what`` (a string alone is refused: it is not a list of
+    names)."""
+    if isinstance(value, (str, bytes)) or not isinstance(value, Iterable) or isinstance(value, Mapping):
+        raise ArgumentError(f"{what} must be a list of names, got {_given(value)}")
+    names = tuple(value)
+    bad = next((x for x in names if not isinstance(x, str)), None)
+    if bad is not None:
+        raise ArgumentError(f"{what} must hold names (strings), got {_given(bad)}")
+    return names
 
 
 def _kinds(kind: type | tuple[type, ...]) -> tuple[type, ...]:

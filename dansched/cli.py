@@ -3,18 +3,31 @@ call and prints the result (the reference, generated from this app: docs/cli.md)
 
 Results go to stdout (``--json``: one JSON object); progress, warnings and errors to
 stderr. Exit codes everywhere: 0 success / valid, 1 a plan is invalid or no valid plan
-exists, 2 bad input or usage (one line on stderr, no traceback). Every line printed
-from input (names, paths, messages quoting files) goes through
-:func:`dansched.report.text.printable`.
+exists, 2 bad input or usage (one line on stderr, no traceback), 130 and 143 interrupted
+by SIGINT and SIGTERM (one line, ``dansched: interrupted (nothing written)`` or ``(kept:
+DIR)``). Every line printed from input (names, paths, messages quoting files) goes
+through :func:`dansched.report.text.printable`.
+
+SIGINT and SIGTERM are the command line's from the first line of this module, when it is
+the program (the ``dansched`` script, ``python -m dansched.cli``), to the last: the
+policy of :mod:`dansched.interrupt`.
 """
 
 from __future__ import annotations
 
+import os
+import sys
+
+from . import interrupt
+
+# the program's first lines: while the modules below load, a signal ends it at once with the line
+if __name__ == "__main__" or os.path.basename(sys.argv[0]) == "dansched":
+    interrupt.install_early()
+
 import functools
 import inspect
 import json
-import os
-import sys
+import threading
 from collections.abc import Callable
 from contextlib import AbstractContextManager
 from enum import Enum
@@ -41,6 +54,7 @@ from .errors import (
     HardwareError,
     InputError,
     InstanceError,
+    Interrupted,
     OutOfMemory,
     PlanFormatError,
     PlanInvalidError,
@@ -135,7 +149,7 @@ def _in(accepted: Range) -> Any:
     is parsed: one line naming the option and the range, exit 2."""
 
     def check(param: typer.CallbackParam, value: Any) -> Any:
-        return accepted.check(value, param.opts[0] if param.opts else str(param.name))
+        return accepted.check(value, param.opts[0] if param.opts else str(param.name), optional=True)
 
     return check
 
@@ -713,11 +727,6 @@ def sweep(
             )
     except (SweepInputError, ExecutorError) as exc:
         raise InputError(str(exc)) from None
-    except KeyboardInterrupt:
-        _echo(
-            f"dansched: sweep interrupted; finished cells are kept in {out / 'sweep.jsonl'} (rerun to finish)", err=True
-        )
-        raise typer.Exit(130) from None
     print_table(*cell_table(result.rows))
     _echo(result.summary_line(executor.describe()))
     if result.note:
@@ -727,9 +736,11 @@ def sweep(
     raise typer.Exit(1 if result.lost else 0)
 
 
-def _terminated(signum: int, _frame: Any) -> None:
-    """SIGTERM unwinds like an exception, so temporary files are removed on the way out."""
-    raise SystemExit(128 + signum)
+def _interrupted(signum: int, _frame: Any) -> None:
+    """SIGINT or SIGTERM while :func:`main` runs without :func:`entry` (in a test's
+    process): it unwinds like an exception (temporary files are removed on the way out)
+    and, unlike a ``KeyboardInterrupt``, is not turned into a bare status by typer."""
+    raise Interrupted(signum)
 
 
 def _error_line(line: str) -> None:
@@ -746,14 +757,50 @@ def usage_message(exc: Exception) -> str:
     return str(exc.format_message()).replace(f": {VALIDATION_PREFIX}", ": ", 1)  # type: ignore[attr-defined]
 
 
+def _interruption(exc: BaseException) -> int | None:
+    """The signal that ended the run, when ``exc`` is its consequence: an
+    :class:`~dansched.errors.Interrupted`, a ``KeyboardInterrupt`` (a caller without the
+    policy), or anything at all once a signal arrived (a library that turned the
+    interruption into its own error: OR-Tools' import fails with ``initialization
+    failed``). None: not an interruption."""
+    import signal
+
+    if isinstance(exc, Interrupted):
+        return exc.signum
+    if isinstance(exc, (KeyboardInterrupt, typer.Abort)):
+        return signal.SIGINT
+    return interrupt.received()
+
+
 def main() -> None:
     """Run the app with errors mapped to exit statuses (raises SystemExit; tests call it
-    in-process). Every error is one line on stderr, with any warning folded into it."""
+    in-process). Every error is one line on stderr, with any warning folded into it; an
+    interruption is the one line of :func:`dansched.interrupt.line` and 128 + the signal."""
     import signal
 
     _pending_warnings.clear()
-    if signal.getsignal(signal.SIGTERM) == signal.SIG_DFL:
-        signal.signal(signal.SIGTERM, _terminated)
+    restore = {}  # without entry's policy (a caller's process): the two signals for main's duration
+    if not interrupt.owned():
+        interrupt.new_run()
+        if threading.current_thread() is threading.main_thread():
+            restore = {s: signal.signal(s, _interrupted) for s in (signal.SIGINT, signal.SIGTERM)}
+    try:
+        _run_app()
+    except BaseException as exc:
+        signum = _interruption(exc)
+        if signum is None:
+            raise
+        _pending_warnings.clear()
+        if interrupt.claim_line():
+            _echo(interrupt.line(), err=True)
+        sys.exit(interrupt.exit_status(signum))
+    finally:
+        for s, handler in restore.items():
+            signal.signal(s, handler)
+
+
+def _run_app() -> None:
+    """The app, its errors mapped to exit statuses (raises SystemExit)."""
     try:
         rc = app(standalone_mode=False)
     except BAD_INPUT as exc:
@@ -772,9 +819,6 @@ def main() -> None:
         where = f"{exc.filename}: " if getattr(exc, "filename", None) else ""
         _error_line(f"dansched: error: {where}{exc.strerror or exc}")
         sys.exit(2)
-    except (typer.Abort, KeyboardInterrupt):
-        _error_line("dansched: interrupted")
-        sys.exit(130)
     except Exception as exc:
         if hasattr(exc, "format_message"):  # click / typer usage errors
             _error_line(f"dansched: error: {usage_message(exc)}")
@@ -785,34 +829,41 @@ def main() -> None:
 
 
 def _exit_now(code: int) -> None:
-    """End the process with ``code`` at once. SIGTERM and SIGINT are blocked first, the
-    atexit handlers run and the output is flushed; a signal that arrived meanwhile turns
-    the status into 143 (SIGTERM) or 130 (SIGINT). Skipping the interpreter's teardown
-    (half a second with the solvers loaded) is what makes the status reliable: during
-    that teardown Python has already put the default handlers back, and a SIGTERM then
-    killed the process by signal instead of ending it with 143."""
+    """End the process with ``code`` at once. From here a signal only sets the status:
+    SIGTERM and SIGINT are recorded and blocked, the atexit handlers run and the output
+    is flushed; a signal that arrived meanwhile turns the status into 143 (SIGTERM) or
+    130 (SIGINT), with the interruption line unless the run printed it already. Skipping
+    the interpreter's teardown (half a second with the solvers loaded) is what makes the
+    status reliable: during that teardown Python has already put the default handlers
+    back, and a SIGTERM then killed the process by signal instead of ending it with 143."""
     import atexit
     import signal
 
+    late: list[int] = []
     held = {signal.SIGTERM, signal.SIGINT}
+    for s in held:
+        signal.signal(s, lambda signum, _frame: late.append(signum))
     signal.pthread_sigmask(signal.SIG_BLOCK, held)
     atexit._run_exitfuncs()
+    pending = signal.sigpending()
+    late += [s for s in (signal.SIGTERM, signal.SIGINT) if s in pending]
+    if late and interrupt.received() is None:
+        code = interrupt.exit_status(late[0])
+        if interrupt.claim_line():
+            _echo(interrupt.line(), err=True)
     for stream in (sys.stdout, sys.stderr):
         try:
             stream.flush()
         except (OSError, ValueError):
             pass
-    pending = signal.sigpending()
-    if signal.SIGTERM in pending:
-        code = 128 + signal.SIGTERM
-    elif signal.SIGINT in pending:
-        code = 128 + signal.SIGINT
     os._exit(code)
 
 
 def entry() -> None:
     """The process's entry point (the ``dansched`` script and ``python -m dansched.cli``):
+    it owns SIGINT and SIGTERM from its first line (:func:`dansched.interrupt.own`), runs
     :func:`main`, then :func:`_exit_now` with its status."""
+    interrupt.own(printable)
     try:
         main()
         code = 0
@@ -822,6 +873,13 @@ def entry() -> None:
         else:
             print(exc.code, file=sys.stderr)
             code = 1
+    except BaseException as exc:  # an interruption that landed outside main's own handling
+        signum = _interruption(exc)
+        if signum is None:
+            raise
+        if interrupt.claim_line():
+            _echo(interrupt.line(), err=True)
+        code = interrupt.exit_status(signum)
     _exit_now(code)
 
 

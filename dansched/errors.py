@@ -1,13 +1,17 @@
 """Every exception class of dansched, in one place (the bottom of the core layer).
 
-How the CLI maps them (one line on stderr, no traceback):
+A public call of ``dansched.__all__`` raises only these, and the CLI maps them (one line
+on stderr, no traceback):
 
 - exit status 2, bad input or usage: :class:`InputError` (and :class:`ArgumentError`),
   :class:`InstanceError`, :class:`HardwareError`, :class:`PlanFormatError` (and
-  :class:`OutputError`), :class:`TraceError`;
+  :class:`OutputError`, :class:`MixedPlanError`), :class:`TraceError`, :class:`ViewError`;
 - exit status 1, no valid plan: :class:`PlanInvalidError` and its subclasses
   :class:`NoLegalOrderError` and :class:`PlacementFailed`; and :class:`OutOfMemory`, a
-  solve that ran out of memory (its line says how much the graph needs).
+  solve that ran out of memory (its line says how much the graph needs);
+- exit status 130 or 143: :class:`Interrupted`, SIGINT or SIGTERM under the command
+  line's signal policy (:mod:`dansched.interrupt`; a library caller meets Python's own
+  ``KeyboardInterrupt`` instead).
 
 The remaining classes are internal signals that a bounded search or an exact model
 gave up (a caller catches them and falls back).
@@ -39,7 +43,19 @@ __all__ = [
     "SweepInputError",
     "ExecutorError",
     "DaskMissingError",
+    "Interrupted",
 ]
+
+
+class Interrupted(BaseException):
+    """The run was interrupted by SIGINT or SIGTERM (``signum``) under the command line's
+    signal policy (:mod:`dansched.interrupt`): one line, ``dansched: interrupted (...)``,
+    exit status 128 + ``signum`` (130, 143). A ``BaseException``, like
+    ``KeyboardInterrupt``, so that no ``except Exception`` on the way out swallows it."""
+
+    def __init__(self, signum: int) -> None:
+        super().__init__(signum)
+        self.signum = signum
 
 
 class InputError(Exception):

@@ -52,7 +52,7 @@ from typing import Any
 
 from .checks import DASK_WORKERS, JOBS, NETWORK_TIMEOUT
 from .errors import DaskMissingError, ExecutorError
-from .plan_folder import signals_held
+from .interrupt import held
 
 __all__ = [
     "ExecutorOptions",
@@ -153,8 +153,8 @@ class ExecutorOptions:
     handshake_timeout: float = 10.0
 
     def __post_init__(self) -> None:
-        JOBS.check(self.jobs, "--jobs")
-        DASK_WORKERS.check(self.dask_workers, "--dask-workers")
+        JOBS.check(self.jobs, "--jobs", optional=True)
+        DASK_WORKERS.check(self.dask_workers, "--dask-workers", optional=True)
         NETWORK_TIMEOUT.check(self.connect_timeout, "--connect-timeout")
         NETWORK_TIMEOUT.check(self.handshake_timeout, "--handshake-timeout")
         if self.scheduler is not None and self.dask_workers is not None:
@@ -243,6 +243,7 @@ def _worker_init() -> None:
     takes its default action, not the handler the command line installed in the parent
     (which raised SystemExit inside the worker's queue handling: noise, and a worker stuck
     on a lock its parent then waited for); and the worker dies with its parent."""
+    signal.set_wakeup_fd(-1)  # a forked worker must not wake the parent's signal watcher (dansched.interrupt)
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     signal.signal(signal.SIGTERM, signal.SIG_DFL)
     _die_with_parent()
@@ -255,9 +256,10 @@ def _terminate_pool(pool: ProcessPoolExecutor) -> None:
     """Stop a pool now: cancel queued jobs, end the worker processes (SIGTERM, then SIGKILL
     for any still alive after :data:`STOP_SECONDS`) and reap them, so that nothing waits
     on a worker afterwards. SIGTERM and SIGINT are held meanwhile
-    (:func:`~dansched.plan_folder.signals_held`: a second Ctrl-C does not interrupt the
-    cleanup; it is acted on after)."""
-    with signals_held():
+    (:func:`~dansched.interrupt.held`: another Ctrl-C does not interrupt the cleanup; it
+    is acted on after, and under the command line's policy a second signal ends the
+    process at once)."""
+    with held():
         procs = list((getattr(pool, "_processes", None) or {}).values())
         pool.shutdown(wait=False, cancel_futures=True)
         for p in procs:

@@ -34,7 +34,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-from .checks import GENERATE_SEED, SCALE, check_integer, check_path, check_type
+from .checks import GENERATE_SEED, SCALE, check_choice, check_integer, check_path, check_type
 from .errors import ArgumentError
 from .hardware import Hardware
 from .instance import Instance, instance_from_records, instance_name, write_csv_pair
@@ -402,8 +402,7 @@ def check_generate_args(family: Any, scale: Any, seed: Any) -> None:
     """:class:`~dansched.errors.ArgumentError` (one line) for an unknown family, a scale
     or seed out of range (:mod:`dansched.checks`), or a scale whose graph would pass
     :data:`MAX_GENERATED_NODES` (the message gives the largest scale that fits)."""
-    if family not in FAMILIES:
-        raise ArgumentError(f"unknown family {family!r}; choose one of {', '.join(FAMILIES)}")
+    check_choice(family, FAMILIES, "family")
     SCALE.check(scale, "scale")
     GENERATE_SEED.check(seed, "seed")
     if family_nodes(family, scale) > MAX_GENERATED_NODES:

@@ -23,6 +23,7 @@ import json
 from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
+from decimal import Decimal, InvalidOperation
 from pathlib import Path
 from typing import Any, TypeGuard
 
@@ -50,6 +51,9 @@ __all__ = [
 KIND_OP, KIND_ALLOC, KIND_FREE = 0, 1, 2
 NODE_FIELDS = ("Id", "Op", "BufId", "Size", "Type", "Pipe", "Cycles", "Bufs")
 INT_LIMIT = 2**63  # every integer, and the totals of Size and of Cycles, must stay below (int64)
+# a float holds every integer up to 2**53 exactly; an integer written as a float beyond it may
+# already be another integer (12345678901234567.0 reads as ...68), so it is refused, not read
+EXACT_FLOAT = 2**53
 
 
 @dataclass(frozen=True, eq=False)
@@ -240,7 +244,39 @@ def _shown(x: Any, limit: int = 40) -> str:
     return text if len(text) <= limit else text[:limit] + f"... ({len(text)} characters)"
 
 
+class _Literal(float):
+    """A JSON number beyond :data:`EXACT_FLOAT` as it was written: the float, and the text
+    (``repr``) that messages quote."""
+
+    text: str
+
+    def __repr__(self) -> str:
+        return self.text
+
+
+def _json_float(text: str) -> float:
+    """A JSON number with a fraction or an exponent: a float, kept with its text when it is
+    an integral one beyond :data:`EXACT_FLOAT` (the loader refuses those)."""
+    value = float(text)
+    if value.is_integer() and abs(value) > EXACT_FLOAT:
+        literal = _Literal(text)
+        literal.text = text
+        return literal
+    return value
+
+
+def _check_exact(x: Any, what: str) -> None:
+    """Refuse an integral float beyond :data:`EXACT_FLOAT`: the integer it was written as
+    may not be the one it holds."""
+    if isinstance(x, float) and x.is_integer() and abs(x) > EXACT_FLOAT:
+        raise InstanceError(
+            f"{what} is {_shown(x)}, an integral float beyond 2**53, which a float cannot hold "
+            "exactly: write it as an integer"
+        )
+
+
 def _require_int(x: Any, what: str) -> int:
+    _check_exact(x, what)
     if not _is_int(x):
         raise InstanceError(f"{what} must be an integer, got {_shown(x)}")
     if not -INT_LIMIT <= x < INT_LIMIT:
@@ -364,6 +400,7 @@ def _read_op_node(t: _NodeRecords, v: int, rec: dict[str, Any], name_op: str, hw
         )
     t.pipe[v] = hw.pipe_index(p)
     c = rec.get("Cycles")
+    _check_exact(c, f"node {v} ({name_op}): 'Cycles'")
     if _is_int(c) and c >= 0:
         if c >= INT_LIMIT:
             raise InstanceError(
@@ -632,7 +669,10 @@ def instance_name(path: str | Path) -> str:
     return p.stem
 
 
-def _csv_cell(value: str, key: str) -> Any:
+def _csv_cell(value: str, key: str, where: str) -> Any:
+    """A cell's value: text for Op, Type and Pipe, a list for Bufs, else an integer when it
+    is one (``3`` or ``3.0``; ``where``: the file and line, for the message refusing an
+    integral float beyond :data:`EXACT_FLOAT`), else the text."""
     value = value.strip()
     if value == "":
         return None
@@ -655,10 +695,17 @@ def _csv_cell(value: str, key: str) -> Any:
     except ValueError:
         pass
     try:  # integral floats such as "3.0", as spreadsheet tools write integer columns with blanks
-        f = float(value)
-    except ValueError:
+        exact = Decimal(value)  # the value as written: no float rounds it first
+    except InvalidOperation:
         return value
-    return int(f) if f.is_integer() else value
+    if not exact.is_finite() or exact != exact.to_integral_value():
+        return value
+    if abs(exact) > EXACT_FLOAT:
+        raise InstanceError(
+            f"{where}: {key} is {value}, an integral float beyond 2**53, which a float cannot hold exactly: "
+            "write it as an integer"
+        )
+    return int(exact)
 
 
 def _read_csv_pair(path: Path) -> tuple[list[dict[str, Any]], list[list[Any]]]:
@@ -673,13 +720,18 @@ def _read_csv_pair(path: Path) -> tuple[list[dict[str, Any]], list[list[Any]]]:
         reader = csv.DictReader(fh)
         if reader.fieldnames is None:
             raise InstanceError(f"{nodes_path}: header must be {','.join(NODE_FIELDS)}")
-        missing = [k for k in NODE_FIELDS if k not in [h.strip() for h in reader.fieldnames]]
+        names = [h.strip() for h in reader.fieldnames]
+        twice = next((h for i, h in enumerate(names) if h in names[:i]), None)
+        if twice is not None:  # the last column of a name would silently win
+            raise InstanceError(f"{nodes_path}: the header names {twice!r} twice")
+        missing = [k for k in NODE_FIELDS if k not in names]
         if missing:  # a column left out (or misspelt) would silently read as blank fields
             raise InstanceError(f"{nodes_path}: header must be {','.join(NODE_FIELDS)} (missing {', '.join(missing)})")
         for line, row in enumerate(reader, start=2):
             if None in row:
                 raise InstanceError(f"{nodes_path}:{line}: more fields than the header names")
-            rec = {k.strip(): _csv_cell(v or "", k.strip()) for k, v in row.items() if k.strip() in NODE_FIELDS}
+            where = f"{nodes_path}:{line}"
+            rec = {k.strip(): _csv_cell(v or "", k.strip(), where) for k, v in row.items() if k.strip() in NODE_FIELDS}
             rec = {k: v for k, v in rec.items() if v is not None}
             if rec.get("Op") not in ("ALLOC", "FREE") and "Bufs" not in rec:
                 rec["Bufs"] = []
@@ -695,7 +747,8 @@ def _read_csv_pair(path: Path) -> tuple[list[dict[str, Any]], list[list[Any]]]:
                 continue
             if len(fields) != 2:
                 raise InstanceError(f"{edges_path}:{line}: an edge is two node ids")
-            edges.append([_csv_cell(fields[0], "Id"), _csv_cell(fields[1], "Id")])
+            where = f"{edges_path}:{line}"
+            edges.append([_csv_cell(fields[0], "StartNodeId", where), _csv_cell(fields[1], "EndNodeId", where)])
     return nodes, edges
 
 
@@ -715,7 +768,7 @@ def load_instance(path: str | Path, hw: Hardware | None = None) -> Instance:
     if not p.is_file():
         raise InstanceError(f"{p}: no such file")
     try:
-        data = json.loads(p.read_text(encoding="utf-8-sig"))  # UTF-8, with or without a BOM
+        data = json.loads(p.read_text(encoding="utf-8-sig"), parse_float=_json_float)  # UTF-8, with or without a BOM
     except (OSError, UnicodeDecodeError) as exc:
         raise InstanceError(f"{p}: cannot read: {exc}") from None
     except json.JSONDecodeError as exc:
@@ -742,7 +795,7 @@ def write_csv_pair(inst: Instance, directory: str | Path, case: str | None = Non
     Both are complete in temporary files before either is renamed into place."""
     inst = require_instance(inst, "write_csv_pair: inst")
     d = Path(check_path(directory, "write_csv_pair: directory"))
-    case = check_case_name(case or inst.name, "write_csv_pair: case")
+    case = check_case_name(inst.name if case is None else case, "write_csv_pair: case")
     nodes, edges = inst.to_records()
     nodes_path = d / f"{case}_Nodes.csv"
     nodes_text, edges_text = io.StringIO(), io.StringIO()

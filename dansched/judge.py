@@ -31,7 +31,16 @@ from .checks import check_path
 from .errors import HardwareError, InputError, PlanFormatError, PlanInvalidError
 from .hardware import Hardware, default_hardware, hardware_from_table, load_hardware
 from .instance import Instance, require_instance
-from .plan import CONTEST_SUFFIXES, Plan, check_case_name, read_memory, read_plan_dir, read_schedule, read_spill
+from .plan import (
+    CONTEST_SUFFIXES,
+    Plan,
+    check_case_name,
+    plan_limits,
+    read_memory,
+    read_plan_dir,
+    read_schedule,
+    read_spill,
+)
 from .plan_folder import check_folder, folder_group, folder_paths, read_report
 from .simulate import UNKNOWN_NODE, Evaluation, evaluate
 
@@ -138,9 +147,10 @@ def evaluate_files(
     inst: Instance, schedule: str | Path, memory: str | Path | None = None, spill: str | Path | None = None
 ) -> Judgement:
     """The evaluator's verdict on the plan in these files (no ``memory``: a problem-1
-    order; no ``spill``: no spills), with the notes that explain it. Parse errors and a
-    mixed plan folder raise :class:`~dansched.errors.PlanFormatError` (bad input); an
-    invalid plan is a verdict."""
+    order; no ``spill``: no spills), with the notes that explain it. The files are read
+    as streams, bounded by what a plan of ``inst`` can hold (:func:`~dansched.plan.plan_limits`).
+    Parse errors, a file longer than a plan of ``inst`` can be and a mixed plan folder
+    raise :class:`~dansched.errors.PlanFormatError` (bad input); an invalid plan is a verdict."""
     require_instance(inst, "evaluate_files: inst")
     check_path(schedule, "evaluate_files: schedule")
     check_path(memory, "evaluate_files: memory", optional=True)
@@ -150,10 +160,12 @@ def evaluate_files(
     schedule = Path(schedule)
     if schedule.name == f"{inst.name}_schedule.txt":
         check_folder(schedule.parent, inst.name, folder_group())
-    order = read_schedule(schedule)
+    most = plan_limits(inst)  # read as streams, bounded by what a plan of inst can hold
+    order = read_schedule(schedule, most.schedule)
     plan = Plan(order=order)
     if memory is not None:
-        plan = Plan(order=order, offsets=read_memory(memory), spills=read_spill(spill) if spill else ())
+        spills = read_spill(spill, most.spill) if spill else ()
+        plan = Plan(order=order, offsets=read_memory(memory, most.memory), spills=spills)
     return _judgement(inst, plan, evaluate(inst, plan), schedule, spill is not None, memory is not None)
 
 
@@ -276,7 +288,7 @@ def judge_folder(inst: Instance, folder: str | Path) -> tuple[Plan, Evaluation]:
     check_case(folder, inst.name)
     check_hardware(folder, inst.name, inst.hw)
     check_folder(folder, inst.name, folder_group())
-    plan = read_plan_dir(folder, inst.name)
+    plan = read_plan_dir(folder, inst.name, plan_limits(inst))
     return plan, evaluate(inst, plan)
 
 

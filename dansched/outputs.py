@@ -26,7 +26,7 @@ from functools import cached_property
 from pathlib import Path
 from typing import Any
 
-from .checks import FREQ_GHZ
+from .checks import FREQ_GHZ, check_names
 from .errors import InputError, TraceError
 from .instance import Instance
 from .plan import Plan, plan_texts
@@ -151,7 +151,7 @@ def optional_outputs() -> list[Output]:
 def chosen(extra: Iterable[str] = ()) -> list[Output]:
     """The outputs of a solve asked for ``extra`` (kinds, e.g. ``("trace", "view")``): those
     every solve writes and those named, in registry order."""
-    named = {output(k).kind for k in extra}
+    named = {output(k).kind for k in check_names(extra, "outputs")}
     return [o for o in OUTPUTS if o.flag is None or o.kind in named]
 
 

@@ -25,9 +25,9 @@ from collections.abc import Callable
 from dataclasses import dataclass, fields, replace
 from typing import Any
 
-from .checks import SECONDS, TIME_LIMIT, check_integer, check_number, check_type
+from .checks import SECONDS, TIME_LIMIT, check_choice, check_integer, check_number, check_type
 from .errors import ArgumentError
-from .rooms import ROOM_RULES, is_room_rule
+from .rooms import ROOM_RULES
 
 __all__ = [
     "MpasParams",
@@ -61,22 +61,27 @@ def _what(obj: Any, name: str) -> str:
     return f"{type(obj).__name__}.{name}"
 
 
+def _checked(obj: Any, name: str, value: Any) -> None:
+    """Keep the checked ``value`` of field ``name`` (a numpy number as a Python one)."""
+    object.__setattr__(obj, name, value)
+
+
 def _check_int(obj: Any, name: str, low: int) -> None:
     """An integer of at least ``low`` that fits the solvers' int64 (:mod:`dansched.checks`)."""
-    check_integer(getattr(obj, name), _what(obj, name), low)
+    _checked(obj, name, check_integer(getattr(obj, name), _what(obj, name), low))
 
 
 def _check_number(obj: Any, name: str, low: float) -> None:
-    check_number(getattr(obj, name), _what(obj, name), low)
+    _checked(obj, name, check_number(getattr(obj, name), _what(obj, name), low))
 
 
 def _check_positive(obj: Any, name: str) -> None:
-    check_number(getattr(obj, name), _what(obj, name), 0.0, low_open=True)
+    _checked(obj, name, check_number(getattr(obj, name), _what(obj, name), 0.0, low_open=True))
 
 
 def _check_seconds(obj: Any, name: str) -> None:
     """A wall-clock safety net in seconds: :data:`dansched.checks.SECONDS`."""
-    SECONDS.check(getattr(obj, name), _what(obj, name))
+    _checked(obj, name, SECONDS.check(getattr(obj, name), _what(obj, name)))
 
 
 def _check_int_tuple(obj: Any, name: str, low: int, nonempty: bool = False) -> None:
@@ -85,8 +90,7 @@ def _check_int_tuple(obj: Any, name: str, low: int, nonempty: bool = False) -> N
     if not isinstance(value, tuple) or (nonempty and not value):
         need = "a non-empty tuple" if nonempty else "a tuple"
         raise ArgumentError(f"{_what(obj, name)} must be {need} of integers >= {low}, got {value!r}")
-    for i, x in enumerate(value):
-        check_integer(x, f"{_what(obj, name)}[{i}]", low)
+    _checked(obj, name, tuple(check_integer(x, f"{_what(obj, name)}[{i}]", low) for i, x in enumerate(value)))
 
 
 def _check_type(obj: Any, name: str, kind: type) -> None:
@@ -134,9 +138,16 @@ class MpasParams:
     ls_max_ops: int = 6000  # larger graphs skip the local search (an evaluation is O(V))
     restart_work: int = 60_000  # restarts * nodes allowed; larger graphs compact the input order instead
     moves: LocalSearchParams = LocalSearchParams()  # the local search's move shapes
+    # the exact search for an L0-legal order when every greedy pass gets stuck (models/l0_order.py):
+    # its deterministic budget per model, and the wall-clock safety net. The random family with its
+    # ids shuffled (800 operations, 642 events) needs about 2 deterministic seconds
+    l0_search_deterministic_time: float = 60.0
+    l0_search_seconds: float = 600.0
 
     def __post_init__(self) -> None:
-        _check_all_ints(self, skip=("moves",))
+        _check_all_ints(self, skip=("moves", "l0_search_deterministic_time", "l0_search_seconds"))
+        _check_positive(self, "l0_search_deterministic_time")
+        _check_seconds(self, "l0_search_seconds")
         _check_type(self, "moves", LocalSearchParams)
 
 
@@ -557,15 +568,13 @@ class TimedParams:
     room: str = "least-late"
 
     def __post_init__(self) -> None:
-        if not isinstance(self.room, str) or not is_room_rule(self.room):
-            raise ArgumentError(f"TimedParams.room must be one of {', '.join(ROOM_RULES)}, got {self.room!r}")
-        if self.priority not in TIMED_PRIORITIES:
-            raise ArgumentError(f"TimedParams.priority must be one of {TIMED_PRIORITIES}, got {self.priority!r}")
+        check_choice(self.room, tuple(ROOM_RULES), "TimedParams.room")
+        check_choice(self.priority, TIMED_PRIORITIES, "TimedParams.priority")
         for name in ("window", "compute_window", "feed_window", "reserve_ops", "victim_horizon"):
             _check_int(self, name, 0)
         _check_number(self, "victim_tolerance", 0.0)
         _check_type(self, "lookahead_evict", bool)
-        check_number(self.fill, "TimedParams.fill", 0.0, 1.0, low_open=True)
+        _checked(self, "fill", check_number(self.fill, "TimedParams.fill", 0.0, 1.0, low_open=True))
 
     @property
     def name(self) -> str:
@@ -668,11 +677,10 @@ class SearchParams:
         sc = self.scores
         if not isinstance(sc, tuple) or len(sc) != 4:
             raise ArgumentError(f"SearchParams.scores must be four numbers >= 0, got {sc!r}")
-        for i, x in enumerate(sc):
-            check_number(x, f"SearchParams.scores[{i}]", 0.0)
+        _checked(self, "scores", tuple(check_number(x, f"SearchParams.scores[{i}]", 0.0) for i, x in enumerate(sc)))
         # decay 0 lets a rejected move's score 0 zero every operator's weight (the wheel then
         # has no probabilities left): the weights must keep some of their past
-        check_number(self.decay, "SearchParams.decay", 0.0, 1.0, low_open=True)
+        _checked(self, "decay", check_number(self.decay, "SearchParams.decay", 0.0, 1.0, low_open=True))
 
     def budget(self, nodes: int) -> int:
         """Iterations on a plan of ``nodes`` nodes (spill nodes included)."""

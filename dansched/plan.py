@@ -20,19 +20,20 @@ undecodable bytes) is written with those characters escaped (``\udcff``).
 
 from __future__ import annotations
 
-import numbers
+import contextlib
 import os
 import stat
 import tempfile
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol
 
 import numpy as np
 
-from .checks import check_path, check_type
+from .checks import NAME_MAX, check_integers, check_path, check_type
 from .errors import ArgumentError, OutputError, PlanFormatError
+from .interrupt import held, note_written
 
 __all__ = [
     "Plan",
@@ -41,6 +42,11 @@ __all__ = [
     "read_memory",
     "read_spill",
     "read_plan_dir",
+    "Most",
+    "PlanLimits",
+    "plan_limits",
+    "SPILLS_PER_GAP",
+    "ENTRIES_AT_LEAST",
     "write_plan",
     "plan_texts",
     "atomic_write_text",
@@ -51,6 +57,7 @@ __all__ = [
     "check_output_file",
     "check_target",
     "check_case_name",
+    "check_names_fit",
     "encoded",
 ]
 
@@ -86,15 +93,7 @@ class Plan:
 
 def _integers(values: object, what: str) -> tuple[int, ...]:
     """``values`` as a tuple of ints (numpy integers converted), else ArgumentError."""
-    if isinstance(values, (str, bytes)) or not isinstance(values, Iterable):
-        raise ArgumentError(f"{what} must be a sequence of node ids, got {type(values).__name__}")
-    out = tuple(values)
-    if all(type(v) is int for v in out):  # the common case, and the fast one
-        return out
-    for v in out:
-        if isinstance(v, bool) or not isinstance(v, numbers.Integral):
-            raise ArgumentError(f"{what} must hold integers, got {v!r}")
-    return tuple(int(v) for v in out)
+    return check_integers(values, what, "node ids")
 
 
 def _pairs(values: object, what: str) -> tuple[tuple[int, int], ...]:
@@ -162,15 +161,141 @@ def contest_paths(directory: str | Path, case: str) -> dict[str, Path]:
     return {k: d / f"{case}{s}" for k, s in CONTEST_SUFFIXES.items()}
 
 
-def _lines(path: str | Path) -> list[tuple[int, str]]:
+# The bounds of a plan file read for an instance (:func:`plan_limits`): a contest file holds
+# one entry per line, at most PLAN_LINE_CHARS characters (two 64-bit integers, a colon,
+# spaces and the line end fit in 64), and the file at most PLAN_FILE_SLACK characters more
+# than its entries' lines (blank lines, a note someone added)
+PLAN_LINE_CHARS = 64
+PLAN_FILE_SLACK = 4096
+# A plan of an instance holds at most SPILLS_PER_GAP spills per gap between two consecutive
+# needs of a buffer (its ALLOC, each operation using it, its FREE): dansched's own plans
+# spill once per gap at most (DLR, the exact spill plan) or, rarely, reload early and spill
+# again (the time-driven source), 0.43 per gap at most over every plan of
+# benchmarks/results/bench. These bounds exist so that reading a plan file takes memory in
+# proportion to the instance, whatever the file holds; below ENTRIES_AT_LEAST entries a file
+# is always read, so that a plan with more spills in a gap (tests/test_extremes.py spills 40
+# times in one) or the files of another case (judged, and named in a note) are judged rather
+# than refused
+SPILLS_PER_GAP = 4
+ENTRIES_AT_LEAST = 1024
+
+
+@dataclass(frozen=True)
+class Most:
+    """The most entries (non-blank lines) a contest file of a plan of an instance can
+    hold, and why (``why``, said when a file holds more)."""
+
+    entries: int
+    why: str
+
+    @property
+    def characters(self) -> int:
+        """The longest such a file can be: its entries' lines and :data:`PLAN_FILE_SLACK`."""
+        return self.entries * PLAN_LINE_CHARS + PLAN_FILE_SLACK
+
+
+class _Shape(Protocol):
+    """What :func:`plan_limits` reads of an instance."""
+
+    @property
+    def name(self) -> str: ...
+
+    @property
+    def n(self) -> int: ...
+
+    @property
+    def num_buffers(self) -> int: ...
+
+    @property
+    def users_idx(self) -> np.ndarray: ...
+
+
+@dataclass(frozen=True)
+class PlanLimits:
+    """The most each contest file of a plan of one instance can hold (:func:`plan_limits`)."""
+
+    schedule: Most
+    memory: Most
+    spill: Most
+
+
+def plan_limits(inst: _Shape) -> PlanLimits:
+    """What the contest files of a plan of ``inst`` can hold: one offset per buffer;
+    :data:`SPILLS_PER_GAP` spills per gap between two needs of a buffer; the instance's
+    nodes with two spill nodes per spill; each at least :data:`ENTRIES_AT_LEAST` entries."""
+    gaps = inst.num_buffers + len(inst.users_idx)  # a buffer's needs: its ALLOC, each user, its FREE
+    spills = max(ENTRIES_AT_LEAST, SPILLS_PER_GAP * gaps)
+    case = inst.name
+    return PlanLimits(
+        schedule=Most(
+            inst.n + 2 * spills,
+            f"{case} has {inst.n:,} nodes, and a plan of it at most {spills:,} spills of two nodes each",
+        ),
+        memory=Most(
+            max(ENTRIES_AT_LEAST, inst.num_buffers),
+            f"{case} has {inst.num_buffers:,} buffers, one offset each, and any file may hold {ENTRIES_AT_LEAST:,}",
+        ),
+        spill=Most(
+            spills,
+            f"a plan of {case} spills at most {SPILLS_PER_GAP} times per gap between two needs of a buffer "
+            f"({gaps:,} gaps), and any file may hold {ENTRIES_AT_LEAST:,}",
+        ),
+    )
+
+
+def _lines(path: str | Path, most: Most | None = None) -> Iterator[tuple[int, str]]:
+    """``(line number, text)`` of each non-blank line of ``path``, stripped, read as a
+    stream. With ``most``, the reading stops with :class:`PlanFormatError` (one line) at
+    the first entry past ``most.entries``, at a line longer than :data:`PLAN_LINE_CHARS`,
+    or at a file longer than ``most.characters``: what it keeps is bounded by the
+    instance, not by the file."""
     p = Path(path)
     try:
-        text = p.read_text()
+        fh = open(p, encoding="utf-8")  # text mode: \n, \r\n and \r end lines, as splitlines does
     except FileNotFoundError:
         raise PlanFormatError(f"{p}: no such file") from None
-    except (OSError, UnicodeDecodeError) as exc:
+    except OSError as exc:
         raise PlanFormatError(f"{p}: cannot read: {exc}") from None
-    return [(i, s.strip()) for i, s in enumerate(text.splitlines(), start=1) if s.strip()]
+    with fh:
+        if most is not None:
+            with contextlib.suppress(OSError):
+                info = os.fstat(fh.fileno())
+                if stat.S_ISREG(info.st_mode) and info.st_size > most.characters:
+                    raise PlanFormatError(
+                        f"{p}: {info.st_size:,} bytes, longer than a plan file of this instance can be "
+                        f"(at most {most.entries:,} entries: {most.why})"
+                    )
+        line = entries = read = 0
+        while True:
+            try:
+                chunk = fh.readline(-1 if most is None else PLAN_LINE_CHARS + 1)
+            except (OSError, UnicodeDecodeError) as exc:
+                raise PlanFormatError(f"{p}: cannot read: {exc}") from None
+            if not chunk:
+                return
+            if most is not None:
+                read += len(chunk)
+                if len(chunk) > PLAN_LINE_CHARS and not chunk.endswith(("\n", "\r")):
+                    raise PlanFormatError(
+                        f"{p}:{line + 1}: a line of more than {PLAN_LINE_CHARS} characters, which no plan file holds"
+                    )
+                if read > most.characters:
+                    raise PlanFormatError(
+                        f"{p}:{line + 1}: the file is longer than a plan file of this instance can be "
+                        f"(at most {most.entries:,} entries: {most.why})"
+                    )
+            for piece in chunk.splitlines() or [""]:
+                line += 1
+                text = piece.strip()
+                if not text:
+                    continue
+                entries += 1
+                if most is not None and entries > most.entries:
+                    raise PlanFormatError(
+                        f"{p}:{line}: more entries than a plan of this instance can hold (at most "
+                        f"{most.entries:,}: {most.why})"
+                    )
+                yield line, text
 
 
 def _int(text: str, path: str | Path, line: int, what: str) -> int:
@@ -180,15 +305,20 @@ def _int(text: str, path: str | Path, line: int, what: str) -> int:
         raise PlanFormatError(f"{path}:{line}: {what} must be an integer, got {_shown(text.strip())}") from None
 
 
-def read_schedule(path: str | Path) -> tuple[int, ...]:
-    """One node id per line."""
+def _most(most: Most | None, what: str) -> Most | None:
+    return None if most is None else check_type(most, Most, what, "plan_limits(inst) gives them")
+
+
+def read_schedule(path: str | Path, most: Most | None = None) -> tuple[int, ...]:
+    """One node id per line (``most``: the bound of :func:`_lines`, e.g. ``plan_limits(inst).schedule``)."""
     check_path(path, "read_schedule: path")
-    return tuple(_int(s, path, i, "a node id") for i, s in _lines(path))
+    most = _most(most, "read_schedule: most")
+    return tuple(_int(s, path, i, "a node id") for i, s in _lines(path, most))
 
 
-def _read_pairs(path: str | Path, what: str) -> tuple[tuple[int, int], ...]:
+def _read_pairs(path: str | Path, what: str, most: Most | None) -> tuple[tuple[int, int], ...]:
     out = []
-    for i, s in _lines(path):
+    for i, s in _lines(path, most):
         if s.count(":") != 1:
             raise PlanFormatError(f"{path}:{i}: expected 'BufId:{what}', got {_shown(s)}")
         a, b = s.split(":")
@@ -196,27 +326,31 @@ def _read_pairs(path: str | Path, what: str) -> tuple[tuple[int, int], ...]:
     return tuple(out)
 
 
-def read_memory(path: str | Path) -> tuple[tuple[int, int], ...]:
-    """``BufId:Offset`` per line."""
+def read_memory(path: str | Path, most: Most | None = None) -> tuple[tuple[int, int], ...]:
+    """``BufId:Offset`` per line (``most``: as for :func:`read_schedule`)."""
     check_path(path, "read_memory: path")
-    return _read_pairs(path, "Offset")
+    return _read_pairs(path, "Offset", _most(most, "read_memory: most"))
 
 
-def read_spill(path: str | Path) -> tuple[tuple[int, int], ...]:
-    """``BufId:NewOffset`` per line, in spill order (an empty file: no spill)."""
+def read_spill(path: str | Path, most: Most | None = None) -> tuple[tuple[int, int], ...]:
+    """``BufId:NewOffset`` per line, in spill order (an empty file: no spill; ``most``: as
+    for :func:`read_schedule`)."""
     check_path(path, "read_spill: path")
-    return _read_pairs(path, "NewOffset")
+    return _read_pairs(path, "NewOffset", _most(most, "read_spill: most"))
 
 
-def read_plan_dir(directory: str | Path, case: str) -> Plan:
-    """Read ``<case>_schedule.txt`` and, when present, ``_memory.txt`` and ``_spill.txt``."""
+def read_plan_dir(directory: str | Path, case: str, limits: PlanLimits | None = None) -> Plan:
+    """Read ``<case>_schedule.txt`` and, when present, ``_memory.txt`` and ``_spill.txt``
+    (``limits``: the bounds of :func:`plan_limits` for the instance, read as streams)."""
     check_path(directory, "read_plan_dir: directory")
+    if limits is not None:
+        check_type(limits, PlanLimits, "read_plan_dir: limits", "plan_limits(inst) gives them")
     paths = contest_paths(directory, case)
-    order = read_schedule(paths["schedule"])
+    order = read_schedule(paths["schedule"], limits.schedule if limits else None)
     if not paths["memory"].exists():
         return Plan(order=order)
-    spills = read_spill(paths["spill"]) if paths["spill"].exists() else ()
-    return Plan(order=order, offsets=read_memory(paths["memory"]), spills=spills)
+    spills = read_spill(paths["spill"], limits.spill if limits else None) if paths["spill"].exists() else ()
+    return Plan(order=order, offsets=read_memory(paths["memory"], limits.memory if limits else None), spills=spills)
 
 
 def _umask() -> int:
@@ -225,15 +359,27 @@ def _umask() -> int:
     return mask
 
 
+def _mode(path: Path, target: Path) -> int | None:
+    """The mode of ``path`` (links followed), None when nothing is there; a path that
+    cannot be looked at (a name too long, a loop of links, a folder that cannot be
+    searched) is :class:`OutputError` naming ``target``."""
+    try:
+        return os.stat(path).st_mode
+    except (FileNotFoundError, NotADirectoryError):
+        return None
+    except OSError as exc:
+        raise OutputError(f"{target}: cannot write: {exc.strerror or exc}") from None
+
+
 def _check_under(target: Path, folder: Path) -> None:
     """``target`` (a file or folder to create under ``folder``) can be written: the nearest
     existing folder on the way is a folder, and writable."""
     nearest = folder
-    while not nearest.exists() and nearest != nearest.parent:
+    while (mode := _mode(nearest, target)) is None and nearest != nearest.parent:
         nearest = nearest.parent
-    if nearest.exists() and not nearest.is_dir():
+    if mode is not None and not stat.S_ISDIR(mode):
         raise OutputError(f"{target}: cannot write: {nearest} is a file, not a folder")
-    if nearest.is_dir() and not os.access(nearest, os.W_OK | os.X_OK):
+    if mode is not None and not os.access(nearest, os.W_OK | os.X_OK):
         raise OutputError(f"{target}: cannot write: {nearest} is not writable")
 
 
@@ -242,7 +388,8 @@ def check_writable_folder(directory: str | Path) -> None:
     ``directory``: it is a file, it would be created under a file, or the nearest folder
     on its path is not writable. Nothing is created (callers check before long work)."""
     d = Path(directory)
-    if d.exists() and not d.is_dir():
+    mode = _mode(d, d)
+    if mode is not None and not stat.S_ISDIR(mode):
         raise OutputError(f"{d}: is a file, not a folder")
     _check_under(d, d)
 
@@ -277,11 +424,43 @@ def check_target(path: str | Path) -> None:
 
 def check_output_file(path: str | Path) -> None:
     """Raise :class:`OutputError` (one line) when ``path`` cannot be written as a file: it
-    is something other than a regular file (:func:`check_target`), or its folder cannot be
-    written or created."""
+    is something other than a regular file (:func:`check_target`), its folder cannot be
+    written or created, or its name or its temporary's (:func:`atomic_write_files`) is
+    longer than the file system takes (:func:`check_names_fit`)."""
     p = Path(path)
     check_target(p)
     _check_under(p, p.parent)
+    check_names_fit(p.parent, [p.name, _temporary_name(p, "x" * TEMPORARY_CHARS)], p)
+
+
+TEMPORARY_CHARS = 8  # the random characters of a temporary file's name (mkstemp's, and plan_folder's tag)
+
+
+def _temporary_name(p: Path, tag: str) -> str:
+    """The name of ``p``'s temporary in :func:`atomic_write_files` (``tag``: its random part)."""
+    return f".{p.name}.{tag}"
+
+
+def check_names_fit(folder: str | Path, names: Iterable[str], target: str | Path) -> None:
+    """Raise :class:`OutputError` (one line, naming ``target``) when one of ``names``, the
+    file names a write will create in ``folder`` (its targets, their temporaries, a
+    marker), is longer than the file system of ``folder`` (or of its nearest existing
+    folder, when it is still to be made) takes. Run before the work, so that a long case
+    name does not fail after a solve."""
+    nearest = Path(folder)
+    while _mode(nearest, Path(target)) is None and nearest != nearest.parent:
+        nearest = nearest.parent
+    try:
+        limit = os.pathconf(nearest, "PC_NAME_MAX")
+    except (OSError, ValueError):
+        limit = NAME_MAX
+    for name in names:
+        size = len(os.fsencode(name))
+        if size > limit:
+            raise OutputError(
+                f"{target}: cannot write: the file name {name[:40]!r}... is {size} bytes, longer than the "
+                f"{limit} its file system takes: give a shorter name"
+            )
 
 
 def encoded(text: str | bytes) -> bytes:
@@ -300,34 +479,42 @@ def atomic_write_files(items: Sequence[tuple[str | Path, str | bytes]]) -> None:
     to a temporary file beside its target first, and only when all are complete are they
     renamed into place. A failure before the renames (a folder or another non-regular
     file in the way, no room, no permission) touches no target; it removes the temporary
-    files and raises :class:`OutputError` (one line, naming the path)."""
+    files and raises :class:`OutputError` (one line, naming the path). SIGTERM and SIGINT
+    are deferred while a temporary is made and written, during the renames and while the
+    temporaries are removed (:func:`dansched.interrupt.held`): an interrupted write leaves
+    no temporary, and replaces all its targets or none."""
     staged: list[tuple[str, Path]] = []
     try:
         for path, text in items:
             p = Path(path)
             check_target(p)
-            try:
-                p.parent.mkdir(parents=True, exist_ok=True)
-                fd, tmp = tempfile.mkstemp(prefix=f".{p.name}.", dir=p.parent)
-            except OSError as exc:
-                raise OutputError(f"{p}: cannot write: {exc.strerror or exc}") from None
-            staged.append((tmp, p))
-            try:
-                with os.fdopen(fd, "wb") as fh:
-                    os.chmod(tmp, 0o666 & ~_umask())
-                    fh.write(encoded(text))
-            except OSError as exc:
-                raise OutputError(f"{p}: cannot write: {exc.strerror or exc}") from None
-        for tmp, p in staged:
-            check_target(p)  # again: something may have been put there meanwhile
-            try:
-                os.replace(tmp, p)
-            except OSError as exc:
-                raise OutputError(f"{p}: cannot write: {exc.strerror or exc}") from None
+            with held():  # a temporary is made whole, and staged lists it (for the removal below)
+                try:
+                    p.parent.mkdir(parents=True, exist_ok=True)
+                    fd, tmp = tempfile.mkstemp(prefix=_temporary_name(p, ""), dir=p.parent)
+                except OSError as exc:
+                    raise OutputError(f"{p}: cannot write: {exc.strerror or exc}") from None
+                staged.append((tmp, p))
+                try:
+                    with os.fdopen(fd, "wb") as fh:
+                        os.chmod(tmp, 0o666 & ~_umask())
+                        fh.write(encoded(text))
+                except OSError as exc:
+                    raise OutputError(f"{p}: cannot write: {exc.strerror or exc}") from None
+        with held():
+            for tmp, p in staged:
+                check_target(p)  # again: something may have been put there meanwhile
+                try:
+                    os.replace(tmp, p)
+                except OSError as exc:
+                    raise OutputError(f"{p}: cannot write: {exc.strerror or exc}") from None
     finally:
-        for tmp, _ in staged:
-            if os.path.exists(tmp):
-                os.unlink(tmp)
+        with held():
+            for tmp, _ in staged:
+                if os.path.exists(tmp):
+                    os.unlink(tmp)
+    for _, p in staged:
+        note_written(p.parent)
 
 
 def plan_texts(plan: Plan) -> dict[str, str]:
@@ -345,6 +532,8 @@ def write_plan(plan: Plan, directory: str | Path, case: str, report: str | None 
     :func:`atomic_write_files`: none is replaced unless all could be written)."""
     check_type(plan, Plan, "write_plan: plan")
     check_path(directory, "write_plan: directory")
+    if report is not None:
+        check_type(report, str, "write_plan: report")
     paths = contest_paths(directory, case)
     items: list[tuple[Path, str]] = [(paths[k], text) for k, text in plan_texts(plan).items()]
     if report is not None:

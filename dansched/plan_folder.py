@@ -28,6 +28,13 @@ the report alone. This module knows the names of the files, never how to build t
    memory and spill after a problem-1 run, an old trace), rename the new files in
    the layout's order (the report last), and remove the marker.
 
+A signal is deferred the same way while the lock file or a temporary is made (and a
+temporary written) and while they are removed (:func:`dansched.interrupt.held`), so that
+a run interrupted anywhere (the command line's policy raises
+:class:`~dansched.errors.Interrupted` at the signal) leaves no lock file, no temporary
+and no folder it made; a lock file it opened but never held is removed too when no run
+holds it.
+
 The report carries ``fingerprint``: the sha256 of each plan file
 (schedule, memory, spill) and one sha256 over them all; a trace carries the same
 digest in ``otherData.plan_fingerprint`` (the layout's ``fingerprinted`` kinds).
@@ -49,7 +56,6 @@ import hashlib
 import json
 import os
 import secrets
-import signal
 import stat
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
@@ -57,10 +63,13 @@ from pathlib import Path
 from typing import Any
 
 from .errors import MixedPlanError, OutputError, ViewError
+from .interrupt import held, note_written
 from .plan import (
     CONTEST_SUFFIXES,
+    TEMPORARY_CHARS,
     Plan,
     check_case_name,
+    check_names_fit,
     check_target,
     check_writable_folder,
     contest_paths,
@@ -95,6 +104,7 @@ PLAN_KINDS = ("schedule", "memory", "spill")
 REPORT = "report"  # the report is renamed last: a group is complete once its report is in place
 LOCK_NAME = ".dansched.lock"
 TMP_TAG = ".dansched-tmp-"
+signals_held = held  # SIGTERM and SIGINT acted on only after the block (dansched.interrupt)
 
 
 @dataclass(frozen=True)
@@ -171,6 +181,11 @@ def _marker(directory: Path, case: str) -> Path:
     return directory / f".{case}.incomplete"
 
 
+def _temporary(target: Path, tag: str) -> Path:
+    """The temporary ``target`` is written to before its rename (``tag``: this run's)."""
+    return target.with_name(f".{target.name}{tag}")
+
+
 def _digest(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
 
@@ -209,37 +224,61 @@ def folder_lock(directory: Path) -> Iterator[None]:
             with contextlib.suppress(OSError):
                 folder.rmdir()  # only when empty
 
-    while True:
-        try:
-            directory.mkdir(parents=True, exist_ok=True)
-            fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_NONBLOCK, 0o666)
-        except OSError as exc:
-            remove_created()
-            if exc.errno == errno.ELOOP:
-                raise OutputError(f"{path}: is a link, not dansched's lock file: remove it") from None
-            raise OutputError(f"{directory}: cannot write: {exc.strerror or exc}") from None
-        if not stat.S_ISREG(os.fstat(fd).st_mode):
+    fd = -1
+    try:
+        while True:
+            with signals_held():  # the lock file and the folders made for it are known once they exist
+                try:
+                    directory.mkdir(parents=True, exist_ok=True)
+                    fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_NONBLOCK, 0o666)
+                except OSError as exc:
+                    if exc.errno == errno.ELOOP:
+                        raise OutputError(f"{path}: is a link, not dansched's lock file: remove it") from None
+                    raise OutputError(f"{directory}: cannot write: {exc.strerror or exc}") from None
+            if not stat.S_ISREG(os.fstat(fd).st_mode):
+                raise OutputError(f"{path}: is not a regular file, so not dansched's lock file: remove it")
+            fcntl.flock(fd, fcntl.LOCK_EX)  # waits while another run holds it (a signal ends the wait)
+            try:
+                held, now = os.fstat(fd), os.stat(path)
+                if (held.st_dev, held.st_ino) == (now.st_dev, now.st_ino):
+                    break
+            except FileNotFoundError:
+                pass
             os.close(fd)
+            fd = -1
+    except BaseException:  # no lock taken: a lock file nobody holds is removed, not left behind
+        with signals_held():
+            if fd >= 0:
+                _drop_unheld(fd, path)
             remove_created()
-            raise OutputError(f"{path}: is not a regular file, so not dansched's lock file: remove it")
-        fcntl.flock(fd, fcntl.LOCK_EX)
-        try:
-            held, now = os.fstat(fd), os.stat(path)
-            if (held.st_dev, held.st_ino) == (now.st_dev, now.st_ino):
-                break
-        except FileNotFoundError:
-            pass
-        os.close(fd)
+        raise
     ok = False
     try:
         yield
         ok = True
     finally:
-        with contextlib.suppress(FileNotFoundError):
-            os.unlink(path)
-        os.close(fd)  # releases the lock
-        if not ok:
-            remove_created()
+        with signals_held():
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(path)
+            os.close(fd)  # releases the lock
+            if not ok:
+                remove_created()
+
+
+def _drop_unheld(fd: int, path: Path) -> None:
+    """Close ``fd``, an open lock file this run does not hold; remove the file when no run
+    holds it either (a run that opened it meanwhile retries on a new one, as after a
+    holder's removal). A lock path that is not a regular file is left alone."""
+    try:
+        if stat.S_ISREG(os.fstat(fd).st_mode):
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            here, now = os.fstat(fd), os.stat(path)
+            if (here.st_dev, here.st_ino) == (now.st_dev, now.st_ino):
+                os.unlink(path)
+    except OSError:  # held by another run, or gone: theirs to remove
+        pass
+    finally:
+        os.close(fd)
 
 
 def remove_leftovers(directory: Path, case: str, layout: GroupLayout) -> None:
@@ -253,27 +292,6 @@ def remove_leftovers(directory: Path, case: str, layout: GroupLayout) -> None:
                     os.unlink(directory / name)
     with contextlib.suppress(FileNotFoundError):
         os.unlink(_marker(directory, case))
-
-
-@contextlib.contextmanager
-def signals_held() -> Iterator[None]:
-    """SIGTERM and SIGINT acted on only after the block: their handlers are swapped for
-    one that records the signal (a signal already pending when the block starts lands
-    there too), then restored and the recorded signal raised again."""
-    held = (signal.SIGTERM, signal.SIGINT)
-    got: list[int] = []
-    try:
-        old = {s: signal.signal(s, lambda signum, _f: got.append(signum)) for s in held}
-    except ValueError:  # not the main thread: signals cannot reach this block's thread anyway
-        yield
-        return
-    try:
-        yield
-    finally:
-        for s, h in old.items():
-            signal.signal(s, h)
-        for signum in dict.fromkeys(got):
-            signal.raise_signal(signum)
 
 
 def _umask() -> int:
@@ -312,22 +330,23 @@ def write_group(
         remove_leftovers(d, case, layout)
         staged: list[tuple[Path, Path]] = []
         try:
-            tag = TMP_TAG + secrets.token_hex(4)
+            tag = TMP_TAG + secrets.token_hex(TEMPORARY_CHARS // 2)
             for p, data in targets:
-                tmp = p.with_name(f".{p.name}{tag}")
-                try:
-                    p.parent.mkdir(parents=True, exist_ok=True)
-                    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666 & ~_umask())
-                except OSError as exc:
-                    raise OutputError(f"{p}: cannot write: {exc.strerror or exc}") from None
-                staged.append((tmp, p))
-                try:
-                    with os.fdopen(fd, "wb") as fh:
-                        fh.write(data)
-                        fh.flush()
-                        os.fsync(fh.fileno())
-                except OSError as exc:
-                    raise OutputError(f"{p}: cannot write: {exc.strerror or exc}") from None
+                tmp = _temporary(p, tag)
+                with signals_held():  # a temporary is made whole, and staged lists it (for the removal below)
+                    try:
+                        p.parent.mkdir(parents=True, exist_ok=True)
+                        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666 & ~_umask())
+                    except OSError as exc:
+                        raise OutputError(f"{p}: cannot write: {exc.strerror or exc}") from None
+                    staged.append((tmp, p))
+                    try:
+                        with os.fdopen(fd, "wb") as fh:
+                            fh.write(data)
+                            fh.flush()
+                            os.fsync(fh.fileno())
+                    except OSError as exc:
+                        raise OutputError(f"{p}: cannot write: {exc.strerror or exc}") from None
             with signals_held():
                 marker = _marker(d, case)
                 marker.write_bytes(b"")
@@ -344,23 +363,32 @@ def write_group(
                         raise OutputError(f"{p}: cannot write: {exc.strerror or exc}") from None
                 os.unlink(marker)
         finally:
-            for tmp, _ in staged:
-                with contextlib.suppress(FileNotFoundError):
-                    os.unlink(tmp)
+            with signals_held():
+                for tmp, _ in staged:
+                    with contextlib.suppress(FileNotFoundError):
+                        os.unlink(tmp)
+    for p, _ in targets:
+        note_written(p.parent)
     return [p for p, _ in targets]
 
 
 def check_group_targets(directory: str | Path, case: str, layout: GroupLayout, kinds: Iterable[str]) -> None:
     """Raise :class:`~dansched.plan.OutputError` (one line) when ``case``'s files of
     ``kinds`` (of ``layout``) cannot be written into ``directory``: the folder is a file,
-    sits under a file or cannot be written, or a target is not a regular file
-    (:func:`~dansched.plan.check_target`: a folder, a named pipe, a device...). Run before
-    the work, so that a long solve is not lost to a wrong ``--out``; :func:`write_group`
+    sits under a file or cannot be written, a target is not a regular file
+    (:func:`~dansched.plan.check_target`: a folder, a named pipe, a device...), or a name
+    the write creates (the files, their temporaries, the marker) is longer than the file
+    system takes (:func:`~dansched.plan.check_names_fit`). Run before the work, so that a
+    long solve is not lost to a wrong ``--out`` or a long case name; :func:`write_group`
     checks again, and once more before each rename."""
     check_writable_folder(directory)
     paths = group_paths(directory, case, layout)
     for k in kinds:
         check_target(paths[k])
+    tag = TMP_TAG + "x" * TEMPORARY_CHARS
+    made = [paths[k] for k in kinds]
+    names = [p.name for p in made] + [_temporary(p, tag).name for p in made] + [_marker(Path(directory), case).name]
+    check_names_fit(directory, names, made[0] if made else Path(directory))
 
 
 def check_folder(directory: str | Path, case: str, layout: GroupLayout) -> dict[str, Any] | None:

@@ -106,6 +106,7 @@ class Solution:
         outputs named in ``outputs`` (kinds of :data:`dansched.outputs.OUTPUTS`: ``trace``,
         ``view``); one that needs timing needs a plan with a layout (problems 2, 3)."""
         wanted = chosen(outputs)
+        freq_ghz = FREQ_GHZ.check(freq_ghz, "Solution.files: freq_ghz")
         check_outputs(wanted, self.options.problem, freq_ghz)
         given = OutputInput(self.instance, self.plan, self.evaluation, self.report, freq_ghz)
         texts = {o.kind: o.build(given) for o in wanted}
@@ -215,7 +216,7 @@ def solve(
     check_type(options, SolveOptions, "solve: options", "SolveOptions(problem=3, ...) makes them")
     if progress is not None and not callable(progress):
         raise ArgumentError(f"solve: progress must be a function of one message, or None, got {progress!r}")
-    FREQ_GHZ.check(freq_ghz, "solve: freq_ghz")
+    freq_ghz = FREQ_GHZ.check(freq_ghz, "solve: freq_ghz")
     check_path(out, "solve: out", optional=True)
     say = progress or (lambda _msg: None)
     outputs = tuple(outputs)

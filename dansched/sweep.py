@@ -54,6 +54,7 @@ from .errors import ArgumentError, HardwareError, InstanceError, OutputError, Pl
 from .executor import ExecutorError, ExecutorOptions, first_line, run_tasks
 from .hardware import Hardware, check_capacity, did_you_mean, hardware_from_table, load_hardware
 from .instance import instance_name, load_instance
+from .interrupt import held, note_written
 from .params import Progress
 from .pipeline import SolveOptions, run_pipeline
 from .pipeline.memory import out_of_memory
@@ -390,11 +391,14 @@ class _JsonlAppender:
         return fh
 
     def write(self, row: Mapping[str, Any]) -> None:
-        fh = self._fh
-        if fh is None:
-            fh = self._fh = self._open()
-        fh.write(json.dumps(row, separators=(",", ":")) + "\n")
-        fh.flush()
+        """Append ``row`` (SIGTERM and SIGINT deferred meanwhile: a row is written whole)."""
+        with held():
+            fh = self._fh
+            if fh is None:
+                fh = self._fh = self._open()
+            fh.write(json.dumps(row, separators=(",", ":")) + "\n")
+            fh.flush()
+        note_written(self._path.parent)
 
     def close(self) -> None:
         if self._fh is not None:
@@ -447,8 +451,9 @@ def run_sweep(
 
     Largest instance files go first (the long cells start early). ``progress(message)``
     is told how many cells are done as each one finishes; ``on_row`` is called with each
-    new row after it is written. KeyboardInterrupt propagates once the executor is shut
-    down; every row written so far stays."""
+    new row after it is written. An interruption (``KeyboardInterrupt``, or
+    :class:`~dansched.errors.Interrupted` under the command line's signal policy)
+    propagates once the executor is shut down; every row written so far stays."""
     t0 = time.perf_counter()
     jsonl = Path(out) / JSONL
     done = read_done(jsonl)
@@ -549,8 +554,8 @@ def sweep(
 ) -> SweepResult:
     """Check every input and output path (raising :class:`SweepInputError`, nothing
     written), then run the sweep (:func:`run_sweep`; ``progress(message)`` told of each
-    cell done) and write the reports.
-    KeyboardInterrupt propagates with the finished cells kept."""
+    cell done) and write the reports. An interruption propagates with the finished cells
+    kept (:func:`run_sweep`)."""
     opts = SweepOptions(problem=problem, traffic_slack=traffic_slack)
     try:
         base = load_hardware(hw_path)

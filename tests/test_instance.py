@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 
 import pytest
-from helpers import EXP_EDGES, EXP_NODES, MALFORMED, OFFICIAL_CASES, exp_records, official_path
+from helpers import EXP_EDGES, EXP_NODES, MALFORMED, OFFICIAL_CASES, exp_records, official_path, run_cli
 
 from dansched.errors import InstanceError
 from dansched.hardware import load_hardware
@@ -281,6 +281,59 @@ def test_csv_file_errors(tmp_path):
     edges_p.unlink()
     with pytest.raises(InstanceError, match="needs both c_Nodes.csv and c_Edges.csv"):
         load_instance(nodes_p)
+
+
+HAND_NODES = 'Id,Op,BufId,Size,Type,Pipe,Cycles,Bufs\n0,ALLOC,3,5,UB,,,\n1,COPY_IN,,,,MTE2,{c},"3"\n2,FREE,3,5,UB,,,\n'
+
+
+@pytest.mark.parametrize(
+    "cell, cycles",
+    [("15", 15), ("15.0", 15), ("1e3", 1000), ("9007199254740992.0", 2**53), ("-0.0", 0)],
+)
+def test_an_integral_float_up_to_2_53_is_read_exactly(tmp_path, cell, cycles):
+    (tmp_path / "h_Nodes.csv").write_text(HAND_NODES.format(c=cell))
+    (tmp_path / "h_Edges.csv").write_text("StartNodeId,EndNodeId\n0,1\n1,2\n")
+    assert load_instance(tmp_path / "h_Nodes.csv").cycles.tolist()[1] == cycles
+
+
+@pytest.mark.parametrize("cell", ["12345678901234567.0", "9007199254740993.0", "1e17", "-1E+20", "1.0e300"])
+def test_an_integral_float_beyond_2_53_is_refused_naming_the_cell(tmp_path, cell, monkeypatch, capsys):
+    """Never rounded: 12345678901234567.0 would read as 12345678901234568."""
+    (tmp_path / "h_Nodes.csv").write_text(HAND_NODES.format(c=cell))
+    (tmp_path / "h_Edges.csv").write_text("StartNodeId,EndNodeId\n0,1\n1,2\n")
+    code, out, err = run_cli(monkeypatch, capsys, "info", tmp_path / "h_Nodes.csv")
+    line = (
+        f"dansched: error: {tmp_path / 'h_Nodes.csv'}:3: Cycles is {cell}, an integral float beyond 2**53, "
+        "which a float cannot hold exactly: write it as an integer"
+    )
+    assert code == 2 and out == "" and err.splitlines() == [line]
+    (tmp_path / "h_Nodes.csv").write_text(HAND_NODES.format(c=15))
+    (tmp_path / "h_Edges.csv").write_text(f"StartNodeId,EndNodeId\n0,1\n{cell},2\n")
+    with pytest.raises(InstanceError, match=r"h_Edges.csv:3: StartNodeId is .*beyond 2\*\*53"):
+        load_instance(tmp_path / "h_Nodes.csv")
+
+
+@pytest.mark.parametrize("field", ["Cycles", "Size", "Id"])
+def test_an_integral_json_float_beyond_2_53_is_refused_as_written(tmp_path, field):
+    nodes, edges = exp_records()
+    text = json.dumps({"Nodes": nodes, "Edges": edges})
+    node = next(r for r in nodes if field in r)
+    written = json.dumps(node).replace(f'"{field}": {node[field]}', f'"{field}": 12345678901234567.0')
+    path = tmp_path / "big.json"
+    path.write_text(text.replace(json.dumps(node), written, 1))
+    with pytest.raises(InstanceError, match=rf"'{field}' is 12345678901234567.0, an integral float beyond 2\*\*53"):
+        load_instance(path)
+
+
+def test_a_header_naming_a_column_twice_is_refused(tmp_path):
+    """The second Cycles column would win silently (makespan 297 instead of 60)."""
+    (tmp_path / "h_Nodes.csv").write_text(
+        "Id,Op,BufId,Size,Type,Pipe,Cycles,Bufs,Cycles\n0,ALLOC,3,5,UB,,,,\n1,COPY_IN,,,,MTE2,60,3,297\n"
+        "2,FREE,3,5,UB,,,,\n"
+    )
+    (tmp_path / "h_Edges.csv").write_text("StartNodeId,EndNodeId\n0,1\n1,2\n")
+    with pytest.raises(InstanceError, match="h_Nodes.csv: the header names 'Cycles' twice"):
+        load_instance(tmp_path / "h_Nodes.csv")
 
 
 @pytest.mark.parametrize("seed", range(6))

@@ -1,7 +1,7 @@
 """The package's import graph: no cycles, and every import points down the layer order
 
-    core (errors, checks, params, budget, kernels, hardware, instance, graph, addresses, rooms, plan, plan_folder,
-          simulate, generate, testing)
+    core (errors, checks, interrupt, params, budget, kernels, hardware, instance, graph, addresses, rooms, plan,
+          plan_folder, simulate, generate, testing)
       <- models <- stages <- pipeline <- application <- cli, dansched (the public API)
 
 and, inside the application layer, down its own order (lowest first)
@@ -31,6 +31,7 @@ CORE = {
     "rooms",
     "errors",
     "checks",
+    "interrupt",
     "params",
     "budget",
     "kernels",

@@ -145,3 +145,45 @@ def test_a_lock_path_that_is_not_a_regular_file_is_refused_and_left_alone(what, 
         write_group(tmp_path, "Exp", {"schedule": "0\n"}, folder_group())
     assert kind(lock) == what
     assert sorted(p.name for p in tmp_path.iterdir()) == [LOCK_NAME]
+
+
+# ---- names as long as the file system takes ------------------------------------------------
+
+
+def _long_named(tmp_path: Path, length: int) -> Path:
+    """Exp as an instance file whose case name is ``length`` characters."""
+    path = tmp_path / f"{'c' * length}.json"
+    path.write_bytes(EXP.read_bytes())
+    return path
+
+
+@pytest.mark.parametrize("length", [200, 230, 236, 241, 242])
+@pytest.mark.parametrize("extra", [[], ["--html", "--trace"]], ids=["contest files", "with page and trace"])
+def test_a_case_name_is_checked_with_the_longest_name_the_solve_creates(length, extra, tmp_path, monkeypatch, capsys):
+    """The temporaries (``.<name>.dansched-tmp-XXXXXXXX``) are the longest names a solve
+    creates: a name whose temporary does not fit is refused before the work, one fits
+    whole. The oracle: the file system's own limit (pathconf) on the longest of them."""
+    inst = _long_named(tmp_path, length)
+    out = tmp_path / "out"
+    ran = []
+    import dansched.solution as S
+
+    real = S.run_pipeline
+    monkeypatch.setattr(S, "run_pipeline", lambda *a, **k: ran.append(1) or real(*a, **k))
+    code, _, err = run_cli(monkeypatch, capsys, "solve", inst, "--problem", "2", "--out", out, "--quiet", *extra)
+    longest = 1 + length + len("_schedule.txt") + len(".dansched-tmp-") + 8
+    if longest <= os.pathconf(tmp_path, "PC_NAME_MAX"):
+        assert code == 0, err
+    else:
+        assert code == 2 and not ran and len(err.splitlines()) == 1 and "longer than the" in err, err
+        assert not out.exists()  # nothing made
+
+
+def test_a_written_file_is_checked_with_its_temporary(tmp_path, monkeypatch, capsys):
+    """``generate --out``: the temporary (``.<name>.XXXXXXXX``) is 10 bytes longer."""
+    limit = os.pathconf(tmp_path, "PC_NAME_MAX")
+    name = "g" * (limit - 5 - 10 + 1) + ".json"  # fits, its temporary does not
+    code, _, err = run_cli(monkeypatch, capsys, "generate", "chain", "--out", tmp_path / name)
+    assert code == 2 and "longer than the" in err and list(tmp_path.iterdir()) == []
+    code, _, err = run_cli(monkeypatch, capsys, "generate", "chain", "--out", tmp_path / name[1:])
+    assert code == 0, err

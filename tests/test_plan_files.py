@@ -2,16 +2,23 @@
 
 from __future__ import annotations
 
+import contextlib
+import os
+import threading
+
 import pytest
-from helpers import SPILL_TWICE_PLAN, official_path, spill_twice_instance
+from helpers import SHIPPED, SPILL_TWICE_PLAN, official_path, run_cli, spill_twice_instance
 
 from dansched.errors import PlanFormatError
+from dansched.generate import generate
 from dansched.hardware import load_hardware
-from dansched.instance import load_instance
+from dansched.instance import instance_from_records, load_instance
+from dansched.judge import evaluate_files
 from dansched.plan import (
     Plan,
     contest_paths,
     plan_from_indices,
+    plan_limits,
     read_memory,
     read_plan_dir,
     read_schedule,
@@ -107,6 +114,67 @@ def test_missing_or_binary_plan_files(tmp_path):
     p.write_bytes(b"\xff\xfe\x00\x01")
     with pytest.raises(PlanFormatError, match="cannot read"):
         read_memory(p)
+
+
+# ---- plan files read for an instance: streams, bounded by what a plan of it can hold --------
+
+
+@pytest.fixture(scope="module")
+def exp():
+    return load_instance(SHIPPED / "Exp.json")
+
+
+def test_the_bounds_of_a_plan_of_exp(exp):
+    """Exp (instances/Exp.json): 7 nodes; buffer 0 used by nodes 1 and 3, buffer 1 by 3
+    and 5: 3 gaps between needs each (ALLOC, two users, FREE), 4 spills per gap would be
+    24, fewer than the 1,024 entries any file may hold: 1,024 spills, 7 + 2,048 ids, and
+    1,024 offsets (Exp has 2 buffers)."""
+    most = plan_limits(exp)
+    assert (most.schedule.entries, most.memory.entries, most.spill.entries) == (2055, 1024, 1024)
+    big = instance_from_records("big", *generate("chain", 2, 0))  # 128 buffers, one user each: 256 gaps
+    assert plan_limits(big).spill.entries == 4 * 256
+
+
+@pytest.mark.parametrize("line", [b"0\n", b"\n", b"   7  \r\n", b"3:0\n"], ids=["ids", "blank", "spaces", "pairs"])
+@pytest.mark.parametrize("which", ["schedule", "memory", "spill"])
+def test_an_endless_plan_file_is_refused_at_its_bound(exp, tmp_path, line, which):
+    """A named pipe fed forever: the reader must stop on its own, at the first entry past
+    what a plan of Exp can hold or at the first character past the file's bound, whatever
+    the lines are (a reader that kept the file would never finish)."""
+    fifo = tmp_path / "plan.txt"
+    os.mkfifo(fifo)
+
+    def feed() -> None:
+        with contextlib.suppress(BrokenPipeError), open(fifo, "wb") as fh:
+            while True:
+                fh.write(line * 1024)
+
+    threading.Thread(target=feed, daemon=True).start()
+    good = tmp_path / "good.txt"
+    good.write_text("0\n")
+    files = {"schedule": good, "memory": good, "spill": good} | {which: fifo}
+    if which != "schedule":
+        (tmp_path / "m.txt").write_text("0:0\n1:8\n")
+        files["memory"] = fifo if which == "memory" else tmp_path / "m.txt"
+    expected = "of this instance can (hold|be)|more than 64|must be an integer|expected 'BufId"
+    with pytest.raises(PlanFormatError, match=expected):
+        evaluate_files(exp, files["schedule"], files["memory"], files["spill"] if which == "spill" else None)
+
+
+def test_a_file_past_the_bound_is_one_line_and_exit_2_before_it_is_read(exp, tmp_path, monkeypatch, capsys):
+    """A schedule of Exp with one id more than any plan of Exp holds (line 2,056), and a
+    regular file longer than any (its size is enough: nothing is read)."""
+    sched = tmp_path / "s.txt"
+    sched.write_text("0\n" * 2056)
+    code, out, err = run_cli(monkeypatch, capsys, "evaluate", SHIPPED / "Exp.json", "--schedule", sched)
+    assert code == 2 and out == "" and len(err.splitlines()) == 1
+    assert f"{sched}:2056: more entries than a plan of this instance can hold (at most 2,055" in err
+    sched.write_bytes(b"\n" * (2055 * 64 + 4096 + 1))
+    code, out, err = run_cli(monkeypatch, capsys, "evaluate", SHIPPED / "Exp.json", "--schedule", sched)
+    assert code == 2 and f"{sched}: 135,617 bytes, longer than a plan file of this instance can be" in err
+    sched.write_text("0\n" * 2055)  # as many ids as a plan of Exp can hold: judged (duplicates: invalid)
+    code, _, _ = run_cli(monkeypatch, capsys, "evaluate", SHIPPED / "Exp.json", "--schedule", sched)
+    assert code == 1
 
 
 def test_plan_from_indices_uses_buffer_ids(tmp_path):

@@ -1,9 +1,16 @@
 """The one way dansched runs CP-SAT: deterministic (one worker, a fixed seed, a
-``max_deterministic_time`` budget), with the wall-clock limit only as a safety net."""
+``max_deterministic_time`` budget), with the wall-clock limit only as a safety net.
+
+CP-SAT's own SIGINT handler is off (``catch_sigint_signal``): it ran inside the search's
+native code and could deadlock on the allocator's lock. A signal stops a search through
+the solver's own stop call instead (:func:`solve_model` registers it with
+:func:`dansched.interrupt.stoppable`)."""
 
 from __future__ import annotations
 
 from ortools.sat.python import cp_model
+
+from ..interrupt import stoppable
 
 __all__ = ["deterministic_solver", "solve_model", "stopped_by_clock"]
 
@@ -16,6 +23,7 @@ def deterministic_solver(seed: int, deterministic_time: float, time_limit: float
     solver.parameters.random_seed = seed
     solver.parameters.max_deterministic_time = deterministic_time
     solver.parameters.max_time_in_seconds = max(0.01, time_limit)
+    solver.parameters.catch_sigint_signal = False  # SIGINT and SIGTERM are dansched's (module docstring)
     return solver
 
 
@@ -23,12 +31,14 @@ def solve_model(solver: cp_model.CpSolver, model: cp_model.CpModel) -> cp_model.
     """``solver.solve(model)``, once more with symmetry detection off when CP-SAT fails
     inside (OR-Tools 9.15 raises ``IndexError: absl::btree_map::at`` from presolve on
     some small symmetric models with a solution hint). The retry is as deterministic as
-    the first try; a second failure propagates."""
-    try:
-        return solver.solve(model)
-    except IndexError:
-        solver.parameters.symmetry_level = 0
-        return solver.solve(model)
+    the first try; a second failure propagates. A signal meanwhile stops the search
+    (:func:`dansched.interrupt.stoppable`)."""
+    with stoppable(solver.stop_search):
+        try:
+            return solver.solve(model)
+        except IndexError:
+            solver.parameters.symmetry_level = 0
+            return solver.solve(model)
 
 
 def stopped_by_clock(solver: cp_model.CpSolver, status: cp_model.CpSolverStatus | int) -> bool:

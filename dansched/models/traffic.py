@@ -45,7 +45,7 @@ from typing import Any
 
 import numpy as np
 
-from ..checks import TIME_LIMIT
+from ..checks import TIME_LIMIT, check_integers, check_type
 from ..graph import needs_positions
 from ..hardware import spill_traffic
 from ..instance import Instance, require_instance
@@ -400,7 +400,9 @@ def traffic_lower_bound(
     (seconds) can only lengthen the wall-clock safety net (``budget.safety_seconds``): a
     shorter clock would let the machine's load decide the bound."""
     require_instance(inst, "traffic_lower_bound: inst")
-    TIME_LIMIT.check(time_limit, "traffic_lower_bound: time_limit")
+    TIME_LIMIT.check(time_limit, "traffic_lower_bound: time_limit", optional=True)
+    order = check_integers(order, "traffic_lower_bound: order", "node ids")
+    check_type(budget, CoverBudget, "traffic_lower_bound: budget")
     if time_limit is not None and time_limit > budget.safety_seconds:
         budget = replace(budget, safety_seconds=time_limit)
     covers = tier_covers(inst, order)

@@ -11,9 +11,10 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field, replace
+from dataclasses import fields as dataclass_fields
 from typing import Any, Protocol, TypedDict, Unpack
 
-from ..checks import EXACT_WINDOW, SEED, TIME_LIMIT, TRAFFIC_SLACK, check_type
+from ..checks import EXACT_WINDOW, PROBLEM, SEED, TIME_LIMIT, TRAFFIC_SLACK, check_choice, check_type
 from ..errors import ArgumentError
 from ..params import (
     DEFAULT_TRIALS,
@@ -92,21 +93,23 @@ class SolveOptions:
     search: tuple[SearchParams, ...] = (SearchParams(),)
 
     def __post_init__(self) -> None:
-        if isinstance(self.problem, bool) or self.problem not in PROBLEMS:
+        if not PROBLEM.accepts(self.problem):
             raise ArgumentError(f"SolveOptions.problem must be 1, 2 or 3, got {self.problem!r}")
-        if self.variant not in VARIANTS:
-            raise ArgumentError(f"SolveOptions.variant must be one of {', '.join(VARIANTS)}, got {self.variant!r}")
-        if self.victim not in VICTIMS:
-            raise ArgumentError(f"SolveOptions.victim must be one of {', '.join(VICTIMS)}, got {self.victim!r}")
+        check_choice(self.variant, VARIANTS, "SolveOptions.variant")
+        check_choice(self.victim, VICTIMS, "SolveOptions.victim")
         if isinstance(self.effort, str):
             raise ArgumentError(
                 f"SolveOptions.effort must be an EffortParams; for the preset {self.effort!r} "
                 f"use effort_options({self.effort!r}, ...)"
             )
-        EXACT_WINDOW.check(self.exact_window, "SolveOptions.exact_window")
-        TIME_LIMIT.check(self.time_limit, "SolveOptions.time_limit")
-        TRAFFIC_SLACK.check(self.traffic_slack, "SolveOptions.traffic_slack")
-        SEED.check(self.seed, "SolveOptions.seed")
+        for name, accepted in (
+            ("problem", PROBLEM),
+            ("exact_window", EXACT_WINDOW),
+            ("time_limit", TIME_LIMIT),
+            ("traffic_slack", TRAFFIC_SLACK),
+            ("seed", SEED),
+        ):  # kept as Python numbers (a numpy one converted)
+            object.__setattr__(self, name, accepted.check(getattr(self, name), f"SolveOptions.{name}"))
         if not isinstance(self.frontier, bool):
             raise ArgumentError(f"SolveOptions.frontier must be True or False, got {self.frontier!r}")
         for name, kind in (
@@ -276,8 +279,7 @@ def _preset(
     window width, half a window per second of ``time_limit`` after every Stage-3 run (the
     limit their safety net); else ``polish_windows`` windows on the kept plan (ten times the
     limit their safety net)."""
-    if exact_window_mode not in WINDOW_MODES:
-        raise ArgumentError(f"exact_window_mode must be one of {', '.join(WINDOW_MODES)}, got {exact_window_mode!r}")
+    check_choice(exact_window_mode, WINDOW_MODES, "exact_window_mode")
     base = SolveOptions(**given)  # validates the fields given
     limit, width = float(base.time_limit), base.exact_window
     if exact_window_mode == "memory" and width > 0:
@@ -343,6 +345,9 @@ def effort_options(
     """The complete options of the effort ``preset`` (a name of :data:`EFFORTS`), with
     ``fields`` set (:class:`OptionFields`: keyword arguments of :class:`SolveOptions`) and
     ``exact_window_mode`` (``fixed`` or ``memory``)."""
-    if preset not in EFFORTS:
-        raise ArgumentError(f"effort must be one of {', '.join(EFFORTS)}, got {preset!r}")
+    check_choice(preset, EFFORTS, "effort")
+    known = {f.name for f in dataclass_fields(SolveOptions)}
+    unknown = sorted(set(fields) - known)
+    if unknown:
+        raise ArgumentError(f"effort_options: {unknown[0]!r} is not a field of SolveOptions")
     return EFFORTS[preset](exact_window_mode, **fields)

@@ -76,7 +76,7 @@ def trace_folder(
     check_path(folder, "trace_folder: folder")
     for name, value in (("out", out), ("png", png), ("compare", compare)):
         check_path(value, f"trace_folder: {name}", optional=True)
-    FREQ_GHZ.check(freq_ghz, "--freq-ghz")
+    freq_ghz = FREQ_GHZ.check(freq_ghz, "--freq-ghz")
     if compare is not None and png is None:
         raise InputError("--compare is drawn beside --plan in the picture: give --png FILE too")
     folder = Path(folder)
@@ -104,7 +104,7 @@ def view_folder(inst: Instance, folder: str | Path, out: str | Path | None = Non
     require_instance(inst, "view_folder: inst")
     check_path(folder, "view_folder: folder")
     check_path(out, "view_folder: out", optional=True)
-    FREQ_GHZ.check(freq_ghz, "--freq-ghz")
+    freq_ghz = FREQ_GHZ.check(freq_ghz, "--freq-ghz")
     folder = Path(folder)
     target = Path(out) if out is not None else folder_paths(folder, inst.name)["view"]
     check_output_file(target)

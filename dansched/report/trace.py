@@ -322,7 +322,7 @@ def _buffer_events(inst: Instance, segments: Sequence[BufferSegment], freq_ghz: 
 
 
 def _build(inst: Instance, plan: Plan, ev: Evaluation, freq_ghz: float) -> tuple[dict[str, Any], TaskStatistics]:
-    FREQ_GHZ.check(freq_ghz, "--freq-ghz")
+    freq_ghz = FREQ_GHZ.check(freq_ghz, "--freq-ghz")
     makespan = _require_timing(ev).makespan
     tasks = timed_tasks(inst, plan, ev)
     segments = buffer_segments(inst, plan, ev)

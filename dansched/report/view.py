@@ -327,7 +327,7 @@ def build_view_data(
     """The page's data object (columnar; see the module docstring). Raises
     :class:`~dansched.report.trace.TraceError` for a plan without timing and
     :class:`~dansched.errors.InputError` for figures past 2**53 (:func:`check_view_range`)."""
-    FREQ_GHZ.check(freq_ghz, "--freq-ghz")
+    freq_ghz = FREQ_GHZ.check(freq_ghz, "--freq-ghz")
     tasks = timed_tasks(inst, plan, ev)
     check_view_range(inst, ev, report)
     segments = buffer_segments(inst, plan, ev)

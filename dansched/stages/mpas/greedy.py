@@ -38,7 +38,7 @@ from .l0 import l0_completion_exists, quick_blocker, witness_allows
 from .policy import Policy
 from .units import Units, build_units
 
-__all__ = ["greedy_order"]
+__all__ = ["greedy_order", "greedy_run"]
 
 
 class _Walk:
@@ -76,6 +76,7 @@ class _Engine:
         self.parked_any: list[int] = []
         self.touched: set[int] = set()
         self.standalone: list[int] = []
+        self.stuck: str | None = None  # why the run stopped before the end (None: it did not)
 
     # ---- evaluating a unit ---------------------------------------------------------
     def walk(self, v: int) -> _Walk:
@@ -215,15 +216,16 @@ class _Engine:
         while len(self.order) < g.n:
             if self.standalone:
                 a = self.standalone.pop()
-                if not self.done[a]:
-                    self.run_standalone(a)
+                if not self.done[a] and not self.run_standalone(a):
+                    return self.order
                 self.refresh()
                 continue
             if not self.heap:
-                raise NoLegalOrderError(
-                    f"no L0-legal order found: MPAS stopped after {len(self.order)} of {g.n} nodes "
+                self.stuck = (
+                    f"MPAS stopped after {len(self.order)} of {g.n} nodes "
                     "with every ready operation waiting on a single-residency tier"
                 )
+                return self.order
             _key, ver, v = heapq.heappop(self.heap)
             if ver != self.version[v] or self.done[v]:
                 continue
@@ -245,19 +247,38 @@ class _Engine:
             self.refresh()
         return self.order
 
-    def run_standalone(self, a: int) -> None:
-        """An ALLOC that no operation pulls (no operation among its successors)."""
+    def run_standalone(self, a: int) -> bool:
+        """An ALLOC that no operation pulls (no operation among its successors); False when
+        it cannot open its single-residency tier (the run is stuck)."""
         g = self.g
         t = g.l0_tier[a]
         if t >= 0:
             b = g.node_buf[a]
             if t in self.held or not l0_completion_exists(g, self.rank, self.done, self.held, [b])[0]:
-                raise NoLegalOrderError(
-                    f"no L0-legal order found: node {a} (ALLOC) cannot open its single-residency tier"
+                self.stuck = (
+                    f"MPAS stopped after {len(self.order)} of {g.n} nodes: node {a} (ALLOC) cannot open "
+                    "its single-residency tier"
                 )
+                return False
         self.emit(a)
+        return True
+
+
+def greedy_run(
+    g: MpasGraph, weights: Policy, rank: list[int], units: Units | None = None
+) -> tuple[list[int], str | None]:
+    """One greedy run (see the module docstring): the node order, and None; or, when the
+    run got stuck on the L0 rule, the prefix it scheduled (L0-legal, closed under
+    predecessors) and why it stopped."""
+    engine = _Engine(g, units or build_units(g, rank), weights, rank)
+    order = engine.run()
+    return order, engine.stuck
 
 
 def greedy_order(g: MpasGraph, weights: Policy, rank: list[int], units: Units | None = None) -> list[int]:
-    """One greedy run (see the module docstring); returns the full node order."""
-    return _Engine(g, units or build_units(g, rank), weights, rank).run()
+    """One greedy run (see the module docstring); returns the full node order, or raises
+    :class:`~dansched.errors.NoLegalOrderError` when it gets stuck."""
+    order, stuck = greedy_run(g, weights, rank, units)
+    if stuck is not None:
+        raise NoLegalOrderError(f"no L0-legal order found: {stuck}")
+    return order

@@ -21,7 +21,9 @@ answer:
   evaluator rejects; with it, the literal priority decides everything else.
 
 If the restricted ready set runs dry before every node is scheduled, no L0-legal
-completion was found and :class:`~dansched.graph.NoLegalOrderError` is raised.
+completion was found: :func:`paper_run` returns the prefix it scheduled (Stage 1 goes on
+from there, :mod:`.stage`) and :func:`paper_order` raises
+:class:`~dansched.errors.NoLegalOrderError`.
 """
 
 from __future__ import annotations
@@ -33,7 +35,7 @@ from ...graph import MpasGraph, lambda_level
 from ...instance import KIND_ALLOC, KIND_FREE
 from .l0 import l0_completion_exists, quick_blocker, witness_allows
 
-__all__ = ["paper_key", "paper_order"]
+__all__ = ["paper_key", "paper_order", "paper_run"]
 
 
 def paper_key(g: MpasGraph, v: int) -> tuple[int, int, int, int]:
@@ -43,7 +45,17 @@ def paper_key(g: MpasGraph, v: int) -> tuple[int, int, int, int]:
 
 def paper_order(g: MpasGraph, trace: list | None = None) -> list[int]:
     """Algorithm 1 on ``g`` with the L0-legal ready set; ``trace`` (if given) receives
-    ``(k, v, key)`` for every step, for step-by-step checks."""
+    ``(k, v, key)`` for every step, for step-by-step checks. Raises
+    :class:`~dansched.errors.NoLegalOrderError` when the ready set runs dry."""
+    order, stuck = paper_run(g, trace)
+    if stuck is not None:
+        raise NoLegalOrderError(f"no L0-legal order found: {stuck}")
+    return order
+
+
+def paper_run(g: MpasGraph, trace: list | None = None) -> tuple[list[int], str | None]:
+    """:func:`paper_order`'s run: the order and None, or the prefix it scheduled
+    (L0-legal, closed under predecessors) and why it stopped."""
     n = g.n
     rank = [0] * n
     for i, v in enumerate(g.topo):
@@ -98,8 +110,8 @@ def paper_order(g: MpasGraph, trace: list | None = None) -> list[int]:
             if indeg[w] == 0:
                 heapq.heappush(heap, paper_key(g, w))
     if len(order) < n:
-        raise NoLegalOrderError(
-            f"no L0-legal order found: mpas-paper stopped after {len(order)} of {n} nodes "
-            f"with every ready node waiting on a single-residency tier"
+        return order, (
+            f"mpas-paper stopped after {len(order)} of {n} nodes with every ready node waiting on a "
+            "single-residency tier"
         )
-    return order
+    return order, None

@@ -32,7 +32,18 @@ search is skipped (``ls_max_ops``), which keeps Matmul_Case1 (31k nodes) to a fe
 linear-time equivalent, the input order with lazy ALLOC and eager FREE
 (:func:`.greedy.lazy_eager_order`), when the input order is legal; the
 greedy's L0 checks grow faster than linearly on such graphs. If every restart
-dead-ends, that compaction is the answer too.
+dead-ends, that compaction is the answer too when the input order is legal.
+
+The greedy's L0 checks are a heuristic (:mod:`.l0`): a pass can get stuck with every
+ready operation waiting on a single-residency tier although an order exists. Then
+Stage 1 falls back before giving up (:func:`_unstuck`): the paper's Algorithm 1, then
+an exact search for an L0-legal completion of the longest prefix a pass scheduled
+(:mod:`dansched.models.l0_order`, CP-SAT), then of the whole graph. Only that last
+search proving the model infeasible (or a structural proof: two buffers of one L0 tier
+in one operation, a lifetime cycle) says "no L0-legal order exists"; a search that runs
+out of budget says "no L0-legal order found". An order found this way is made
+memory-aware again: the greedy restarts run with it as their reference order, and the
+best legal order goes on to the local search like any other.
 
 Everything is a function of the instance: no randomness, no clock (the local
 search is bounded by a number of evaluations, not by time).
@@ -52,14 +63,15 @@ from dataclasses import dataclass, field
 from ...errors import NoLegalOrderError
 from ...graph import MpasGraph, build_mpas_graph, lazy_eager_order
 from ...instance import KIND_ALLOC, KIND_FREE, KIND_OP, Instance
+from ...models.l0_order import l0_legal_completion
 from ...models.op_model import peak_op_model
 from ...models.peak import peak_lower_bound
 from ...params import MpasParams
 from ...plan import Plan
 from ...simulate import evaluate, max_v_stay
-from .greedy import greedy_order
+from .greedy import greedy_run
 from .improve import improve_order
-from .paper import paper_order
+from .paper import paper_run
 from .policy import Policy, RankPolicy, Weights, dfs_positions
 from .units import build_units
 
@@ -139,6 +151,62 @@ def _compacted_input(inst: Instance, g: MpasGraph) -> tuple[int, list[int]] | No
     return max_v_stay(inst, order), order
 
 
+def _memory_aware(inst: Instance, g: MpasGraph, legal: list[int], params: MpasParams) -> tuple[int, str, list[int]]:
+    """``(maxV_stay, how, order)``: the best of a legal order with lazy ALLOC and eager FREE
+    and the greedy restarts run with it as their reference order (their L0 checks then
+    simulate completions that follow a legal order, so they rarely get stuck again)."""
+    order = lazy_eager_order(g, legal)
+    best = (max_v_stay(inst, order), "compacted", order)
+    rank = [0] * g.n
+    for i, v in enumerate(legal):
+        rank[v] = i
+    units = build_units(g, rank)
+    policies = [("input", lambda: RankPolicy("input", tuple(rank)))] + restart_policies(g)[1:]
+    for _name, make in policies[: max(1, params.restart_work // max(1, g.n))]:
+        policy = make()
+        order, stuck = greedy_run(g, policy, rank, units)
+        if stuck is None:
+            peak = max_v_stay(inst, order)
+            if peak < best[0] and _is_legal(inst, order):
+                best = (peak, policy.name, order)
+    return best
+
+
+def _unstuck(
+    inst: Instance, g: MpasGraph, stuck: list[tuple[list[int], str]], params: MpasParams, paper: bool = True
+) -> tuple[list[int], str]:
+    """An L0-legal order when every greedy pass got stuck on the L0 rule (``stuck``: each
+    pass's prefix and why it stopped): the paper's Algorithm 1 (unless it is the pass that
+    got stuck), then the exact search (:mod:`dansched.models.l0_order`) for a legal
+    completion of the longest prefix a pass scheduled, then of the empty prefix, whose
+    infeasibility proves that no order exists. A completion found is made memory-aware
+    again (:func:`_memory_aware`). Returns the order and how it was found; raises
+    :class:`~dansched.errors.NoLegalOrderError` saying whether no order exists (and how
+    that was proven) or none was found within the budget."""
+    if paper:
+        order, why = paper_run(g)
+        if why is None and _is_legal(inst, order):
+            return order, "mpas-paper (every greedy pass got stuck)"
+        stuck = stuck + [(order, str(why))]
+    prefix, why = max(stuck, key=lambda s: len(s[0]))
+    dt, seconds = params.l0_search_deterministic_time, params.l0_search_seconds
+    clock = False
+    for start in [prefix, []] if prefix else [[]]:
+        found = l0_legal_completion(g, start, dt, seconds)
+        clock = clock or found.stopped_by_clock
+        legal = list(start) + found.order
+        if found.status == "found" and _is_legal(inst, legal):
+            _peak, how, order = _memory_aware(inst, g, legal, params)
+            return order, f"exact L0 search ({len(found.order):,} nodes after {len(start):,}), {how}"
+        if found.status == "infeasible" and not start:
+            raise NoLegalOrderError(f"no L0-legal order exists: {found.proof} ({why})")
+    net = " (the wall-clock safety net stopped it)" if clock else ""
+    raise NoLegalOrderError(
+        f"no L0-legal order found: {why}, and CP-SAT neither found an order nor proved that none exists "
+        f"within {dt:g} deterministic seconds{net} (MpasParams.l0_search_deterministic_time)"
+    )
+
+
 def _no_valid(found: list) -> list:
     """Every restart's order was rejected by the evaluator: a bug, reported as exit 1."""
     raise NoLegalOrderError(f"MPAS: the evaluator rejected all {len(found)} greedy orders (internal error)")
@@ -152,14 +220,18 @@ def mpas_order(
     ``target``: stop trying restarts once one reaches it (default: the peak lower
     bound). ``params``: the budgets (:class:`~dansched.params.MpasParams`). Raises
     :class:`~dansched.errors.NoLegalOrderError` (a :class:`~dansched.errors.PlanInvalidError`, exit status 1) when no L0-legal
-    order exists or none was found, ValueError for an unknown variant."""
+    order exists (its message says how that was proven) or the exact search found none
+    within its budget, ValueError for an unknown variant."""
     if variant not in VARIANTS:
         raise ValueError(f"unknown MPAS variant {variant!r}; choose one of {', '.join(VARIANTS)}")
     t0 = time.perf_counter()
     g = build_mpas_graph(inst)
     if variant == "mpas-paper":
-        order = paper_order(g)
-        return MpasResult(order, "mpas-paper", max_v_stay(inst, order), seconds=time.perf_counter() - t0)
+        order, why = paper_run(g)
+        how = "mpas-paper"
+        if why is not None:
+            order, how = _unstuck(inst, g, [(order, why)], params, paper=False)
+        return MpasResult(order, how, max_v_stay(inst, order), seconds=time.perf_counter() - t0)
     policies = restart_policies(g)[: params.restart_work // max(1, g.n)]
     if not policies:  # too large for the greedy: its input restart, in linear time, when legal
         compact = _compacted_input(inst, g)
@@ -176,22 +248,21 @@ def mpas_order(
         target = peak_lower_bound(inst, g).value
     rank = _rank(g)
     units = build_units(g, rank)
-    found: list[tuple[int, int, str, list[int]]] = []
+    found: list[tuple[int, int, str, list[int]]] = []  # (maxV_stay, restart, variant, order)
     restarts: dict[str, int] = {}
-    errors: list[str] = []
+    stuck: list[tuple[list[int], str]] = []
     for i, (_name, make) in enumerate(policies):
         policy = make()
-        try:
-            order = greedy_order(g, policy, rank, units)
-        except NoLegalOrderError as exc:
-            errors.append(str(exc))
+        order, why = greedy_run(g, policy, rank, units)
+        if why is not None:
+            stuck.append((order, why))
             continue
         peak = max_v_stay(inst, order)
         restarts[policy.name] = peak
-        found.append((peak, i, policy.name, order))
+        found.append((peak, i, f"mpas[{policy.name}]", order))
         if peak <= target:
             break
-    if not found:  # every restart dead-ended: the input order, when it is legal, is still an answer
+    if not found:  # every restart got stuck: the input order, when it is legal, is still an answer
         compact = _compacted_input(inst, g)
         if compact is not None:
             return MpasResult(
@@ -201,15 +272,17 @@ def mpas_order(
                 restarts,
                 time.perf_counter() - t0,
             )
-        raise NoLegalOrderError(errors[0] if errors else "no L0-legal order found")
+        order, how = _unstuck(inst, g, stuck, params)
+        restarts[how] = max_v_stay(inst, order)
+        found.append((restarts[how], len(policies), how, order))
     found.sort(key=lambda x: (x[0], x[1]))
     # the best legal order (normally the best one) goes to the local search
     peak, _, name, order = next((f for f in found if _is_legal(inst, f[3])), None) or _no_valid(found)
-    best = (peak, f"mpas[{name}]", order)
+    best = (peak, name, order)
     if variant == "mpas" and peak > target and len(units.members) <= params.ls_max_ops:
         improved = _local_search(inst, g, order, params)
         p = max_v_stay(inst, improved)
         restarts[f"{name}+ls"] = p
         if p < best[0] and _is_legal(inst, improved):
-            best = (p, f"mpas[{name}]+ls", improved)
+            best = (p, f"{name}+ls", improved)
     return MpasResult(best[2], best[1], best[0], restarts, time.perf_counter() - t0)

@@ -1,0 +1,294 @@
+"""SIGINT and SIGTERM: one policy for a whole run of the command line.
+
+``dansched`` owns both signals from the first line of its entry point to the last
+(:func:`dansched.cli.entry`; while ``dansched.cli`` itself is imported, by
+:func:`install_early`). Third-party handlers stay off: CP-SAT's is switched off by
+:func:`dansched.models.solver.deterministic_solver` (``catch_sigint_signal``). The policy:
+
+- before :func:`own` (the imports of the entry point's module), a signal ends the process
+  at once with the interruption line: nothing has been written yet;
+- from :func:`own` on, the first signal is acted on in the main thread, where its Python
+  handler raises :class:`~dansched.errors.Interrupted` (a ``BaseException``: no
+  ``except Exception`` swallows it), so every ``finally`` on the way out runs (temporary
+  files, the folder lock and the folders a write created are removed; a pool's workers
+  are stopped). Inside :func:`held` sections (a group's renames, a lock taken or let go)
+  it is deferred to the section's end;
+- the handler runs only between Python bytecodes, so a watcher thread (woken through
+  :func:`signal.set_wakeup_fd`, which the C-level handler writes to even while the main
+  thread is in native code) stops every CP-SAT search in progress with the solver's own
+  stop call (:func:`stoppable`: ``CpSolver.stop_search``, repeated until the main thread
+  has acted, so a search that starts meanwhile stops too). Nothing is ever run inside
+  native code;
+- an exception raised in a finalizer (``__del__``: the garbage collector runs them
+  anywhere) is lost, printed as "Exception ignored": the policy raises it again where
+  the main thread goes on (:func:`_unraisable`);
+- outside a held section, if the main thread has not acted within :data:`GRACE_SECONDS`
+  (it is in native code without a stop call, such as HiGHS), or has not ended the run
+  :data:`GRACE_SECONDS` after acting, the watcher ends the process with the line: every
+  write (a temporary made, a rename, a removal) is a held section, so none is cut;
+- a second signal ends the process at once.
+
+The line is ``dansched: interrupted (nothing written)``, or ``(kept: DIR)`` naming where
+this run's completed writes are (:func:`note_written`), and the exit status is 130 for
+SIGINT and 143 for SIGTERM (128 + the signal's number).
+
+Outside the command line (a library caller, a test) nothing is installed: :func:`held`
+then defers SIGTERM and SIGINT by swapping their handlers for the section, as before.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import signal
+import sys
+import threading
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+from .errors import Interrupted
+
+__all__ = [
+    "GRACE_SECONDS",
+    "install_early",
+    "own",
+    "owned",
+    "new_run",
+    "held",
+    "stoppable",
+    "note_written",
+    "received",
+    "line",
+    "claim_line",
+    "exit_status",
+]
+
+SIGNALS = (signal.SIGTERM, signal.SIGINT)
+GRACE_SECONDS = 1.0  # how long the main thread gets to act on a signal before the watcher ends the run
+RESTOP_SECONDS = 0.05  # how often the watcher repeats the stop call of the searches in progress
+
+
+class _Run:
+    """The state of this run's signal policy (one per process)."""
+
+    def __init__(self) -> None:
+        self.owned = False
+        self.first: int | None = None  # the first signal the main thread's handler saw
+        self.acted = False  # the main thread raised Interrupted (or ended the run) for it
+        self.depth = 0  # nesting of held sections (main thread)
+        self.pending: int | None = None  # a signal deferred by a held section
+        self.stops: dict[int, Callable[[], None]] = {}  # searches in progress: their stop calls
+        self.written: list[Path] = []  # where completed writes of this run are
+        self.printed = threading.Lock()  # taken by whoever prints the line (once)
+        self.shown: Callable[[str], str] = str  # the command line's escaping of text from input
+        self.recording = False  # note_written records (a run of the command line)
+        self.raise_again = False  # the first signal's exception was swallowed: the handler raises it again
+        self.own_trips = 0  # wakeup bytes of the handler run again on purpose (not signals)
+
+
+_run = _Run()
+
+
+def exit_status(signum: int) -> int:
+    """130 for SIGINT, 143 for SIGTERM."""
+    return 128 + int(signum)
+
+
+def line() -> str:
+    """The one interruption line: ``dansched: interrupted (nothing written)`` or ``(kept: DIR)``."""
+    kept = list(dict.fromkeys(str(p) for p in _run.written))
+    return f"dansched: interrupted ({'kept: ' + ', '.join(kept) if kept else 'nothing written'})"
+
+
+def note_written(path: str | Path) -> None:
+    """Record that a write of this run of the command line completed at ``path`` (a
+    folder, or a file): the interruption line names it as kept. Outside the command line
+    nothing is recorded."""
+    if _run.recording:
+        _run.written.append(Path(path))
+
+
+def received() -> int | None:
+    """The signal that interrupted this run, when one did (None otherwise)."""
+    return _run.first
+
+
+def owned() -> bool:
+    """Whether the command line's policy is in force in this process."""
+    return _run.owned
+
+
+def new_run() -> None:
+    """Forget the writes and the line of an earlier run in this process (the command line
+    run again in one process, by a test); the policy's own state stays."""
+    _run.written = []
+    _run.printed = threading.Lock()
+    _run.recording = True
+
+
+def _say_and_exit(signum: int) -> None:
+    """Print the line (unless someone already did) and end the process now. Safe from a
+    signal handler and from the watcher thread: no lock that the main thread may hold is
+    waited for, and nothing is flushed."""
+    if _run.printed.acquire(blocking=False):
+        with contextlib.suppress(OSError):
+            os.write(2, (_run.shown(line()) + "\n").encode("utf-8", "backslashreplace"))
+    os._exit(exit_status(signum))
+
+
+def claim_line() -> bool:
+    """Take the right to print the interruption line, and end the watcher's wait (False:
+    the line was printed already)."""
+    _run.acted = True
+    return _run.printed.acquire(blocking=False)
+
+
+def install_early() -> None:
+    """Before :func:`own`: a signal ends the process at once, with the line (the imports of
+    the entry point's module; nothing is written yet). Main thread only."""
+    for s in SIGNALS:
+        signal.signal(s, lambda signum, _frame: _say_and_exit(signum))
+
+
+def _handler(signum: int, _frame: object) -> None:
+    """The main thread's handler once the run owns the signals (module docstring)."""
+    if _run.raise_again:  # the first signal's exception was swallowed (see _unraisable): raise it again
+        _run.raise_again = False
+        _run.acted = True
+        raise Interrupted(_run.first or signum)
+    if _run.first is not None:  # a second signal
+        _say_and_exit(_run.first)
+    _run.first = signum
+    if _run.depth:
+        _run.pending = signum
+        return
+    _run.acted = True
+    raise Interrupted(signum)
+
+
+def _unraisable(hook: Callable[[sys.UnraisableHookArgs], object]) -> Callable[[sys.UnraisableHookArgs], object]:
+    """``sys.unraisablehook`` that keeps an :class:`~dansched.errors.Interrupted` from being
+    lost: raised inside a finalizer (``__del__``, a weakref callback: the garbage
+    collector ran there), Python prints it as "Exception ignored" and goes on. Then the
+    handler is made to run again (the signal sent to the main thread once more, from
+    another thread, so that it lands once the finalizer is left and wakes a blocking
+    wait), to raise it where it is not swallowed; other unraisable exceptions go to
+    ``hook``."""
+
+    def again() -> None:
+        time.sleep(RESTOP_SECONDS)
+        _run.own_trips += 1  # the watcher will see its byte: not a second signal
+        main = threading.main_thread().ident
+        if main is not None:
+            signal.pthread_kill(main, _run.first or signal.SIGINT)
+
+    def unraisable(info: sys.UnraisableHookArgs) -> object:
+        if not isinstance(info.exc_value, Interrupted):
+            return hook(info)
+        _run.raise_again = True
+        threading.Thread(target=again, name="dansched-again", daemon=True).start()
+        return None
+
+    return unraisable
+
+
+def _watch(fd: int) -> None:
+    """The watcher thread: one byte per signal (the C-level handler writes it to the wakeup
+    fd, whatever the main thread is doing)."""
+    count = 0
+    while True:
+        try:
+            data = os.read(fd, 64)
+        except InterruptedError:
+            continue
+        except OSError:
+            return
+        for signum in data:
+            if _run.own_trips:  # the handler run again on purpose (_unraisable)
+                _run.own_trips -= 1
+                continue
+            count += 1
+            if count > 1:
+                _say_and_exit(_run.first or signum)
+            threading.Thread(target=_stop_searches, args=(signum,), name="dansched-stop", daemon=True).start()
+
+
+def _stop_searches(signum: int) -> None:
+    """Stop the searches in progress until the main thread acts on the signal. Outside a
+    held section, end the run with the line if the main thread has not acted within
+    :data:`GRACE_SECONDS` (it is in native code without a stop call), or has not ended the
+    run :data:`GRACE_SECONDS` after that (its exception was lost)."""
+    deadline = time.monotonic() + GRACE_SECONDS
+    acted_by = None
+    while True:
+        if not _run.acted:
+            for stop in list(_run.stops.values()):
+                with contextlib.suppress(Exception):
+                    stop()
+        elif acted_by is None:
+            acted_by = time.monotonic() + GRACE_SECONDS
+        late = time.monotonic() > (deadline if acted_by is None else acted_by)
+        if late and not _run.depth and _run.pending is None:
+            _say_and_exit(_run.first or signum)
+        time.sleep(RESTOP_SECONDS)
+
+
+def own(shown: Callable[[str], str] = str) -> None:
+    """Take SIGINT and SIGTERM for the rest of the process (the command line's entry point,
+    main thread): the policy of the module docstring. ``shown`` escapes text from input
+    (the folders of the line) for the terminal."""
+    _run.shown = shown
+    r, w = os.pipe()
+    os.set_blocking(w, False)
+    signal.set_wakeup_fd(w, warn_on_full_buffer=False)
+    threading.Thread(target=_watch, args=(r,), name="dansched-signals", daemon=True).start()
+    sys.unraisablehook = _unraisable(sys.unraisablehook)
+    _run.owned = _run.recording = True
+    for s in SIGNALS:
+        signal.signal(s, _handler)
+
+
+@contextlib.contextmanager
+def held() -> Iterator[None]:
+    """SIGTERM and SIGINT acted on only after the block (a group's renames, a lock taken
+    or let go, a pool being stopped). Under the command line's policy a signal meanwhile
+    is recorded and raised as :class:`~dansched.errors.Interrupted` when the outermost
+    section ends (a second one still ends the process at once); elsewhere the handlers
+    are swapped for one that records the signal (a signal already pending when the block
+    starts lands there too), then restored and the recorded signal raised again."""
+    if threading.current_thread() is not threading.main_thread():
+        yield  # signals reach the main thread only
+        return
+    if _run.owned:
+        _run.depth += 1
+        try:
+            yield
+        finally:
+            _run.depth -= 1
+            if not _run.depth and _run.pending is not None:
+                signum, _run.pending = _run.pending, None
+                _run.acted = True
+                raise Interrupted(signum)
+        return
+    got: list[int] = []
+    old = {s: signal.signal(s, lambda signum, _f: got.append(signum)) for s in SIGNALS}
+    try:
+        yield
+    finally:
+        for s, h in old.items():
+            signal.signal(s, h)
+        for signum in dict.fromkeys(got):
+            signal.raise_signal(signum)
+
+
+@contextlib.contextmanager
+def stoppable(stop: Callable[[], None]) -> Iterator[None]:
+    """A native search in progress (a CP-SAT solve) that ``stop`` ends early: the watcher
+    calls it when a signal arrives (module docstring)."""
+    key = id(stop)
+    _run.stops[key] = stop
+    try:
+        yield
+    finally:
+        _run.stops.pop(key, None)
