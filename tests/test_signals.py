@@ -20,8 +20,7 @@ from pathlib import Path
 import pytest
 from helpers import REPO, SHIPPED
 
-from dansched.outputs import group
-from dansched.plan_folder import check_folder
+from dansched.plan_folder import check_folder, folder_group
 
 pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc")
 
@@ -89,7 +88,7 @@ def _ended(proc: subprocess.Popen, sig: int, err: Path, out: Path, case: str) ->
         assert lines in ([LINES[0]], [LINES[1].format(out=out)]), err.read_text()
     assert not _leftovers(out), _leftovers(out)
     if out.exists():  # kept: a complete plan folder, consistent with its fingerprint
-        assert check_folder(out, case, group()) is not None
+        assert check_folder(out, case, folder_group()) is not None
     return code
 
 

@@ -107,15 +107,19 @@ def _with_rivals(
     """``p3`` with the finished plans of the rivals of ``opts.effort`` considered (each a
     candidate row of source ``rival``, and a frontier point): a rival's plan within the
     budget that is faster becomes the solve's. The rivals run only on a graph of ``n``
-    nodes with ``n * len(rivals) <= effort.rival_work``."""
+    nodes with ``n * len(rivals) <= effort.rival_work``; their progress is prefixed
+    ``Rival <name>:``, their seconds count in the solve's, their Stage-3 runs do not."""
     effort = opts.effort
     if not effort.rivals or inst.n * len(effort.rivals) > effort.rival_work:
         return p3
-    best, runs, seconds = p3, p3.runs, p3.seconds
+    best, seconds = p3, p3.seconds
     for name in effort.rivals:
-        say(f"Problem 3 of the rival {name}")
-        got = _rival_problem3(inst, opts, name, order1, s2, say)
-        runs, seconds = runs + got.runs, seconds + got.seconds
+
+        def said(message: str, name: str = name) -> None:
+            say(f"Rival {name}: {message}")
+
+        got = _rival_problem3(inst, opts, name, order1, s2, said)
+        seconds += got.seconds
         ev = got.evaluation
         traffic, makespan = int(ev.extra_traffic or 0), got.stage3.makespan
         row = CandidateRecord("rival", name, traffic, makespan=makespan)
@@ -125,7 +129,7 @@ def _with_rivals(
             for r in p3.candidates:
                 r.kept = r is row
             best = got
-    return replace(p3, plan=best.plan, evaluation=best.evaluation, stage3=best.stage3, runs=runs, seconds=seconds)
+    return replace(p3, plan=best.plan, evaluation=best.evaluation, stage3=best.stage3, seconds=seconds)
 
 
 def _run_stages(inst: Instance, opts: SolveOptions, progress: Progress | None) -> SolveResult:

@@ -60,9 +60,12 @@ def tight(tmp_path_factory):
     return load_instance(SHIPPED / "conv_s2.json", load_hardware(toml))
 
 
+ALONE = EffortParams(rivals=())  # the loop alone: the rivals are tests/pipeline/problem3/test_rivals.py's
+
+
 @pytest.fixture(scope="module")
 def solved(tight):
-    return {slack: run_pipeline(tight, SolveOptions(problem=3, traffic_slack=slack)) for slack in SLACKS}
+    return {slack: run_pipeline(tight, SolveOptions(problem=3, traffic_slack=slack, effort=ALONE)) for slack in SLACKS}
 
 
 @pytest.mark.parametrize("slack", SLACKS)
@@ -84,7 +87,7 @@ def test_the_polish_keeps_the_traffic_and_never_slows_the_kept_plan(tight, solve
     """Step 6 against the same solve without it: the polished plan is valid, carries the
     same traffic and spills, ends no later, and the report says how many windows ran."""
     res = solved[0]
-    bare = run_pipeline(tight, SolveOptions(problem=3, polish=MemoryWindowParams(windows=0)))
+    bare = run_pipeline(tight, SolveOptions(problem=3, polish=MemoryWindowParams(windows=0), effort=ALONE))
     ev, ev0 = evaluate(tight, res.plan), evaluate(tight, bare.plan)
     assert ev.valid and ev0.valid
     assert (ev.extra_traffic, ev.spill_count) == (ev0.extra_traffic, ev0.spill_count)
