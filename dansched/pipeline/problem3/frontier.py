@@ -37,7 +37,7 @@ from ...models.floors import Floors, busiest_pipe, makespan_floor_at_traffic, ma
 from ...plan import Plan
 from ...simulate import Evaluation
 
-__all__ = ["FrontierPoint", "FrontierRow", "point_of", "pareto_front", "knee", "frontier_rows"]
+__all__ = ["FrontierPoint", "FrontierRow", "point_of", "saturated", "pareto_front", "knee", "frontier_rows"]
 
 
 @dataclass(frozen=True)
@@ -94,6 +94,14 @@ def point_of(inst: Instance, allowance: int, plan: Plan, ev: Evaluation, makespa
     pipe, load = busiest_pipe(ev.graph.pipe, ev.graph.cycles)
     name = inst.hw.pipes[pipe] if pipe >= 0 else ""
     return FrontierPoint(allowance, int(ev.extra_traffic or 0), makespan, plan, source, name, load)
+
+
+def saturated(makespan: int, ev: Evaluation, share: float) -> bool:
+    """Whether ``makespan`` (of the plan judged ``ev``, with its augmented graph) is within
+    ``share`` of that plan's busiest pipe's load, spill tasks included: at its traffic only a
+    lighter plan could be much faster."""
+    assert ev.graph is not None, "a full plan's evaluation"
+    return makespan <= (1 + share) * busiest_pipe(ev.graph.pipe, ev.graph.cycles)[1]
 
 
 def pareto_front(points: Sequence[FrontierPoint]) -> list[FrontierPoint]:

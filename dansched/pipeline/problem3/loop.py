@@ -63,13 +63,12 @@ from dataclasses import dataclass, field, replace
 from ...budget import TrafficBudget
 from ...errors import PlanInvalidError
 from ...instance import Instance
-from ...models.floors import busiest_pipe
 from ...params import Problem3Params, Progress
 from ...plan import Plan
 from ...simulate import Evaluation, evaluate
 from ...stages.dlr.stage import DlrResult
 from ..report import CandidateRecord
-from .frontier import FrontierPoint, point_of
+from .frontier import FrontierPoint, point_of, saturated
 from .search.driver import SearchRound, makespan_search
 from .sources.candidates import SOURCES, Candidate, SourceContext, problem2_candidate
 from .stage3.run import Stage3Result, memory_windows, stage3
@@ -277,16 +276,6 @@ def allowances(base: int, budget: TrafficBudget, top: int, screened: list[_Scree
     return sorted(t for t in levels if base <= t <= top)
 
 
-def _saturated(kept: _Kept, share: float) -> bool:
-    """Whether the kept plan's makespan is within ``share`` of its busiest pipe's load (on its
-    augmented graph): at its traffic only a lighter plan could be faster."""
-    ev = kept.stage3.evaluation
-    g = ev.graph
-    if g is None:
-        return False
-    return kept.stage3.makespan <= (1 + share) * busiest_pipe(g.pipe, g.cycles)[1]
-
-
 def _at_allowance(
     inst: Instance,
     allowance: int,
@@ -320,7 +309,12 @@ def _at_allowance(
     for later in done:
         if later not in starts:
             later.stage3.evaluation.drop_detail()
-    if carried is not None and _saturated(starts[0], effort.saturation):
+    best = starts[0].stage3
+    if (
+        carried is not None
+        and best.evaluation.graph is not None
+        and saturated(best.makespan, best.evaluation, effort.saturation)
+    ):
         return starts[0], [], len(finalists)
     kept: _Kept | None = None
     search: list[SearchRound] = []

@@ -41,7 +41,6 @@ from dataclasses import dataclass, field, replace
 from ....budget import TrafficBudget
 from ....errors import NoLegalOrderError, PlacementFailed, TimedFailed
 from ....instance import Instance
-from ....models.floors import busiest_pipe
 from ....models.traffic import traffic_lower_bound
 from ....params import Problem3Params
 from ....plan import Plan
@@ -50,6 +49,7 @@ from ....stages.dlr.reorder import tighten_lifetimes
 from ....stages.dlr.stage import DlrResult, dlr_plan
 from ....stages.dlr.victim import VICTIMS
 from ....stages.mpas.stage import mpas_order
+from ..frontier import saturated
 from .reservation import reservation_plan, reservation_settings, tile_sizes
 from .timed import timed_schedule
 
@@ -188,18 +188,11 @@ def reservation_source(ctx: SourceContext) -> Iterator[Candidate]:
                 detail = f"{setting.describe(inst)}, {rule}"
                 cand = None if plan is None else next(_accepted(inst, plan, "reservation", detail), None)
                 if cand is not None:
-                    made, full = True, full or saturated(cand.evaluation, effort.saturation)
+                    ev = cand.evaluation
+                    made, full = True, full or saturated(int(ev.makespan or 0), ev, effort.saturation)
                     yield cand
             if not made or full:
                 break
-
-
-def saturated(ev: Evaluation, share: float) -> bool:
-    """Whether the judged plan's makespan is within ``share`` of its busiest pipe's load (on
-    its augmented graph: spill tasks included)."""
-    g = ev.graph
-    assert g is not None and ev.makespan is not None, "a full plan's evaluation"
-    return ev.makespan <= (1 + share) * busiest_pipe(g.pipe, g.cycles)[1]
 
 
 def time_driven_source(ctx: SourceContext) -> Iterator[Candidate]:
