@@ -40,7 +40,7 @@ from typing import Any
 
 from dansched.instance import load_instance
 from dansched.plan import read_plan_dir
-from dansched.report.waits import busiest_pipe, pipe_waits
+from dansched.report.waits import busiest_pipe_name, pipe_waits
 from dansched.simulate import evaluate
 from dansched.stages.dlr.scan import linear_scan
 
@@ -118,7 +118,7 @@ def case_rows(path: Path, repeat: int) -> dict[str, Any]:
                     assert (pev.makespan, pev.extra_traffic) == (point["makespan"], point["traffic"]), point
             if key == "default":
                 row["reloads"] = belady_reloads(inst, plan)
-                w = pipe_waits(inst, plan, ev, busiest_pipe(inst, ev))
+                w = pipe_waits(inst, plan, ev, busiest_pipe_name(inst, ev))
                 row["waits"] = w
     row["load_after"] = load()
     base = row["front"][0]["traffic"] if row["front"] else 0

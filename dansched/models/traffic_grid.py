@@ -52,11 +52,11 @@ from ..instance import KIND_OP, Instance
 from ..params import ProductParams
 from .bound import Bound
 
-__all__ = ["ProductGrid", "find_product_grid", "live_lines_traffic_bound"]
+__all__ = ["CellGrid", "find_product_grid", "live_lines_traffic_bound"]
 
 
 @dataclass(frozen=True)
-class ProductGrid:
+class CellGrid:
     """A uniform product grid (module docstring): ``cells[i][j]`` the buffer of cell
     ``c_ij``; ``rows[i]`` / ``cols[j]`` the tile buffers of each line; ``depth`` = ``K``;
     ``per_carrier`` the most products one carrier feeds (0 without carriers);
@@ -119,7 +119,7 @@ def _products(inst: Instance, tier: int, params: ProductParams):
     return out
 
 
-def _grid_for_tier(inst: Instance, tier: int, params: ProductParams) -> ProductGrid | None:
+def _grid_for_tier(inst: Instance, tier: int, params: ProductParams) -> CellGrid | None:
     prods = _products(inst, tier, params)
     if not prods:
         return None
@@ -198,7 +198,7 @@ def _grid_for_tier(inst: Instance, tier: int, params: ProductParams) -> ProductG
     if any(len(a) != k for a, _q in seen.values()):
         return None
     name = inst.hw.tiers[tier]
-    return ProductGrid(
+    return CellGrid(
         name,
         tuple(tuple(cell_at[i, j] for j in range(len(cols))) for i in range(len(rows))),
         tuple(tuple(sorted(lines[s])) for s in rows),
@@ -210,10 +210,10 @@ def _grid_for_tier(inst: Instance, tier: int, params: ProductParams) -> ProductG
     )
 
 
-def find_product_grid(inst: Instance, params: ProductParams = ProductParams()) -> ProductGrid | None:
+def find_product_grid(inst: Instance, params: ProductParams = ProductParams()) -> CellGrid | None:
     """The largest uniform product grid over the single-residency tiers as cell tiers (the
     first such tier on ties), or None."""
-    best: ProductGrid | None = None
+    best: CellGrid | None = None
     for name in inst.hw.single_residency_tiers:
         try:
             g = _grid_for_tier(inst, inst.hw.tier_index(name), params)
@@ -242,7 +242,7 @@ def least_spill(inst: Instance, bufs) -> int:
     return min(spill_traffic(sizes[b], backed[b]) for b in bufs)
 
 
-def _lines_case(inst: Instance, grid: ProductGrid, lines, carriers) -> tuple[int, str]:
+def _lines_case(inst: Instance, grid: CellGrid, lines, carriers) -> tuple[int, str]:
     """The live-lines bound when the first complete line is of the other orientation;
     ``lines`` are the tile lines counted, ``carriers`` the carriers that pass them."""
     sizes = inst.buf_size.tolist()

@@ -64,7 +64,7 @@ import numpy as np
 from ..instance import Instance
 from ..params import BoundParams, ProductParams
 from .bound import Bound
-from .traffic_grid import ProductGrid, find_product_grid, least_spill, resident_count
+from .traffic_grid import CellGrid, find_product_grid, least_spill, resident_count
 
 __all__ = ["segment_traffic_bound", "sweep_values"]
 
@@ -172,9 +172,7 @@ def sweep_values(s_tiles: int, steps: int) -> list[int]:
     return sorted({lo + round(i * (hi - lo) / (steps - 1)) for i in range(steps)})
 
 
-def segment_traffic_bound(
-    inst: Instance, params: BoundParams = BoundParams(), grid: ProductGrid | None = None
-) -> Bound:
+def segment_traffic_bound(inst: Instance, params: BoundParams = BoundParams(), grid: CellGrid | None = None) -> Bound:
     """The segment bound of the module docstring on the product grid found (or given), best
     over the sweep of ``R``; 0, and why, without a grid."""
     if grid is None:

@@ -28,7 +28,7 @@ from .plots import plan_picture, plan_png_bytes
 from .stats import format_statistics
 from .trace import plan_statistics, timed_tasks, trace_text
 from .view import page_text
-from .waits import busiest_pipe, format_waits, pipe_waits
+from .waits import busiest_pipe_name, format_waits, pipe_waits
 
 __all__ = ["TraceOutput", "timed_plan", "trace_folder", "view_folder"]
 
@@ -94,7 +94,7 @@ def trace_folder(
     _write_beside_group(folder, inst.name, target, "trace", text, extra)
     makespan = int(ev.makespan or 0)
     lines = format_statistics(plan_statistics(timed_tasks(inst, plan, ev), makespan), freq_ghz)
-    lines += format_waits(pipe_waits(inst, plan, ev, busiest_pipe(inst, ev)))
+    lines += format_waits(pipe_waits(inst, plan, ev, busiest_pipe_name(inst, ev)))
     return TraceOutput(target, Path(png) if png is not None else None, ev, lines)
 
 

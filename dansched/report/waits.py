@@ -30,11 +30,11 @@ from collections import Counter
 from dataclasses import dataclass
 
 from ..instance import Instance
-from ..models.floors import busiest_pipe as floor_busiest_pipe
+from ..models.floors import busiest_pipe
 from ..plan import Plan
 from ..simulate import Evaluation, Timing
 
-__all__ = ["Wait", "PipeWaits", "pipe_waits", "busiest_pipe", "format_waits"]
+__all__ = ["Wait", "PipeWaits", "pipe_waits", "busiest_pipe_name", "format_waits"]
 
 
 @dataclass(frozen=True)
@@ -62,11 +62,11 @@ class PipeWaits:
     waits: tuple[Wait, ...]
 
 
-def busiest_pipe(inst: Instance, ev: Evaluation) -> str:
+def busiest_pipe_name(inst: Instance, ev: Evaluation) -> str:
     """The pipe with the largest total of task cycles in the timed plan (spill tasks
     included); the first in the hardware's pipe order on ties."""
     g = _timing(ev).graph
-    p, _ = floor_busiest_pipe(g.pipe, g.cycles)  # -1 when no task takes a pipe: all tie at 0
+    p, _ = busiest_pipe(g.pipe, g.cycles)  # -1 when no task takes a pipe: all tie at 0
     return inst.hw.pipes[max(p, 0)]
 
 

@@ -9,7 +9,7 @@ from dansched.hardware import load_hardware
 from dansched.instance import instance_from_records, load_instance
 from dansched.pipeline import effort_options, run_pipeline
 from dansched.plan import Plan
-from dansched.report.waits import busiest_pipe, pipe_waits
+from dansched.report.waits import busiest_pipe_name, pipe_waits
 from dansched.simulate import evaluate
 
 
@@ -29,7 +29,7 @@ def test_exp_waits_follow_the_dag_back_to_the_load():
     assert [(w.chain, w.cycles, w.gaps) for w in vec.waits] == [(("dag:MTE2",), 15, 1)]
     mte3 = pipe_waits(inst, plan, ev, "MTE3", depth=2)
     assert [(w.chain, w.cycles) for w in mte3.waits] == [(("dag:VECTOR", "dag:MTE2"), 45)]
-    assert busiest_pipe(inst, ev) == "VECTOR"
+    assert busiest_pipe_name(inst, ev) == "VECTOR"
 
 
 def test_a_load_waiting_for_the_address_it_reuses(tmp_path):

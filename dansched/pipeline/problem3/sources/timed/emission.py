@@ -24,7 +24,7 @@ from .....simulate import spill_node_ids
 from .engines import NO_PIPE, Engines
 from .placement import Tier
 
-__all__ = ["Buffers", "Residency", "Emission"]
+__all__ = ["Buffers", "ResidentState", "Emission"]
 
 
 @dataclass(frozen=True)
@@ -54,7 +54,7 @@ class Buffers:
 
 
 @dataclass
-class Residency:
+class ResidentState:
     """Per buffer: its offset while resident (``None`` otherwise), whether it was
     allocated, the latest end of its ALLOC, uses and spill nodes so far (``use_end``),
     of its SPILL_INs (``in_end``); and the spill index of each buffer spilled out and
@@ -67,7 +67,7 @@ class Residency:
     pending_in: dict[int, int] = field(default_factory=dict)
 
     @classmethod
-    def empty(cls, nb: int) -> Residency:
+    def empty(cls, nb: int) -> ResidentState:
         return cls(where=[None] * nb, allocated=[False] * nb, use_end=[0] * nb, in_end=[0] * nb)
 
 
@@ -88,7 +88,7 @@ class Emission:
         self.buffers = buffers
         self.out_pipe, self.in_pipe = spill_pipes
         self.limit = limit
-        self.res = Residency.empty(len(buffers.size))
+        self.res = ResidentState.empty(len(buffers.size))
         self.order: list[int] = []
         self.emitted = [False] * engines.n  # per instance node
         self.offset = [-1] * len(buffers.size)  # first offset of each buffer
