@@ -7,13 +7,16 @@ beside it (``../shared`` linked to ``--shared``, as the tests expect), makes a n
 environment and times, one after another: the README's first command (``pip install -e
 .``, ``dansched warm``, which compiles the kernels into numba's cache, then ``dansched solve
 instances/matmul_s2.json``), then its second (``pip install -e '.[test]'``, then ``python3
--m pytest -q``). It records the wall seconds of each step, the
-size of the environment after the main install, the number of tests run and the load
-average around the run (the machine is shared with other jobs: say so when quoting).
+-m pytest -q``). The test run has ``PYTHONDONTWRITEBYTECODE=1``, as CI runs it. It records the wall
+seconds of each step, the size of the environment after the main install, the number of
+tests run and the load average around the run (the machine is shared with other jobs: say
+so when quoting). ``--busy N`` runs N busy loops (one core each) beside the whole run, the
+check that the default test run passes on a loaded machine; its record goes to
+``fresh_clone_busy.json``.
 
 Usage::
 
-    python3 benchmarks/bench_fresh_clone.py [--shared ../shared] [--work /tmp/fresh]
+    python3 benchmarks/bench_fresh_clone.py [--shared ../shared] [--work /tmp/fresh] [--busy 2]
     python3 benchmarks/make_doc_figures.py    # then the README quotes the new figures
 """
 
@@ -32,7 +35,8 @@ import time
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
-OUT = REPO / "benchmarks" / "results" / "fresh_clone.json"
+RESULTS = REPO / "benchmarks" / "results"
+BUSY_LOOP = "while True:\n    pass\n"
 
 
 def timed(cmd: list[str], cwd: Path, env: dict[str, str] | None = None, check: bool = True) -> tuple[float, str]:
@@ -55,7 +59,11 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--shared", type=Path, default=REPO.parent / "shared", help="folder holding instances/official")
     ap.add_argument("--work", type=Path, help="folder for the clone and the environment (default: a new temporary one)")
     ap.add_argument("--note", default="", help="what else to say of the conditions (e.g. pip's download cache warm)")
+    ap.add_argument("--busy", type=int, default=0, help="busy loops (one core each) beside the whole run")
     args = ap.parse_args(argv)
+    if args.busy < 0:
+        ap.error("--busy must be at least 0")
+    out = RESULTS / ("fresh_clone_busy.json" if args.busy else "fresh_clone.json")
     work = args.work or Path(tempfile.mkdtemp(prefix="dansched-fresh-"))
     work.mkdir(parents=True, exist_ok=True)
     clone, venv = work / "dansched", work / "venv"
@@ -73,6 +81,17 @@ def main(argv: list[str] | None = None) -> int:
     # as on a user's machine: Python may write its bytecode caches (a sandbox that forbids it
     # makes every process compile numpy, SciPy, OR-Tools and numba from source again)
     env.pop("PYTHONDONTWRITEBYTECODE", None)
+    loops = [subprocess.Popen([sys.executable, "-c", BUSY_LOOP]) for _ in range(args.busy)]
+    try:
+        return _run(args, clone, venv, env, out)
+    finally:
+        for loop in loops:
+            loop.kill()
+            loop.wait()
+
+
+def _run(args: argparse.Namespace, clone: Path, venv: Path, env: dict[str, str], out: Path) -> int:
+    """The timed steps, once the clone and the environment's folder are ready."""
     load_before = os.getloadavg()
     pip = [str(venv / "bin" / "python"), "-m", "pip", "install", "--quiet", "--disable-pip-version-check"]
     install, _ = timed([*pip, "-e", "."], clone, env)
@@ -80,11 +99,13 @@ def main(argv: list[str] | None = None) -> int:
     warm, _ = timed([str(venv / "bin" / "dansched"), "warm"], clone, env)
     solve, _ = timed([str(venv / "bin" / "dansched"), "solve", "instances/matmul_s2.json"], clone, env)
     test_install, _ = timed([*pip, "-e", ".[test]"], clone, env)
+    ci_env = dict(env, PYTHONDONTWRITEBYTECODE="1")  # as CI runs the tests
     tests, log = timed(
-        [str(venv / "bin" / "python"), "-m", "pytest", "-q", "-p", "no:cacheprovider"], clone, env, False
+        [str(venv / "bin" / "python"), "-m", "pytest", "-q", "-p", "no:cacheprovider"], clone, ci_env, False
     )
     load_after = os.getloadavg()
     passed = re.search(r"(\d+) passed", log)
+    failed = re.search(r"(\d+) failed", log)
     cores = os.cpu_count()
     record = {
         "commit": subprocess.run(
@@ -94,8 +115,10 @@ def main(argv: list[str] | None = None) -> int:
         "machine": (
             f"{cores} cores ({platform.machine()}, Python {platform.python_version()}) shared with other jobs "
             f"(load average {load_before[0]:.1f} before, {load_after[0]:.1f} after)"
+            + (f", {args.busy} busy loop{'s' if args.busy > 1 else ''} beside it" if args.busy else "")
             + (f", {args.note}" if args.note else "")
         ),
+        "busy_loops": args.busy,
         "install_seconds": round(install, 1),
         "install_mb": size,
         "warm_seconds": round(warm, 1),
@@ -103,9 +126,10 @@ def main(argv: list[str] | None = None) -> int:
         "test_install_seconds": round(test_install, 1),
         "test_seconds": round(tests, 1),
         "tests": int(passed.group(1)) if passed else 0,
+        "failed": int(failed.group(1)) if failed else 0,
         "test_summary": log.strip().splitlines()[-1],
     }
-    OUT.write_text(json.dumps(record, indent=2) + "\n")
+    out.write_text(json.dumps(record, indent=2) + "\n")
     print(json.dumps(record, indent=2))
     return 0
 

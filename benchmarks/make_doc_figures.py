@@ -68,12 +68,28 @@ def install_text(path: Path) -> str:
 
 
 def tests_text(path: Path) -> str:
+    """The test run of ``fresh_clone.json`` and, when ``fresh_clone_busy.json`` is beside
+    it, the same run with busy loops beside it (``bench_fresh_clone.py --busy``)."""
     m = _record(path)
-    return (
+    text = (
         "The second installs the test extras (plots, Dask, the browser driver; about "
         f"{_minutes(m['test_install_seconds'])}) and runs the default test suite: {m['tests']:,} tests in "
-        f"{_minutes(m['test_seconds'])} on the same machine, both cores used:"
+        f"{_minutes(m['test_seconds'])} on the same machine, both cores used, with `PYTHONDONTWRITEBYTECODE=1` "
+        f"as CI runs it ({_outcome(m)})"
     )
+    busy = path.with_name("fresh_clone_busy.json")
+    if busy.exists():
+        b = _record(busy)
+        text += (
+            f"; with {b['busy_loops']} busy loops beside it, {_minutes(b['test_seconds'])} ({_outcome(b)}, "
+            f"commit {b['commit'][:7]})"
+        )
+    return text + ":"
+
+
+def _outcome(m: dict) -> str:
+    """``all passed`` or ``3 failed``, from a fresh-clone record."""
+    return f"{m['failed']:,} failed" if m.get("failed") else "all passed"
 
 
 def picture_text(path: Path) -> str:

@@ -113,11 +113,18 @@ def test_bound_and_audit_show_their_steps_and_how_many_are_left(monkeypatch, cap
     assert any(f"now: {command} " in s and "/" in s for s in heartbeats(err))  # "bound 2/3: ...": how much is left
 
 
+def _wait_for(buf: io.StringIO, text: str, seconds: float = 60.0) -> None:
+    """Until ``text`` is shown on ``buf`` (at most ``seconds``: the outcome is asserted after)."""
+    deadline = time.monotonic() + seconds
+    while text not in buf.getvalue() and time.monotonic() < deadline:
+        time.sleep(0.02)
+
+
 def test_the_reporter_on_a_terminal_shows_the_step_and_the_time(tmp_path):
     buf = io.StringIO()
     with progress_reporter(stream=buf, terminal=True, params=ProgressParams(refresh_per_second=20)) as say:
         say("Stage 2: DLR")
-        time.sleep(1.2)
+        _wait_for(buf, "0:01 in this step")  # a busy machine draws late, never wrong
     shown = buf.getvalue()
     assert "Stage 2: DLR (0:01 in this step, 0:01 in all)" in shown
 
@@ -126,7 +133,7 @@ def test_the_reporter_escapes_what_it_shows():
     buf = io.StringIO()
     with progress_reporter(stream=buf, terminal=False, params=ProgressParams(heartbeat_seconds=0.05)) as say:
         say("Writing the plan folder a\nb\x1b[2J")
-        time.sleep(0.3)
+        _wait_for(buf, "\n")  # the first heartbeat line
     assert "a\\nb\\x1b[2J" in buf.getvalue() and "\x1b" not in buf.getvalue()
     assert all(line.startswith("dansched: ") for line in buf.getvalue().splitlines())
 
