@@ -119,6 +119,7 @@ def _run(args: argparse.Namespace, clone: Path, venv: Path, env: dict[str, str],
             + (f", {args.note}" if args.note else "")
         ),
         "busy_loops": args.busy,
+        "test_env": "PYTHONDONTWRITEBYTECODE=1",
         "install_seconds": round(install, 1),
         "install_mb": size,
         "warm_seconds": round(warm, 1),

@@ -74,8 +74,9 @@ def tests_text(path: Path) -> str:
     text = (
         "The second installs the test extras (plots, Dask, the browser driver; about "
         f"{_minutes(m['test_install_seconds'])}) and runs the default test suite: {m['tests']:,} tests in "
-        f"{_minutes(m['test_seconds'])} on the same machine, both cores used, with `PYTHONDONTWRITEBYTECODE=1` "
-        f"as CI runs it ({_outcome(m)})"
+        f"{_minutes(m['test_seconds'])} on the same machine, both cores used"
+        + (f", with `{m['test_env']}` as CI runs it" if m.get("test_env") else "")
+        + f" ({_outcome(m)})"
     )
     busy = path.with_name("fresh_clone_busy.json")
     if busy.exists():
@@ -88,8 +89,9 @@ def tests_text(path: Path) -> str:
 
 
 def _outcome(m: dict) -> str:
-    """``all passed`` or ``3 failed``, from a fresh-clone record."""
-    return f"{m['failed']:,} failed" if m.get("failed") else "all passed"
+    """``all passed`` or ``3 failed``, from a fresh-clone record's pytest summary line."""
+    failed = re.search(r"(\d+) failed", m["test_summary"])
+    return f"{int(failed.group(1)):,} failed" if failed else "all passed"
 
 
 def picture_text(path: Path) -> str:

@@ -7,8 +7,10 @@ no solve runs here."""
 from __future__ import annotations
 
 import importlib.util
+import re
 import shutil
 import sys
+from pathlib import Path
 
 import pytest
 from helpers import REPO
@@ -52,3 +54,34 @@ def test_benchmarks_md_is_what_its_result_files_say():
     assert (REPO / "BENCHMARKS.md").read_text() == bench.render(), (
         "run python3 benchmarks/make_benchmarks.py --from benchmarks/results/bench/bench.json"
     )
+
+
+GENERATED = re.compile(r"<!-- generated.*?<!-- end of generated text -->", re.S)
+FIGURE = re.compile(r"(?<![\w.,])\d[\d,]*(?:\.\d+)?(?![\w,])")
+
+
+def unmeasured_figures(doc: Path) -> list[str]:
+    """The figures (three digits or more) of each paragraph of ``doc`` outside its generated
+    blocks that cites result files (``benchmarks/results/NAME.md``) but that none of them
+    holds, as ``doc: figure``."""
+    missing = []
+    for para in re.split(r"\n\s*\n", GENERATED.sub("", doc.read_text())):
+        cited = re.findall(r"benchmarks/results/([\w.*-]+\.md)", para)
+        if cited:
+            source = " ".join(f.read_text() for c in cited for f in (REPO / "benchmarks" / "results").glob(c))
+            missing += [
+                f"{doc.name}: {n}" for n in FIGURE.findall(para) if len(n.replace(",", "")) >= 3 and n not in source
+            ]
+    return missing
+
+
+def test_a_measured_figure_quoted_in_prose_is_in_the_result_file_it_cites():
+    """Figures outside the generated blocks that a paragraph attributes to a result file."""
+    docs = [REPO / "README.md", *sorted((REPO / "docs").glob("*.md"))]
+    assert [m for d in docs for m in unmeasured_figures(d)] == []
+
+
+def test_a_figure_missing_from_its_result_file_is_caught(tmp_path):
+    doc = tmp_path / "guide.md"
+    doc.write_text("It took 1,234,567 ms (`benchmarks/results/bench_evaluate.md`).\n")
+    assert unmeasured_figures(doc) == ["guide.md: 1,234,567"]
