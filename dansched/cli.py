@@ -6,8 +6,8 @@ stderr. Exit codes everywhere: 0 success / valid, 1 a plan is invalid or no vali
 exists, or a solve ran out of host memory (RAM), 2 bad input or usage (one line on
 stderr, no traceback; a graph that does not fit its scratchpad tiers is bad input), 130
 and 143 interrupted by SIGINT and SIGTERM (one line, ``dansched: interrupted (nothing
-written)`` or ``(kept: DIR)``). Every line printed from input (names, paths, messages quoting files) goes
-through :func:`dansched.report.text.printable`.
+written)`` or ``(kept: DIR)``). Every line printed from input (names, paths, messages
+quoting files) goes through :func:`dansched.report.text.printable`.
 
 SIGINT and SIGTERM are the command line's from the first line of this module, when it is
 the program (the ``dansched`` script, ``python -m dansched.cli``), to the last: the
@@ -297,7 +297,6 @@ def evaluate(
 
         if verdict.differs is not None:  # the files are judged as they are: one line says so
             _echo(f"dansched: note: {verdict.differs}", err=True)
-
         ev = verdict.evaluation
         print_evaluation(inst, ev, verdict.notes, violations=verdict.other_case is None)
         if ev.makespan is not None:  # a plan without a timing has no latency
