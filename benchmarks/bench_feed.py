@@ -66,7 +66,7 @@ def solve(inst: Instance, effort: str, slack: float, cpe: CpeParams) -> tuple[Pl
 def largest_gaps(inst: Instance, plan: Plan, ev: Evaluation, pipe: str, top: int = 3) -> str:
     """The ``top`` largest idle gaps of ``pipe`` after its first task: cycles, the time, the
     task that waits."""
-    timing = ev.timing()
+    timing = ev.timing
     assert timing is not None
     g, p = timing.graph, inst.hw.pipes.index(pipe)
     gaps: list[tuple[int, int, int]] = []

@@ -211,7 +211,7 @@ def audit_plan(
     time_limit: float = 30.0,
     seed: int = 0,
     cpsat: bool = True,
-    params: BoundParams = BoundParams(),
+    params: BoundParams | None = None,
     with_peak: bool = True,
     progress: Progress | None = None,
 ) -> list[AuditRow]:
@@ -220,6 +220,7 @@ def audit_plan(
     ``with_peak`` no maxV_stay row (a caller that audits another plan's peak already).
     ``progress(message)`` is called as each bound starts."""
     require_instance(inst, "audit_plan: inst")
+    params = BoundParams() if params is None else params
     check_type(plan, Plan, "audit_plan: plan")
     check_type(ev, Evaluation, "audit_plan: ev", "evaluate(inst, plan) gives it")
     time_limit = TIME_LIMIT.check(time_limit, "audit_plan: time_limit")
@@ -317,7 +318,7 @@ def bound(
     inst: Instance,
     time_limit: float = 30.0,
     seed: int = 0,
-    params: BoundParams = BoundParams(),
+    params: BoundParams | None = None,
     progress: Progress | None = None,
 ) -> BoundResult:
     """Lower bounds on maxV_stay, extra traffic and makespan with how each was obtained:
@@ -327,6 +328,7 @@ def bound(
     bounded for the peak too and ``not_bounded`` says why problem 1 is not. Raises
     :class:`PlanInvalidError` when problem 3 has no plan either (nothing to bound)."""
     require_instance(inst, "bound: inst")
+    params = BoundParams() if params is None else params
     time_limit = TIME_LIMIT.check(time_limit, "bound: time_limit")
     seed = SEED.check(seed, "bound: seed")
     say = progress or _quiet
@@ -382,13 +384,14 @@ def audit_folder(
     folder: str | Path,
     time_limit: float = 30.0,
     seed: int = 0,
-    params: BoundParams = BoundParams(),
+    params: BoundParams | None = None,
     progress: Progress | None = None,
 ) -> AuditResult:
     """The plan of ``inst`` in ``folder`` beside its lower bounds: the folder is checked
     against its fingerprint (:func:`dansched.judge.judge_folder`), the plan must be valid
     (else :class:`PlanInvalidError`), then :func:`audit_plan` with the exact models."""
     require_instance(inst, "audit_folder: inst")
+    params = BoundParams() if params is None else params
     check_path(folder, "audit_folder: folder")
     time_limit = TIME_LIMIT.check(time_limit, "audit_folder: time_limit")
     seed = SEED.check(seed, "audit_folder: seed")

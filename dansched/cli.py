@@ -3,10 +3,11 @@ call and prints the result (the reference, generated from this app: docs/cli.md)
 
 Results go to stdout (``--json``: one JSON object); progress, warnings and errors to
 stderr. Exit codes everywhere: 0 success / valid, 1 a plan is invalid or no valid plan
-exists, 2 bad input or usage (one line on stderr, no traceback), 130 and 143 interrupted
-by SIGINT and SIGTERM (one line, ``dansched: interrupted (nothing written)`` or ``(kept:
-DIR)``). Every line printed from input (names, paths, messages quoting files) goes
-through :func:`dansched.report.text.printable`.
+exists, or a solve ran out of host memory (RAM), 2 bad input or usage (one line on
+stderr, no traceback; a graph that does not fit its scratchpad tiers is bad input), 130
+and 143 interrupted by SIGINT and SIGTERM (one line, ``dansched: interrupted (nothing
+written)`` or ``(kept: DIR)``). Every line printed from input (names, paths, messages
+quoting files) goes through :func:`dansched.report.text.printable`.
 
 SIGINT and SIGTERM are the command line's from the first line of this module, when it is
 the program (the ``dansched`` script, ``python -m dansched.cli``), to the last: the
@@ -28,7 +29,7 @@ import functools
 import inspect
 import json
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from contextlib import AbstractContextManager
 from enum import Enum
 from pathlib import Path
@@ -104,7 +105,8 @@ def _root(
 
 
 class Failure(Exception):
-    """No valid plan, or an invalid one: one line on stderr (``dansched: <message>``), exit 1."""
+    """No valid plan, or an invalid one: one line on stderr (``dansched: <message>``), exit 1
+    (as is a solve that runs out of host memory, :class:`~dansched.errors.OutOfMemory`)."""
 
 
 _pending_warnings: list[str] = []  # printed when the command ends, or folded into its error line
@@ -269,7 +271,9 @@ def evaluate(
     as_json: JsonOption = False,
     freq_ghz: FreqOption = 1.0,
 ) -> None:
-    """Judge a plan: a plan folder (--plan), a problem-1 order (--schedule alone) or a full plan for problems 2 and 3 (--memory, --spill)."""
+    """Judge a plan: a plan folder (--plan), a problem-1 order (--schedule alone) or a full plan for problems 2 and 3 (--memory, --spill).
+
+    Prints the verdict first: an invalid plan's violations, then the figures its files still define, marked "(invalid plan)"; a plan whose order breaks a dependency, or whose schedule is not a permutation, has no timing, so no makespan and no latency (null in --json). Exit status 0 valid, 1 invalid. Files a solve wrote and someone then edited are judged as they are, with one note on stderr (--json: differs_from_report)."""
     from .instance import instance_name
     from .judge import evaluate_files, evaluate_folder
 
@@ -291,8 +295,14 @@ def evaluate(
     else:
         from .report.tables import print_evaluation
 
-        print_evaluation(inst, verdict.evaluation, verdict.notes, violations=verdict.other_case is None)
-        _latency(verdict.evaluation.makespan, freq_ghz)
+        if verdict.differs is not None:  # the files are judged as they are: one line says so
+            _echo(f"dansched: note: {verdict.differs}", err=True)
+        ev = verdict.evaluation
+        print_evaluation(inst, ev, verdict.notes, violations=verdict.other_case is None)
+        if ev.makespan is not None:  # a plan without a timing has no latency
+            from .report.stats import estimated_latency_line
+
+            typer.echo(f"{estimated_latency_line(ev.makespan, freq_ghz)} {ev.figures_label}".rstrip())
     raise typer.Exit(0 if verdict.valid else 1)
 
 
@@ -751,9 +761,43 @@ def _error_line(line: str) -> None:
 VALIDATION_PREFIX = "Value error, "
 
 
+# how alike a mistyped option and a real one must be (difflib's ratio, the dashes aside) to suggest it
+CLOSE_OPTION = 0.7
+
+
+def option_suggestions(typed: str, options: Iterable[str]) -> list[str]:
+    """The ``options`` close to ``typed`` (:data:`CLOSE_OPTION`), the closest first (ties
+    by name): ``--efort`` -> ``["--effort"]``, not ``--out``.
+
+    >>> option_suggestions("--exact-windw", ["--out", "--exact-window-mode", "--exact-window"])
+    ['--exact-window', '--exact-window-mode']
+    """
+    from difflib import SequenceMatcher
+
+    bare = typed.lstrip("-")
+    ranked = sorted((-SequenceMatcher(None, bare, o.lstrip("-")).ratio(), o) for o in set(options))
+    return [o for score, o in ranked if -score >= CLOSE_OPTION]
+
+
+def _command_options(exc: Exception) -> list[str]:
+    """The long options of the command a usage error is about (its context's), else the
+    ones the parser found close."""
+    ctx = getattr(exc, "ctx", None)
+    command = getattr(ctx, "command", None)
+    params = getattr(command, "params", None) or []
+    found = [o for p in params for o in getattr(p, "opts", []) + getattr(p, "secondary_opts", []) if o.startswith("--")]
+    return found or list(getattr(exc, "possibilities", None) or [])
+
+
 def usage_message(exc: Exception) -> str:
     """The one line of a click / typer usage error, without the validation library's
-    prefix (``Invalid value for '--effort': 'quick' is not one of ...``)."""
+    prefix (``Invalid value for '--effort': 'quick' is not one of ...``); an unknown option
+    with the options close to it, the closest first (:func:`option_suggestions`)."""
+    typed = getattr(exc, "option_name", None)
+    if type(exc).__name__ == "NoSuchOption" and isinstance(typed, str):  # click's, or typer's copy of click
+        close = option_suggestions(typed, _command_options(exc) + ["--help"])
+        hint = f" (did you mean {' or '.join(close)}?)" if close else ""
+        return f"{getattr(exc, 'message', f'No such option: {typed}')}{hint}"
     return str(exc.format_message()).replace(f": {VALIDATION_PREFIX}", ": ", 1)  # type: ignore[attr-defined]
 
 

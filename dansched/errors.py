@@ -6,9 +6,11 @@ on stderr, no traceback):
 - exit status 2, bad input or usage: :class:`InputError` (and :class:`ArgumentError`),
   :class:`InstanceError`, :class:`HardwareError`, :class:`PlanFormatError` (and
   :class:`OutputError`, :class:`MixedPlanError`), :class:`TraceError`, :class:`ViewError`;
-- exit status 1, no valid plan: :class:`PlanInvalidError` and its subclasses
-  :class:`NoLegalOrderError` and :class:`PlacementFailed`; and :class:`OutOfMemory`, a
-  solve that ran out of memory (its line says how much the graph needs);
+- exit status 1, an invalid plan or no valid plan: :class:`PlanInvalidError` and its
+  subclasses :class:`NoLegalOrderError` and :class:`PlacementFailed`; and
+  :class:`OutOfMemory`, a solve that ran out of host memory, the computer's RAM (its line
+  says how much the graph needs; a graph that does not fit the scratchpad tiers is an
+  :class:`InstanceError`, exit status 2);
 - exit status 130 or 143: :class:`Interrupted`, SIGINT or SIGTERM under the command
   line's signal policy (:mod:`dansched.interrupt`; a library caller meets Python's own
   ``KeyboardInterrupt`` instead).
@@ -70,7 +72,8 @@ class ArgumentError(InputError, ValueError, TypeError):
 
 
 class OutOfMemory(MemoryError):
-    """A solve that ran out of memory; the message says how much the graph needs, estimated
+    """A solve that ran out of host memory (the computer's RAM, not a scratchpad tier); the
+    message says how much RAM the graph needs, estimated
     from its node and edge counts. A ``MemoryError`` (a sweep retries the cell on resume);
     exit status 1: the input is fine, the machine is too small for it."""
 

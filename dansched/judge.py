@@ -1,17 +1,21 @@
 """Judging plans read from files: the contest files given one by one, or a plan folder.
 
 - :func:`evaluate_files` (``dansched evaluate``): a problem-1 order (the schedule
-  alone) or a full plan (schedule, memory and, when there are spills, the spill list).
-  When the schedule is ``<case>_schedule.txt`` in a folder that ``dansched solve``
-  wrote, the folder is checked against its fingerprint first. What a forgotten or a
-  wrong file explains is said once, in a note beside the verdict: spill node ids (``N``
-  and up) in a schedule judged without its spill list, or files that name nodes the
-  instance does not have (with the case the report beside them names).
-- :func:`evaluate_folder` (``dansched evaluate --plan``) and :func:`judge_folder`
-  (``audit``, ``trace``, ``view``): the folder's plan, checked against its fingerprint
-  first (:func:`dansched.plan_folder.check_folder`: a folder half-written by an
-  interrupted run, or mixing two plans, is refused), then evaluated. A folder that holds
-  a plan of another case says so.
+  alone) or a full plan (schedule, memory and, when there are spills, the spill list),
+  judged as the files are. When the schedule is ``<case>_schedule.txt`` in a folder
+  that ``dansched solve`` wrote and the files are no longer the plan its report names
+  (edited, or left by an interrupted run), one line says so (``Judgement.differs``).
+  What a forgotten or a wrong file explains is said once, in a note beside the
+  verdict: spill node ids (``N`` and up) in a schedule judged without its spill list,
+  or files that name nodes the instance does not have (with the case the report beside
+  them names).
+- :func:`evaluate_folder` (``dansched evaluate --plan``): the folder's plan files as
+  they are, with the same line when they differ from the report's plan.
+- :func:`judge_folder` (``audit``, ``trace``, ``view``, which present the report's
+  plan): the folder's plan, checked against its fingerprint first
+  (:func:`dansched.plan_folder.check_folder`: a folder half-written by an interrupted
+  run, or whose files were edited, is refused, and the line points to ``dansched
+  evaluate``), then evaluated. A folder that holds a plan of another case says so.
 - :func:`folder_hardware`: the hardware a folder's plan was solved on, which the folder
   readers use (a report without it, written before dansched recorded it: the default
   model, with a warning); :func:`check_hardware` refuses another one.
@@ -41,7 +45,7 @@ from .plan import (
     read_schedule,
     read_spill,
 )
-from .plan_folder import check_folder, folder_group, folder_paths, read_report
+from .plan_folder import check_folder, folder_group, folder_paths, plan_difference, read_report
 from .simulate import UNKNOWN_NODE, Evaluation, evaluate
 
 __all__ = [
@@ -69,14 +73,16 @@ class Judgement:
     evaluation: Evaluation
     notes: list[str] = field(default_factory=list)
     other_case: str | None = None
+    differs: str | None = None  # one line: how the files differ from the plan of the report beside them
 
     @property
     def valid(self) -> bool:
         return self.evaluation.valid
 
     def to_dict(self) -> dict[str, Any]:
-        """The evaluation's :meth:`~dansched.simulate.Evaluation.to_dict`, plus ``notes``."""
-        return self.evaluation.to_dict() | {"notes": list(self.notes)}
+        """The evaluation's :meth:`~dansched.simulate.Evaluation.to_dict`, plus ``notes`` and
+        ``differs_from_report`` (the line :attr:`differs`, or null)."""
+        return self.evaluation.to_dict() | {"notes": list(self.notes), "differs_from_report": self.differs}
 
 
 def spill_hint(inst: Instance, with_memory: bool) -> str:
@@ -149,8 +155,10 @@ def evaluate_files(
     """The evaluator's verdict on the plan in these files (no ``memory``: a problem-1
     order; no ``spill``: no spills), with the notes that explain it. The files are read
     as streams, bounded by what a plan of ``inst`` can hold (:func:`~dansched.plan.plan_limits`).
-    Parse errors, a file longer than a plan of ``inst`` can be and a mixed plan folder
-    raise :class:`~dansched.errors.PlanFormatError` (bad input); an invalid plan is a verdict."""
+    Parse errors and a file longer than a plan of ``inst`` can be raise
+    :class:`~dansched.errors.PlanFormatError` (bad input); an invalid plan is a verdict, and
+    files in a solve's folder that are not the plan its report names are judged as they are,
+    with the line that says so (:attr:`Judgement.differs`)."""
     require_instance(inst, "evaluate_files: inst")
     check_path(schedule, "evaluate_files: schedule")
     check_path(memory, "evaluate_files: memory", optional=True)
@@ -158,15 +166,26 @@ def evaluate_files(
     if spill is not None and memory is None:
         raise InputError("--spill needs --memory (a spill list only makes sense with a layout)")
     schedule = Path(schedule)
-    if schedule.name == f"{inst.name}_schedule.txt":
-        check_folder(schedule.parent, inst.name, folder_group())
+    differs = _differs(schedule.parent, inst.name) if schedule.name == f"{inst.name}_schedule.txt" else None
     most = plan_limits(inst)  # read as streams, bounded by what a plan of inst can hold
     order = read_schedule(schedule, most.schedule)
     plan = Plan(order=order)
     if memory is not None:
         spills = read_spill(spill, most.spill) if spill else ()
         plan = Plan(order=order, offsets=read_memory(memory, most.memory), spills=spills)
-    return _judgement(inst, plan, evaluate(inst, plan), schedule, spill is not None, memory is not None)
+    verdict = _judgement(inst, plan, evaluate(inst, plan), schedule, spill is not None, memory is not None)
+    verdict.differs = differs
+    return verdict
+
+
+def _differs(folder: Path, case: str) -> str | None:
+    """The one line a verdict carries when the plan files of ``case`` in ``folder`` are not
+    the plan its report names (:func:`~dansched.plan_folder.plan_difference`); None when
+    they are, or there is no report."""
+    found = plan_difference(folder, case, folder_group())
+    if found is None:
+        return None
+    return f"{folder}: {found}: the files are judged as they are now, not as the plan dansched solve wrote"
 
 
 def _other_cases(folder: Path, case: str) -> list[str]:
@@ -293,10 +312,20 @@ def judge_folder(inst: Instance, folder: str | Path) -> tuple[Plan, Evaluation]:
 
 
 def evaluate_folder(inst: Instance, folder: str | Path) -> Judgement:
-    """:func:`judge_folder` as a verdict with its notes (``dansched evaluate --plan``)."""
+    """The verdict on the plan files of ``inst`` in ``folder`` as they are, with its notes
+    (``dansched evaluate --plan``): the folder must hold a plan of this case
+    (:func:`check_case`), on this hardware (:func:`check_hardware`); files that are not
+    the plan its report names are judged all the same, with the line that says so
+    (:attr:`Judgement.differs`)."""
     require_instance(inst, "evaluate_folder: inst")
-    plan, ev = judge_folder(inst, folder)
-    return _judgement(inst, plan, ev, folder_paths(folder, inst.name)["schedule"], True, True)
+    check_path(folder, "evaluate_folder: folder")
+    check_case(folder, inst.name)
+    check_hardware(folder, inst.name, inst.hw)
+    differs = _differs(Path(folder), inst.name)
+    plan = read_plan_dir(folder, inst.name, plan_limits(inst))
+    verdict = _judgement(inst, plan, evaluate(inst, plan), folder_paths(folder, inst.name)["schedule"], True, True)
+    verdict.differs = differs
+    return verdict
 
 
 def require_valid(inst: Instance, folder: str | Path, ev: Evaluation, then: str = "") -> None:

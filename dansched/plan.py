@@ -90,6 +90,18 @@ class Plan:
         """1 for an order alone, 2 when it carries a layout (problems 2 and 3 share the rules)."""
         return 1 if self.offsets is None else 2
 
+    def __repr__(self) -> str:
+        """One line: what the plan is and how long its files are (never the entries).
+
+        >>> Plan(order=(0, 1, 2))
+        Plan(problem-1 order, 3 schedule entries)
+        >>> Plan(order=(0, 1), offsets=((0, 0),), spills=())
+        Plan(full plan, 2 schedule entries, 1 offsets, 0 spills)
+        """
+        if self.offsets is None:
+            return f"Plan(problem-1 order, {len(self.order)} schedule entries)"
+        return f"Plan(full plan, {len(self.order)} schedule entries, {len(self.offsets)} offsets, {len(self.spills)} spills)"
+
 
 def _integers(values: object, what: str) -> tuple[int, ...]:
     """``values`` as a tuple of ints (numpy integers converted), else ArgumentError."""

@@ -38,13 +38,15 @@ holds it.
 The report carries ``fingerprint``: the sha256 of each plan file
 (schedule, memory, spill) and one sha256 over them all; a trace carries the same
 digest in ``otherData.plan_fingerprint`` (the layout's ``fingerprinted`` kinds).
-:func:`check_folder` (run by ``evaluate``, ``audit``, ``trace --plan`` and ``view``)
-says the folder mixes plans when the marker is there (a run was killed between its
+:func:`check_folder` (run by ``audit``, ``trace --plan`` and ``view``, which present the
+report's plan) says the folder mixes plans when the marker is there (a run was killed between its
 renames; the next run repairs it), or when the report's digests do not match the plan
 files present, or a trace names another plan; each message says what to do. So
 whatever moment a run stops at, the folder holds either its previous complete group,
-the new complete group, or a state the checkers refuse. A folder without a report
-(plan files written by hand) is not checked.
+the new complete group, or a state the checkers refuse. ``evaluate`` judges the plan
+files as they are and says in one note how they differ from the report's plan
+(:func:`plan_difference`). A folder without a report (plan files written by hand) is
+not checked.
 """
 
 from __future__ import annotations
@@ -95,6 +97,7 @@ __all__ = [
     "write_group",
     "check_group_targets",
     "check_folder",
+    "plan_difference",
     "folder_lock",
     "remove_leftovers",
     "signals_held",
@@ -391,50 +394,69 @@ def check_group_targets(directory: str | Path, case: str, layout: GroupLayout, k
     check_names_fit(directory, names, made[0] if made else Path(directory))
 
 
-def check_folder(directory: str | Path, case: str, layout: GroupLayout) -> dict[str, Any] | None:
-    """Raise :class:`MixedPlanError` when ``directory`` holds an interrupted group of
-    ``case``, plan files that are not those its report's fingerprint names, or a file of
-    a ``fingerprinted`` kind of ``layout`` that names another plan; return the fingerprint
-    (None when the folder has no report, or a report without one)."""
-    d = Path(directory)
-    if _marker(d, case).exists():
-        raise MixedPlanError(
-            f"{d}: a run writing {case}'s plan was interrupted (found .{case}.incomplete): "
-            f"the folder may mix two plans; run dansched solve again"
-        )
-    paths = group_paths(d, case, layout)
+def _report_fingerprint(paths: Mapping[str, Path]) -> dict[str, Any] | None:
+    """The fingerprint the report records (None without a readable report, or one without it)."""
     try:
         report = json.loads(paths[REPORT].read_text())
     except (OSError, ValueError):
         return None
     fp = report.get("fingerprint") if isinstance(report, dict) else None
-    if not isinstance(fp, dict) or not isinstance(fp.get("files"), dict):
+    return fp if isinstance(fp, dict) and isinstance(fp.get("files"), dict) else None
+
+
+def plan_difference(directory: str | Path, case: str, layout: GroupLayout) -> str | None:
+    """How the plan files of ``case`` in ``directory`` differ from the plan its report's
+    fingerprint names, in a few words (the first difference: an interrupted group, a file
+    missing, extra or changed); None when they are that plan, or the folder has no report
+    with a fingerprint (plan files written by hand)."""
+    d = Path(directory)
+    if _marker(d, case).exists():
+        return f"a run writing {case}'s plan was interrupted (found .{case}.incomplete)"
+    paths = group_paths(d, case, layout)
+    fp = _report_fingerprint(paths)
+    if fp is None:
         return None
-    listed = fp["files"]
-    rep = paths[REPORT].name
-    # what to do, in the same line: the files changed after dansched solve wrote the folder
-    todo = (
-        f"the files were changed after dansched solve wrote them; to judge them as they are, "
-        f"copy them to another folder or delete {rep}; to start again, run dansched solve"
-    )
+    listed, rep = fp["files"], paths[REPORT].name
     for k in PLAN_KINDS:
         p = paths[k]
         if k not in listed:
             if p.exists():
-                raise MixedPlanError(
-                    f"{d}: {p.name} is not part of the plan in {rep}: the folder mixes two plans ({todo})"
-                )
+                return f"{p.name} is not part of the plan in {rep}"
             continue
         try:
             got = _digest(p.read_bytes())
         except OSError:
-            raise MixedPlanError(
-                f"{d}: {p.name} is missing from the plan in {rep}: the folder mixes two plans ({todo})"
-            ) from None
+            return f"{p.name} is missing from the plan in {rep}"
         if got != listed[k]:
-            raise MixedPlanError(
-                f"{d}: {p.name} does not match the fingerprint in {rep}: the folder mixes two plans ({todo})"
-            )
+            return f"{p.name} does not match the fingerprint in {rep}"
+    return None
+
+
+def check_folder(directory: str | Path, case: str, layout: GroupLayout) -> dict[str, Any] | None:
+    """Raise :class:`MixedPlanError` when ``directory`` holds an interrupted group of
+    ``case``, plan files that are not those its report's fingerprint names
+    (:func:`plan_difference`), or a file of a ``fingerprinted`` kind of ``layout`` that
+    names another plan; return the fingerprint (None when the folder has no report, or a
+    report without one). The commands that present the report's plan (``audit``,
+    ``trace --plan``, ``view``) run it; ``evaluate`` judges the files as they are."""
+    d = Path(directory)
+    differs = plan_difference(d, case, layout)
+    if differs is not None and _marker(d, case).exists():
+        raise MixedPlanError(
+            f"{d}: {differs}: the folder may mix two plans; run dansched solve again "
+            f"(dansched evaluate judges the files as they are)"
+        )
+    paths = group_paths(d, case, layout)
+    rep = paths[REPORT].name
+    if differs is not None:
+        # what to do, in the same line: the files changed after dansched solve wrote the folder
+        raise MixedPlanError(
+            f"{d}: {differs}: the folder mixes two plans (the files were changed after dansched solve "
+            f"wrote them; dansched evaluate judges them as they are; to start again, run dansched solve)"
+        )
+    fp = _report_fingerprint(paths)
+    if fp is None:
+        return None
     for k in layout.fingerprinted:
         named = _named_fingerprint(paths[k])
         if named is not None and named != fp.get("sha256"):

@@ -70,6 +70,11 @@ class Solution:
     bounds: list[AuditRow] | None = None
     written: list[Path] = field(default_factory=list)
 
+    def __repr__(self) -> str:
+        """One line: the case, the problem and the plan's verdict and key figures (never the
+        plan's entries, the options or the report)."""
+        return f"Solution({self.instance.name}, problem {self.options.problem}, {self.evaluation.figures_text})"
+
     @property
     def plan(self) -> Plan:
         return self.result.plan
@@ -192,7 +197,7 @@ class Solution:
 
 def solve(
     inst: Instance,
-    options: SolveOptions = SolveOptions(),
+    options: SolveOptions | None = None,
     progress: Progress | None = None,
     *,
     bounds: bool = True,
@@ -202,6 +207,8 @@ def solve(
 ) -> Solution:
     """Solve ``inst`` (:func:`dansched.pipeline.run_pipeline`) and return a :class:`Solution`.
 
+    ``options``: what the solve does (:class:`~dansched.pipeline.SolveOptions`; None: the
+    defaults, ``SolveOptions()``, problem 3 at the default effort).
     ``bounds``: also compute the report's lower bounds (the fast ones; a few seconds at
     most). ``out``: check that folder can take the group before the work, then write it
     with the ``outputs`` asked for (kinds of :data:`dansched.outputs.OUTPUTS`: ``trace``,
@@ -213,6 +220,7 @@ def solve(
     range (all checked before the work), :class:`~dansched.errors.OutOfMemory` when the
     solve runs out of memory."""
     require_instance(inst, "solve: inst")
+    options = SolveOptions() if options is None else options
     check_type(options, SolveOptions, "solve: options", "SolveOptions(problem=3, ...) makes them")
     if progress is not None and not callable(progress):
         raise ArgumentError(f"solve: progress must be a function of one message, or None, got {progress!r}")

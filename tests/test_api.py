@@ -252,3 +252,34 @@ def test_effort_options_takes_every_field_of_the_options_by_its_type():
     assert (got.seed, got.victim, got.effort_name, got.polish.after_every_run) == (5, "lru", "max", True)
     with pytest.raises(ArgumentError, match="'speed' is not a field of SolveOptions"):
         dansched.effort_options("fast", speed=3)
+
+
+def test_solve_has_a_short_signature_and_none_means_the_defaults():
+    """`inspect.signature(dansched.solve)` reads in a line: the options default to None (the
+    default SolveOptions), not to every default spelled out."""
+    import inspect
+
+    sig = inspect.signature(dansched.solve)
+    assert sig.parameters["options"].default is None
+    assert len(str(sig)) < 300, str(sig)
+    for name in dansched.__all__:  # every public call reads in a line or two: no defaults spelled out
+        called = getattr(dansched, name)
+        if callable(called) and not isinstance(called, type):
+            assert len(str(inspect.signature(called))) < 300, name
+    inst = dansched.load_instance(REPO / "instances" / "Exp.json")
+    got = dansched.solve(inst, bounds=False)
+    assert got.options == dansched.SolveOptions() and got.evaluation.valid
+    assert got.evaluation.makespan == 60  # Exp: COPY_IN 15, EXP 30, COPY_OUT 15 in a chain (docs/rules.md, section 9)
+
+
+def test_reprs_are_one_short_line():
+    """Evaluation, Plan and Solution print as one line of key figures, never their arrays
+    (Exp's figures by hand: maxV_stay 5 + 5, makespan 15 + 30 + 15, no spill)."""
+    inst = dansched.load_instance(REPO / "instances" / "Exp.json")
+    got = dansched.solve(inst, bounds=False)
+    figures = "valid, max_v_stay=10, extra_traffic=0, spill_count=0, makespan=60, physical_peak=10"
+    assert repr(got) == f"Solution(Exp, problem 3, {figures})"
+    assert repr(got.evaluation) == f"Evaluation(problem 2, {figures})"
+    assert repr(got.plan) == "Plan(full plan, 7 schedule entries, 2 offsets, 0 spills)"
+    assert repr(dansched.Plan(order=tuple(range(7)))) == "Plan(problem-1 order, 7 schedule entries)"
+    assert max(len(repr(x)) for x in (got, got.evaluation, got.plan)) < 200

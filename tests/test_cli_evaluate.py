@@ -416,36 +416,83 @@ def test_a_full_plan_is_named_for_problems_2_and_3(monkeypatch, capsys, exp_path
     assert code == 0 and out.splitlines()[0] == "Exp: problem-1 order is valid"
 
 
-def test_edited_files_in_a_solve_folder_say_what_to_do(tmp_path, exp_path):
-    """Files edited after `solve` in its folder: one line that says why and how to judge
-    them anyway; a copy elsewhere is judged."""
+def _solved_exp(tmp_path: Path, exp_path: Path) -> Path:
+    """Exp solved into a folder: its schedule is 0 1 2 3 5 6 4 (b0 at 0, b1 at 5, no spill)."""
     from helpers import run_proc_cli
 
     folder = tmp_path / "plan"
     assert run_proc_cli("solve", exp_path, "--out", folder, "--quiet").returncode == 0
-    memory = folder / "Exp_memory.txt"
-    memory.write_text("0:0\n1:5\n" if memory.read_text() != "0:0\n1:5\n" else "0:5\n1:0\n")
-    args = ["--schedule", folder / "Exp_schedule.txt", "--memory", memory, "--spill", folder / "Exp_spill.txt"]
-    proc = run_proc_cli("evaluate", exp_path, *args)
-    assert_input_error(
-        proc.returncode,
-        proc.stdout,
-        proc.stderr,
-        r"Exp_memory.txt does not match the fingerprint in Exp_report.json: the folder mixes two plans \(the files "
-        r"were changed after dansched solve wrote them; to judge them as they are, copy them to another folder "
-        r"or delete Exp_report.json",
+    assert (folder / "Exp_schedule.txt").read_text().split() == ["0", "1", "2", "3", "5", "6", "4"]
+    return folder
+
+
+def _swap_lines(path: Path, i: int, j: int) -> None:
+    lines = path.read_text().splitlines(keepends=True)
+    lines[i], lines[j] = lines[j], lines[i]
+    path.write_text("".join(lines))
+
+
+@pytest.mark.parametrize("how", ["--plan", "--schedule"])
+def test_edited_files_in_a_solve_folder_are_judged_as_they_are(tmp_path, exp_path, how):
+    """Edit, then judge: files edited after `solve` in its folder are judged as they are,
+    with one note (stderr; `differs_from_report` in JSON), the exit status per validity.
+    Oracles by hand on Exp: swapping COPY_IN (1) and ALLOC b1 (2), which no edge joins,
+    keeps the plan valid (makespan 15 + 30 + 15 = 60); swapping ALLOC b0 (0) and its user
+    COPY_IN (1) breaks edge 0 -> 1."""
+    from helpers import run_proc_cli
+
+    folder = _solved_exp(tmp_path, exp_path)
+    schedule = folder / "Exp_schedule.txt"
+    args = (
+        ["--plan", folder]
+        if how == "--plan"
+        else ["--schedule", schedule, "--memory", folder / "Exp_memory.txt", "--spill", folder / "Exp_spill.txt"]
     )
-    copy = tmp_path / "copy"
-    copy.mkdir()
-    for p in folder.glob("Exp_*.txt"):
-        (copy / p.name).write_bytes(p.read_bytes())
-    args = [
-        "--schedule",
-        copy / "Exp_schedule.txt",
-        "--memory",
-        copy / "Exp_memory.txt",
-        "--spill",
-        copy / "Exp_spill.txt",
-    ]
+    _swap_lines(schedule, 1, 2)  # two independent lines
+    proc = run_proc_cli("evaluate", exp_path, *args)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.startswith("Exp: full plan (problems 2 and 3) is valid") and "60" in proc.stdout
+    [note] = proc.stderr.splitlines()
+    assert note.startswith("dansched: note: ") and "Exp_schedule.txt does not match the fingerprint" in note
+    got = json.loads(run_proc_cli("evaluate", exp_path, *args, "--json").stdout)
+    assert got["valid"] is True and got["makespan"] == 60
+    assert "Exp_schedule.txt does not match the fingerprint in Exp_report.json" in got["differs_from_report"]
+    _swap_lines(schedule, 1, 2)  # back to the plan solve wrote: no note
     proc = run_proc_cli("evaluate", exp_path, *args, "--json")
-    assert proc.returncode == 0 and json.loads(proc.stdout)["valid"] is True
+    assert proc.returncode == 0 and json.loads(proc.stdout)["differs_from_report"] is None and proc.stderr == ""
+    _swap_lines(schedule, 0, 1)  # breaks edge 0 -> 1
+    proc = run_proc_cli("evaluate", exp_path, *args, "--json")
+    got = json.loads(proc.stdout)
+    assert proc.returncode == 1 and got["valid"] is False and got["differs_from_report"] is not None
+    assert any(e["kind"] == "not-topological" and "edge 0 -> 1" in e["message"] for e in got["errors"])
+
+
+def test_an_invalid_plan_shows_its_verdict_first_and_no_timing(monkeypatch, capsys, exp_path, files):
+    """Verdict first: swapping ALLOC b0 (0) and COPY_IN (1) breaks edge 0 -> 1, the oracle.
+    The verdict line, then the violations, then the figures marked as an invalid plan's;
+    no makespan and no latency (the plan has no timing); `null` in JSON; exit 1."""
+    files["schedule"].write_text("1\n0\n2\n3\n4\n5\n6\n")
+    args = ["evaluate", exp_path, "--schedule", files["schedule"], "--memory", files["memory"]]
+    args += ["--spill", files["spill"], "--hw", files["hw"]]
+    code, out, _ = run_cli(monkeypatch, capsys, *args)
+    assert code == 1
+    lines = out.splitlines()
+    assert lines[0] == "Exp: full plan (problems 2 and 3) is invalid (2 violation(s))"
+    broken = next(i for i, line in enumerate(lines) if "edge 0 -> 1" in line)
+    table = next(i for i, line in enumerate(lines) if line.startswith("metric"))
+    assert broken < table and "(invalid plan)" in lines[table]
+    assert [line.split()[-1] for line in lines if line.startswith("makespan")] == ["-"]
+    assert "Estimated latency" not in out and "no makespan: the order runs a node before one it depends on" in out
+    code, out, _ = run_cli(monkeypatch, capsys, *args, "--json")
+    got = json.loads(out)
+    assert code == 1 and got["valid"] is False and got["makespan"] is None and got["timing_defined"] is False
+    assert got["max_v_stay"] == 10  # +5 (b0), +5 (b1): the schedule is still a permutation
+
+
+def test_an_invalid_plan_with_a_timing_marks_its_latency(monkeypatch, capsys, exp_path, files):
+    """b1 at [4, 9) overlaps b0 at [0, 5): invalid, the order keeps every edge, so the makespan
+    (60 = 15 + 30 + 15) and its latency are shown, marked as an invalid plan's."""
+    files["memory"].write_text("0:0\n1:4\n")
+    args = ["evaluate", exp_path, "--schedule", files["schedule"], "--memory", files["memory"]]
+    code, out, _ = run_cli(monkeypatch, capsys, *args, "--spill", files["spill"], "--hw", files["hw"])
+    assert code == 1 and "Estimated latency: 0.060 us (60 cycles at 1 GHz) (invalid plan)" in out

@@ -60,3 +60,21 @@ def test_choices_reach_the_pipeline(monkeypatch, capsys, tmp_path):
         "Exp_spill.txt",
     ]
     assert '"variant": "mpas-paper"' in (tmp_path / "Exp_report.json").read_text()
+
+
+@pytest.mark.parametrize(
+    "typed, suggested",
+    [
+        ("--efort", "(did you mean --effort?)"),  # not --out: only close options
+        ("--exact-windw", "(did you mean --exact-window or --exact-window-mode?)"),  # the closest first
+        ("--qiet", "(did you mean --quiet?)"),
+        ("--zzzz", None),  # nothing close: no suggestion
+    ],
+)
+def test_a_mistyped_option_suggests_the_closest_first(monkeypatch, capsys, tmp_path, typed, suggested):
+    code, out, err = run_cli(monkeypatch, capsys, "solve", SHIPPED / "Exp.json", "--out", tmp_path, typed, "1")
+    [line] = err.strip().splitlines()
+    assert code == 2 and out == ""
+    head = f"dansched: error: No such option: {typed}"
+    assert line == (head if suggested is None else f"{head} {suggested}")
+    assert list(tmp_path.iterdir()) == []

@@ -86,3 +86,52 @@ def test_the_default_run_keeps_an_end_to_end_solve_of_a_real_contest_graph():
 
     marks = getattr(test_determinism.test_official_end_to_end_flashattention_case0, "pytestmark", [])
     assert not [m for m in marks if m.name == "slow"]
+
+
+def _exit_paragraph(text: str) -> str:
+    """The paragraph of ``text`` that states the exit statuses."""
+    for block in re.split(r"\n\s*\n", text):
+        if re.search(r"[Ee]xit (status|codes) everywhere|exit\s+status 0", block):
+            return " ".join(block.split())
+    raise AssertionError("no exit-status paragraph")
+
+
+def test_exit_status_1_keeps_host_memory_and_the_scratchpads_apart(tmp_path):
+    """Every statement of the exit statuses (README, guide, command reference, the CLI's
+    own docstring) names host memory (RAM) for a solve that runs out of it and says a
+    graph that does not fit the scratchpad tiers is bad input; and the code agrees: a
+    buffer larger than its tier (Exp's 5-unit buffers on a UB of 4) is exit 2."""
+    from helpers import run_proc_cli
+
+    import dansched.cli
+
+    texts = {
+        "README.md": (REPO / "README.md").read_text(),
+        "docs/guide.md": (DOCS / "guide.md").read_text(),
+        "docs/cli.md": (DOCS / "cli.md").read_text(),
+        "dansched/cli.py": dansched.cli.__doc__ or "",
+    }
+    for where, text in texts.items():
+        paragraph = _exit_paragraph(text)
+        assert "not enough memory" not in paragraph, where
+        assert "host memory" in paragraph and "RAM" in paragraph, (where, paragraph)
+        assert "scratchpad tiers" in paragraph and "bad input" in paragraph, (where, paragraph)
+    hw = tmp_path / "ub4.toml"
+    hw.write_text("[tiers]\nUB = 4\n")
+    proc = run_proc_cli("solve", REPO / "instances" / "Exp.json", "--hw", hw, "--out", tmp_path / "out")
+    assert proc.returncode == 2 and "larger than" in proc.stderr, proc.stderr
+
+
+def test_the_guide_says_what_solve_json_prints(tmp_path):
+    """`solve --json` prints `files` as a list of paths, as the guide says."""
+    import json
+
+    from helpers import run_proc_cli
+
+    guide = " ".join((DOCS / "guide.md").read_text().split())
+    assert "files as one object" not in guide and "`files`, the list of the paths it wrote" in guide
+    out = tmp_path / "out"
+    proc = run_proc_cli("solve", REPO / "instances" / "Exp.json", "--out", out, "--json", "--quiet", "--effort", "fast")
+    assert proc.returncode == 0, proc.stderr
+    files = json.loads(proc.stdout)["files"]
+    assert isinstance(files, list) and sorted(files) == sorted(str(p) for p in out.iterdir())

@@ -141,13 +141,15 @@ def test_evaluate_of_another_cases_files_says_so_in_one_line(solved, monkeypatch
     files = [f"--{k}={folder / f'matmul_s2_{k}.txt'}" for k in ("schedule", "memory", "spill")]
     code, out, err = run_cli(monkeypatch, capsys, "evaluate", SHIPPED / "Exp.json", *files)
     assert code == 1 and err == ""
-    below = out.split("makespan (cycles)")[1].splitlines()[1:]  # what follows the metrics table
+    lines = out.splitlines()
+    above = lines[1 : next(i for i, line in enumerate(lines) if line.startswith("metric"))]  # verdict first
     assert (
-        len(below) == 1
-        and below[0].startswith("  note: ")
-        and "schedule entries name nodes Exp does not have" in below[0]
+        len(above) == 1
+        and above[0].startswith("  note: ")
+        and "schedule entries name nodes Exp does not have" in above[0]
     )
-    assert below[0].endswith(
+    assert lines[-1] == "no makespan: the schedule is not a permutation of the plan's nodes"
+    assert above[0].endswith(
         "these files are a plan of matmul_s2 (the report beside them, matmul_s2_report.json, names it)"
     )
 

@@ -140,3 +140,28 @@ def test_default_hardware_plan_with_spills_round_trips_through_files_and_cli(tmp
     assert got["valid"] is True and got["errors"] == []
     for k in ("max_v_stay", "physical_peak", "extra_traffic", "spill_count", "makespan"):
         assert got[k] == getattr(ev, k)
+
+
+@pytest.mark.slow
+def test_breaking_edge_7_to_9_of_flashattention_case0_leaves_no_makespan(tmp_path):
+    """The user's edit on the official FlashAttention_Case0: swapping the schedule lines of
+    nodes 7 and 9 breaks edge 7 -> 9 (the oracle). `evaluate --plan` judges the edited
+    folder: invalid, that edge named, no makespan (null), exit 1, one note that the files
+    are not the report's plan."""
+    from helpers import run_proc_cli
+
+    path = official_path("FlashAttention_Case0")
+    assert [7, 9] in json.loads(path.read_text())["Edges"]
+    folder = tmp_path / "plan"
+    assert run_proc_cli("solve", path, "--effort", "fast", "--out", folder, "--quiet").returncode == 0
+    schedule = folder / "FlashAttention_Case0_schedule.txt"
+    lines = schedule.read_text().splitlines(keepends=True)
+    i, j = (lines.index(f"{v}\n") for v in (7, 9))
+    assert i < j  # a valid plan runs 7 first
+    lines[i], lines[j] = lines[j], lines[i]
+    schedule.write_text("".join(lines))
+    proc = run_proc_cli("evaluate", path, "--plan", folder, "--json")
+    got = json.loads(proc.stdout)
+    assert proc.returncode == 1 and got["valid"] is False
+    assert any(e["kind"] == "not-topological" and e["message"].startswith("edge 7 -> 9:") for e in got["errors"])
+    assert got["makespan"] is None and got["timing_defined"] is False and got["differs_from_report"] is not None

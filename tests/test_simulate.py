@@ -465,3 +465,82 @@ def test_problem1_user_outside_lifetime(exp_path):
     ev = evaluate(inst, Plan(order=(1, 0, 2, 3, 4, 5, 6)))
     assert not ev.valid
     assert ev.error_counts == {"not-topological": 1, "not-resident": 1}
+
+
+# ---------------------------------------------------------------------------------
+# What an invalid plan still has: a timing only when its order keeps every edge
+# ---------------------------------------------------------------------------------
+
+
+def test_an_order_that_breaks_an_edge_has_no_timing(exp_path, tmp_path):
+    """Swapping ALLOC b0 (0) and its user COPY_IN (1) breaks edge 0 -> 1: the plan has no
+    timing (docs/rules.md, section 7), so no makespan, while the figures its files still
+    define stay: maxV_stay +5 (b0), +5 (b1) -> 10, physical peak 10 (both resident after
+    ALLOC b1), traffic 0 and no spill (the empty spill list)."""
+    inst = load_instance(exp_path, load_hardware(hw_file(tmp_path, UB=10)))
+    layout = {"offsets": ((0, 0), (1, 5)), "spills": ()}
+    ok = evaluate(inst, Plan(order=(0, 1, 2, 3, 5, 6, 4), **layout))
+    assert ok.valid and ok.timing_defined and ok.makespan == 60 and ok.figures_label == ""
+    bad = evaluate(inst, Plan(order=(1, 0, 2, 3, 5, 6, 4), **layout))
+    assert not bad.valid
+    assert any(e.kind == "not-topological" and e.message.startswith("edge 0 -> 1:") for e in bad.errors)
+    assert not bad.timing_defined and bad.figures_label == "(invalid plan)"
+    assert bad.makespan is None and bad.start is None and bad.end is None and bad.timing is None
+    assert (bad.max_v_stay, bad.physical_peak, bad.extra_traffic, bad.spill_count) == (10, 10, 0, 0)
+    got = bad.to_dict()
+    assert got["valid"] is False and got["makespan"] is None and got["timing_defined"] is False
+    with pytest.raises(ValueError, match="no layout metrics"):
+        _ = bad.metrics
+
+
+def test_an_invalid_plan_with_a_timing_keeps_its_makespan(exp_path, tmp_path):
+    """b1 at [4, 9) overlaps b0 at [0, 5): invalid, but the order keeps every edge, so the
+    plan has a timing: COPY_IN [0,15), EXP [15,45), COPY_OUT [45,60), makespan 60."""
+    inst = load_instance(exp_path, load_hardware(hw_file(tmp_path, UB=10)))
+    ev = evaluate(inst, Plan(order=tuple(range(7)), offsets=((0, 0), (1, 4))))
+    assert not ev.valid and ev.error_counts == {"overlap": 1}
+    assert ev.timing_defined and ev.makespan == 60 and ev.figures_label == "(invalid plan)"
+
+
+def test_a_schedule_missing_a_line_keeps_the_spill_traffic(tmp_path):
+    """The spill-once plan with its last FREE left out: not a permutation, so no timing, no
+    maxV_stay, no physical peak; the spill list still defines the traffic (X backed 8,
+    Y 2 * 6 = 12: 20) and the spill count (2)."""
+    inst = instance_from_records("spill1", SPILL_ONCE_NODES, SPILL_ONCE_EDGES, load_hardware(hw_file(tmp_path, UB=16)))
+    order = (0, 1, 2, 3, 10, 12, 4, 5, 6, 11, 13, 7, 8)  # FREE (9) left out
+    ev = evaluate(inst, Plan(order=order, offsets=((0, 0), (1, 8), (2, 0)), spills=((0, 8), (1, 0))))
+    assert not ev.valid and ev.error_counts == {"missing-node": 1}
+    assert not ev.timing_defined and ev.makespan is None
+    assert ev.max_v_stay is None and ev.physical_peak is None
+    assert ev.extra_traffic == 20 and ev.spill_count == 2
+
+
+def test_a_permutation_with_a_bad_memory_file_keeps_max_v_stay(exp_path, tmp_path):
+    """b1 has no offset: the layout cannot be read (no timing, no physical peak), but the
+    schedule is a permutation: maxV_stay 10 (+5, +5)."""
+    inst = load_instance(exp_path, load_hardware(hw_file(tmp_path, UB=10)))
+    ev = evaluate(inst, Plan(order=tuple(range(7)), offsets=((0, 0),)))
+    assert not ev.valid and ev.error_counts == {"bad-offset": 1}
+    assert ev.max_v_stay == 10 and ev.physical_peak is None and ev.makespan is None
+    assert not ev.timing_defined
+
+
+def test_repr_of_an_evaluation_is_one_short_line(exp_path, tmp_path):
+    """The verdict and the key figures, no per-node arrays (the figures by hand: Exp)."""
+    inst = load_instance(exp_path, load_hardware(hw_file(tmp_path, UB=10)))
+    ev = evaluate(inst, Plan(order=tuple(range(7)), offsets=((0, 0), (1, 5))))
+    assert repr(ev) == (
+        "Evaluation(problem 2, valid, max_v_stay=10, extra_traffic=0, spill_count=0, makespan=60, physical_peak=10)"
+    )
+    bad = evaluate(inst, Plan(order=(1, 0, 2, 3, 4, 5, 6), offsets=((0, 0), (1, 5))))
+    assert repr(bad).startswith("Evaluation(problem 2, invalid, 2 violation(s), max_v_stay=10,")
+    assert "makespan=None" in repr(bad)
+
+
+def test_metrics_is_a_property_with_max_v_stay(exp_path, tmp_path):
+    """The typed view of a full plan's figures, read as an attribute (Exp by hand)."""
+    inst = load_instance(exp_path, load_hardware(hw_file(tmp_path, UB=10)))
+    ev = evaluate(inst, Plan(order=tuple(range(7)), offsets=((0, 0), (1, 5))))
+    m = ev.metrics
+    assert (m.extra_traffic, m.spill_count, m.makespan, m.physical_peak, m.max_v_stay) == (0, 0, 60, 10, 10)
+    assert ev.timing.makespan == 60 and ev.timing.end[5] == 60

@@ -205,12 +205,13 @@ def first_free_bound(inst: Instance, g=None, params: BoundParams = BoundParams()
     return Bound(best, "first-free peeling: max over buffer sets X of min over b in X of what X keeps live at FREE(b)")
 
 
-def peak_lower_bound(inst: Instance, g=None, params: BoundParams = BoundParams()) -> Bound:
+def peak_lower_bound(inst: Instance, g=None, params: BoundParams | None = None) -> Bound:
     """The best bound of this module. :func:`first_free_bound` is never below the
     other two (their sets are among the ``X`` it considers), so it is the one
     computed; the working set names the method when they tie. ``params.peak_work_bits``
     bounds the work of the first-free bound."""
     require_instance(inst, "peak_lower_bound: inst")
+    params = BoundParams() if params is None else params
     ws = working_set_bound(inst)
     try:
         ff = first_free_bound(inst, g, params)

@@ -53,8 +53,8 @@ def out_of_memory(inst: Instance) -> Iterator[None]:
     except MemoryError:
         need = memory_needed(inst.n, inst.num_edges) / 2**30
         raise OutOfMemory(
-            f"{inst.name}: out of memory: a graph of {inst.n:,} nodes and {inst.num_edges:,} edges needs about "
-            f"{need:.1f} GiB to solve (about 1 KiB per node and per edge); run it where that much is free"
+            f"{inst.name}: out of memory (host RAM): a graph of {inst.n:,} nodes and {inst.num_edges:,} edges needs "
+            f"about {need:.1f} GiB of RAM to solve (about 1 KiB per node and per edge); run it where that much is free"
         ) from None
 
 

@@ -84,15 +84,20 @@ def print_evaluation(
     console: Console | None = None,
     violations: bool = True,
 ) -> None:
-    """A metrics table, then the first violations (the unknown-node ones in one line: they
-    share a cause; none without ``violations``, when a note explains them all), then
-    ``notes`` (what explains them, once)."""
+    """The verdict, then the first violations (the unknown-node ones in one line: they
+    share a cause; none without ``violations``, when a note explains them all) and
+    ``notes`` (what explains them, once), then the metrics table: an invalid plan's figures
+    under ``value (invalid plan)``, ``-`` for those its files do not define, and a line
+    saying why a full plan has no makespan (:attr:`~dansched.simulate.Evaluation.timing_defined`)."""
     console = _console(console)
     verdict = "[green]valid[/green]" if ev.valid else f"[red]invalid[/red] ({ev.error_count} violation(s))"
     console.print(f"{markup_safe(inst.name)}: {plan_kind(ev)} is {verdict}", soft_wrap=True)
+    _print_violations(console, ev, violations)
+    for note in notes:
+        console.print(f"  note: {markup_safe(note)}", highlight=False, soft_wrap=True)
     table = compact_table()
     table.add_column("metric")
-    table.add_column("value", justify="right")
+    table.add_column(f"value {ev.figures_label}".rstrip(), justify="right")
     rows = [("maxV_stay (L1+UB, logical)", ev.max_v_stay)]
     if ev.problem != 1:
         rows += [
@@ -104,6 +109,21 @@ def print_evaluation(
     for name, value in rows:
         table.add_row(name, "-" if value is None else f"{value:,}")
     console.print(table)
+    if ev.problem != 1 and not ev.timing_defined:
+        console.print(f"no makespan: {_why_no_timing(ev)}")
+
+
+def _why_no_timing(ev: Evaluation) -> str:
+    """Why a full plan has no timing, from its violations."""
+    if {UNKNOWN_NODE, "duplicate-node", "missing-node"} & ev.error_counts.keys():
+        return "the schedule is not a permutation of the plan's nodes"
+    if "not-topological" in ev.error_counts:
+        return "the order runs a node before one it depends on"
+    return "the memory or spill file cannot be read"
+
+
+def _print_violations(console: Console, ev: Evaluation, violations: bool) -> None:
+    """The first violations, a line each (the unknown-node ones in one), and how many more."""
     shown = 0
     unknown = [e for e in ev.errors if e.kind == UNKNOWN_NODE]
     for e in ev.errors if violations else ():
@@ -121,8 +141,6 @@ def print_evaluation(
             f"  ... and {ev.error_count - shown} more: "
             + ", ".join(f"{k} {c}" for k, c in sorted(ev.error_counts.items()))
         )
-    for note in notes:
-        console.print(f"  note: {markup_safe(note)}", highlight=False, soft_wrap=True)
 
 
 # the bound rows' scopes, as the table shows them (the method lines below say the rest)

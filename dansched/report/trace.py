@@ -101,7 +101,7 @@ class BufferSegment:
 
 
 def _require_timing(ev: Evaluation) -> Timing:
-    timing = ev.timing()
+    timing = ev.timing
     if timing is None:
         raise TraceError(
             "a trace needs a plan with a layout (<case>_memory.txt): a problem-1 order has no timing "

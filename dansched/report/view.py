@@ -331,7 +331,7 @@ def build_view_data(
     tasks = timed_tasks(inst, plan, ev)
     check_view_range(inst, ev, report)
     segments = buffer_segments(inst, plan, ev)
-    timing = ev.timing()
+    timing = ev.timing
     assert timing is not None, "timed_tasks refuses a plan without timing"
     g = timing.graph
     waits = binding_predecessors(plan.order, g.preds, g.pipe, timing.start, timing.end, g.spill_edges, g.reuse_edges)

@@ -149,7 +149,7 @@ def format_waits(w: PipeWaits, top: int = 3) -> list[str]:
 
 
 def _timing(ev: Evaluation) -> Timing:
-    timing = ev.timing()
+    timing = ev.timing
     if not ev.valid or timing is None:
         raise ValueError("waits need a valid plan's timing (evaluate it without dropping detail)")
     return timing

@@ -31,6 +31,8 @@ from .cycles import simulate_timing, simulate_timing_arrays, simulate_timing_ref
 from .evaluator import evaluate, evaluate_fast, evaluate_reference, judged
 from .reference import MAX_REPORTED, max_v_stay
 from .types import (
+    INVALID_FIGURES,
+    TIMING_BREAKERS,
     UNKNOWN_NODE,
     AugmentedGraph,
     Evaluation,
@@ -45,6 +47,8 @@ from .types import (
 
 __all__ = [
     "UNKNOWN_NODE",
+    "TIMING_BREAKERS",
+    "INVALID_FIGURES",
     "Violation",
     "Segment",
     "Residency",

@@ -18,6 +18,7 @@ from ..kernels.csr import csr_of_lists
 from ..plan import Plan
 from .cycles import simulate_timing_reference
 from .types import (
+    TIMING_BREAKERS,
     UNKNOWN_NODE,
     AugmentedGraph,
     Evaluation,
@@ -79,6 +80,9 @@ def max_v_stay(inst: Instance, order: Sequence[int] | np.ndarray) -> int:
 def _check_permutation(
     inst: Instance, order: Sequence[int], total: int, errs: _Errors, spill_buf: Sequence[int]
 ) -> list[int] | None:
+    """Each node's position in ``order``; None (the violations in ``errs``) when ``order`` is
+    not a permutation of the ``total`` nodes."""
+    before = sum(errs.counts.values())
     pos = [-1] * total
     for i, v in enumerate(order):
         if not isinstance(v, (int, np.integer)) or not 0 <= v < total:
@@ -93,7 +97,7 @@ def _check_permutation(
     for v in range(total):
         if pos[v] < 0:
             errs.add("missing-node", f"{_node_name(inst, v, spill_buf)} is not in the schedule")
-    return None if errs else pos
+    return None if sum(errs.counts.values()) > before else pos
 
 
 def _check_original_edges(inst: Instance, pos: list[int], errs: _Errors) -> None:
@@ -211,21 +215,25 @@ def _read_layout(inst: Instance, plan: Plan, errs: _Errors) -> tuple[list[int], 
     return spill_buf, spill_off, [0 if got is None else got for got in given]
 
 
+def _spills_traffic(inst: Instance, spill_buf: Sequence[int]) -> int:
+    """The extra traffic of the spills (docs/rules.md, section 5.3): defined by the spill
+    list alone, once every spill names a buffer (``spill_buf`` has no -1)."""
+    sizes = inst.buf_size.tolist()
+    return sum(spill_traffic(sizes[b], bool(inst.buf_backed[b])) for b in spill_buf)
+
+
 def _spill_tasks(inst: Instance, spill_buf: Sequence[int]) -> tuple[list[int], list[int], int]:
     """Pipe and cycles of every node, the spill nodes appended (SPILL_OUT, SPILL_IN per
-    spill; paper Eq. 8), and the extra traffic of the spills (docs/rules.md, section 5.3)."""
+    spill; paper Eq. 8), and the extra traffic of the spills (:func:`_spills_traffic`)."""
     hw = inst.hw
     L = inst.lists()
     sizes = inst.buf_size.tolist()
     pipe = L.pipe + [hw.pipe_index(hw.spill_out_pipe), hw.pipe_index(hw.spill_in_pipe)] * len(spill_buf)
     cycles = list(L.cycles)
-    traffic = 0
     for b in spill_buf:
         c = hw.spill_cycles(sizes[b])
-        backed = bool(inst.buf_backed[b])
-        cycles += [0 if backed else c, c]
-        traffic += spill_traffic(sizes[b], backed)
-    return pipe, cycles, traffic
+        cycles += [0 if inst.buf_backed[b] else c, c]
+    return pipe, cycles, _spills_traffic(inst, spill_buf)
 
 
 def _spill_edges(inst: Instance, spill_buf: Sequence[int], pos: Sequence[int]) -> list[tuple[int, int]]:
@@ -396,16 +404,34 @@ def _check_topological(
                 )
 
 
+def _malformed(inst: Instance, plan: Plan, spill_buf: Sequence[int], permutation: bool, errs: _Errors) -> Evaluation:
+    """The verdict on plan files the residency walk cannot read (a schedule that is not a
+    permutation, an unknown buffer, a buffer without an offset): no timing, no physical
+    peak; ``max_v_stay`` when the schedule is a permutation, the traffic and spill count
+    when every spill names a buffer (the figures the files still define)."""
+    known = all(b >= 0 for b in spill_buf)
+    return Evaluation(
+        2,
+        False,
+        errs.shown,
+        dict(errs.counts),
+        max_v_stay(inst, plan.order) if permutation else None,
+        extra_traffic=_spills_traffic(inst, spill_buf) if known else None,
+        spill_count=len(spill_buf) if known else None,
+    )
+
+
 def evaluate_layout(inst: Instance, plan: Plan) -> Evaluation:
     """A full plan: files well formed, residency legal, the augmented DAG (spill and reuse
-    edges) respected by the order; then the cycle simulator's timing."""
+    edges) respected by the order; then the cycle simulator's timing, when the order
+    respects every edge (else the plan has none: :attr:`Evaluation.timing_defined`)."""
     n = inst.n
     errs = _Errors()
     spill_buf, spill_off, offset = _read_layout(inst, plan, errs)
     total = n + 2 * len(spill_buf)
     pos = _check_permutation(inst, plan.order, total, errs, spill_buf)
     if errs or pos is None:
-        return Evaluation(2, False, errs.shown, dict(errs.counts), None)
+        return _malformed(inst, plan, spill_buf, pos is not None, errs)
     L = inst.lists()
     order = list(plan.order)
     pipe, cycles, traffic = _spill_tasks(inst, spill_buf)
@@ -429,7 +455,11 @@ def evaluate_layout(inst: Instance, plan: Plan) -> Evaluation:
         memory_event_ids(inst, len(spill_buf)),
         spill_buf,
     )
-    start, end, makespan = simulate_timing_reference(order, preds, pipe, cycles)
+    start: list[int] | None = None
+    end: list[int] | None = None
+    makespan: int | None = None
+    if not TIMING_BREAKERS & errs.counts.keys():  # an order that breaks an edge has no timing
+        start, end, makespan = simulate_timing_reference(order, preds, pipe, cycles)
     residency = Residency(
         order, walk.seg_starts, walk.seg_ends, offset, spill_buf, spill_off, walk.tiers, walk.sizes, n, L.node_buf
     )

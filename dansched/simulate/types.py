@@ -26,6 +26,8 @@ __all__ = [
     "LayoutMetrics",
     "Timing",
     "Evaluation",
+    "TIMING_BREAKERS",
+    "INVALID_FIGURES",
     "spill_node_ids",
     "spill_of_node",
     "memory_event_ids",
@@ -197,18 +199,19 @@ class Residency:
 
 
 class LayoutMetrics(NamedTuple):
-    """The metrics of a full plan (problems 2 and 3), typed: :meth:`Evaluation.metrics`."""
+    """The metrics of a full plan (problems 2 and 3), typed: :attr:`Evaluation.metrics`."""
 
     extra_traffic: int
     spill_count: int
     makespan: int
     physical_peak: int
+    max_v_stay: int
 
 
 @dataclass(frozen=True)
 class Timing:
     """The timing of a full plan judged with its detail: the augmented DAG, every node's
-    start and end, and the makespan (:meth:`Evaluation.timing`)."""
+    start and end, and the makespan (:attr:`Evaluation.timing`)."""
 
     graph: AugmentedGraph
     start: list[int]
@@ -216,9 +219,23 @@ class Timing:
     makespan: int
 
 
+# the violations after which a plan has no timing (docs/rules.md, section 7): a schedule that is
+# not a permutation of the plan's nodes, or an order that runs a node before one it depends on
+TIMING_BREAKERS = frozenset({UNKNOWN_NODE, "duplicate-node", "missing-node", "not-topological"})
+
+INVALID_FIGURES = "(invalid plan)"  # the label of the figures of an invalid plan, wherever they are shown
+
+
 @dataclass
 class Evaluation:
-    """What the evaluator found: validity, violations, metrics and per-node timing."""
+    """What the evaluator found: validity, violations, metrics and per-node timing.
+
+    The figures of an invalid plan are those its files still define, and no more: the
+    makespan (and every node's start and end) only when the plan has a timing
+    (:attr:`timing_defined`), ``max_v_stay`` only when the schedule is a permutation, the
+    physical peak only when the residency walk could run, the traffic and spill count only
+    when every spill names a buffer; None otherwise. A figure of an invalid plan is not the
+    figure of a plan that may run: show it with :data:`INVALID_FIGURES` (:attr:`figures_label`)."""
 
     problem: int
     valid: bool
@@ -235,25 +252,60 @@ class Evaluation:
     residency: Residency | None = field(default=None, repr=False)
     _segments: list[Segment] | None = field(default=None, repr=False, compare=False)
 
+    def __repr__(self) -> str:
+        """One line with the verdict and the key figures (never the per-node arrays)."""
+        return f"Evaluation(problem {self.problem}, {self.figures_text})"
+
+    @property
+    def figures_text(self) -> str:
+        """The verdict and the key figures as text: ``valid, max_v_stay=10, ...``."""
+        verdict = "valid" if self.valid else f"invalid, {self.error_count} violation(s)"
+        figures: list[tuple[str, int | None]] = [("max_v_stay", self.max_v_stay)]
+        if self.problem != 1:
+            figures += [
+                ("extra_traffic", self.extra_traffic),
+                ("spill_count", self.spill_count),
+                ("makespan", self.makespan),
+                ("physical_peak", self.physical_peak),
+            ]
+        return ", ".join([verdict, *(f"{k}={v}" for k, v in figures)])
+
     @property
     def error_count(self) -> int:
         return sum(self.error_counts.values())
 
+    @property
+    def timing_defined(self) -> bool:
+        """Whether the plan has a timing: a full plan whose schedule is a permutation of its
+        nodes (spill nodes included), with a layout the residency walk can read, that runs
+        every node after those it depends on (the augmented DAG's edges, docs/rules.md,
+        section 7). A problem-1 order has none; nor has a plan with a violation of
+        :data:`TIMING_BREAKERS` or plan files that name an unknown buffer or leave one without
+        an offset. Where it is False, ``makespan`` (and each node's start and end) is None."""
+        return self.problem != 1 and self.makespan is not None
+
+    @property
+    def figures_label(self) -> str:
+        """What to print beside the plan's figures: ``""`` for a valid plan,
+        :data:`INVALID_FIGURES` for an invalid one."""
+        return "" if self.valid else INVALID_FIGURES
+
+    @property
     def timing(self) -> Timing | None:
-        """The plan's :class:`Timing`; None for a problem-1 order, plan files that name unknown
-        or duplicate nodes, or an evaluation whose detail was dropped (:meth:`drop_detail`)."""
+        """The plan's :class:`Timing`; None for a problem-1 order, a plan without a timing
+        (:attr:`timing_defined`), or an evaluation whose detail was dropped (:meth:`drop_detail`)."""
         if self.graph is None or self.start is None or self.end is None or self.makespan is None:
             return None
         return Timing(self.graph, self.start, self.end, self.makespan)
 
+    @property
     def metrics(self) -> LayoutMetrics:
         """The metrics of a full plan (:class:`LayoutMetrics`); raises ``ValueError`` for an
-        evaluation without them (a problem-1 order, plan files that name unknown or
-        duplicate nodes)."""
-        t, c, m, p = self.extra_traffic, self.spill_count, self.makespan, self.physical_peak
-        if t is None or c is None or m is None or p is None:
-            raise ValueError("no layout metrics: a problem-1 order or plan files that do not name every node once")
-        return LayoutMetrics(t, c, m, p)
+        evaluation without every one of them (a problem-1 order, a plan without a timing)."""
+        t, c, m, p, v = self.extra_traffic, self.spill_count, self.makespan, self.physical_peak, self.max_v_stay
+        if t is None or c is None or m is None or p is None or v is None:
+            raise ValueError("no layout metrics: a problem-1 order or a plan without a timing (timing_defined)")
+        return LayoutMetrics(t, c, m, p, v)
 
     def segments(self) -> list[Segment]:
         """Every residency segment of a full plan judged with its detail, in the order their
@@ -286,6 +338,7 @@ class Evaluation:
         }
         if self.problem != 1:
             out.update(
+                timing_defined=self.timing_defined,
                 physical_peak=self.physical_peak,
                 extra_traffic=self.extra_traffic,
                 spill_count=self.spill_count,

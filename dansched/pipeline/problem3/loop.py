@@ -241,8 +241,8 @@ def _search_rounds(
             row = CandidateRecord(
                 "makespan-search",
                 detail,
-                got.evaluation.metrics().extra_traffic,
-                screened=got.evaluation.metrics().makespan,
+                got.evaluation.metrics.extra_traffic,
+                screened=got.evaluation.metrics.makespan,
                 makespan=s3.makespan,
             )
             rows.append(row)

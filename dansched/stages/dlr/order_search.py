@@ -43,12 +43,12 @@ __all__ = ["search_order"]
 
 
 def _key(ev: Evaluation) -> tuple[int, int]:
-    m = ev.metrics()
+    m = ev.metrics
     return (m.extra_traffic, m.spill_count)
 
 
 def _traffic(ev: Evaluation) -> int:
-    return ev.metrics().extra_traffic
+    return ev.metrics.extra_traffic
 
 
 def _accepted(inst: Instance, plan: Plan | None) -> Evaluation | None:

@@ -290,7 +290,7 @@ def wave_search(inst: Instance, params: WaveParams = WaveParams(), deadline: flo
             got = dlr_plan(inst, order, other_orders=False)
         except PlacementFailed:
             continue
-        t = got.evaluation.metrics().extra_traffic
+        t = got.evaluation.metrics.extra_traffic
         if got.evaluation.valid and (best is None or t < best.traffic):
             stats = WaveStats(t, name, (R, C, K), grid.width, len(ranked), len(scored), stopped_by_clock=stopped)
             best = WaveResult(got.plan, got.evaluation, stats)

@@ -61,7 +61,7 @@ class LnsResult:
 
 
 def _key(ev: Evaluation) -> tuple[int, int]:
-    m = ev.metrics()
+    m = ev.metrics
     return (m.extra_traffic, m.spill_count)
 
 
@@ -160,8 +160,8 @@ def window_lns(
         improved=improved,
         deterministic_time=used,
         rejected=rejected,
-        traffic_before=evaluation.metrics().extra_traffic,
-        traffic=best_ev.metrics().extra_traffic,
+        traffic_before=evaluation.metrics.extra_traffic,
+        traffic=best_ev.metrics.extra_traffic,
         seconds=time.perf_counter() - t0,
         stopped=stop,
     )

@@ -84,11 +84,11 @@ class PlanState:
 
     @property
     def makespan(self) -> int:
-        return self.evaluation.metrics().makespan
+        return self.evaluation.metrics.makespan
 
     def context(self, inst: Instance, allowance: int, params: SearchParams, seed: int) -> MoveContext:
         if self._ctx is None:
-            headroom = allowance - self.evaluation.metrics().extra_traffic
+            headroom = allowance - self.evaluation.metrics.extra_traffic
             self._ctx = MoveContext(inst, self.layout, self.evaluation, headroom, params, seed)
         return self._ctx
 
@@ -114,7 +114,7 @@ class SearchResult:
     def summary(self) -> SearchRound:
         """What the round did, as the report shows it (:class:`SearchRound`)."""
         operators = {name: replace(s) for name, s in self.operators.items()}
-        return SearchRound(self.start, self.evaluation.metrics().makespan, self.iterations, self.window_time, operators)
+        return SearchRound(self.start, self.evaluation.metrics.makespan, self.iterations, self.window_time, operators)
 
 
 @dataclass(frozen=True)
@@ -145,14 +145,14 @@ def _state_of(inst: Instance, layout: Layout, allowance: int) -> PlanState | Non
     rejects it or it carries more traffic."""
     plan = layout.plan(inst)
     ev = evaluate(inst, plan)
-    if not ev.valid or ev.metrics().extra_traffic > allowance:
+    if not ev.valid or ev.metrics.extra_traffic > allowance:
         return None
     assert ev.graph is not None
     skel, order = loose_list_schedule(inst, plan, ev.graph)
-    if makespan_of(skel, order) < ev.metrics().makespan:
+    if makespan_of(skel, order) < ev.metrics.makespan:
         faster = Plan(tuple(order), plan.offsets, plan.spills)
         ev2 = evaluate(inst, faster)
-        if ev2.valid and ev2.metrics().makespan < ev.metrics().makespan:
+        if ev2.valid and ev2.metrics.makespan < ev.metrics.makespan:
             plan, ev = faster, ev2
     return PlanState(plan, ev, Layout.of(inst, plan, ev))
 

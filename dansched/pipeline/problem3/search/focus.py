@@ -35,7 +35,7 @@ class Chain:
     and the waits along it."""
 
     def __init__(self, order: tuple[int, ...] | list[int], ev: Evaluation) -> None:
-        timing = ev.timing()
+        timing = ev.timing
         assert timing is not None, "a full plan's evaluation"
         self.order, self.timing = order, timing
 

@@ -80,7 +80,7 @@ class MoveContext:
 
     @cached_property
     def schedule(self) -> Schedule:
-        timing = self.evaluation.timing()
+        timing = self.evaluation.timing
         assert timing is not None, "a full plan's evaluation"
         return schedule_of(timing, self.layout.order)
 

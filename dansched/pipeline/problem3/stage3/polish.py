@@ -37,7 +37,7 @@ def _acceptable(cand: Evaluation, ev: Evaluation) -> bool:
     bounds traffic, not peak)."""
     if not cand.valid:
         return False
-    new, old = cand.metrics(), ev.metrics()
+    new, old = cand.metrics, ev.metrics
     return new.makespan < old.makespan and (new.extra_traffic, new.spill_count) == (old.extra_traffic, old.spill_count)
 
 
@@ -45,7 +45,7 @@ def _rejection(cand: Evaluation, ev: Evaluation) -> str:
     """Why the evaluator's verdict ``cand`` was not kept (a stats key)."""
     if not cand.valid:
         return "REJECTED_INVALID"
-    if cand.metrics().makespan >= ev.metrics().makespan:
+    if cand.metrics.makespan >= ev.metrics.makespan:
         return "REJECTED_NOT_FASTER"
     return "REJECTED_TRAFFIC"
 
@@ -54,7 +54,7 @@ class _MemoryRound:
     """One round of memory-aware windows on ``plan`` (a :class:`~.window_driver.WindowRound`)."""
 
     def __init__(self, inst: Instance, plan: Plan, ev: Evaluation, seed: int, params: MemoryWindowParams) -> None:
-        timing = ev.timing()
+        timing = ev.timing
         assert timing is not None, "a full plan's evaluation"
         g = timing.graph
         self.seed, self.params = seed, params
@@ -77,7 +77,7 @@ def memory_exact_windows(
     (``params.wall_seconds`` the wall-clock safety net). Returns (plan, evaluation, what the
     slide did); the plan is ``plan`` itself when no window helped."""
     assert ev.valid and ev.graph is not None and ev.start is not None and ev.end is not None
-    first = ev.metrics().makespan
+    first = ev.metrics.makespan
 
     def judge(cur: tuple[Plan, Evaluation], order: list[int]) -> tuple[tuple[Plan, Evaluation] | None, str | None]:
         cur_plan, cur_ev = cur
@@ -96,7 +96,7 @@ def memory_exact_windows(
         time_limit=params.wall_seconds,
     )
     plan, ev = run.state
-    return plan, ev, WindowStats.of(run, "memory", params.width, first, ev.metrics().makespan)
+    return plan, ev, WindowStats.of(run, "memory", params.width, first, ev.metrics.makespan)
 
 
 def memory_window_polish(
@@ -112,13 +112,13 @@ def memory_window_polish(
     then CPE (``cpe``: its parameters) again inside the new memory skeleton; the faster
     result, its ``stats.memory_windows`` saying what the windows did."""
     plan, ev, stats = memory_exact_windows(inst, s3.plan, ev3, params, seed=seed)
-    if ev.metrics().makespan >= ev3.metrics().makespan:
+    if ev.metrics.makespan >= ev3.metrics.makespan:
         return CPEResult(s3.plan, replace(s3.stats, memory_windows=stats), s3.makespan), ev3
     again = cpe_refine(inst, plan, ev, params=cpe)
     ev_again = evaluate(inst, again.plan)
     if _acceptable(ev_again, ev):
         plan, ev = again.plan, ev_again
-        stats = replace(stats, makespan_after_cpe=ev.metrics().makespan)
+        stats = replace(stats, makespan_after_cpe=ev.metrics.makespan)
     found_by = f"{s3.stats.found_by} + memory-aware CP-SAT windows"
     cpe_stats = replace(s3.stats, found_by=found_by, memory_windows=stats)
-    return CPEResult(plan, cpe_stats, ev.metrics().makespan), ev
+    return CPEResult(plan, cpe_stats, ev.metrics.makespan), ev

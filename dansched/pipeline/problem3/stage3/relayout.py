@@ -38,7 +38,7 @@ __all__ = ["relayout_for_timing", "move_late_segments"]
 def _wanted_times(ev: Evaluation, order: Sequence[int]) -> list[int]:
     """Start times on the augmented DAG without its reuse edges: when each event would run
     if addresses never made it wait."""
-    timing = ev.timing()
+    timing = ev.timing
     assert timing is not None, "a full plan's evaluation"
     g = timing.graph
     reuse: dict[int, set[int]] = {}
@@ -52,11 +52,11 @@ def relayout_for_timing(inst: Instance, plan: Plan, ev: Evaluation) -> tuple[Pla
     """The faster of two relayouts (each segment at its least-late range; or at its old
     offset unless that makes it wait), or None when neither fits or beats ``plan``."""
     best = None
-    bar = ev.metrics().makespan
+    bar = ev.metrics.makespan
     for keep_old in (False, True):
         r = _relayout(inst, plan, ev, keep_old)
-        if r is not None and r[1].metrics().makespan < bar:
-            best, bar = r, r[1].metrics().makespan
+        if r is not None and r[1].metrics.makespan < bar:
+            best, bar = r, r[1].metrics.makespan
     return best
 
 
@@ -183,7 +183,7 @@ def move_late_segments(inst: Instance, plan: Plan, ev: Evaluation) -> tuple[Plan
     free range (free in the current layout for the segment's whole residency) whose previous
     occupants finished earliest. Every move keeps the layout valid by construction; the
     result is kept only if the evaluator accepts it and it is faster."""
-    timing = ev.timing()
+    timing = ev.timing
     assert ev.valid and timing is not None
     g = timing.graph
     wanted = _wanted_times(ev, plan.order)
@@ -236,7 +236,7 @@ def _plan_from_segments(
     inst: Instance, plan: Plan, ev: Evaluation, segs: dict[int, _TierSegments]
 ) -> tuple[Plan, Evaluation] | None:
     n = inst.n
-    timing = ev.timing()
+    timing = ev.timing
     assert timing is not None, "a full plan's evaluation"
     g = timing.graph
     ids = inst.buf_id.tolist()
@@ -255,6 +255,6 @@ def _plan_from_segments(
         spills=tuple((ids[b], int(spill[k])) for k, b in enumerate(g.spill_buf)),
     )
     ev2 = evaluate(inst, new)
-    if not ev2.valid or ev2.extra_traffic != ev.extra_traffic or ev2.metrics().makespan >= timing.makespan:
+    if not ev2.valid or ev2.extra_traffic != ev.extra_traffic or ev2.metrics.makespan >= timing.makespan:
         return None
     return new, ev2

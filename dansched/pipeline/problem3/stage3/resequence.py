@@ -48,7 +48,7 @@ def resequence_for_timing(inst: Instance, plan: Plan, ev: Evaluation) -> tuple[P
         not ev2.valid
         or ev2.extra_traffic != ev.extra_traffic
         or ev2.spill_count != ev.spill_count
-        or ev2.metrics().makespan >= ev.metrics().makespan
+        or ev2.metrics.makespan >= ev.metrics.makespan
     ):
         return None
     return new, ev2

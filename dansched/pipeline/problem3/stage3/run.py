@@ -52,7 +52,7 @@ class Stage3Result:
 
     @property
     def makespan(self) -> int:
-        return self.evaluation.metrics().makespan
+        return self.evaluation.metrics.makespan
 
 
 def _round_steps(first_round: bool) -> list[str]:
@@ -102,7 +102,7 @@ def _exact_windows(
         inst, cur.cpe.plan, cur.evaluation, exact_window=width, time_limit=time_limit, seed=seed, params=params
     )
     ev_p = judged(inst, polished.plan, "Stage 3 (CPE exact windows)")
-    if ev_p.metrics().makespan < cur.makespan:
+    if ev_p.metrics.makespan < cur.makespan:
         polished = replace(polished, stats=replace(polished.stats, found_by="CPE then " + polished.stats.found_by))
         return replace(cur, cpe=polished, evaluation=ev_p)
     return cur
