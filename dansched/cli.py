@@ -399,13 +399,18 @@ def solve(
 ) -> None:
     """Plan the instance: MPAS (problem 1), + DLR (problem 2), + CPE (problem 3, the default).
     Writes the plan folder (default ./dansched-out) and prints the figures and every file written."""
-    from .outputs import check_outputs, chosen
+    from .instance import instance_name
+    from .outputs import check_outputs, check_targets, chosen
     from .pipeline import effort_options
     from .plan import check_writable_folder
+    from .solution import frontier_folder
     from .solution import solve as run_solve
 
-    check_outputs(chosen(outputs), problem, freq_ghz)  # before the instance is even read
-    check_writable_folder(out)
+    # every output before the instance is even read: the folder, each file, the frontier's folders
+    check_outputs(chosen(outputs), problem, freq_ghz)
+    check_targets(out, instance_name(instance), chosen(outputs))
+    if frontier and problem == 3:
+        check_writable_folder(frontier_folder(out, instance_name(instance)))
     inst = load_inputs(instance, hw)
     opts = effort_options(
         effort.value,
