@@ -32,16 +32,17 @@ Two library calls sit on top (``dansched bound`` and ``dansched audit`` print th
 - :func:`audit_folder`: a plan folder you bring, checked against its fingerprint, judged,
   and every metric beside its best bound, with the stage furthest from its bound.
 
-Each row also says how strong its bound is (:func:`bound_strength`):
+Each row also says what kind of bound it is (:func:`bound_strength`), a property of the
+bound alone, whatever plan it is compared with:
 
-- ``exact``: the bound is a proven optimum (an exact solver finished) or meets the
-  plan's value, so the gap is real or zero;
-- ``strong``: the bound is at least :data:`STRONG_RATIO` (half) of the plan's value,
-  so the plan is provably within a factor 2 and the gap is worth attributing;
-- ``weak``: anything below (including a bound of 0): the gap may be slack in the
-  bound, not in the plan.
+- ``exact``: an exact solver finished, the bound is the optimum of its scope;
+- ``lower bound``: holds for every plan (scope ``global``), not proven tight;
+- ``conditional``: holds only for the plans of its scope (this order, this memory
+  behaviour, at least this traffic), not proven tight.
 
-:func:`worst_stage` names a stage only from rows whose bound is not weak.
+Each row names the plan its ``plan_value`` is of (``plan``). :func:`worst_stage` names
+a stage only from rows whose bound is informative for that plan: exact, or at least
+:data:`STRONG_RATIO` (half) of the plan's value.
 """
 
 from __future__ import annotations
@@ -61,7 +62,7 @@ from .models.placement import fixed_order_placement
 from .models.traffic import traffic_lower_bound
 from .models.traffic_orders import best_traffic_bound
 from .params import BoundParams, CoverBudget, Progress
-from .pipeline import SolveOptions, run_pipeline
+from .pipeline import SolveOptions, effort_options, run_pipeline
 from .pipeline.memory import out_of_memory
 from .plan import Plan
 from .simulate import Evaluation, judged
@@ -74,7 +75,9 @@ __all__ = [
     "rows_report",
     "worst_stage",
     "STRONG_RATIO",
+    "STRENGTHS",
     "bound_strength",
+    "informative",
     "BoundResult",
     "AuditResult",
     "bound",
@@ -86,18 +89,23 @@ def _quiet(_msg: str) -> None:
     """The progress callback that shows nothing."""
 
 
-STRONG_RATIO = 0.5  # a bound of at least this share of the plan's value is "strong"
+STRONG_RATIO = 0.5  # a bound of at least this share of the plan's value is informative (worst_stage)
+STRENGTHS = ("exact", "lower bound", "conditional")
 
 
-def bound_strength(bound: Bound, value: int | None) -> str:
-    """``exact`` | ``strong`` | ``weak`` by the rule in the module docstring."""
-    if value is not None and bound.value >= value:
-        return "exact"
+def bound_strength(bound: Bound, scope: str) -> str:
+    """``exact`` | ``lower bound`` | ``conditional`` by the rule in the module docstring."""
     if bound.optimal:
         return "exact"
-    if value is None or value <= 0:
-        return "weak"
-    return "strong" if bound.value >= STRONG_RATIO * value else "weak"
+    return "lower bound" if scope == "global" else "conditional"
+
+
+def informative(bound: Bound, value: int | None) -> bool:
+    """Whether ``bound`` says something of a plan of ``value``: exact, met, or at least
+    :data:`STRONG_RATIO` of it."""
+    if bound.optimal or (value is not None and bound.value >= value):
+        return True
+    return value is not None and value > 0 and bound.value >= STRONG_RATIO * value
 
 
 @dataclass
@@ -110,6 +118,7 @@ class AuditRow:
     bound: Bound
     scope: str  # "global" or "fixed order"
     extra: dict[str, Any] = field(default_factory=dict)
+    plan: str = "the plan"  # what plan_value is of, in words
 
     @property
     def gap(self) -> float | None:
@@ -121,7 +130,7 @@ class AuditRow:
 
     @property
     def strength(self) -> str:
-        return bound_strength(self.bound, self.value)
+        return bound_strength(self.bound, self.scope)
 
     def to_dict(self) -> dict[str, Any]:
         d = {
@@ -133,6 +142,7 @@ class AuditRow:
             "gap": self.gap,
             "stage": self.stage,
             "strength": self.strength,
+            "plan": self.plan,
         }
         if self.bound.stopped_by_clock:
             d["stopped_by_clock"] = True
@@ -214,11 +224,13 @@ def audit_plan(
     params: BoundParams | None = None,
     with_peak: bool = True,
     progress: Progress | None = None,
+    plan_name: str = "the plan",
 ) -> list[AuditRow]:
     """Bounds and gaps for each metric of a valid plan (problem 1: peak only). Without
     ``cpsat`` only the fast bounds are computed (as ``solve`` does for its report); without
     ``with_peak`` no maxV_stay row (a caller that audits another plan's peak already).
-    ``progress(message)`` is called as each bound starts."""
+    ``progress(message)`` is called as each bound starts; ``plan_name`` says in words what
+    plan ``plan`` is (each row's ``plan``)."""
     require_instance(inst, "audit_plan: inst")
     params = BoundParams() if params is None else params
     check_type(plan, Plan, "audit_plan: plan")
@@ -230,7 +242,7 @@ def audit_plan(
     if with_peak:
         say("maxV_stay bound over all orders")
         pb, _ = peak_bound(inst, params)
-        rows.append(AuditRow("max_v_stay", "MPAS", ev.max_v_stay, pb, "global"))
+        rows.append(AuditRow("max_v_stay", "MPAS", ev.max_v_stay, pb, "global", plan=plan_name))
     if ev.problem == 1:
         return rows
     extra: dict[str, Any]
@@ -250,6 +262,8 @@ def audit_plan(
     floors = makespan_floors(inst, graph, order, forced_traffic=forced.value, plan_traffic=ev.extra_traffic)
     for name, (b, scope) in floors.named().items():
         rows.append(AuditRow("makespan", "CPE", ev.makespan, b, scope, {"floor": name}))
+    for r in rows:
+        r.plan = plan_name
     return rows
 
 
@@ -270,6 +284,7 @@ def rows_report(rows: list[AuditRow]) -> dict[str, Any]:
                 "method": r.bound.method,
                 "scope": r.scope,
                 "gap": r.gap,
+                "strength": r.strength,
             }
     # the best all-orders traffic bound also when a fixed-order one is tighter (it says what any order needs)
     if out.get("extra_traffic", {}).get("scope") != "global":
@@ -291,11 +306,16 @@ def worst_stage(rows: list[AuditRow]) -> str | None:
     worst = None
     for r in rows:
         g = r.gap
-        if r.strength == "weak":
+        if not informative(r.bound, r.value):
             continue
         if g is not None and g > 0 and (worst is None or g > worst[0]):
             worst = (g, r.stage)
     return worst[1] if worst else None
+
+
+# what ``bound``'s plan values are of (the plans of ``dansched solve``'s default: problem 3, effort default)
+SOLVE_PLAN = "the plan of dansched solve (problem 3, effort default)"
+STAGE1_PLAN = "the Stage-1 (MPAS) order of dansched solve (problem 3, effort default), judged as a problem-1 order"
 
 
 @dataclass
@@ -336,7 +356,9 @@ def bound(
     say(f"bound 1/{steps}: solving problem 3 (its plans are the ones bounded)")
     with out_of_memory(inst):
         p3 = run_pipeline(
-            inst, SolveOptions(problem=3), progress=lambda m: say(f"bound 1/{steps}, solving problem 3: {m}")
+            inst,
+            effort_options("default", problem=3),
+            progress=lambda m: say(f"bound 1/{steps}, solving problem 3: {m}"),
         )
     not_bounded: dict[str, str] = {}
     plan1 = p3.stage1
@@ -349,7 +371,14 @@ def bound(
     if plan1 is not None:
         ev1 = judged(inst, plan1, "Stage 1 (MPAS)")
         rows += audit_plan(
-            inst, plan1, ev1, time_limit, seed, params=params, progress=lambda m: say(f"bound 2/{steps}: {m}")
+            inst,
+            plan1,
+            ev1,
+            time_limit,
+            seed,
+            params=params,
+            progress=lambda m: say(f"bound 2/{steps}: {m}"),
+            plan_name=STAGE1_PLAN,
         )
     rows += audit_plan(
         inst,
@@ -360,6 +389,7 @@ def bound(
         params=params,
         with_peak=plan1 is None,
         progress=lambda m: say(f"bound 3/{steps}: {m}"),
+        plan_name=SOLVE_PLAN,
     )
     return BoundResult(rows, not_bounded)
 
@@ -399,5 +429,14 @@ def audit_folder(
     say(f"audit 1/2: judging the plan in {folder}")
     plan, ev = judge_folder(inst, folder)
     require_valid(inst, folder, ev)
-    rows = audit_plan(inst, plan, ev, time_limit, seed, params=params, progress=lambda m: say(f"audit 2/2: {m}"))
+    rows = audit_plan(
+        inst,
+        plan,
+        ev,
+        time_limit,
+        seed,
+        params=params,
+        progress=lambda m: say(f"audit 2/2: {m}"),
+        plan_name=f"the plan in {folder}",
+    )
     return AuditResult(rows)

@@ -138,12 +138,36 @@ def load_folder_inputs(instance: Path, folder: Path, hw_path: Path | None) -> In
         raise
     if found.warning is not None:
         _pending_warnings.append(found.warning)
+    _hardware_used.append(hardware_line(found.hardware, found.origin))
     return _loaded(instance, found.hardware)
 
 
+_hardware_used: list[str] = []  # the hardware line of the last plan folder read (audit, view, trace print it)
+
+
+def hardware_line(hw: Hardware, origin: str) -> str:
+    """``hardware: TIER CAP, ... (from ORIGIN)``: the capacities a plan was judged on and
+    where they came from (the default model, a --hw file, the plan folder's report)."""
+    tiers = ", ".join(f"{t} {hw.capacity[t]:,}" for t in hw.tiers)
+    return f"hardware: {tiers} (from {origin})"
+
+
+def _say_hardware() -> None:
+    """Print the hardware line of the plan folder read (stdout)."""
+    if _hardware_used:
+        _echo(_hardware_used[-1])
+
+
 def _echo(line: str, err: bool = False) -> None:
-    """One line from input-derived text, escaped (:func:`printable`)."""
-    typer.echo(printable(line), err=err)
+    """One line from input-derived text, escaped (:func:`printable`); on stdout wrapped
+    between words at ``$COLUMNS`` (80 on a pipe; :func:`dansched.report.text.wrapped`)."""
+    if err:
+        typer.echo(printable(line), err=True)
+        return
+    from .report.text import wrapped
+
+    for part in wrapped(printable(line)):
+        typer.echo(part)
 
 
 def _in(accepted: Range) -> Any:
@@ -335,6 +359,48 @@ def with_output_flags(command: Callable[..., None]) -> Callable[..., None]:
     return wrapped
 
 
+def _watch_work(say: Reporter, nodes: int, effort: str) -> Callable[[str], None]:
+    """``say``, checking at each step the deterministic work done so far
+    (:func:`dansched.simulate.work.slow_note`): once past the rule, one warning line on
+    stderr (docs/guide.md, *Slow runs*), at most once a run."""
+    from .simulate import work
+
+    start = work.units()
+    warned: list[bool] = []
+
+    def watched(message: str) -> None:
+        say(message)
+        note = None if warned else work.slow_note(work.units() - start, nodes, effort)
+        if note is not None:
+            warned.append(True)
+            _echo(f"dansched: warning: {note} (docs/guide.md)", err=True)
+
+    return watched
+
+
+def figure_lines(inst: Instance, summary: dict[str, Any], seconds: float) -> list[str]:
+    """What ``solve`` prints of its plan: the problem's figures and the time; for a plan
+    with a layout, its physical peak beside the capacity of the tiers it counts, and
+    ``max_v_stay`` (the logical peak, problem 1's metric) labelled as such."""
+    tiers = "+".join(inst.hw.peak_tiers)
+    if "makespan" not in summary and "extra_traffic" not in summary:  # problem 1: the order's peak
+        return [f"{inst.name}: max_v_stay {summary['max_v_stay']:,} (logical {tiers}) ({seconds:.1f} s)"]
+    figures = ", ".join(f"{k} {summary[k]:,}" for k in ("makespan", "extra_traffic", "spill_count") if k in summary)
+    capacity = sum(inst.hw.capacity[t] for t in inst.hw.peak_tiers)
+    lines = [f"{inst.name}: {figures} ({seconds:.1f} s)"]
+    if "physical_peak" in summary:
+        lines.append(f"physical peak {summary['physical_peak']:,} of capacity {capacity:,} ({tiers})")
+    lines.append(f"max_v_stay {summary['max_v_stay']:,} (logical {tiers}: problem 1's metric, not a capacity check)")
+    return lines
+
+
+def wrote_line(out: Path, files: list[str]) -> str:
+    """``wrote N file(s) in OUT: name, name, ...`` (the names of the files in ``out``;
+    any other file by its path)."""
+    names = [Path(f).name if Path(f).parent == out else f for f in files]
+    return f"wrote {len(files)} file(s) in {out}: " + ", ".join(names)
+
+
 def budget_line(budget: dict[str, Any]) -> str:
     """``traffic budget A: the problem-2 plan's traffic B + P% slack`` (problem 3)."""
     return (
@@ -409,13 +475,18 @@ def solve(
 ) -> None:
     """Plan the instance: MPAS (problem 1), + DLR (problem 2), + CPE (problem 3, the default).
     Writes the plan folder (default ./dansched-out) and prints the figures and every file written."""
-    from .outputs import check_outputs, chosen
+    from .instance import instance_name
+    from .outputs import check_outputs, check_targets, chosen
     from .pipeline import effort_options
     from .plan import check_writable_folder
+    from .solution import frontier_folder
     from .solution import solve as run_solve
 
-    check_outputs(chosen(outputs), problem, freq_ghz)  # before the instance is even read
-    check_writable_folder(out)
+    # every output before the instance is even read: the folder, each file, the frontier's folders
+    check_outputs(chosen(outputs), problem, freq_ghz)
+    check_targets(out, instance_name(instance), chosen(outputs))
+    if frontier and problem == 3:
+        check_writable_folder(frontier_folder(out, instance_name(instance)))
     inst = load_inputs(instance, hw)
     opts = effort_options(
         effort.value,
@@ -431,17 +502,16 @@ def solve(
     )
     with _progress(quiet) as say:
         try:
-            solution = run_solve(inst, opts, say, out=out, outputs=outputs, freq_ghz=freq_ghz)
+            watched = _watch_work(say, inst.n, effort.value)
+            solution = run_solve(inst, opts, watched, out=out, outputs=outputs, freq_ghz=freq_ghz)
         except PlanInvalidError as exc:
             raise Failure(f"{inst.name}: {exc}") from None
     summary = solution.summary()
     if as_json:
         typer.echo(json.dumps(summary))
         return
-    figures = ", ".join(
-        f"{k} {summary[k]:,}" for k in ("max_v_stay", "extra_traffic", "spill_count", "makespan") if k in summary
-    )
-    _echo(f"{inst.name}: {figures} ({say.elapsed:.1f} s)")
+    for line in figure_lines(inst, summary, say.elapsed):
+        _echo(line)
     _latency(summary.get("makespan"), freq_ghz)
     if "traffic_budget" in summary:
         _echo(budget_line(summary["traffic_budget"]))
@@ -455,7 +525,7 @@ def solve(
         base = str(frontier_folder(out, inst.name))
         files = [f for f in files if not f.startswith(base)]
         _echo(f"wrote the frontier's {len(folders)} plan folder(s) under {base}")
-    _echo("wrote " + ", ".join(files))
+    _echo(wrote_line(out, files))
     if "view" in outputs:
         from .plan_folder import folder_paths
 
@@ -486,7 +556,7 @@ def bound(
         return
     from .report.tables import print_bounds
 
-    print_bounds(f"{inst.name}: lower bounds (plan values from dansched solve)", result.to_dict())
+    print_bounds(f"{inst.name}: lower bounds", result.to_dict())
 
 
 @app.command()
@@ -506,10 +576,11 @@ def audit(
     with _progress(quiet) as say:
         result = audit_folder(inst, plan_dir, time_limit, seed, progress=say)
     if as_json:
-        typer.echo(json.dumps(result.to_dict(), indent=2))
+        typer.echo(json.dumps(result.to_dict() | {"hardware": _hardware_used[-1]}, indent=2))
         return
     from .report.tables import print_bounds
 
+    _say_hardware()
     print_bounds(f"{inst.name}: audit of {plan_dir}", result.to_dict()["bounds"])
     typer.echo(f"stage furthest from its bound: {result.worst_stage or 'none (no informative bound leaves a gap)'}")
 
@@ -562,6 +633,7 @@ def trace(
         say(f"trace: judging the plan in {plan_dir}, then writing its trace")
         inst = load_folder_inputs(instance, plan_dir, hw)
         result = trace_folder(inst, plan_dir, out, freq_ghz, png, compare)
+    _say_hardware()
     _latency(int(result.evaluation.makespan or 0), freq_ghz)
     for line in result.lines:
         _echo(line)
@@ -583,6 +655,7 @@ def view(
         say(f"view: judging the plan in {plan_dir}, then building its page")
         inst = load_folder_inputs(instance, plan_dir, hw)
         page = view_folder(inst, plan_dir, out, freq_ghz)
+    _say_hardware()
     _echo(f"view -> {page}")
 
 
@@ -823,6 +896,7 @@ def main() -> None:
     import signal
 
     _pending_warnings.clear()
+    _hardware_used.clear()
     restore = {}  # without entry's policy (a caller's process): the two signals for main's duration
     if not interrupt.owned():
         interrupt.new_run()

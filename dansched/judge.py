@@ -229,6 +229,7 @@ class FolderHardware:
 
     hardware: Hardware
     warning: str | None = None
+    origin: str = "the default model"  # where the hardware came from, in words
 
 
 def _recorded(folder: Path, case: str) -> tuple[dict[str, Any] | None, Hardware | None]:
@@ -284,16 +285,17 @@ def folder_hardware(folder: str | Path, case: str, hw_path: str | Path | None = 
     if hw_path is not None:
         hw = load_hardware(hw_path)
         check_hardware(d, case, hw, f"--hw {hw_path}")
-        return FolderHardware(hw)
+        return FolderHardware(hw, origin=f"--hw {hw_path}")
     report, recorded = _recorded(d, case)
     if recorded is not None:
-        return FolderHardware(recorded)
+        return FolderHardware(recorded, origin=f"the plan folder's report {folder_paths(d, case)['report']}")
     if report is None:
-        return FolderHardware(default_hardware())
+        return FolderHardware(default_hardware(), origin="the default model (the folder has no report)")
     return FolderHardware(
         default_hardware(),
         f"{folder_paths(d, case)['report']} records no hardware (written by an older dansched): "
         "using the default model; give --hw if the plan was solved on another",
+        origin="the default model (the folder's report records none)",
     )
 
 

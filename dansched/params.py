@@ -30,6 +30,7 @@ from .errors import ArgumentError
 from .rooms import ROOM_RULES
 
 __all__ = [
+    "SlowRunParams",
     "MpasParams",
     "LocalSearchParams",
     "DlrParams",
@@ -772,6 +773,28 @@ class Problem3Params:
 Progress = Callable[[str], None]
 """The callback a long call reports each step to, ``progress(message)`` as the step starts
 (:mod:`dansched.report.progress` shows it; :class:`ProgressParams` says how)."""
+
+
+@dataclass(frozen=True)
+class SlowRunParams:
+    """When ``solve`` warns of a slow run (docs/guide.md, *Slow runs*): past ``factor``
+    times the usual work units per node of its effort (:mod:`dansched.simulate.work`).
+    ``usual_default`` sits above the shipped instances' on the default hardware (conv_s2
+    7,000 per node, matmul_s2 5,200); ``usual_fast`` and ``usual_max`` are estimated from it."""
+
+    factor: float = 3.0
+    usual_fast: int = 1_000
+    usual_default: int = 8_000
+    usual_max: int = 16_000
+
+    def __post_init__(self) -> None:
+        _check_positive(self, "factor")
+        for name in ("usual_fast", "usual_default", "usual_max"):
+            _check_positive(self, name)
+
+    def usual(self, effort: str) -> int | None:
+        """The usual work units per node at ``effort`` (None for another name)."""
+        return {"fast": self.usual_fast, "default": self.usual_default, "max": self.usual_max}.get(effort)
 
 
 @dataclass(frozen=True)

@@ -393,6 +393,20 @@ def _check_under(target: Path, folder: Path) -> None:
         raise OutputError(f"{target}: cannot write: {nearest} is a file, not a folder")
     if mode is not None and not os.access(nearest, os.W_OK | os.X_OK):
         raise OutputError(f"{target}: cannot write: {nearest} is not writable")
+    if mode is not None:
+        _probe(nearest, target)
+
+
+def _probe(folder: Path, target: Path) -> None:
+    """Make and remove an empty folder in ``folder``: the permission bits do not bind root,
+    and a read-only or virtual file system (``/sys``, ``/proc``) refuses what ``os.access``
+    allows. Raises :class:`OutputError` naming ``target`` when the folder takes nothing."""
+    try:
+        made = tempfile.mkdtemp(prefix=".dansched-probe-", dir=folder)
+    except OSError as exc:
+        raise OutputError(f"{target}: cannot write: {folder}: {exc.strerror or exc}") from None
+    with contextlib.suppress(OSError):
+        os.rmdir(made)
 
 
 def check_writable_folder(directory: str | Path) -> None:

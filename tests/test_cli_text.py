@@ -84,7 +84,8 @@ def test_solve_summary_escapes_the_case_name(monkeypatch, capsys, tmp_path):
     path.write_text(json.dumps({"Nodes": nodes, "Edges": edges}))
     code, out, err = run_cli(monkeypatch, capsys, "solve", path, "--out", tmp_path / "o\x1b", "--quiet")
     assert code == 0, err
-    assert out.startswith("ca\\rse: max_v_stay 10") and "o\\x1b/ca\\rse_schedule.txt" in out
+    assert out.startswith("ca\\rse: makespan 60") and "max_v_stay 10 (logical" in out
+    assert "o\\x1b:" in out and "ca\\rse_schedule.txt" in out
     assert_clean(out)
 
 

@@ -80,7 +80,8 @@ def test_the_folder_readers_use_its_hardware(solved, monkeypatch, capsys, tmp_pa
     assert code == 0 and err == ""
     assert {r["plan_value"] for r in json.loads(out)["bounds"] if r["metric"] == "makespan"} == {makespan}
     code, out, err = run_cli(monkeypatch, capsys, "trace", MATMUL, "--plan", folder, "--out", tmp_path / "t.json")
-    assert code == 0 and err == "" and f"({makespan:,} cycles at 1 GHz)" in out.splitlines()[0]
+    assert code == 0 and err == "" and f"({makespan:,} cycles at 1 GHz)" in out
+    assert "L1 2,048" in out.splitlines()[0] and "(from the plan folder's" in out.splitlines()[0]
     code, out, err = run_cli(monkeypatch, capsys, "view", MATMUL, "--plan", folder, "--out", tmp_path / "v.html")
     assert code == 0 and err == "" and f'"makespan":{makespan}' in (tmp_path / "v.html").read_text()
     # the files given one by one, from the solve's folder: the same hardware

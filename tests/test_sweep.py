@@ -129,7 +129,7 @@ def _cli(monkeypatch, capsys, *args):
     with pytest.raises(SystemExit) as info:
         main()
     out, err = capsys.readouterr()
-    return info.value.code or 0, out, err
+    return info.value.code or 0, out.replace("\n  ", " "), err  # a summary wrapped at 80 columns: one line again
 
 
 @pytest.mark.parametrize(

@@ -11,6 +11,7 @@ from __future__ import annotations
 from ortools.sat.python import cp_model
 
 from ..interrupt import stoppable
+from ..simulate import work
 
 __all__ = ["deterministic_solver", "solve_model", "stopped_by_clock"]
 
@@ -35,10 +36,12 @@ def solve_model(solver: cp_model.CpSolver, model: cp_model.CpModel) -> cp_model.
     (:func:`dansched.interrupt.stoppable`)."""
     with stoppable(solver.stop_search):
         try:
-            return solver.solve(model)
+            status = solver.solve(model)
         except IndexError:
             solver.parameters.symmetry_level = 0
-            return solver.solve(model)
+            status = solver.solve(model)
+    work.add_cpsat(solver.deterministic_time, len(model.proto.variables) + len(model.proto.constraints))
+    return status
 
 
 def stopped_by_clock(solver: cp_model.CpSolver, status: cp_model.CpSolverStatus | int) -> bool:

@@ -19,6 +19,7 @@ instance was recorded in; it does not depend on any solver.
 
 from __future__ import annotations
 
+import sys
 from collections import Counter
 from dataclasses import dataclass
 from typing import Any
@@ -28,7 +29,7 @@ import numpy as np
 from ..graph import topological_order
 from ..instance import KIND_ALLOC, KIND_FREE, KIND_OP, Instance
 from .tables import compact_table
-from .text import markup_safe
+from .text import markup_safe, no_trailing_spaces
 
 __all__ = [
     "InstanceInfo",
@@ -168,7 +169,7 @@ def print_info(info: InstanceInfo, console=None) -> None:
     """Rich tables: overview, operator and pipe mix, tiers."""
     from rich.console import Console
 
-    console = console or Console(emoji=False, highlight=False)
+    console = console or Console(file=no_trailing_spaces(sys.stdout), emoji=False, highlight=False)
     over = compact_table(f"{info.name}: instance")
     over.add_column("figure")
     over.add_column("value", justify="right")

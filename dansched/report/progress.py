@@ -5,10 +5,11 @@ Library calls that take a while (:func:`dansched.solution.solve`, :func:`dansche
 step as it starts (where the number of steps is known, the message says ``k/n``).
 :func:`progress_reporter` turns those calls into something a user sees on stderr:
 
-- on a terminal, one live line: a spinner, the step, the time spent in it and in all;
+- on a terminal, one live line: a spinner, the step, the time spent in it and in all,
+  cut to the terminal's width (it never wraps);
 - otherwise (a pipe, a log file, CI), one plain line every ``heartbeat_seconds``,
   ``dansched: 0:15 elapsed; now: <step> (0:04 in this step)``, so a long run is never
-  silent and a short one prints nothing;
+  silent and a short one prints nothing; the step is cut short to fit ``$COLUMNS`` (80);
 - with ``quiet``, nothing.
 
 >>> clock(5.04), clock(75), clock(3725)
@@ -17,6 +18,7 @@ step as it starts (where the number of steps is known, the message says ``k/n``)
 
 from __future__ import annotations
 
+import re
 import sys
 import threading
 import time
@@ -25,7 +27,7 @@ from contextlib import contextmanager
 from typing import TextIO
 
 from ..params import ProgressParams
-from .text import printable
+from .text import fit, printable, width
 
 __all__ = ["progress_reporter", "Reporter", "clock"]
 
@@ -38,31 +40,54 @@ def clock(seconds: float) -> str:
     return f"{h}:{m:02d}:{s:02d}" if h else f"{m}:{s:02d}"
 
 
+# a count at the end of a step's message (``: 120/400 moves``): a new count is the same step
+_COUNT = re.compile(r"\d[\d,]*/[\d,]+ [a-z ]+$")
+
+
+def same_step(a: str, b: str) -> bool:
+    """Whether message ``b`` continues step ``a``: they differ only in the count at their end.
+
+    >>> same_step("Makespan search, start 2 of 2: 10/400 moves", "Makespan search, start 2 of 2: 20/400 moves")
+    True
+    >>> same_step("Makespan search, start 1 of 2: 400/400 moves", "Makespan search, start 2 of 2: 0/400 moves")
+    False
+    """
+    return _COUNT.sub("", a) == _COUNT.sub("", b)
+
+
 class Reporter:
     """The ``progress(message)`` callable: remembers the current step and when it and
-    the whole run started (:attr:`elapsed`, :meth:`line`)."""
+    the whole run started (:attr:`elapsed`, :meth:`line`). A message that only updates
+    the count at the end of the current step's (:func:`same_step`) keeps its timer."""
 
     def __init__(self) -> None:
         self.started = time.monotonic()
         self._step: tuple[str, float] = ("starting", self.started)
 
     def __call__(self, message: str) -> None:
-        self._step = (printable(message), time.monotonic())
+        text, since = printable(message), self._step[1]
+        self._step = (text, since if same_step(self._step[0], text) else time.monotonic())
 
     @property
     def elapsed(self) -> float:
         return time.monotonic() - self.started
 
-    def line(self) -> str:
-        """``<step> (M:SS in this step, M:SS in all)``."""
+    def line(self, columns: int | None = None) -> str:
+        """``<step> (M:SS in this step, M:SS in all)``, the step cut short to fit ``columns``."""
         step, since = self._step
         now = time.monotonic()
-        return f"{step} ({clock(now - since)} in this step, {clock(now - self.started)} in all)"
+        tail = f" ({clock(now - since)} in this step, {clock(now - self.started)} in all)"
+        return step + tail if columns is None else fit(step, max(columns - len(tail), 12)) + tail
 
-    def heartbeat(self) -> str:
+    def heartbeat(self, columns: int | None = None) -> str:
+        """``dansched: M:SS elapsed; now: <step> (M:SS in this step)`` in ``columns`` (the
+        step cut short when it would not fit; default: :func:`~dansched.report.text.width`)."""
         step, since = self._step
         now = time.monotonic()
-        return f"dansched: {clock(now - self.started)} elapsed; now: {step} ({clock(now - since)} in this step)"
+        head = f"dansched: {clock(now - self.started)} elapsed; now: "
+        tail = f" ({clock(now - since)} in this step)"
+        room = (columns or width()) - len(head) - len(tail)
+        return head + fit(step, max(room, 12)) + tail
 
 
 @contextmanager
@@ -87,13 +112,14 @@ def progress_reporter(
         from rich.text import Text
 
         spinner = Spinner("dots")
+        console = Console(file=out, force_terminal=True)
 
-        def render() -> Spinner:
-            spinner.update(text=Text(reporter.line()))
+        def render() -> Spinner:  # one line: cut to the terminal's width (the spinner takes 2 columns)
+            spinner.update(text=Text(fit(reporter.line(console.width - 3), console.width - 3), no_wrap=True))
             return spinner
 
         live = Live(
-            console=Console(file=out, force_terminal=True),
+            console=console,
             get_renderable=render,
             refresh_per_second=params.refresh_per_second,
             transient=True,

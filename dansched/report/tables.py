@@ -18,7 +18,7 @@ from rich.text import Text
 
 from ..instance import Instance
 from ..simulate import UNKNOWN_NODE, Evaluation
-from .text import markup_safe, printable
+from .text import markup_safe, no_trailing_spaces, printable, wrapped
 
 __all__ = [
     "print_evaluation",
@@ -37,7 +37,10 @@ def plan_kind(ev: Evaluation) -> str:
 
 
 def _console(console: Console | None) -> Console:
-    return console or Console(emoji=False, highlight=False)
+    """``console``, or one on stdout that writes no trailing spaces (rich pads cells)."""
+    import sys
+
+    return console or Console(file=no_trailing_spaces(sys.stdout), emoji=False, highlight=False)
 
 
 def compact_table(title: str | None = None) -> Table:
@@ -153,37 +156,70 @@ SCOPE_CELLS = {
 
 
 def _bound_rows(rows: dict[str, Any] | list[dict[str, Any]]) -> list[tuple[str, str, dict[str, Any]]]:
-    """``(metric, which bound, row)`` per table row: ``audit``'s list of rows, or ``bound``'s
-    report (metric -> best row, then each makespan floor by name)."""
+    """``(metric, which bound, row)`` per table row, one per distinct bound: ``audit``'s
+    list of rows, or ``bound``'s report (metric -> best row; the makespan's best is one
+    of its floors, so the floors by name stand for it)."""
     if isinstance(rows, list):
-        return [(r["metric"], str(r.get("floor", "best")), r) for r in rows]
-    out = [
-        (k.removesuffix("_all_orders"), "best", v)
-        for k, v in rows.items()
-        if k not in ("makespan_floors", "not_bounded")
-    ]
-    plan_value = rows.get("makespan", {}).get("plan_value")
-    for name, f in rows.get("makespan_floors", {}).items():
-        if isinstance(f, dict):
-            out.append(("makespan", f"floor {name}", dict(f, plan_value=plan_value, optimal=False)))
+        listed = [(r["metric"], str(r.get("floor", "best")), r) for r in rows]
+    else:
+        floors = {k: f for k, f in rows.get("makespan_floors", {}).items() if isinstance(f, dict)}
+        listed = [
+            (k.removesuffix("_all_orders"), "best", v)
+            for k, v in rows.items()
+            if k not in ("makespan_floors", "not_bounded") and not (k == "makespan" and floors)
+        ]
+        best = rows.get("makespan", {})
+        for name, f in floors.items():
+            row = dict(f, plan_value=best.get("plan_value"), plan=best.get("plan"), optimal=False)
+            listed.append(("makespan", f"floor {name}", row))
+    seen: set[tuple[str, int, str, str]] = set()
+    out = []
+    for metric, which, b in listed:
+        key = (metric, b["value"], b["method"], b["scope"])
+        if key not in seen:
+            seen.add(key)
+            out.append((metric, which, b))
     return out
 
 
+def _plans_line(listed: list[tuple[str, str, dict[str, Any]]]) -> str | None:
+    """``plan column: METRICS: PLAN; ...``: what plan each metric's plan value is of."""
+    by_plan: dict[str, list[str]] = {}
+    for metric, _, b in listed:
+        if b.get("plan"):
+            names = by_plan.setdefault(str(b["plan"]), [])
+            if metric not in names:
+                names.append(metric)
+    if not by_plan:
+        return None
+    if len(by_plan) == 1:
+        return f"plan column: {next(iter(by_plan))}"
+    return "plan column: " + "; ".join(f"{', '.join(m)}: {p}" for p, m in by_plan.items())
+
+
 def print_bounds(title: str, rows: dict[str, Any] | list[dict[str, Any]], console: Console | None = None) -> None:
-    """One table of bounds, a row each (metric, scope, plan, bound, gap, strength,
-    optimal), then how each bound was obtained under the row's number, and
-    ``not_bounded`` as lines of its own: ``rows`` is ``bound``'s report (metric -> best
-    row, with ``makespan_floors`` shown as rows of their own) or ``audit``'s list of rows.
-    Scopes: *all plans* (``global``), *this order* (``fixed order``: plans with this
-    plan's order), *this memory* (``fixed memory behaviour``: this plan's spills and reuse),
-    *this traffic+* (plans carrying at least this plan's traffic)."""
+    """A line naming the plan of the plan column, then one table of bounds, a row per
+    distinct bound (metric, scope, plan, bound, gap, strength, optimal), then how each
+    bound was obtained under the row's number, and ``not_bounded`` as lines of its own:
+    ``rows`` is ``bound``'s report (metric -> best row, with ``makespan_floors`` shown as
+    rows of their own) or ``audit``'s list of rows. Scopes: *all plans* (``global``),
+    *this order* (``fixed order``: plans with this plan's order), *this memory* (``fixed
+    memory behaviour``: this plan's spills and reuse), *this traffic+* (plans carrying at
+    least this plan's traffic). Strength: the kind of bound (``exact``, ``lower bound``,
+    ``conditional``: docs/guide.md)."""
     console = _console(console)
     not_bounded: dict[str, str] = rows.get("not_bounded", {}) if isinstance(rows, dict) else {}
-    table = compact_table(title)
+    listed = _bound_rows(rows)
+    console.print(markup_safe(title), highlight=False)
+    plans = _plans_line(listed)
+    if plans is not None:
+        for line in wrapped(printable(plans), console.width):
+            console.print(markup_safe(line), highlight=False)
+    table = compact_table()
     for col in ("#", "metric", "scope", "plan", "bound", "gap", "strength", "optimal"):
         table.add_column(col, justify="right" if col in ("#", "plan", "bound", "gap") else "left", no_wrap=True)
     methods = []
-    for i, (metric, which, b) in enumerate(_bound_rows(rows), start=1):
+    for i, (metric, which, b) in enumerate(listed, start=1):
         plan_value = b.get("plan_value")
         g = b.get("gap")
         table.add_row(
@@ -201,7 +237,8 @@ def print_bounds(title: str, rows: dict[str, Any] | list[dict[str, Any]], consol
     console.print("how each bound was obtained:", highlight=False)
     print_notes(console, methods)
     for what, why in not_bounded.items():
-        console.print(f"not bounded: {markup_safe(what)}: {markup_safe(why)}", soft_wrap=False, highlight=False)
+        for line in wrapped(printable(f"not bounded: {what}: {why}"), console.width):
+            console.print(markup_safe(line), highlight=False)
 
 
 def print_frontier(rows: list[dict[str, Any]], folders: list[str], console: Console | None = None) -> None:

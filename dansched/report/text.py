@@ -18,11 +18,26 @@ every error, warning and summary line the command line prints goes through it, a
 
 from __future__ import annotations
 
+import os
 import re
+import shutil
+import textwrap
+from typing import Any, TextIO, cast
 
 from rich.markup import escape
 
-__all__ = ["printable", "markup_safe"]
+__all__ = [
+    "printable",
+    "markup_safe",
+    "width",
+    "wrapped",
+    "fit",
+    "NoTrailingSpaces",
+    "no_trailing_spaces",
+    "DEFAULT_WIDTH",
+]
+
+DEFAULT_WIDTH = 80  # the width of every line printed to a pipe or a file (``$COLUMNS`` overrides it)
 
 # C0 controls (NUL, LF, CR, ESC, ...), DEL and C1 controls, the Unicode line and paragraph
 # separators, the bidirectional controls that reorder what a terminal shows, and lone
@@ -49,3 +64,61 @@ def printable(text: object) -> str:
 def markup_safe(text: object) -> str:
     """:func:`printable`, with rich markup escaped too (for table cells and titles)."""
     return escape(printable(text))
+
+
+def width() -> int:
+    """The columns a printed line may take: ``$COLUMNS`` when set, else the terminal's,
+    else :data:`DEFAULT_WIDTH` (a pipe, a file)."""
+    value = os.environ.get("COLUMNS", "")
+    if value.isdigit() and int(value) > 0:
+        return int(value)
+    return shutil.get_terminal_size((DEFAULT_WIDTH, 24)).columns
+
+
+def wrapped(text: str, columns: int | None = None, indent: str = "  ") -> list[str]:
+    """``text`` as lines of at most ``columns`` (default :func:`width`), broken only
+    between words (a word longer than a line, such as a long path, stays whole on its
+    own line), the lines after the first indented by ``indent``."""
+    return textwrap.wrap(
+        text,
+        columns or width(),
+        subsequent_indent=indent,
+        break_long_words=False,
+        break_on_hyphens=False,
+    ) or [""]
+
+
+def fit(text: str, columns: int) -> str:
+    """``text`` cut to ``columns`` characters, ending in ``...`` when cut (a live line
+    that must never wrap)."""
+    if len(text) <= columns:
+        return text
+    return text[: max(0, columns - 3)] + "..."[: max(0, columns)]
+
+
+class NoTrailingSpaces:
+    """A text stream that drops the spaces at the end of each line written to ``stream``
+    (rich pads table cells to the table's width)."""
+
+    def __init__(self, stream: TextIO) -> None:
+        self._stream = stream
+        self._spaces = ""
+
+    def write(self, text: str) -> int:
+        lines = (self._spaces + text).split("\n")
+        head = [line.rstrip(" ") for line in lines[:-1]]
+        last = lines[-1].rstrip(" ")
+        self._spaces = lines[-1][len(last) :]
+        self._stream.write("".join(line + "\n" for line in head) + last)
+        return len(text)
+
+    def flush(self) -> None:
+        self._stream.flush()
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._stream, name)
+
+
+def no_trailing_spaces(stream: TextIO) -> TextIO:
+    """``stream`` behind a :class:`NoTrailingSpaces` (a text stream in all but name)."""
+    return cast(TextIO, NoTrailingSpaces(stream))

@@ -11,6 +11,7 @@ import numpy as np
 
 from ..kernels import timing
 from ..kernels.csr import csr_of_lists, int64_array
+from . import work
 
 __all__ = ["simulate_timing", "simulate_timing_arrays", "simulate_timing_reference", "INT64_ROOM"]
 
@@ -58,6 +59,7 @@ def simulate_timing_arrays(
 ) -> tuple[np.ndarray, np.ndarray, int]:
     """:func:`simulate_timing` on int64 arrays (CSR predecessor lists): per-node start and end
     arrays and the makespan. The caller keeps every id in range and every figure in int64."""
+    work.add(len(order))
     start, end, makespan = timing.simulate(order, pred_ptr, pred_idx, pipe, cycles)
     return start, end, int(makespan)
 

@@ -9,6 +9,7 @@ from ..checks import check_type
 from ..errors import PlanInvalidError
 from ..instance import Instance, require_instance
 from ..plan import Plan
+from . import work
 from .fast import fast_evaluation
 from .reference import evaluate_layout, evaluate_order
 from .types import Evaluation
@@ -33,6 +34,7 @@ def evaluate(inst: Instance, plan: Plan) -> Evaluation:
     ``plan`` not a :class:`~dansched.plan.Plan`. A full plan takes the compiled fast path;
     a plan it does not accept, the reference."""
     _check_arguments(inst, plan, "evaluate")
+    work.add(len(plan.order) + len(plan.spills))
     if plan.offsets is None:
         return evaluate_order(inst, plan.order)
     ev = fast_evaluation(inst, plan)

@@ -15,7 +15,7 @@ import random
 import pytest
 from helpers import OFFICIAL_CASES, official_path, one_spill_instance
 
-from dansched.audit import AuditRow, bound_strength, worst_stage
+from dansched.audit import AuditRow, bound_strength, informative, worst_stage
 from dansched.errors import ExactModelTooLarge, NoLegalOrderError
 from dansched.generate import GraphBuilder, generate
 from dansched.hardware import load_hardware
@@ -259,12 +259,15 @@ def test_global_traffic_says_why_zero():
 
 
 def test_bound_strength_rule():
-    assert bound_strength(Bound(10, "x"), 10) == "exact"
-    assert bound_strength(Bound(3, "x", optimal=True), 10) == "exact"
-    assert bound_strength(Bound(5, "x"), 10) == "strong"
-    assert bound_strength(Bound(4, "x"), 10) == "weak"
-    assert bound_strength(Bound(0, "x"), 0) == "exact"
-    assert bound_strength(Bound(0, "x"), None) == "weak"
+    """The strength is the bound's kind, whatever plan it is compared with."""
+    for plan_value in (None, 0, 5, 10, 1_000):
+        assert bound_strength(Bound(3, "x", optimal=True), "global") == "exact"
+        assert bound_strength(Bound(3, "x", optimal=True), "fixed order") == "exact"
+        assert bound_strength(Bound(10, "x"), "global") == "lower bound"
+        assert bound_strength(Bound(10, "x"), "fixed memory behaviour") == "conditional"
+        rows = [AuditRow(m, "CPE", plan_value, Bound(10, "x"), "global") for m in ("makespan",)]
+        assert rows[0].strength == "lower bound"
+    assert not informative(Bound(4, "x"), 10) and informative(Bound(5, "x"), 10) and informative(Bound(0, "x"), 0)
 
 
 def test_worst_stage_ignores_weak_bounds():

@@ -217,6 +217,7 @@ def _search_rounds(
     allowance: int,
     p: Problem3Params,
     say: Progress,
+    label: str = "Makespan search",
 ) -> tuple[_Kept, list[SearchRound], int]:
     """Steps 5 and 6: round after round (``p.search``), the makespan search over complete
     plans (:mod:`dansched.pipeline.problem3.search`) within ``allowance`` from the best plan so far, a full
@@ -228,10 +229,14 @@ def _search_rounds(
     runs = 0
     start = kept
     for r, params in enumerate(p.search):
-        say(f"Makespan search, round {r + 1} of {len(p.search)}: at most {params.iterations} moves")
+        step = label + (f", round {r + 1} of {len(p.search)}" if len(p.search) > 1 else "")
         plan = kept.stage3.cpe.plan
         ev = _detailed(inst, plan, kept.stage3.evaluation)
-        got = makespan_search(inst, plan, ev, allowance, params, seed=p.seed + r)
+
+        def moves(done: int, budget: int, step: str = step) -> None:
+            say(f"{step}: {done:,}/{budget:,} moves")
+
+        got = makespan_search(inst, plan, ev, allowance, params, seed=p.seed + r, moves_done=moves)
         reports.append(got.summary())
         if got.plan is not plan:
             say(f"Stage 3 on the makespan search's plan of round {r + 1}")
@@ -320,9 +325,8 @@ def _at_allowance(
     search: list[SearchRound] = []
     runs = len(finalists)
     for k, start in enumerate(starts):
-        if k:
-            say(f"Makespan search from the Stage-3 result {k + 1}: {start.row.source} {start.row.detail}".rstrip())
-        got, reports, made = _search_rounds(inst, start, rows, allowance, p, say)
+        label = "Makespan search" + (f", start {k + 1} of {len(starts)}" if len(starts) > 1 else "")
+        got, reports, made = _search_rounds(inst, start, rows, allowance, p, say, label)
         search += reports
         runs += made
         if kept is None or got.stage3.makespan < kept.stage3.makespan:

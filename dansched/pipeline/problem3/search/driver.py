@@ -31,6 +31,7 @@ those new bests saved.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -178,10 +179,18 @@ class _Wheel:
 
 
 def makespan_search(
-    inst: Instance, plan: Plan, ev: Evaluation, allowance: int, params: SearchParams, seed: int = 0
+    inst: Instance,
+    plan: Plan,
+    ev: Evaluation,
+    allowance: int,
+    params: SearchParams,
+    seed: int = 0,
+    moves_done: Callable[[int, int], None] | None = None,
 ) -> SearchResult:
     """The search (module docstring) from the valid ``plan`` (judged ``ev``, with its
-    augmented graph), keeping extra traffic within ``allowance``."""
+    augmented graph), keeping extra traffic within ``allowance``. ``moves_done(done,
+    budget)`` is told the moves made of the budget, at the start, every twentieth of it
+    and at the end."""
     assert ev.valid and ev.graph is not None
     current = best = PlanState(plan, ev, Layout.of(inst, plan, ev))
     iterations = params.budget(ev.graph.n)
@@ -189,7 +198,12 @@ def makespan_search(
     stats = result.operators = {name: OperatorStats() for name in (*MOVES, *DESTROY)}
     repairs, destroys = _Wheel(list(MOVES), params), _Wheel(list(DESTROY), params)
     rng = np.random.default_rng(seed)
-    for _ in range(iterations):
+    tell = moves_done or (lambda _done, _budget: None)
+    every = max(1, iterations // 20)
+    tell(0, iterations)
+    for done in range(iterations):
+        if done and done % every == 0:
+            tell(done, iterations)
         moves = [m for m in MOVES if m not in WINDOW_MOVES or result.window_time < params.window_budget]
         name = repairs.draw(rng, moves)
         move = MOVES[name]
@@ -230,6 +244,7 @@ def makespan_search(
                 current = state
         repairs.score(name, outcome)
         destroys.score(dname, outcome)
+    tell(iterations, iterations)
     if best.makespan < result.start:
         result.plan, result.evaluation = best.plan, best.evaluation
     return result

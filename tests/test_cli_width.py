@@ -1,0 +1,71 @@
+"""Every line the main commands print fits 80 columns, or is longer only where it has no
+space to wrap at (a long path); no line ends in spaces (docs/cli.md, *Output*). Run at
+COLUMNS=80 on a small instance, stdout and stderr both, piped."""
+
+from __future__ import annotations
+
+import pytest
+from helpers import SHIPPED, run_cli
+
+from dansched.report.progress import Reporter
+from dansched.report.text import fit, wrapped
+
+CONV = SHIPPED / "conv_s2.json"
+
+
+def bad_lines(text: str) -> list[str]:
+    """Lines over 80 columns that hold a space (so could have been wrapped), and lines
+    ending in spaces."""
+    out = []
+    for line in text.splitlines():
+        if line != line.rstrip(" "):
+            out.append(f"trailing spaces: {line!r}")
+        if len(line) > 80 and " " in line.strip():
+            out.append(f"{len(line)} columns: {line!r}")
+    return out
+
+
+@pytest.fixture(scope="module")
+def hw(tmp_path_factory):
+    d = tmp_path_factory.mktemp("hw")
+    p = d / "l1.toml"
+    p.write_text("[tiers]\nL1 = 1024\n")  # conv_s2 spills: the bound and audit tables have every kind of row
+    return p
+
+
+def test_main_commands_fit_80_columns(monkeypatch, capsys, tmp_path, hw):
+    monkeypatch.setenv("COLUMNS", "80")
+    monkeypatch.setenv("DANSCHED_HEARTBEAT", "0.05")  # heartbeat lines too
+    plan = tmp_path / "a-rather-long-folder-name-for-the-plan-of-this-case"
+    commands = [
+        ["solve", CONV, "--problem", "2", "--hw", hw, "--out", plan, "--html", "--trace", "--effort", "fast"],
+        ["bound", CONV, "--hw", hw, "--time-limit", "1"],
+        ["audit", CONV, "--plan", plan, "--time-limit", "1"],
+        ["evaluate", CONV, "--plan", plan],
+        ["trace", CONV, "--plan", plan],
+        ["view", CONV, "--plan", plan],
+        ["info", CONV],
+    ]
+    for args in commands:
+        code, out, err = run_cli(monkeypatch, capsys, *args)
+        assert code == 0, (args, err)
+        assert out.strip(), args
+        assert bad_lines(out) == [], (args[0], "stdout")
+        assert bad_lines(err) == [], (args[0], "stderr")
+
+
+def test_wrapping_breaks_between_words_only():
+    text = "wrote 4 file(s) in /a/very/long/" + "x" * 90 + "/folder: a_schedule.txt, a_memory.txt"
+    lines = wrapped(text, 80)
+    assert " ".join(line.strip() for line in lines) == text  # nothing lost, nothing cut in a word
+    assert all(len(line) <= 80 or " " not in line.strip() for line in lines)
+    assert lines[1].startswith("  /a/very/long/")  # the long path alone on its line
+
+
+def test_progress_lines_never_wrap():
+    reporter = Reporter()
+    reporter("Rival memory-windows: Stage 3 on candidate 2/9: time-driven " + "timed(w=32,cw=8)" * 8)
+    assert len(reporter.heartbeat(80)) == 80
+    assert reporter.heartbeat(80).endswith(" in this step)")
+    assert fit("x" * 100, 40) == "x" * 37 + "..."
+    assert fit("short", 40) == "short"
