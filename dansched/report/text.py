@@ -75,17 +75,28 @@ def width() -> int:
     return shutil.get_terminal_size((DEFAULT_WIDTH, 24)).columns
 
 
+# a figure and its unit stay on one line: ``(1.0 s)``, ``9.280 us``, ``628 MB``
+_FIGURE_UNIT = re.compile(r"(\d) (s|ms|us|GHz|MB|MiB|GiB)\b")
+_GLUE = "\x00"
+
+
 def wrapped(text: str, columns: int | None = None, indent: str = "  ") -> list[str]:
     """``text`` as lines of at most ``columns`` (default :func:`width`), broken only
-    between words (a word longer than a line, such as a long path, stays whole on its
-    own line), the lines after the first indented by ``indent``."""
-    return textwrap.wrap(
-        text,
+    between words, never between a figure and its unit (a word longer than a line, such
+    as a long path, stays whole on its own line), the lines after the first indented by
+    ``indent``.
+
+    >>> wrapped("Exp: makespan 60 (1.0 s)", 20)
+    ['Exp: makespan 60', '  (1.0 s)']
+    """
+    lines = textwrap.wrap(
+        _FIGURE_UNIT.sub(rf"\1{_GLUE}\2", text),
         columns or width(),
         subsequent_indent=indent,
         break_long_words=False,
         break_on_hyphens=False,
-    ) or [""]
+    )
+    return [line.replace(_GLUE, " ") for line in lines] or [""]
 
 
 def fit(text: str, columns: int) -> str:
