@@ -222,6 +222,7 @@ def solve(
     require_instance(inst, "solve: inst")
     options = SolveOptions() if options is None else options
     check_type(options, SolveOptions, "solve: options", "SolveOptions(problem=3, ...) makes them")
+    check_type(bounds, bool, "solve: bounds", "True or False")
     if progress is not None and not callable(progress):
         raise ArgumentError(f"solve: progress must be a function of one message, or None, got {progress!r}")
     freq_ghz = FREQ_GHZ.check(freq_ghz, "solve: freq_ghz")

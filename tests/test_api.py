@@ -194,6 +194,7 @@ def test_problem3_result_carries_the_problem1_plan_of_its_stage1_order():
     assert p1.stage1 == p1.plan
 
 
+@pytest.mark.slow
 def test_problem3_progress_names_each_source_and_each_stage3_run(tmp_path):
     """solve's progress callback names each candidate source as it runs and each candidate
     the full Stage 3 runs on, in the order of the report's candidates (a long
@@ -225,6 +226,7 @@ def test_problem3_progress_names_each_source_and_each_stage3_run(tmp_path):
     assert runs[0].endswith(f"{finalists[0]['source']} {finalists[0]['detail']}".rstrip())  # the problem-2 plan first
 
 
+@pytest.mark.slow
 def test_fast_effort_reports_the_linear_bounds_alone():
     """The fast effort skips the costly bounds (here the product-pattern peak bound, which
     the default reports on this grid kernel); what it reports are still lower bounds of

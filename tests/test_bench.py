@@ -23,6 +23,7 @@ def rows():
     return B.run_bench(TWO, list(METHODS), jobs=1, time_limit=5.0)
 
 
+@pytest.mark.slow
 def test_one_valid_row_per_instance_and_method(rows):
     assert [(r["instance"], r["method"]) for r in rows] == [(p.stem, m) for p in TWO for m in METHODS]
     for r in rows:
@@ -34,6 +35,7 @@ def test_one_valid_row_per_instance_and_method(rows):
     assert set(dan["stage_seconds"]) >= {"mpas", "dlr", "cpe"}
 
 
+@pytest.mark.slow
 def test_write_bench_produces_the_three_files(rows, tmp_path):
     files = B.write_bench(rows, tmp_path, anchors={})
     assert sorted(f.name for f in files) == ["bench.csv", "bench.json", "bench.md"]
@@ -101,6 +103,7 @@ def test_a_crashing_or_invalid_method_is_a_row(monkeypatch, tmp_path):
     assert "crash: RuntimeError: boom" in (tmp_path / "bench.md").read_text()
 
 
+@pytest.mark.slow
 def test_parallel_jobs_give_the_same_rows(rows):
     par = B.run_bench(TWO, ["base", "magis", "gbs"], jobs=2, time_limit=5.0)
     serial = [r for r in rows if r["method"] in ("base", "magis", "gbs")]

@@ -432,7 +432,7 @@ def _swap_lines(path: Path, i: int, j: int) -> None:
     path.write_text("".join(lines))
 
 
-@pytest.mark.parametrize("how", ["--plan", "--schedule"])
+@pytest.mark.parametrize("how", ["--plan", pytest.param("--schedule", marks=pytest.mark.slow)])
 def test_edited_files_in_a_solve_folder_are_judged_as_they_are(tmp_path, exp_path, how):
     """Edit, then judge: files edited after `solve` in its folder are judged as they are,
     with one note (stderr; `differs_from_report` in JSON), the exit status per validity.

@@ -102,7 +102,7 @@ def test_solve_shows_a_heartbeat_and_quiet_drops_only_that(monkeypatch, capsys, 
     )
 
 
-@pytest.mark.parametrize("command", ["bound", "audit"])
+@pytest.mark.parametrize("command", [pytest.param("bound", marks=pytest.mark.slow), "audit"])
 def test_bound_and_audit_show_their_steps_and_how_many_are_left(monkeypatch, capsys, tmp_path, command):
     """conv_s2 with L1 = 1024 spills, so the audit has a placement model to run."""
     conv, hw = SHIPPED / "conv_s2.json", tmp_path / "l1.toml"

@@ -57,7 +57,7 @@ def test_benchmarks_md_is_what_its_result_files_say():
 
 
 GENERATED = re.compile(r"<!-- generated.*?<!-- end of generated text -->", re.S)
-FIGURE = re.compile(r"(?<![\w.,])\d[\d,]*(?:\.\d+)?(?![\w,])")
+FIGURE = re.compile(r"(?<![\w.,])\d{1,3}(?:,\d{3})+(?:\.\d+)?(?![\w])|(?<![\w.,])\d+(?:\.\d+)?(?![\w,])")
 
 
 def unmeasured_figures(doc: Path) -> list[str]:

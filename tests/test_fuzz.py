@@ -992,7 +992,7 @@ def _check_solve(run, tmp_path: Path, path: Path, problem: int, expect: Any, kin
     run(*args, expect=0)
 
 
-ODD_CASES_DEFAULT = 4  # instances x problems 1-3 in the default run; more under -m slow
+ODD_CASES_DEFAULT = 2  # instances x problems 1-3 in the default run; more under -m slow
 ODD_CASES_SLOW = 40
 
 

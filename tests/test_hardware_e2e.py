@@ -15,6 +15,7 @@ from dansched.simulate import evaluate
 RENAME = {"MTE1": "M1", "MTE2": "M2", "MTE3": "M3", "FIXP": "FX", "CUBE": "CU", "VECTOR": "VE"}
 
 
+@pytest.mark.slow
 def test_renamed_pipes_end_to_end(tmp_path):
     data = json.loads((SHIPPED / "conv_s2.json").read_text())
     for node in data["Nodes"]:
@@ -36,7 +37,7 @@ def test_renamed_pipes_end_to_end(tmp_path):
     assert spill_pipes == {inst.hw.pipe_index("M3"), inst.hw.pipe_index("M2")}
 
 
-@pytest.mark.parametrize("scale", [0.75, pytest.param(4, marks=pytest.mark.slow)])
+@pytest.mark.parametrize("scale", [pytest.param(0.75, marks=pytest.mark.slow), pytest.param(4, marks=pytest.mark.slow)])
 def test_smaller_and_larger_tiers(scale, tmp_path):
     inst0 = load_instance(SHIPPED / "fa_s2.json")
     caps = {t: int(inst0.hw.capacity[t] * scale) for t in ("L1", "UB")}  # e.g. 3072/768 and 16384/4096

@@ -51,6 +51,7 @@ def _jsonl(out):
     return [json.loads(line) for line in (out / "sweep.jsonl").read_text().splitlines()]
 
 
+@pytest.mark.slow
 def test_rows_match_a_direct_solve_and_failures_are_recorded(inline, instances):
     result, out = inline
     assert len(result.rows) == 2 * 3 * 2 and result.ran == 12 and not result.lost
@@ -117,6 +118,7 @@ def test_resume_skips_recorded_cells(instances, tmp_path):
     assert slack.ran == 1
 
 
+@pytest.mark.slow
 def test_local_pool_gives_the_inline_rows(inline, instances, tmp_path):
     res = S.sweep(instances, SETS, out=tmp_path, executor=E.ExecutorOptions(jobs=2))
     assert _stable(res.rows) == _stable(inline[0].rows)
@@ -191,6 +193,7 @@ def _need_dask():
         pytest.skip("dask[distributed] is not installed (pip install -e '.[dist]')")
 
 
+@pytest.mark.slow
 def test_local_dask_cluster_gives_the_inline_rows(inline, instances, tmp_path):
     _need_dask()
     res = S.sweep(instances, SETS, out=tmp_path, executor=E.ExecutorOptions(dask_workers=2))
@@ -240,6 +243,7 @@ def test_killed_dask_worker_loses_no_cell(inline, instances, tmp_path):
     assert len(_jsonl(tmp_path)) == 12
 
 
+@pytest.mark.slow
 def test_interrupt_keeps_finished_cells(inline, instances, tmp_path):
     def stop(_row):
         raise KeyboardInterrupt

@@ -17,8 +17,8 @@ from dansched.stages.dlr.reorder import is_topological
 
 # the default run covers one graph of each kind of structure; the rest run under slow
 GENERATED = [
-    ("matmul", 1, 0),
-    ("fa", 1, 0),
+    pytest.param(("matmul", 1, 0), marks=pytest.mark.slow),
+    pytest.param(("fa", 1, 0), marks=pytest.mark.slow),
     pytest.param(("conv", 1, 0), marks=pytest.mark.slow),
     pytest.param(("random", 1, 0), marks=pytest.mark.slow),
     ("random", 1, 3),

@@ -114,7 +114,7 @@ def test_floors_below_makespan_of_random_valid_plans(hw, case):
 @pytest.mark.parametrize(
     "family,seed",
     [
-        ("matmul", 0),
+        pytest.param("matmul", 0, marks=pytest.mark.slow),
         ("random", 3),
         pytest.param("fa", 1, marks=pytest.mark.slow),
         pytest.param("conv", 2, marks=pytest.mark.slow),

@@ -9,7 +9,9 @@ import pytest
 from helpers import SHIPPED, report_schema_errors, run_cli
 
 
-@pytest.mark.parametrize("problem", [1, 2, 3])
+@pytest.mark.parametrize(
+    "problem", [pytest.param(1, marks=pytest.mark.slow), pytest.param(2, marks=pytest.mark.slow), 3]
+)
 def test_solve_reports_match_the_schema(monkeypatch, capsys, tmp_path, problem):
     code, _, err = run_cli(
         monkeypatch, capsys, "solve", SHIPPED / "fa_s2.json", "--problem", problem, "--out", tmp_path

@@ -315,7 +315,9 @@ def test_every_restart_dead_ending_falls_back_to_the_compacted_input(monkeypatch
     _assert_valid(inst, res.order)
 
 
-@pytest.mark.parametrize("scale, seed, through", [(15, 7, "mpas-paper"), (20, 4, "exact L0 search")])
+@pytest.mark.parametrize(
+    "scale, seed, through", [(15, 7, "mpas-paper"), pytest.param(20, 4, "exact L0 search", marks=pytest.mark.slow)]
+)
 def test_every_greedy_pass_stuck_still_finds_an_order(scale, seed, through):
     """The random family (300 and 400 operations) under another numbering: an L0-legal
     order exists (the family's own id order, which the evaluator accepts), yet every

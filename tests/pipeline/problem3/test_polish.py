@@ -68,7 +68,7 @@ def test_memory_window_params_are_validated():
         effort_options("default", exact_window_mode="bogus")
 
 
-@pytest.mark.parametrize("family,seed", [("fa", 0), ("matmul", 1)])
+@pytest.mark.parametrize("family,seed", [("fa", 0), pytest.param("matmul", 1, marks=pytest.mark.slow)])
 def test_memory_windows_valid_and_deterministic(family, seed):
     nodes, edges = generate(family, 1, seed)
     inst = instance_from_records(f"{family}{seed}", nodes, edges)

@@ -1,0 +1,88 @@
+"""Problem 3's traffic-makespan frontier (dansched/pipeline/problem3/frontier.py, ``solve
+--frontier``): the Pareto set against a brute force, the knee by hand, every point's plan
+folder judged again by the shared evaluator, the solve's plan the fastest point within its
+budget, and a larger traffic slack never slower (the evaluator's figures are the oracle)."""
+
+from __future__ import annotations
+
+import json
+import random
+
+import pytest
+from helpers import SHIPPED, hw_file, run_cli
+
+from dansched.hardware import load_hardware
+from dansched.instance import load_instance
+from dansched.judge import judge_folder
+from dansched.pipeline import effort_options, run_pipeline
+from dansched.pipeline.problem3.frontier import FrontierPoint, knee, pareto_front
+from dansched.plan import Plan
+from dansched.simulate import evaluate
+from dansched.testing import audit_instance
+
+
+def _points(figures: list[tuple[int, int]]) -> list[FrontierPoint]:
+    return [FrontierPoint(k, t, m, Plan(order=()), f"p{k}") for k, (t, m) in enumerate(figures)]
+
+
+@pytest.mark.parametrize("seed", range(40))
+def test_the_front_is_exactly_the_points_no_other_beats(seed):
+    rng = random.Random(seed)
+    figures = [(rng.randint(0, 6), rng.randint(10, 16)) for _ in range(rng.randint(1, 12))]
+    beaten = {
+        (t, m)
+        for t, m in figures
+        if any(t2 <= t and m2 <= m and (t2, m2) != (t, m) for t2, m2 in figures)  # brute force
+    }
+    expected = sorted(set(figures) - beaten)
+    assert [(p.traffic, p.makespan) for p in pareto_front(_points(figures))] == expected
+
+
+def test_the_knee_by_hand():
+    front = pareto_front(_points([(100, 1000), (120, 900), (150, 880), (200, 879)]))
+    assert knee(front, tolerance=0.01) == 2  # 879 x 1.01 = 887.79: 880 is within, 900 is not
+    assert knee(front, tolerance=0.0) == 3  # only the fastest itself
+    assert knee(front, tolerance=0.2) == 0  # 1,000 <= 879 x 1.2 = 1,054.8
+    assert knee([], tolerance=0.01) == -1
+
+
+@pytest.mark.parametrize("seed", [0, pytest.param(1, marks=pytest.mark.slow), pytest.param(2, marks=pytest.mark.slow)])
+def test_a_larger_slack_is_never_slower(seed):
+    """Slack 20 against slack 0 on small instances that spill: each plan judged again."""
+    inst = audit_instance(seed, max_nodes=30)
+    got = {}
+    for slack in (0.0, 20.0):
+        res = run_pipeline(inst, effort_options("default", problem=3, traffic_slack=slack))
+        ev = evaluate(inst, res.plan)
+        assert ev.valid and ev.extra_traffic is not None and ev.makespan is not None
+        got[slack] = (ev.extra_traffic, ev.makespan)
+    assert got[20.0][1] <= got[0.0][1], got
+    assert got[0.0][0] <= res.report.budget.base  # slack 0 stays within the problem-2 plan's traffic
+
+
+def test_solve_frontier_writes_each_point_as_a_judged_plan_folder(monkeypatch, capsys, tmp_path):
+    """conv_s2 with L1 = 1024 spills; --frontier at --traffic-slack 20: every point's folder
+    passes the evaluator with the figures of its row, the rows form a Pareto front (traffic
+    rising, makespan falling) above their floors, one knee, and the solve's plan is the
+    fastest point within its budget."""
+    conv, hw = SHIPPED / "conv_s2.json", hw_file(tmp_path, L1=1024)
+    out = tmp_path / "out"
+    code, stdout, err = run_cli(
+        monkeypatch, capsys, "solve", conv, "--hw", hw, "--frontier", "--traffic-slack", "20",
+        "--out", out, "--json", "--quiet",
+    )  # fmt: skip
+    assert code == 0, err
+    summary = json.loads(stdout)
+    rows = summary["frontier"]
+    assert rows and sum(r["knee"] for r in rows) == 1
+    inst = load_instance(conv, load_hardware(hw))
+    folders = sorted((out / "conv_s2_frontier").iterdir())
+    assert sorted(f.name for f in folders) == sorted(f"traffic-{r['traffic']}" for r in rows)
+    for r in rows:
+        _, ev = judge_folder(inst, out / "conv_s2_frontier" / f"traffic-{r['traffic']}")
+        assert ev.valid and (ev.extra_traffic, ev.makespan) == (r["traffic"], r["makespan"])
+        assert r["floor"]["value"] <= r["makespan"]
+    assert all(a["traffic"] < b["traffic"] and a["makespan"] > b["makespan"] for a, b in zip(rows, rows[1:]))
+    _, ev = judge_folder(inst, out)
+    within = [r["makespan"] for r in rows if r["traffic"] <= summary["traffic_budget"]["allowance"]]
+    assert ev.valid and ev.makespan == min(within)
