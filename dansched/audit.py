@@ -75,7 +75,6 @@ __all__ = [
     "rows_report",
     "worst_stage",
     "STRONG_RATIO",
-    "STRENGTHS",
     "bound_strength",
     "informative",
     "BoundResult",
@@ -90,7 +89,6 @@ def _quiet(_msg: str) -> None:
 
 
 STRONG_RATIO = 0.5  # a bound of at least this share of the plan's value is informative (worst_stage)
-STRENGTHS = ("exact", "lower bound", "conditional")
 
 
 def bound_strength(bound: Bound, scope: str) -> str:
@@ -242,7 +240,7 @@ def audit_plan(
     if with_peak:
         say("maxV_stay bound over all orders")
         pb, _ = peak_bound(inst, params)
-        rows.append(AuditRow("max_v_stay", "MPAS", ev.max_v_stay, pb, "global", plan=plan_name))
+        rows.append(AuditRow("max_v_stay", "MPAS", ev.max_v_stay, pb, "global", plan=plan_name))  # problem 1 ends here
     if ev.problem == 1:
         return rows
     extra: dict[str, Any]

@@ -40,7 +40,7 @@ def solve_model(solver: cp_model.CpSolver, model: cp_model.CpModel) -> cp_model.
         except IndexError:
             solver.parameters.symmetry_level = 0
             status = solver.solve(model)
-    work.add_cpsat(solver.deterministic_time, len(model.proto.variables) + len(model.proto.constraints))
+    work.add_model(len(model.proto.variables) + len(model.proto.constraints))
     return status
 
 

@@ -15,28 +15,21 @@ from ..params import SlowRunParams
 __all__ = [
     "add",
     "taken",
-    "add_cpsat",
-    "cpsat_taken",
+    "add_model",
     "model_taken",
     "units",
     "slow_note",
 ]
 
 _count = [0]
-_cpsat = [0.0]
 _models = [0]
 
 
-def add_cpsat(deterministic_time: float, model_size: int = 0) -> None:
-    """Count a CP-SAT search: its deterministic time and its model's size (variables and
-    constraints: building and presolving the model is most of a small search's time)."""
-    _cpsat[0] += float(deterministic_time)
-    _models[0] += int(model_size)
-
-
-def cpsat_taken() -> float:
-    """CP-SAT's deterministic time counted in this process so far."""
-    return _cpsat[0]
+def add_model(size: int) -> None:
+    """Count a CP-SAT search by its model's size (variables and constraints: building and
+    presolving the model is most of a small search's time; CP-SAT's own deterministic time
+    barely moves on the small models that make a run slow)."""
+    _models[0] += int(size)
 
 
 def model_taken() -> int:
