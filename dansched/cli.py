@@ -128,6 +128,12 @@ def load_inputs(instance: Path, hw_path: Path | None) -> Instance:
 def load_folder_inputs(instance: Path, folder: Path, hw_path: Path | None) -> Instance:
     """The instance on the hardware the plan folder's report records (``--hw`` is checked
     against it; see :func:`dansched.judge.folder_hardware`)."""
+    return folder_inputs(instance, folder, hw_path)[0]
+
+
+def folder_inputs(instance: Path, folder: Path, hw_path: Path | None) -> tuple[Instance, str]:
+    """:func:`load_folder_inputs` and the line saying which hardware that is and where it
+    came from (:func:`hardware_line`: audit, trace and view print it)."""
     from .instance import instance_name
     from .judge import folder_hardware
 
@@ -138,11 +144,7 @@ def load_folder_inputs(instance: Path, folder: Path, hw_path: Path | None) -> In
         raise
     if found.warning is not None:
         _pending_warnings.append(found.warning)
-    _hardware_used.append(hardware_line(found.hardware, found.origin))
-    return _loaded(instance, found.hardware)
-
-
-_hardware_used: list[str] = []  # the hardware line of the last plan folder read (audit, view, trace print it)
+    return _loaded(instance, found.hardware), hardware_line(found.hardware, found.origin)
 
 
 def hardware_line(hw: Hardware, origin: str) -> str:
@@ -150,12 +152,6 @@ def hardware_line(hw: Hardware, origin: str) -> str:
     where they came from (the default model, a --hw file, the plan folder's report)."""
     tiers = ", ".join(f"{t} {hw.capacity[t]:,}" for t in hw.tiers)
     return f"hardware: {tiers} (from {origin})"
-
-
-def _say_hardware() -> None:
-    """Print the hardware line of the plan folder read (stdout)."""
-    if _hardware_used:
-        _echo(_hardware_used[-1])
 
 
 def _echo(line: str, err: bool = False) -> None:
@@ -572,15 +568,15 @@ def audit(
     """A plan's figures beside their lower bounds, the gaps, and the stage that loses the most."""
     from .audit import audit_folder
 
-    inst = load_folder_inputs(instance, plan_dir, hw)
+    inst, used = folder_inputs(instance, plan_dir, hw)
     with _progress(quiet) as say:
         result = audit_folder(inst, plan_dir, time_limit, seed, progress=say)
     if as_json:
-        typer.echo(json.dumps(result.to_dict() | {"hardware": _hardware_used[-1]}, indent=2))
+        typer.echo(json.dumps(result.to_dict() | {"hardware": used}, indent=2))
         return
     from .report.tables import print_bounds
 
-    _say_hardware()
+    _echo(used)
     print_bounds(f"{inst.name}: audit of {plan_dir}", result.to_dict()["bounds"])
     typer.echo(f"stage furthest from its bound: {result.worst_stage or 'none (no informative bound leaves a gap)'}")
 
@@ -631,9 +627,9 @@ def trace(
 
     with _progress(False) as say:
         say(f"trace: judging the plan in {plan_dir}, then writing its trace")
-        inst = load_folder_inputs(instance, plan_dir, hw)
+        inst, used = folder_inputs(instance, plan_dir, hw)
         result = trace_folder(inst, plan_dir, out, freq_ghz, png, compare)
-    _say_hardware()
+    _echo(used)
     _latency(int(result.evaluation.makespan or 0), freq_ghz)
     for line in result.lines:
         _echo(line)
@@ -653,9 +649,9 @@ def view(
 
     with _progress(False) as say:
         say(f"view: judging the plan in {plan_dir}, then building its page")
-        inst = load_folder_inputs(instance, plan_dir, hw)
+        inst, used = folder_inputs(instance, plan_dir, hw)
         page = view_folder(inst, plan_dir, out, freq_ghz)
-    _say_hardware()
+    _echo(used)
     _echo(f"view -> {page}")
 
 
@@ -896,7 +892,6 @@ def main() -> None:
     import signal
 
     _pending_warnings.clear()
-    _hardware_used.clear()
     restore = {}  # without entry's policy (a caller's process): the two signals for main's duration
     if not interrupt.owned():
         interrupt.new_run()
