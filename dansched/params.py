@@ -261,7 +261,8 @@ class EffortParams:
       busiest pipe's load (more rooms would only add to that load), and no allowance above
       the problem-2 plan's searches a plan that close to its floor;
     - ``level_runs``: full Stage-3 runs at each allowance above the problem-2 plan's, on the
-      candidates it newly admits;
+      candidates it newly admits, and ``level_search``: the fraction of each makespan-search
+      round (and of its polish) that allowance's search gets;
     - ``frontier_slack``: the largest allowance (percent over the problem-2 plan's traffic)
       the traffic-makespan frontier plans at when asked for (``SolveOptions.frontier``);
     - ``rivals`` and ``rival_work``: the variants of the solve (``dansched.pipeline.options.RIVALS``)
@@ -287,6 +288,7 @@ class EffortParams:
     reservation_steps: int = 3
     saturation: float = 0.01
     level_runs: int = 2
+    level_search: float = 0.25
     frontier_slack: float = 100.0
     rivals: tuple[str, ...] = ("memory-windows", "algorithm-1")
     rival_work: int = 200
@@ -301,10 +303,12 @@ class EffortParams:
                 "stage1_restarts",
                 "stage2_variants",
                 "saturation",
+                "level_search",
                 "frontier_slack",
             ),
         )
         _check_number(self, "saturation", 0.0)
+        _checked(self, "level_search", check_number(self.level_search, _what(self, "level_search"), 0.0, 1.0))
         _check_number(self, "frontier_slack", 0.0)
         _check_int(self, "stage3_runs", 1)
         _check_int(self, "max_starts", 1)
@@ -557,7 +561,11 @@ class TimedParams:
       its own (otherwise only the frontier operation evicts);
     - ``room``: the room rule a placed or reloaded buffer's address follows
       (``dansched.rooms.ROOM_RULES``; release times in cycles, ``want`` the time the
-      buffer is wanted)."""
+      buffer is wanted);
+    - ``victim``: the victim rule that prices each victim of an eviction window
+      (``dansched.stages.dlr.victim``, one that reads no look-ahead, so not ``min-reload``;
+      ``ahead-<rule>``: victims whose last use has not ended when the write-out pipe is
+      free cost more)."""
 
     window: int = 64
     compute_window: int = 4
@@ -569,8 +577,11 @@ class TimedParams:
     lookahead_evict: bool = False
     victim_horizon: int = 0
     room: str = "least-late"
+    victim: str = "score"
 
     def __post_init__(self) -> None:
+        if not isinstance(self.victim, str):
+            raise ArgumentError(f"TimedParams.victim must be a victim rule's name, got {self.victim!r}")
         check_choice(self.room, tuple(ROOM_RULES), "TimedParams.room")
         check_choice(self.priority, TIMED_PRIORITIES, "TimedParams.priority")
         for name in ("window", "compute_window", "feed_window", "reserve_ops", "victim_horizon"):
@@ -587,6 +598,7 @@ class TimedParams:
             + (f",horizon={self.victim_horizon}" if self.victim_horizon else "")
             + (",evict-ahead" if self.lookahead_evict else "")
             + (f",{self.room}" if self.room != "least-late" else "")
+            + (f",{self.victim}" if self.victim != "score" else "")
             + ")"
         )
 
@@ -615,6 +627,8 @@ SLACK_TRIALS: tuple[TimedParams, ...] = (  # victims among all far-reused buffer
         priority="rank",
         lookahead_evict=True,
     ),
+    # evict ahead of need: victims still in use when the write-out pipe is free cost more
+    TimedParams(window=32, compute_window=2, feed_window=8, reserve_ops=1, victim="ahead-score"),
 )
 
 
@@ -656,7 +670,10 @@ class SearchParams:
     accepted, rejected) and decay; the window moves' ``window_width`` operation nodes, their
     CP-SAT deterministic time per window (``window_time``) and in all (``window_budget``,
     seconds of deterministic time: past it, only the other moves run), and the new spills a
-    joint window may offer (``window_spills``). ``SolveOptions.search`` holds one per round;
+    joint window may offer (``window_spills``), and the victim rule that ranks the buffers
+    the segment moves evict (``victim``: a rule of ``dansched.stages.dlr.victim`` that reads
+    no look-ahead, so not ``min-reload``; ``ahead-lru``: the least recently used of those no
+    running operation holds). ``SolveOptions.search`` holds one per round;
     each round continues from the best plan so far and ends with the polish
     (``SolveOptions.polish``)."""
 
@@ -669,8 +686,11 @@ class SearchParams:
     window_time: float = 0.5
     window_budget: float = 10.0
     window_spills: int = 8
+    victim: str = "ahead-lru"
 
     def __post_init__(self) -> None:
+        if not isinstance(self.victim, str):
+            raise ArgumentError(f"SearchParams.victim must be a victim rule's name, got {self.victim!r}")
         for name in ("iterations", "work", "window_spills"):
             _check_int(self, name, 0)
         _check_int(self, "choices", 1)
@@ -698,6 +718,29 @@ class SearchParams:
             work=math.ceil(self.work * fraction),
             window_budget=self.window_budget * fraction,
         )
+
+
+@dataclass(frozen=True)
+class GapParams:
+    """The gap-hiding walk (``dansched.pipeline.problem3.search.gaps``): each step looks at the
+    nodes behind the busiest pipe's ``gaps`` largest idle gaps, ``depth`` tasks back, tries
+    each of ``moves`` (segment moves of the search, by name) on each ``tries`` times, and
+    takes the one that hides the most busiest-pipe time per unit of extra traffic; in all at
+    most ``work`` node-visits (one per node of the plan per try: the same work per node at
+    every size). ``work == 0``: no walk."""
+
+    gaps: int = 20
+    depth: int = 8
+    tries: int = 2
+    moves: tuple[str, ...] = ("hoist reload", "delay eviction", "swap victim", "add room", "readdress")
+    work: int = 8_000_000
+
+    def __post_init__(self) -> None:
+        _check_all_ints(self, skip=("moves",))
+        for name in ("gaps", "depth", "tries"):
+            _check_int(self, name, 1)
+        if not isinstance(self.moves, tuple) or not all(isinstance(m, str) for m in self.moves):
+            raise ArgumentError(f"GapParams.moves must be a tuple of move names, got {self.moves!r}")
 
 
 @dataclass(frozen=True)
@@ -749,6 +792,7 @@ class Problem3Params:
     variant: str = "mpas"
     victim: str = "cost"
     timed_trials: tuple[TimedParams, ...] = ()
+    gaps: GapParams = GapParams()
 
     def __post_init__(self) -> None:
         for name, kind in (
@@ -756,6 +800,7 @@ class Problem3Params:
             ("stage3", Stage3Params),
             ("mpas", MpasParams),
             ("dlr", DlrParams),
+            ("gaps", GapParams),
         ):
             _check_type(self, name, kind)
         if self.polish is not None:

@@ -23,6 +23,7 @@ from ..params import (
     CpeParams,
     DlrParams,
     EffortParams,
+    GapParams,
     MemoryWindowParams,
     MpasParams,
     OrderSearchParams,
@@ -32,8 +33,12 @@ from ..params import (
     TimedParams,
 )
 from ..stages.dlr.stage import VICTIMS
+from ..stages.dlr.victim import is_victim_rule
 from ..stages.mpas.stage import VARIANTS
+from .problem3.search.moves import SEGMENT_MOVES
 from .problem3.sources.candidates import SOURCES
+
+SEGMENT_MOVE_NAMES = tuple(m.name for m in SEGMENT_MOVES)  # the moves the gap-hiding walk may try
 
 __all__ = [
     "SolveOptions",
@@ -91,6 +96,8 @@ class SolveOptions:
     polish: MemoryWindowParams = field(default_factory=MemoryWindowParams)
     # the makespan search, one SearchParams per round (each ends in a Stage-3 run)
     search: tuple[SearchParams, ...] = (SearchParams(),)
+    # problem 3's gap-hiding walk: the frontier's steps above the problem-2 plan's traffic
+    gaps: GapParams = field(default_factory=GapParams)
 
     def __post_init__(self) -> None:
         if not PROBLEM.accepts(self.problem):
@@ -119,6 +126,7 @@ class SolveOptions:
             ("cpe", CpeParams),
             ("bounds", BoundParams),
             ("polish", MemoryWindowParams),
+            ("gaps", GapParams),
         ):
             check_type(getattr(self, name), kind, f"SolveOptions.{name}")
         if not isinstance(self.effort_name, str):
@@ -141,6 +149,18 @@ class SolveOptions:
                 f"SolveOptions.effort.stage3_runs ({self.effort.stage3_runs}) must exceed the search rounds "
                 f"({len(rounds)}): each round ends in a Stage-3 run and the problem-2 plan needs one"
             )
+        unknown = [m for m in self.gaps.moves if m not in SEGMENT_MOVE_NAMES]
+        if unknown:
+            raise ArgumentError(
+                f"SolveOptions.gaps.moves: unknown move {unknown[0]!r}; choose from {', '.join(SEGMENT_MOVE_NAMES)}"
+            )
+        rules = [(f"search[{i}].victim", r.victim) for i, r in enumerate(rounds)]
+        rules += [(f"timed_trials[{i}].victim", t.victim) for i, t in enumerate(self.timed_trials)]
+        for what, rule in rules:
+            if not is_victim_rule(rule) or "min-reload" in rule:
+                raise ArgumentError(
+                    f"SolveOptions.{what}: {rule!r} is not a victim rule that reads no look-ahead (e.g. score, lru, ahead-lru)"
+                )
         trials = self.timed_trials
         if not isinstance(trials, tuple) or not all(isinstance(t, TimedParams) for t in trials):
             raise ArgumentError(f"SolveOptions.timed_trials must be a tuple of TimedParams, got {trials!r}")
@@ -189,6 +209,7 @@ class SolveOptions:
             self.variant,
             self.victim,
             self.timed_trials,
+            self.gaps,
         )
 
 
@@ -215,6 +236,7 @@ class OptionFields(TypedDict, total=False):
     timed_trials: tuple[TimedParams, ...]
     polish: MemoryWindowParams
     search: tuple[SearchParams, ...]
+    gaps: GapParams
 
 
 def every_run_windows(width: int, time_limit: float) -> MemoryWindowParams:
@@ -300,7 +322,8 @@ def fast(exact_window_mode: str = "fixed", **fields: Unpack[OptionFields]) -> So
     """The paper's faster compile mode: MPAS, DLR and CPE once (the paper's placements, the
     wave search; CPE without its loads-fed-by-need list schedule, which costs time and does
     not pay on its own: ``benchmarks/results/bench_feed.md``), five polish windows, no
-    makespan search, the linear-time report bounds."""
+    makespan search, the linear-time report bounds, a short gap-hiding walk (with a traffic
+    slack or the frontier)."""
     effort = EffortParams(
         sources=("dlr",),
         dlr_variants=0,
@@ -312,7 +335,7 @@ def fast(exact_window_mode: str = "fixed", **fields: Unpack[OptionFields]) -> So
         stage2_variants=False,
         rivals=(),
     )
-    fields = {"cpe": CpeParams(feed_by_need=()), **fields}
+    fields = {"cpe": CpeParams(feed_by_need=()), "gaps": GapParams(gaps=10, tries=1, work=1_500_000), **fields}
     return _preset("fast", effort, (), 5, BoundParams().linear(), exact_window_mode, fields)
 
 
@@ -325,10 +348,12 @@ def default(exact_window_mode: str = "fixed", **fields: Unpack[OptionFields]) ->
 def max_effort(exact_window_mode: str = "fixed", **fields: Unpack[OptionFields]) -> SolveOptions:
     """The default's work (the same finalists, its search round and polish), then a second,
     longer round from its best plan and a second polish: never slower than the default; the
-    rivals on graphs up to 1,000 nodes (the default: 100)."""
+    rivals on graphs up to 1,000 nodes (the default: 100); a gap-hiding walk four times the
+    default's."""
     search = (SearchParams(), SearchParams(1000, 3_000_000, window_budget=40.0))
     bounds = BoundParams(segment_steps=FINE_SEGMENT_STEPS)  # the fine sweep of the segment traffic bound
     effort = EffortParams(stage3_runs=5, rival_work=2_000)  # the rivals up to 1,000 nodes
+    fields = {"gaps": GapParams(tries=3, work=32_000_000), **fields}
     return _preset("max", effort, search, 30, bounds, exact_window_mode, fields)
 
 

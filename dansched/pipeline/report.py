@@ -19,6 +19,7 @@ from ..stages.cpe.window_driver import WindowStats
 from ..stages.dlr.stats import DlrStats, OrderSearchStats
 from .problem3.frontier import FrontierRow
 from .problem3.search.driver import SearchRound
+from .problem3.search.gaps import WalkSummary
 
 __all__ = [
     "PlanFigures",
@@ -204,8 +205,9 @@ class SolveReport:
     """What a solve reports: the final plan's figures, each stage's report, and for problem
     3 the effort, the traffic budget, every candidate, each makespan-search round
     (:class:`~dansched.pipeline.problem3.search.driver.SearchRound`: ``start_makespan``,
-    ``makespan``, ``iterations``, and per operator what it did) and the traffic-makespan
-    frontier (:class:`~dansched.pipeline.problem3.frontier.FrontierRow`, lightest first)."""
+    ``makespan``, ``iterations``, and per operator what it did), the traffic-makespan
+    frontier (:class:`~dansched.pipeline.problem3.frontier.FrontierRow`, lightest first) and
+    what the gap-hiding walk did (:class:`~dansched.pipeline.problem3.search.gaps.WalkSummary`)."""
 
     problem: int
     figures: PlanFigures
@@ -218,6 +220,7 @@ class SolveReport:
     candidates: list[CandidateRecord] = field(default_factory=list)
     search: list[SearchRound] = field(default_factory=list)
     frontier: list[FrontierRow] = field(default_factory=list)
+    walk: WalkSummary | None = None
 
     def to_dict(self) -> dict[str, Any]:
         """The report as plain JSON data (the keys of docs/report.md)."""
@@ -235,4 +238,5 @@ class SolveReport:
             out["candidates"] = [c.to_dict() for c in self.candidates]
             out["search"] = [r.to_dict() for r in self.search]
             out["frontier"] = [r.to_dict() for r in self.frontier]
+            out["walk"] = (self.walk or WalkSummary(0, 0, "no traffic to trade")).to_dict()
         return out

@@ -12,7 +12,16 @@ from dansched.instance import instance_from_records
 from dansched.plan import plan_from_indices
 from dansched.simulate import evaluate
 from dansched.stages.dlr.scan import linear_scan
-from dansched.stages.dlr.victim import RULES, VICTIMS, VictimFacts, VictimRule, victim_rule
+from dansched.stages.dlr.victim import (
+    RULES,
+    RUNNING_COST,
+    VICTIMS,
+    AheadOfNeed,
+    VictimFacts,
+    VictimRule,
+    running_buffers,
+    victim_rule,
+)
 
 
 class PriceList:
@@ -109,3 +118,61 @@ def test_every_registered_rule_picks_and_prices():
             assert rule.pick([0, 1], facts, 10) == 1, rule.name
             assert rule.cost(1, facts, 10) < rule.cost(0, facts, 10), rule.name
     assert all(name in RULES for names in VICTIMS.values() for name in names)
+
+
+def _running_facts(running: set[int]) -> VictimFacts:
+    """Three resident buffers of one tier: next needs 12, 20, 30 at k = 10, last uses 9, 2,
+    1; a fourth (needs 10, 11) arrives at 10."""
+    need = {0: 12.0, 1: 20.0, 2: 30.0, 3: 11.0}.__getitem__
+    return VictimFacts(
+        need,
+        [9, 2, 1, -1],
+        [8, 8, 8, 8],
+        [16, 16, 16, 16],
+        [182, 182, 182, 182],
+        needs=[[0, 9, 12], [1, 2, 20], [1, 30], [10, 11]],
+        tiers=[0, 0, 0, 0],
+        residents=lambda t: [0, 1, 2],
+        capacity=lambda t, j: 24,
+        running=lambda k: running,
+    )
+
+
+def test_ahead_of_need_keeps_the_running_buffers_for_last():
+    """``ahead-<rule>`` makes the base rule's choice among the buffers no running operation
+    holds: farthest next use evicts 2 (need 30), but with 2 running, 1 (need 20); with every
+    buffer running, the base rule's choice over the whole pool. A running buffer costs
+    :data:`RUNNING_COST` more, so a window avoids it."""
+    ahead = victim_rule("ahead-eager")
+    assert isinstance(ahead, AheadOfNeed) and ahead.name == "ahead-eager"
+    assert ahead.pick([0, 1, 2], _running_facts(set()), 10) == 2
+    assert ahead.pick([0, 1, 2], _running_facts({2}), 10) == 1
+    assert ahead.pick([0, 1, 2], _running_facts({0, 1, 2}), 10) == 2
+    facts = _running_facts({2})
+    assert ahead.cost(2, facts, 10) == pytest.approx(RULES["eager"].cost(2, facts, 10) + RUNNING_COST)
+    assert ahead.cost(1, facts, 10) == pytest.approx(RULES["eager"].cost(1, facts, 10))
+    # LRU evicts the least recently used (2, last used at 1); ahead of need, 1 instead
+    assert victim_rule("ahead-lru").pick([0, 1, 2], _running_facts({2}), 10) == 1
+
+
+def test_min_reload_ahead_breaks_ties_away_from_the_running_buffers():
+    """In a tier of 24 units (three rooms of 8) a fourth buffer (needs 10, 11) arrives at 10:
+    evicting any of the three keeps the least reload traffic (each leaves once and comes back
+    once before 30), so the tie-break decides: ``lru`` evicts 2 (last used at 1); ``ahead``
+    the least recently used of those not running: with 2 running, 1."""
+    facts = _running_facts({2})
+    assert victim_rule("min-reload").pick([0, 1, 2], facts, 10) == 2
+    assert victim_rule("min-reload-ahead").pick([0, 1, 2], facts, 10) == 1
+    assert victim_rule("min-reload-ahead").pick([0, 1, 2], _running_facts(set()), 10) == 2
+
+
+def test_running_buffers_of_a_scan_are_the_pipe_predecessor_and_the_inputs(tmp_path):
+    """In ``_three_full``'s order, the event at position 4 (d's ALLOC) waits for the ADD at 5:
+    its previous operation on VECTOR is the ADD at 3 (a, b, c) and its input edges come from
+    that ADD too; at position 7 the ADD of b follows the ADD of d (position 5: d)."""
+    inst = _three_full(tmp_path)
+    running = running_buffers(inst, list(range(inst.n)))
+    index = inst.buffer_index
+    assert running(4) == {index(0), index(1), index(2)}
+    assert running(7) == {index(3)}
+    assert running(12) == frozenset()  # no operation at or after the last FREE

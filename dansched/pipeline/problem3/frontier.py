@@ -3,11 +3,12 @@
 Problem 3 trades extra DDR traffic for time (docs/rules.md, problem 3: "a Pareto report of
 (traffic, makespan) pairs is the honest answer to 'not significantly'"). Problem 3 plans at a
 rising sequence of traffic *allowances* (:mod:`dansched.pipeline.problem3.loop`): the
-problem-2 plan's traffic first, then the traffic of each reservation setting the planner found
-worth trying (:mod:`dansched.pipeline.problem3.sources.reservation`), then the caller's own
-allowance (and, asked for the frontier, ``EffortParams.frontier_slack``). The plan kept at each allowance is a :class:`FrontierPoint`; the *frontier* is
-those points that no other point beats on both counts (:func:`pareto_front`): sorted by
-traffic, each strictly faster than every lighter one.
+problem-2 plan's traffic first, then the traffic of each candidate above it and of each step
+of the gap-hiding walk (:mod:`dansched.pipeline.problem3.search.gaps`: one move that hides
+busiest-pipe idle time for the least traffic), up to the caller's allowance (asked for the
+frontier, up to ``EffortParams.frontier_slack`` too). The plan kept at each allowance is a
+:class:`FrontierPoint`; the *frontier* is those points that no other point beats on both
+counts (:func:`pareto_front`): sorted by traffic, each strictly faster than every lighter one.
 
 The *knee* (:func:`knee`) is the lightest point whose makespan is within ``tolerance`` of the
 fastest point's: past it, more traffic buys less than that much time.

@@ -12,14 +12,17 @@
    not screened again) is screened by one list-scheduling pass inside its
    skeleton (:func:`~dansched.pipeline.problem3.stage3.screen.screened_makespan`); only the best few
    keep their per-node detail meanwhile.
-4. **Allowances.** Problem 3 plans at a rising sequence of traffic allowances
-   (:func:`allowances`): the problem-2 plan's traffic, the traffic of each ``reservation``
-   candidate (the settings the planner itself found worth trying, not a fixed ladder), the
-   budget's and, for the frontier, the top one. At each allowance, steps 5-7 run on the
-   candidates it admits, and the plan kept at the one below is a start too: a larger
-   allowance is never slower. The plan kept at each allowance is a point of the
-   traffic-makespan frontier (:mod:`dansched.pipeline.problem3.frontier`); the solve's plan
-   is the one kept at the budget.
+4. **Allowances.** Problem 3 plans at a rising sequence of traffic allowances: the
+   problem-2 plan's traffic, then the traffic of each admitted candidate above it
+   (:func:`allowances`) and of each step of the gap-hiding walk (step 8), up to the *reach*:
+   the budget's allowance, or with the frontier the larger of it and
+   ``effort.frontier_slack``. At each allowance, steps 5-7 run on the candidates it newly
+   admits, and the plan kept at the one below is a start too: a larger allowance is never
+   slower. The plan kept at each allowance is a point of the traffic-makespan frontier
+   (:mod:`dansched.pipeline.problem3.frontier`); the solve's plan is the last one kept within
+   the budget. Nothing computed at an allowance depends on the reach (it only says where
+   the sequence stops), so a smaller budget's plans are a prefix of a larger one's: the
+   frontier finds at least what each fixed allowance within its reach finds.
 5. **Stage 3.** The full Stage 3 (:func:`~dansched.pipeline.problem3.stage3.run.stage3`,
    with the memory-aware windows after it in the memory-window mode) runs on the
    finalists, each candidate once whatever the allowance. At the first allowance:
@@ -41,14 +44,26 @@
    round after round (``SolveOptions.search``); a round whose plan is faster ends in a full
    Stage-3 run. The fastest plan of every start is kept. Above the first allowance a plan
    already within ``effort.saturation`` of its busiest pipe's load is not searched: only
-   less traffic could make it faster. The problem-2 plan's allowance and the budget's get
-   the whole search and polish; the others (the reservation settings' and the frontier's
-   top) share one between them (:meth:`~dansched.params.Problem3Params.share`).
+   less traffic could make it faster. The problem-2 plan's allowance gets the whole search
+   and polish; each candidate allowance above it ``effort.level_search`` of them
+   (:meth:`~dansched.params.Problem3Params.share`), and only when it has a finalist.
 7. **Polish.** At the end of every round (or once, with no round), the kept plan's
    memory-aware CP-SAT windows (``Problem3Params.polish``: windows along its critical chain,
    :func:`~dansched.pipeline.problem3.stage3.polish.memory_window_polish`): memory events inside a
-   window may move, offsets, spills and traffic stay. The kept row's makespan is then the
-   polished plan's, and the next round starts from it.
+   window may move, offsets, spills and traffic stay; then a full Stage-3 run on the
+   polished plan, kept when faster (the windows' new memory order gives CPE a new skeleton).
+   The kept row's makespan is then the polished plan's, and the next round starts from it.
+
+8. **The gap-hiding walk.** From the plan kept so far, while the reach lies above the
+   problem-2 plan's traffic, the walk (:mod:`dansched.pipeline.problem3.search.gaps`) takes
+   the one move that hides the most of the busiest pipe's idle time per unit of extra
+   traffic (evict ahead of need, an earlier reload, another address...), runs the full
+   Stage 3 on its plan (a candidate row of source ``gap-hiding walk``) and keeps it: a
+   frontier point about one spill heavier than the last. Walk steps and candidate
+   allowances interleave by traffic; the walk continues from whichever plan is kept. It
+   ends when no move gains, when its next step passes the reach, when the kept plan is
+   within ``effort.saturation`` of its busiest pipe's load, or when its work
+   (``GapParams.work``) is spent; the report says which (``walk``).
 
 Every candidate, finalist or not, is a row of the report's ``candidates``. What the loop
 reads is one :class:`~dansched.params.Problem3Params`, built from the solve's options
@@ -63,13 +78,15 @@ from dataclasses import dataclass, field, replace
 from ...budget import TrafficBudget
 from ...errors import PlanInvalidError
 from ...instance import Instance
-from ...params import Problem3Params, Progress
+from ...params import Problem3Params, Progress, SearchParams
 from ...plan import Plan
 from ...simulate import Evaluation, evaluate
 from ...stages.dlr.stage import DlrResult
 from ..report import CandidateRecord
 from .frontier import FrontierPoint, point_of, saturated
-from .search.driver import SearchRound, makespan_search
+from .search.driver import PlanState, SearchRound, makespan_search
+from .search.gaps import GapStep, WalkSummary, gap_step
+from .search.layout import Layout
 from .sources.candidates import SOURCES, Candidate, SourceContext, problem2_candidate
 from .stage3.run import Stage3Result, memory_windows, stage3
 from .stage3.screen import screened_makespan
@@ -81,8 +98,9 @@ __all__ = ["Problem3Result", "problem3", "allowances"]
 class Problem3Result:
     """The final plan, the Stage-3 run that made it, the candidates (rows of the report),
     the budget, how many full Stage-3 runs were made, the seconds, what each
-    makespan-search round did, and the plan kept at each allowance (``points``, rising:
-    the frontier's points before :func:`~dansched.pipeline.problem3.frontier.pareto_front`)."""
+    makespan-search round did, the plan kept at each allowance (``points``, rising:
+    the frontier's points before :func:`~dansched.pipeline.problem3.frontier.pareto_front`)
+    and what the gap-hiding walk did (``walk``)."""
 
     plan: Plan
     evaluation: Evaluation
@@ -93,6 +111,7 @@ class Problem3Result:
     seconds: float
     search: list[SearchRound] = field(default_factory=list)
     points: list[FrontierPoint] = field(default_factory=list)
+    walk: WalkSummary = field(default_factory=lambda: WalkSummary(0, 0, "no traffic to trade"))
 
 
 def _check_stage3(ev2: Evaluation, s3: Stage3Result, p: Problem3Params) -> None:
@@ -268,17 +287,18 @@ def _polish(inst: Instance, kept: _Kept, p: Problem3Params, say: Progress) -> _K
         return kept
     say(f"Polish: {p.polish.windows} memory-aware CP-SAT windows on the kept plan")
     s3 = memory_windows(inst, kept.stage3, p.polish, seed=p.seed, cpe=p.stage3.cpe)
+    again = stage3(inst, s3.cpe.plan, s3.evaluation, p.stage3)  # the windows moved memory events: CPE again
+    if again.makespan < s3.makespan:
+        s3 = again
     kept.row.makespan = s3.makespan
     return replace(kept, stage3=s3)
 
 
-def allowances(base: int, budget: TrafficBudget, top: int, screened: list[_Screened]) -> list[int]:
-    """Step 4's allowances, rising: the problem-2 plan's traffic ``base``, the traffic of each
-    admitted ``reservation`` candidate above it, the budget's allowance, and ``top`` (the
-    frontier's, or the budget's again)."""
-    levels = {base, budget.allowance, top}
-    levels |= {s.candidate.traffic for s in screened if s.candidate.source == "reservation"}
-    return sorted(t for t in levels if base <= t <= top)
+def allowances(base: int, reach: int, screened: list[_Screened]) -> list[int]:
+    """Step 4's candidate allowances, rising: the problem-2 plan's traffic ``base`` and the
+    traffic of each admitted candidate above it, up to ``reach``."""
+    levels = {base} | {s.candidate.traffic for s in screened}
+    return sorted(t for t in levels if base <= t <= reach)
 
 
 def _at_allowance(
@@ -342,6 +362,25 @@ def _point(inst: Instance, allowance: int, kept: _Kept) -> FrontierPoint:
     return point_of(inst, allowance, plan, ev, kept.stage3.makespan, f"{kept.row.source} {kept.row.detail}".rstrip())
 
 
+def _walked(inst: Instance, step: GapStep, rows: list[CandidateRecord], p: Problem3Params, index: int) -> _Kept:
+    """The walk's ``step`` as a kept plan: its plan after a full Stage-3 run (a candidate row of
+    source ``gap-hiding walk``)."""
+    ev = step.state.evaluation
+    s3 = stage3(inst, step.state.plan, ev, p.stage3)
+    traffic = ev.metrics.extra_traffic
+    detail = f"step {index}: {step.move}, {step.gain:,} cycles for {step.extra:,} traffic"
+    row = CandidateRecord("gap-hiding walk", detail, traffic, screened=step.state.makespan, makespan=s3.makespan)
+    rows.append(row)
+    return _Kept(s3, ev, row)
+
+
+def _state(inst: Instance, kept: _Kept) -> PlanState:
+    """The walk's state of the plan ``kept``."""
+    plan = kept.stage3.cpe.plan
+    ev = _detailed(inst, plan, kept.stage3.evaluation)
+    return PlanState(plan, ev, Layout.of(inst, plan, ev))
+
+
 def problem3(inst: Instance, s2: DlrResult, order1: list[int], p: Problem3Params, say: Progress) -> Problem3Result:
     """Problem 3 on the Stage-2 result ``s2`` (module docstring)."""
     t0 = time.perf_counter()
@@ -349,32 +388,69 @@ def problem3(inst: Instance, s2: DlrResult, order1: list[int], p: Problem3Params
     budget = TrafficBudget.of(base, p.traffic_slack)
     reach = TrafficBudget.of(base, max(p.traffic_slack, p.effort.frontier_slack)) if p.frontier else budget
     rows, screened = _collect(inst, s2, order1, reach, p, say)
-    kept: _Kept | None = None
-    chosen: _Kept | None = None  # the plan kept at the budget
     search: list[SearchRound] = []
-    runs = 0
-    points: list[FrontierPoint] = []
     seen: set[int] = set()  # rows of the candidates already offered to Stage 3
-    levels = allowances(base, budget, reach.allowance, screened)
-    full = {base, budget.allowance}  # the solve's own: the whole search; the others share one
-    others = [a for a in levels if a not in full]
-    shared = p.share(1 / len(others)) if others else p
-    for allowance in levels:
+
+    def level(allowance: int, carried: _Kept | None, q: Problem3Params) -> tuple[_Kept, int]:
         fresh = [s for s in screened if s.candidate.traffic <= allowance and s.key[2] not in seen]
-        seen |= {s.key[2] for s in fresh}
-        q = p if allowance in full else shared
-        got, rounds, made = _at_allowance(inst, allowance, fresh, kept, rows, q, say, allowance in full)
-        search += rounds
-        runs += made
-        if kept is None or got.stage3.makespan < kept.stage3.makespan:
-            if kept is not None and kept is not chosen:
-                kept.stage3.evaluation.drop_detail()
-            kept = got
-        if allowance <= budget.allowance:
+        seen.update(s.key[2] for s in fresh)
+        got, rounds, made = _at_allowance(inst, allowance, fresh, carried, rows, q, say, carried is None)
+        search.extend(rounds)
+        return got, made
+
+    kept, runs = level(base, None, p)  # steps 5-7 at the problem-2 plan's traffic: the whole search
+    points = [_point(inst, base, kept)]
+    chosen = kept  # the plan kept at the budget
+    levels = allowances(base, reach.allowance, screened)[1:]
+    shared = p.share(p.effort.level_search)
+    moves = p.search[0] if p.search else SearchParams()  # what the walk's moves read
+    work = p.gaps.work if reach.allowance > base else 0  # no traffic to trade: no walk
+    walk = WalkSummary(0, 0, "no traffic to trade" if reach.allowance <= base else "work spent")
+    step: GapStep | None = None  # the walk's next step from ``kept``, once computed
+    stalled: _Kept | None = None  # the plan from which the walk found no step
+
+    def next_step() -> GapStep | None:
+        nonlocal work, stalled
+        state = _state(inst, kept)
+        found = None
+        if saturated(state.makespan, state.evaluation, p.effort.saturation):
+            walk.end = "saturated"
+        else:
+            traffic = state.evaluation.metrics.extra_traffic
+            say(f"Gap-hiding walk, step {walk.steps + 1}: {state.makespan:,} cycles at {traffic:,} traffic")
+            found, used = gap_step(inst, state, p.gaps, moves, work, p.seed + walk.steps)
+            work -= used
+            walk.work += used
+            walk.end = "work spent" if found is None and work <= 0 else "no move gains"
+        if found is None:
+            stalled = kept
+        return found
+
+    while True:  # step 8: the levels and the walk's steps, by traffic
+        if step is None and work > 0 and kept is not stalled:
+            step = next_step()
+        nxt = levels[0] if levels else None
+        if nxt is not None and (step is None or nxt < step.state.evaluation.metrics.extra_traffic):
+            levels.pop(0)
+            got, made = level(nxt, kept, shared)
+            runs += made
+            if got.stage3.makespan < kept.stage3.makespan:
+                kept, step = got, None
+            at = nxt
+        elif step is None:
+            break
+        elif step.state.evaluation.metrics.extra_traffic > reach.allowance:
+            walk.end = "the next step passes the reach"
+            break
+        else:
+            walk.steps += 1
+            kept, step = _walked(inst, step, rows, p, walk.steps), None
+            runs += 1
+            at = kept.stage3.evaluation.metrics.extra_traffic
+        points.append(_point(inst, at, kept))
+        if at <= budget.allowance:
             chosen = kept
-        points.append(_point(inst, allowance, kept))
-    assert chosen is not None
     chosen.row.kept = True
     s3 = chosen.stage3
     seconds = time.perf_counter() - t0
-    return Problem3Result(s3.cpe.plan, s3.evaluation, s3, rows, budget, runs, seconds, search, points)
+    return Problem3Result(s3.cpe.plan, s3.evaluation, s3, rows, budget, runs, seconds, search, points, walk)

@@ -23,7 +23,7 @@ from ...kernels import skeleton as kernel
 from ...kernels.csr import int64_array, lists_of, transposed
 from ...simulate import AugmentedGraph, spill_of_node
 
-__all__ = ["Skeleton", "memory_skeleton", "is_refinement", "critical_chain"]
+__all__ = ["Skeleton", "memory_skeleton", "is_refinement", "BindingChains", "critical_chain"]
 
 
 @dataclass(frozen=True)
@@ -112,29 +112,56 @@ def is_refinement(skel: Skeleton, order: Sequence[int]) -> bool:
     return all(pos[u] < pos[v] for v in range(skel.n) for u in skel.order_preds[v])
 
 
+class BindingChains:
+    """The binding predecessors of a timed plan (graph ``g``, schedule ``order``, times
+    ``start``/``end``): a node that starts at ``t > 0`` waits for a G2 predecessor, or the
+    previous node on its pipe, that finishes at ``t`` (docs/rules.md, timing); among several,
+    the latest in the order. :meth:`behind` walks that relation back from any node, and
+    :func:`critical_chain` from the last node to finish (Eq. 34)."""
+
+    def __init__(self, g: AugmentedGraph, order: Sequence[int], start: Sequence[int], end: Sequence[int]) -> None:
+        self.g, self.order, self.start, self.end = g, order, start, end
+        self.pos = {v: i for i, v in enumerate(order)}
+        self.prev_on_pipe: dict[int, int] = {}
+        last: dict[int, int] = {}
+        for v in order:
+            p = g.pipe[v]
+            if p >= 0:
+                if p in last:
+                    self.prev_on_pipe[v] = last[p]
+                last[p] = v
+
+    def binding(self, v: int) -> int | None:
+        """The predecessor ``v`` waits for, ``None`` when it starts at 0 or waits for none."""
+        g, start, end, pos = self.g, self.start, self.end, self.pos
+        if start[v] <= 0:
+            return None
+        cands = [u for u in g.pred_idx[g.pred_ptr[v] : g.pred_ptr[v + 1]].tolist() if end[u] == start[v]]
+        q = self.prev_on_pipe.get(v)
+        if q is not None and end[q] == start[v]:
+            cands.append(q)
+        return max(cands, key=lambda x: pos[x]) if cands else None
+
+    def behind(self, v: int, tasks: int | None = None) -> list[int]:
+        """The chain of binding predecessors that ends at ``v``, first to last; with
+        ``tasks``, only as far back as that many tasks (nodes on a pipe) before ``v``."""
+        chain = [v]
+        seen = 0
+        while tasks is None or seen < tasks:
+            u = self.binding(chain[-1])
+            if u is None:
+                break
+            chain.append(u)
+            seen += self.g.pipe[u] >= 0
+        chain.reverse()
+        return chain
+
+
 def critical_chain(g: AugmentedGraph, order: Sequence[int], start: Sequence[int], end: Sequence[int]) -> list[int]:
     """The chain that sets the makespan (Eq. 34 on the timed graph ``g``): from the last node
     to finish, repeatedly step to the G2 predecessor or the previous node on the same
-    pipe whose finish equals the current start. Returned first to last."""
-    pos = {v: i for i, v in enumerate(order)}
-    prev_on_pipe: dict[int, int] = {}
-    last: dict[int, int] = {}
-    for v in order:
-        p = g.pipe[v]
-        if p >= 0:
-            if p in last:
-                prev_on_pipe[v] = last[p]
-            last[p] = v
-    v = max(order, key=lambda x: (end[x], -pos[x]))
-    chain = [v]
-    while start[v] > 0:
-        cands = [u for u in g.pred_idx[g.pred_ptr[v] : g.pred_ptr[v + 1]].tolist() if end[u] == start[v]]
-        q = prev_on_pipe.get(v)
-        if q is not None and end[q] == start[v]:
-            cands.append(q)
-        if not cands:
-            break
-        v = max(cands, key=lambda x: pos[x])
-        chain.append(v)
-    chain.reverse()
-    return chain
+    pipe whose finish equals the current start (:class:`BindingChains`). Returned first to
+    last."""
+    chains = BindingChains(g, order, start, end)
+    last = max(order, key=lambda x: (end[x], -chains.pos[x]))
+    return chains.behind(last)

@@ -35,7 +35,7 @@ from ...instance import KIND_ALLOC, KIND_OP, Instance
 from ...rooms import choose_room
 from ...simulate import Segment, spill_node_ids
 from .freelist import FreeList
-from .victim import INF, RULES, VictimFacts, VictimRule, spill_cycles, victim_rule
+from .victim import INF, RULES, VictimFacts, VictimRule, running_buffers, spill_cycles, victim_rule
 
 __all__ = ["Reservation", "ScanResult", "linear_scan"]
 
@@ -186,7 +186,8 @@ class _Scan:
         self.resident: list[dict[int, None]] = [dict() for _ in caps]  # insertion-ordered sets
         self.last_use = [-1] * nb
         # the look-ahead rules also read the needs, the tiers, the residents and the units each
-        # tier is planned for at a position (its capacity less the reservation there)
+        # tier is planned for at a position (its capacity less the reservation there); the
+        # time-aware ones, the buffers of the operations running at a position
         self.facts = VictimFacts(
             self.next_need,
             self.last_use,
@@ -197,6 +198,7 @@ class _Scan:
             tiers=self.tiers,
             residents=lambda t: self.resident[t].keys(),
             capacity=self.planned_units,
+            running=running_buffers(inst, self.order),
         )
         self.seg_start = [-1] * nb
         self.seg_slot = [-1] * nb

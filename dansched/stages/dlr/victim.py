@@ -25,7 +25,15 @@ counted in positions of the (original-node) schedule.
   least recently used (``min-reload``). It looks ahead along the tier's future needs
   (:class:`TierEvents`, :mod:`dansched.kernels.min_reload`), so it reads more facts than
   the others: every buffer's need positions, its tier, the tier's residents and the
-  capacity the scan plans it for (:class:`VictimFacts`).
+  capacity the scan plans it for (:class:`VictimFacts`). Its tie-break ``ahead``
+  (``min-reload-ahead``) puts the buffers of the running operations last.
+- :class:`AheadOfNeed` (evict ahead of need): another rule's choice among the victims that
+  no *running* operation uses (:attr:`VictimFacts.running`: the operations that run while
+  the event waits, the previous one on its pipe among them), the whole pool only when every
+  victim is running; named ``ahead-<rule>``. A running operation's buffer can leave only
+  when that operation ends, and the load that takes its room waits for that write-out: the
+  engine that needs the load idles for the write-out and the load. A victim last used
+  earlier leaves while the running operation computes, and the load follows it there.
 
 Every rule breaks ties deterministically (then larger size, then lower buffer index).
 
@@ -48,6 +56,7 @@ from typing import Any, Protocol
 
 import numpy as np
 
+from ...instance import KIND_OP, Instance
 from ...kernels.csr import csr_of_lists, int64_array
 from ...kernels.min_reload import NONE, first_keeping_minimum
 
@@ -71,6 +80,9 @@ __all__ = [
     "tier_events",
     "TIE_BREAKS",
     "MinReload",
+    "AheadOfNeed",
+    "RUNNING_COST",
+    "running_buffers",
     "RULES",
     "VICTIMS",
     "victim_rule",
@@ -142,7 +154,12 @@ class VictimFacts:
     tiers: Sequence[int] = ()
     residents: Callable[[int], Collection[int]] | None = None
     capacity: Callable[[int, int], int] | None = None
+    running: Callable[[int], Collection[int]] | None = None
     memo: dict[str, Any] = field(default_factory=dict, compare=False, repr=False)
+
+    def is_running(self, b: int, k: int) -> bool:
+        """Whether an operation that runs while the event at ``k`` waits uses ``b``."""
+        return self.running is not None and b in self.running(k)
 
 
 class VictimRule(Protocol):
@@ -369,6 +386,11 @@ def _backed_key(facts: VictimFacts, k: int, b: int) -> float:
     return facts.last_use[b] + (2.0**52 if unbacked else 0.0)
 
 
+def _ahead_key(facts: VictimFacts, k: int, b: int) -> float:
+    """Buffers no running operation uses first (their write-out need not wait for one), then LRU."""
+    return facts.last_use[b] + (2.0**52 if facts.is_running(b, k) else 0.0)
+
+
 # the timing tie-breaks of :class:`MinReload`: the smaller key is evicted first. ``lru`` is the
 # registered rule's (``min-reload``); ``idle`` was measured against it on the official cases
 # (benchmarks/results/bench_victim.md): after Stage 3 it is slower on four of five with the
@@ -377,6 +399,7 @@ TIE_BREAKS: dict[str, Callable[[VictimFacts, int, int], float]] = {
     "lru": _lru_key,
     "idle": _idle_key,
     "backed": _backed_key,
+    "ahead": _ahead_key,
 }
 
 
@@ -490,6 +513,68 @@ class MinReload:
         return (0 if keeps else facts.traffic[b]) + ranked.index(b) / (len(ranked) + 1) ** 2
 
 
+def running_buffers(inst: Instance, order: Sequence[int]) -> Callable[[int], frozenset[int]]:
+    """``running(k)`` for a scan along ``order`` (instance nodes, topological; positions of
+    ``order``): the buffers (indices) of the operations that run while the event at position
+    ``k`` waits for its room. With ``v`` the first operation at or after ``k``, those are the
+    previous operation on ``v``'s pipe (``v`` starts after it ends) and the operations ``v``
+    depends on directly (their results feed it: they end just before it starts); nothing
+    after the last operation. Built once, answered per position on demand."""
+    L = inst.lists()
+    kind, pipe, bufs, pred = L.kind, L.pipe, L.bufs, L.pred
+    n = len(order)
+    next_op = [n] * (n + 1)  # the position of the first operation at or after each position
+    for i in range(n - 1, -1, -1):
+        next_op[i] = i if kind[order[i]] == KIND_OP else next_op[i + 1]
+    before: dict[int, int] = {}  # operation -> the previous operation on its pipe in ``order``
+    last: dict[int, int] = {}
+    for v in order:
+        if kind[v] == KIND_OP:
+            if pipe[v] in last:
+                before[v] = last[pipe[v]]
+            last[pipe[v]] = v
+    memo: dict[int, frozenset[int]] = {}
+
+    def running(k: int) -> frozenset[int]:
+        j = next_op[min(max(k, 0), n)]
+        if j >= n:
+            return frozenset()
+        v = order[j]
+        if v not in memo:
+            ops = [u for u in pred[v] if kind[u] == KIND_OP]
+            if v in before:
+                ops.append(before[v])
+            memo[v] = frozenset(b for u in ops for b in bufs[u])
+        return memo[v]
+
+    return running
+
+
+class AheadOfNeed:
+    """Evict ahead of need (module docstring): the choice of ``base`` among the pool's
+    buffers that no running operation uses (:attr:`VictimFacts.running`), the whole pool
+    only when every victim is running; named ``ahead-<base>``. Evicting a running buffer
+    costs what ``base`` says plus :data:`RUNNING_COST`, so a window avoids running buffers
+    wherever another window exists."""
+
+    prefix = "ahead-"
+
+    def __init__(self, base: VictimRule) -> None:
+        self.base = base
+        self.name = f"{self.prefix}{base.name}"
+
+    def pick(self, pool: Iterable[int], facts: VictimFacts, k: int) -> int:
+        pool = list(pool)
+        idle = [b for b in pool if not facts.is_running(b, k)]
+        return self.base.pick(idle or pool, facts, k)
+
+    def cost(self, b: int, facts: VictimFacts, k: int) -> float:
+        return self.base.cost(b, facts, k) + (RUNNING_COST if facts.is_running(b, k) else 0.0)
+
+
+RUNNING_COST = 2.0**40  # above any cost a rule gives a window's victims: a running buffer is the last resort
+
+
 RULES: dict[str, VictimRule] = {
     rule.name: rule for rule in (EagerFlush(), CostAware(), SpaceTime(), Lru(), MinReload())
 }
@@ -499,16 +584,25 @@ VICTIMS: dict[str, tuple[str, ...]] = {"cost": ("score", "space-time"), "lru": (
 
 
 def victim_rule(name: str) -> VictimRule:
-    """The rule called ``name``: a key of :data:`RULES` or ``recency-<W>`` (:class:`RecencyAware`).
+    """The rule called ``name``: a key of :data:`RULES`, ``recency-<W>`` (:class:`RecencyAware`),
+    ``min-reload-<tie-break>`` (:class:`MinReload`, a key of :data:`TIE_BREAKS`) or
+    ``ahead-<rule>`` (:class:`AheadOfNeed` over any of these).
 
     >>> victim_rule("recency-16").window
     16
+    >>> victim_rule("ahead-min-reload").base.name
+    'min-reload'
     """
     if name in RULES:
         return RULES[name]
     if name.startswith(RecencyAware.prefix) and name[len(RecencyAware.prefix) :].isdigit():
         return RecencyAware(int(name[len(RecencyAware.prefix) :]))
-    raise ValueError(f"unknown victim rule {name!r} (known: {', '.join(RULES)}, recency-<W>)")
+    if name.startswith(MinReload.prefix + "-") and name[len(MinReload.prefix) + 1 :] in TIE_BREAKS:
+        return MinReload(name[len(MinReload.prefix) + 1 :])
+    if name.startswith(AheadOfNeed.prefix) and len(name) > len(AheadOfNeed.prefix):
+        return AheadOfNeed(victim_rule(name[len(AheadOfNeed.prefix) :]))
+    known = f"{', '.join(RULES)}, recency-<W>, min-reload-<{'|'.join(TIE_BREAKS)}>, ahead-<rule>"
+    raise ValueError(f"unknown victim rule {name!r} (known: {known})")
 
 
 def is_victim_rule(name: str) -> bool:

@@ -154,7 +154,76 @@ def test_add_room_spills_one_more_buffer_and_runs_the_reload_into_its_room():
     assert not MOVES["add room"].accepts(ctx, n + 1)  # 10 more units: over the headroom
 
 
-@pytest.mark.parametrize("name", ["hoist reload", "delay eviction", "swap victim", "add room"])
+def _ahead():
+    """A new buffer b2 whose room the plan frees by evicting the running operation's buffer
+    (UB of 30, VECTOR ops in a chain): b3 is loaded (L3, MTE2 10, backed) and idle until V3;
+    b0 is loaded (L0) for V2; V1 (50) writes b1 (not backed: its write-out takes 2 * 10 + 150
+    = 170 cycles), read again by V4; V2 (50) reads b0 and writes b2; V2b (200) reads
+    nothing; V3 (200) reads b3, V4 (50) reads b1. At b2's ALLOC b3, b0 and b1 fill the tier;
+    farthest next use evicts b1, V1's own buffer:
+
+        L3 0-10, L0 10-20, V1 0-50, SPILL_OUT b1 50-220 (after V1), ALLOC b2 220 (b1's room),
+        V2 220-270, V2b 270-470, V3 470-670, SPILL_IN b1 270-440 (after FREE b2), V4 670-720.
+    """
+    nodes = [
+        alloc(0, 3, 10),
+        op(1, "COPY_IN", "MTE2", 10, [3]),
+        alloc(2, 0, 10),
+        op(3, "COPY_IN", "MTE2", 10, [0]),
+        alloc(4, 1, 10),
+        op(5, "V1", "VECTOR", 50, [1]),
+        alloc(6, 2, 10),
+        op(7, "V2", "VECTOR", 50, [0, 2]),
+        free(8, 0, 10),
+        free(9, 2, 10),
+        op(10, "V2b", "VECTOR", 200, []),
+        op(11, "V3", "VECTOR", 200, [3]),
+        op(12, "V4", "VECTOR", 50, [1]),
+        free(13, 3, 10),
+        free(14, 1, 10),
+    ]
+    edges = [[0, 1], [2, 3], [4, 5], [6, 7], [3, 7], [5, 7], [7, 8], [7, 9], [7, 10], [10, 11], [1, 11]]
+    edges += [[11, 12], [5, 12], [11, 13], [12, 14], [0, 13], [2, 8], [4, 14], [6, 9]]
+    inst = instance_from_records("ahead", nodes, edges, capacities(UB=30))
+    n = inst.n
+    order = [0, 1, 2, 3, 4, 5, n, 6, 7, 8, 9, 10, 11, n + 1, 12, 13, 14]
+    plan = Plan(tuple(order), ((0, 10), (1, 20), (2, 20), (3, 0)), ((1, 20),))
+    ev = evaluate(inst, plan)
+    assert ev.valid and ev.makespan == 720 and ev.extra_traffic == 20
+    return inst, plan, ev
+
+
+def test_add_room_evicts_ahead_of_need_for_a_new_buffer():
+    """Room for b2 ahead of need: b3, idle since its load and held by no running operation
+    (V2's inputs b0 and b1 are), leaves right after L3 (backed: a 0-cycle write-out at 10, 10
+    more traffic), b2 takes its room at once and V2 runs right after V1 (50-100); b3 comes
+    back right before V3 (MTE2 100-270, hidden by V2b 100-300), V3 300-500, b1's reload
+    270-440, V4 500-550: the 170 cycles of b1's write-out gone for 10 units of traffic."""
+    inst, plan, ev = _ahead()
+    ctx = MoveContext(inst, Layout.of(inst, plan, ev), ev, 10, SearchParams(choices=1))
+    assert ctx.running(ctx.by_start[6]) == {0, 1}  # V2's inputs: L0's b0, V1's b1
+    assert MOVES["add room"].accepts(ctx, 6)  # ALLOC b2 starts a segment: an ALLOC too
+    got = MOVES["add room"].apply(ctx, 6, np.random.default_rng(0))
+    assert got is not None
+    new = got.plan(inst)
+    judged = evaluate(inst, new)
+    assert judged.valid and judged.makespan == 550 and judged.extra_traffic == 30
+    n = inst.n
+    assert new.order.index(n) == new.order.index(1) + 1  # b3's SPILL_OUT right after its load
+    assert dict(new.offsets)[2] == 0  # b2 in b3's room
+
+
+def test_the_search_victim_rule_ranks_running_buffers_last():
+    """At b2's ALLOC, b0 (last used by L0 at position 3) is an input of V2: running. With
+    b3 marked running instead, ``ahead-lru`` ranks it last although it was used earlier;
+    plain ``lru`` keeps the oldest first."""
+    inst, plan, ev = _ahead()
+    for victim, ranked in (("ahead-lru", [0, 3]), ("lru", [3, 0])):
+        ctx = MoveContext(inst, Layout.of(inst, plan, ev), ev, 10, SearchParams(choices=1, victim=victim))
+        assert ctx.ranked_victims([0, 3], ctx.facts_at(7, frozenset({3}), [0, 3]), 7) == ranked
+
+
+@pytest.mark.parametrize("name", ["hoist reload", "delay eviction", "swap victim"])
 def test_reload_moves_refuse_a_focus_that_no_spill_starts(name):
     inst, plan, ev = _stream(40, with_b3=True)
     ctx = MoveContext(inst, Layout.of(inst, plan, ev), ev, 100, SearchParams(choices=1))

@@ -285,15 +285,16 @@ def _windows(size, pinned=(), horizon=None):
         next_use=NEXT.__getitem__,
         frontier=0,
         n_ops=10,
-        traffic=TRAFFIC,
+        cost=lambda b: TRAFFIC[b] / (NEXT[b] + 1),  # a victim rule's cost: traffic over the reuse distance
         use_end=USE_END,
         horizon=horizon,
     )
 
 
 def test_victim_windows_costs_by_hand():
-    """Costs traffic / (d + 1): buffer 0 20/2 = 10, buffer 1 20/10 = 2, buffer 2 10/5 = 2;
-    a window meeting dead buffer 3 never qualifies."""
+    """A window costs what the rule says its victims cost, summed; here traffic / (d + 1):
+    buffer 0 20/2 = 10, buffer 1 20/10 = 2, buffer 2 10/5 = 2; a window meeting dead buffer
+    3 never qualifies."""
     got = {(w.start, tuple(w.victims)): (w.cost, w.ready, w.nearest) for w in _windows(10)}
     assert got == {(0, (0,)): (10.0, 5, 1), (10, (1,)): (2.0, 30, 9), (20, (2,)): (2.0, 8, 4)}
     wide = {(w.start, tuple(w.victims)): w.cost for w in _windows(20)}

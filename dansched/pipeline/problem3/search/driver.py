@@ -48,7 +48,7 @@ from .layout import Layout
 from .moves import SEGMENT_MOVES, Move, MoveContext
 from .windows import JointWindow, OrderWindow
 
-__all__ = ["SearchResult", "SearchRound", "OperatorStats", "makespan_search", "MOVES", "PlanState"]
+__all__ = ["SearchResult", "SearchRound", "OperatorStats", "makespan_search", "MOVES", "PlanState", "state_of"]
 
 MOVES: dict[str, Move] = {m.name: m for m in (*SEGMENT_MOVES, OrderWindow(), JointWindow())}
 WINDOW_MOVES = frozenset({OrderWindow.name, JointWindow.name})
@@ -140,7 +140,7 @@ class SearchRound:
         }
 
 
-def _state_of(inst: Instance, layout: Layout, allowance: int) -> PlanState | None:
+def state_of(inst: Instance, layout: Layout, allowance: int) -> PlanState | None:
     """The state of ``layout``: evaluated, within ``allowance``, then reordered by one
     list-scheduling pass inside its skeleton when that is faster; None when the evaluator
     rejects it or it carries more traffic."""
@@ -224,7 +224,7 @@ def makespan_search(
         if name in WINDOW_MOVES:
             result.window_time += params.window_time
         got = move.apply(ctx, focus, rng)
-        state = _state_of(inst, got, allowance) if got is not None else None
+        state = state_of(inst, got, allowance) if got is not None else None
         if state is None or state.plan == current.plan:  # nothing new here: not drawn again on this plan
             current.failed.add((name, focus))
         outcome = REJECTED

@@ -45,6 +45,7 @@ from ....models.window import Schedule, schedule_of
 from ....params import SearchParams
 from ....rooms import Released, ranked_rooms
 from ....simulate import Evaluation, Segment
+from ....stages.dlr.victim import INF, VictimFacts, VictimRule, spill_cycles, victim_rule
 from .layout import Layout
 
 __all__ = [
@@ -89,6 +90,61 @@ class MoveContext:
         return self.schedule.graph.succs()
 
     @cached_property
+    def victim(self) -> VictimRule:
+        """The rule that ranks the victims the moves choose from (``params.victim``)."""
+        return victim_rule(self.params.victim)
+
+    @cached_property
+    def _previous_on_pipe(self) -> dict[int, int]:
+        """Each operation of the plan -> the previous operation on its pipe in the order."""
+        L = self.inst.lists()
+        before: dict[int, int] = {}
+        last: dict[int, int] = {}
+        for v in self.layout.order:
+            if v < self.inst.n and L.kind[v] == KIND_OP:
+                if L.pipe[v] in last:
+                    before[v] = last[L.pipe[v]]
+                last[L.pipe[v]] = v
+        return before
+
+    def running(self, seg: Segment) -> frozenset[int]:
+        """The buffers of the operations that run while ``seg`` waits to start: with ``u``
+        the first operation that uses ``seg``'s buffer from its start on, the previous
+        operation on ``u``'s pipe and the operations ``u`` depends on directly (as
+        :func:`dansched.stages.dlr.victim.running_buffers` reads a scan's order)."""
+        at = self.next_use(seg.buf, seg.start - 1, len(self.layout.order))
+        if at is None:
+            return frozenset()
+        L = self.inst.lists()
+        u = self.layout.order[at]
+        ops = [w for w in L.pred[u] if L.kind[w] == KIND_OP]
+        if u in self._previous_on_pipe:
+            ops.append(self._previous_on_pipe[u])
+        return frozenset(b for w in ops for b in L.bufs[w])
+
+    def facts_at(self, position: int, running: frozenset[int], pool: Sequence[int]) -> VictimFacts:
+        """What the victim rule reads at schedule ``position`` about the buffers of ``pool``:
+        each one's next use after it (Eq. 26), its last use before it (-1: none), its size and
+        the traffic and cycles of one spill, and ``running``."""
+        last_use = [-1] * self.inst.num_buffers
+        for b in pool:
+            last = self.last_use(b, position)
+            if last is not None:
+                last_use[b] = last
+        end = len(self.layout.order)
+
+        def next_need(b: int) -> float:
+            nxt = self.next_use(b, position, end)
+            return INF if nxt is None else nxt
+
+        return VictimFacts(next_need, last_use, self.sizes, self.traffic, self.cycles, running=lambda _k: running)
+
+    def ranked_victims(self, pool: Sequence[int], facts: VictimFacts, position: int) -> list[int]:
+        """``pool`` (buffers) cheapest first by the victim rule (ties: the lower index)."""
+        rule = self.victim
+        return sorted(pool, key=lambda b: (rule.cost(b, facts, position), b))
+
+    @cached_property
     def cheapest(self) -> dict[int, int]:
         """Per tier, the least traffic a spill of one of its resident buffers costs."""
         out: dict[int, int] = {}
@@ -105,8 +161,13 @@ class MoveContext:
             self.by_tier.setdefault(s.tier, []).append(s)
         self.by_end = {s.end_node: s for s in self.segments}
         self.by_start = {s.start_node: s for s in self.segments}
-        self.traffic = [
-            spill_traffic(int(z), bool(k)) for z, k in zip(inst.buf_size.tolist(), inst.buf_backed.tolist())
+        self.sizes = inst.buf_size.tolist()
+        backed = inst.buf_backed.tolist()
+        self.traffic = [spill_traffic(int(z), bool(k)) for z, k in zip(self.sizes, backed)]
+        hw = inst.hw
+        self.cycles = [
+            spill_cycles(int(z), bool(k), hw.spill_fixed_cycles, hw.spill_cycles_per_unit)
+            for z, k in zip(self.sizes, backed)
         ]
         L = inst.lists()
         self.uses: list[list[int]] = [[] for _ in range(inst.num_buffers)]  # positions of each buffer's operations
@@ -176,11 +237,18 @@ class ReloadMove(SegmentMove):
         return seg is not None and ctx.evicted(seg) is not None
 
 
+def _ids(segments: Sequence[Segment]) -> set[int]:
+    """The identities of ``segments``: the moves tell a context's segments apart by identity
+    (two are never equal), which is cheaper than comparing their fields."""
+    return {id(s) for s in segments}
+
+
 def _released(ctx: MoveContext, tier: int, before: int, skip: Sequence[Segment]) -> Released:
     """``released(offset, size)``: the latest end time of the segments of ``tier`` that end
     before schedule position ``before`` (``skip`` aside) on those addresses: when a segment
     there may start (the address-reuse wait)."""
-    earlier = [s for s in ctx.by_tier.get(tier, ()) if s.end < before and s not in skip]
+    gone = _ids(skip)
+    earlier = [s for s in ctx.by_tier.get(tier, ()) if s.end < before and id(s) not in gone]
 
     def released(offset: int, size: int) -> int:
         latest = 0
@@ -208,7 +276,8 @@ def _choose(
     free of ``busy`` (the tier's segments as they will be) apart from ``skip``: one of the
     ``ctx.choices`` rooms the least-late rule ranks first (:mod:`dansched.rooms`; the
     segment wanted at time ``want``), ``avoid`` excluded."""
-    occupied = [(s.offset, s.size) for s in busy if s.meets(lo, hi) and s not in skip]
+    gone = _ids(skip)
+    occupied = [(s.offset, s.size) for s in busy if s.meets(lo, hi) and id(s) not in gone]
     ranges = free_ranges(ctx.capacity[tier], occupied)
     cands = [
         off for off in ranked_rooms(ranges, size, "least-late", _released(ctx, tier, lo, skip), want) if off != avoid
@@ -244,10 +313,11 @@ def _repack(
 def _clashing(ctx: MoveContext, seg: Segment, lo: int, hi: int, skip: Sequence[Segment]) -> list[Segment]:
     """The tier's segments (other than ``skip``) that start after ``lo``, are resident by
     ``hi`` and share addresses with ``seg``: those that took its room."""
+    gone = _ids(skip)
     return [
         s
         for s in ctx.by_tier[seg.tier]
-        if s not in skip and s.meets(lo, hi) and s.start > lo and s.shares_addresses(seg)
+        if id(s) not in gone and s.meets(lo, hi) and s.start > lo and s.shares_addresses(seg)
     ]
 
 
@@ -318,7 +388,8 @@ class DelayEviction(ReloadMove):
                 seg.buf, seg.tier, seg.size, seg.offset, seg.start, at, seg.start_node, seg.end_node, seg.spill
             )
             clash = _clashing(ctx, seg, p, at, [seg])
-            fixed = [s for s in ctx.by_tier[seg.tier] if s is not seg and s not in clash] + [grown]
+            gone = _ids([seg, *clash])
+            fixed = [s for s in ctx.by_tier[seg.tier] if id(s) not in gone] + [grown]
             placed = _repack(ctx, rng, seg.tier, fixed, clash, {s: (s.start, s.end) for s in clash})
             if placed is None:
                 continue
@@ -332,8 +403,10 @@ class DelayEviction(ReloadMove):
 
 class SwapVictim(ReloadMove):
     """The reload's spill evicts another buffer: one resident in the same tier when the
-    SPILL_OUT runs and used again before its segment ends (a random one of the few whose last
-    use before then is oldest), at no more traffic than the headroom allows. The first buffer
+    SPILL_OUT runs and used again before its segment ends (a random one of the few the search's
+    victim rule ranks cheapest, :attr:`MoveContext.victim`: by default the least recently used
+    of those no operation running while the reload waits holds), at no more traffic than the
+    headroom allows. The first buffer
     stays resident until its old reload's segment ends, at its first offset; the new victim
     leaves where the old one did and comes back right before its next use; every segment
     that had taken the first buffer's room, and the new victim's reload, are placed again
@@ -346,18 +419,17 @@ class SwapVictim(ReloadMove):
         if before is None:
             return None
         b, tier, p = before.buf, before.tier, before.end
-        victims = []
+        pool: dict[int, tuple[Segment, int]] = {}
         for c in ctx.by_tier[tier]:
             if c.buf == b or not (c.start < p < c.end) or ctx.traffic[c.buf] - ctx.traffic[b] > ctx.headroom:
                 continue
             use = ctx.next_use(c.buf, p, c.end)
-            if use is None:
-                continue
-            last = ctx.last_use(c.buf, p)
-            victims.append((c.start if last is None or last < c.start else last, c.buf, c, use))
-        victims.sort(key=lambda x: (x[0], x[1]))
-        first = int(rng.integers(max(1, min(len(victims), ctx.choices)))) if victims else 0
-        for _, _, c, use in victims[first:] + victims[:first]:  # from a random one of the oldest few
+            if use is not None:
+                pool[c.buf] = (c, use)
+        ranked = ctx.ranked_victims(list(pool), ctx.facts_at(p, ctx.running(focus), list(pool)), p)
+        first = int(rng.integers(max(1, min(len(ranked), ctx.choices)))) if ranked else 0
+        for buf in ranked[first:] + ranked[:first]:  # from a random one of the cheapest few
+            c, use = pool[buf]
             got = self._swapped(ctx, rng, before, focus, c, use)
             if got is not None:
                 return got
@@ -377,7 +449,8 @@ class SwapVictim(ReloadMove):
         head = Segment(c.buf, tier, c.size, c.offset, c.start, p, c.start_node, -1, c.spill)
         clash = _clashing(ctx, before, p, after.end, [before, after, c])
         tail = Segment(c.buf, tier, c.size, c.offset, use, c.end, -1, c.end_node, k)
-        fixed = [s for s in ctx.by_tier[tier] if s not in (before, after, c) and s not in clash] + [merged, head]
+        gone = _ids([before, after, c, *clash])
+        fixed = [s for s in ctx.by_tier[tier] if id(s) not in gone] + [merged, head]
         extents = {s: (s.start, s.end) for s in clash} | {tail: (use, c.end)}
         placed = _repack(ctx, rng, tier, fixed, clash + [tail], extents)
         if placed is None:
@@ -392,28 +465,31 @@ class SwapVictim(ReloadMove):
         return out
 
 
-class AddRoom(ReloadMove):
-    """Room for the reload ahead of time, paid with traffic: another resident buffer of the
-    tier, idle around the reload, leaves right after its last use before it (a new spill,
-    within the headroom) and comes back right before its next use; the reload moves to just
-    after that eviction, into the room it frees or any range free from there on, so it can
-    run while the operations before it still hold their buffers (room for the next tile).
-    ``None`` when no buffer gives room."""
+class AddRoom(SegmentMove):
+    """Room for a segment ahead of need, paid with traffic: another resident buffer of the
+    tier, idle around the segment's start (used before it, needed again after it), leaves
+    right after its last use before it (a new spill, within the headroom) and comes back right
+    before its next use; the segment takes the room it frees, or any range free from there
+    on. A reload also moves to just after that eviction (never before its own SPILL_OUT), so
+    it can run while the operations before it still hold their buffers (room for the next
+    tile); a new buffer's ALLOC stays where it is. The buffer is one of the few the search's
+    victim rule ranks cheapest (:attr:`MoveContext.victim`: by default the least recently
+    used of those no operation running while the segment waits holds: its write-out need not
+    wait for one, evict ahead of need). ``None`` when no buffer gives room."""
 
     name = "add room"
 
     def accepts(self, ctx: MoveContext, focus: int) -> bool:
         # one more spill: only within the traffic headroom
         seg = ctx.by_start.get(focus)
-        return super().accepts(ctx, focus) and seg is not None and ctx.cheapest[seg.tier] <= ctx.headroom
+        return seg is not None and ctx.cheapest.get(seg.tier, ctx.headroom + 1) <= ctx.headroom
 
     def edit(self, ctx: MoveContext, focus: Segment, rng: np.random.Generator) -> Layout | None:
-        out_seg = ctx.evicted(focus)
-        if out_seg is None:
-            return None
         seg = focus
-        tier, p, q = seg.tier, out_seg.end, seg.start
-        cands = []
+        out_seg = ctx.evicted(seg)
+        tier, q = seg.tier, seg.start
+        p = out_seg.end if out_seg is not None else -1
+        pool: dict[int, tuple[Segment, int, int]] = {}
         for c in ctx.by_tier[tier]:
             if c.buf == seg.buf or not (c.start < q < c.end) or ctx.traffic[c.buf] > ctx.headroom:
                 continue
@@ -421,14 +497,16 @@ class AddRoom(ReloadMove):
             nxt = ctx.next_use(c.buf, q, c.end)
             if nxt is None or last is None or last < max(c.start, p) or last >= q - 1:
                 continue
-            cands.append((last, c.buf, c, nxt))
-        cands.sort(key=lambda x: (x[0], x[1]))
-        first = int(rng.integers(max(1, min(len(cands), ctx.choices)))) if cands else 0
-        for last, _, c, nxt in cands[first:] + cands[:first]:
+            pool[c.buf] = (c, last, nxt)
+        ranked = ctx.ranked_victims(list(pool), ctx.facts_at(q, ctx.running(seg), list(pool)), q)
+        first = int(rng.integers(max(1, min(len(ranked), ctx.choices)))) if ranked else 0
+        for buf in ranked[first:] + ranked[:first]:  # from a random one of the cheapest few
+            c, last, nxt = pool[buf]
             head = Segment(c.buf, tier, c.size, c.offset, c.start, last, c.start_node, -1, c.spill)
-            busy = [s for s in ctx.by_tier[tier] if s not in (c, seg)] + [head]
-            at = last + 1
-            off = _choose(ctx, rng, tier, seg.size, at, seg.end, ctx.end_time(out_seg.end_node), busy, [])
+            busy = [s for s in ctx.by_tier[tier] if s is not c and s is not seg] + [head]
+            at = max(last, p) + 1 if out_seg is not None else q
+            want = ctx.end_time(out_seg.end_node) if out_seg is not None else ctx.start_time(seg.start_node)
+            off = _choose(ctx, rng, tier, seg.size, at, seg.end, want, busy, [])
             if off is None:
                 continue
             moved = Segment(seg.buf, tier, seg.size, off, at, seg.end, seg.start_node, seg.end_node, seg.spill)
@@ -440,7 +518,8 @@ class AddRoom(ReloadMove):
             lay.set_offset(seg, off)
             after_last, before_next = lay.order[last + 1], lay.order[nxt]
             lay.insert_before(new_out, after_last)
-            lay.move_before(seg.start_node, after_last)
+            if at < q:  # a reload runs right after the new eviction
+                lay.move_before(seg.start_node, after_last)
             lay.insert_before(new_in, before_next)
             return lay
         return None

@@ -21,6 +21,7 @@ from .....hardware import spill_traffic
 from .....instance import Instance
 from .....plan import Plan, plan_from_indices
 from .....simulate import spill_node_ids
+from .....stages.dlr.victim import spill_cycles
 from .engines import NO_PIPE, Engines
 from .placement import Tier
 
@@ -30,7 +31,8 @@ __all__ = ["Buffers", "ResidentState", "Emission"]
 @dataclass(frozen=True)
 class Buffers:
     """Facts per buffer index: size, tier index, backed (a COPY_IN uses it), ALLOC node,
-    the latency of one transfer (Eq. 8) and the extra traffic of one spill (Eq. 28)."""
+    the latency of one transfer (Eq. 8), the extra traffic of one spill (Eq. 28) and its
+    cycles out and in (Eq. 29)."""
 
     size: list[int]
     tier: list[int]
@@ -38,6 +40,7 @@ class Buffers:
     alloc_node: list[int]
     transfer_cycles: list[int]
     traffic: list[int]
+    spill_cycles: list[int]
 
     @classmethod
     def of(cls, inst: Instance) -> Buffers:
@@ -50,6 +53,10 @@ class Buffers:
             alloc_node=inst.buf_alloc.tolist(),
             transfer_cycles=[inst.hw.spill_cycles(s) for s in size],
             traffic=[spill_traffic(s, k) for s, k in zip(size, backed)],
+            spill_cycles=[
+                spill_cycles(s, k, inst.hw.spill_fixed_cycles, inst.hw.spill_cycles_per_unit)
+                for s, k in zip(size, backed)
+            ],
         )
 
 

@@ -3,14 +3,15 @@ buffers to spill to make room for ``size`` units (paper Eqs. 25-31, with time in
 
 A window ``[a, a + size)`` of the tier is a candidate when none of the buffers meeting it
 is pinned (needed by the task making room) or dead (no use left: it only waits for its
-FREE), and it avoids the ``extra`` ranges already promised. Its cost is the cost-aware
-Belady score summed over its victims: ``traffic(b) / (d(b) + 1)``, the extra traffic of
-Eq. 28 over the reuse distance d of Eq. 27 counted in operations of the reference order
-from the frontier (Eq. 30's score turned into a cost: far reuse and low traffic are
-cheap). The cheapest window wins, but windows within ``tolerance`` of its cost, and with
-a ``victim_horizon`` every window whose victims are all reused at least that far ahead,
-compete on time: the earliest SPILL_OUT start (the latest end of the victims' uses so
-far) first, then the cost, then the lowest address.
+FREE), and it avoids the ``extra`` ranges already promised. Its cost is what the
+scheduler's victim rule (:class:`~dansched.stages.dlr.victim.VictimRule`, ``TimedParams.victim``)
+says each of its victims costs, summed (the window eviction of Stage 2's scan does the
+same): by default the cost-aware rule, ``1/score(b,k)`` of Eq. 30 with the reuse distance
+counted in operations of the reference order from the one before the frontier (far reuse
+and low traffic are cheap). The cheapest window wins, but windows within ``tolerance`` of
+its cost, and with a ``victim_horizon`` every window whose victims are all reused at least
+that far ahead, compete on time: the earliest SPILL_OUT start (the latest end of the
+victims' uses so far) first, then the cost, then the lowest address.
 """
 
 from __future__ import annotations
@@ -56,13 +57,14 @@ def victim_windows(
     next_use: Callable[[int], int],
     frontier: int,
     n_ops: int,
-    traffic: Sequence[int],
+    cost: Callable[[int], float],
     use_end: Sequence[int],
     horizon: int | None = None,
 ) -> list[VictimWindow]:
     """Every candidate window of ``size`` units, by start address. ``next_use(b)`` is ν(b)
     of Eq. 26 as a position among the ``n_ops`` operations (``n_ops``: none left);
-    with ``horizon``, a victim must be next used past that position."""
+    ``cost(b)`` what evicting ``b`` costs (the victim rule's); with ``horizon``, a victim
+    must be next used past that position."""
     out = []
     for a in _window_starts(tier, size, extra):
         if a < 0 or a + size > tier.cap:
@@ -72,7 +74,7 @@ def victim_windows(
         victims = [tier.seg[o][1] for o in tier.overlapping(a, a + size)]
         if any(b in pinned for b in victims):
             continue
-        cost = 0.0
+        total = 0.0
         ok = True
         ready = 0
         nearest = n_ops
@@ -81,11 +83,11 @@ def victim_windows(
             if nxt >= n_ops or (horizon is not None and nxt <= horizon):
                 ok = False  # dead (waiting for its FREE: never worth spilling) or needed soon
                 break
-            cost += traffic[b] / (nxt - frontier + 1)
+            total += cost(b)
             ready = max(ready, use_end[b])
             nearest = min(nearest, nxt - frontier)
         if ok:
-            out.append(VictimWindow(cost, ready, a, victims, nearest))
+            out.append(VictimWindow(total, ready, a, victims, nearest))
     return out
 
 

@@ -26,6 +26,7 @@ from .....instance import KIND_ALLOC, KIND_FREE, Instance
 from .....params import TimedParams
 from .....plan import Plan
 from .....rooms import choose_room
+from .....stages.dlr.victim import INF, VictimFacts, victim_rule
 from .emission import Buffers, Emission
 from .engines import Engines
 from .eviction import chosen_window, victim_windows
@@ -58,6 +59,7 @@ class TimedScheduler:
     def __init__(self, inst: Instance, reference: Sequence[int], params: TimedParams, limit: int | None) -> None:
         hw = inst.hw
         self.inst, self.p = inst, params
+        self.victim = victim_rule(params.victim)
         self.lists = inst.lists()
         self.ops = Operations.of(inst, reference)
         self.bufs = Buffers.of(inst)
@@ -207,6 +209,8 @@ class TimedScheduler:
         """Spill the chosen victim window (:mod:`.eviction`) that frees ``size`` units in
         tier ``t``; returns its start address. With ``horizon`` (a load making its own
         room) ``None`` when no window qualifies; otherwise :class:`TimedFailed`."""
+        k = self.window.frontier - 1  # distances from the operation before the frontier: never 0
+        facts = self._victim_facts()
         windows = victim_windows(
             self.em.tiers[t],
             size,
@@ -215,7 +219,7 @@ class TimedScheduler:
             next_use=self.next_use,
             frontier=self.window.frontier,
             n_ops=len(self.ops.ops),
-            traffic=self.bufs.traffic,
+            cost=lambda b: self.victim.cost(b, facts, k),
             use_end=self.em.res.use_end,
             horizon=horizon,
         )
@@ -236,6 +240,29 @@ class TimedScheduler:
             if self.next_use(b) <= self.window.frontier + self.p.window:
                 self._queue_reload(b)
         return chosen.start
+
+    def _victim_facts(self) -> VictimFacts:
+        """What the victim rule reads now: next uses (Eq. 26, operations of the reference
+        order), the end time of each buffer's last use so far (the order of its uses), sizes,
+        the traffic and cycles of one spill, and the buffers whose last use has not ended by
+        the time the spill-out pipe is free (a write-out would wait for that operation)."""
+        n_ops = len(self.ops.ops)
+        em, bufs = self.em, self.bufs
+        use_end = em.res.use_end
+        free_at = em.engines.pipe_free[em.out_pipe]
+
+        def next_need(b: int) -> float:
+            nxt = self.next_use(b)
+            return INF if nxt >= n_ops else nxt
+
+        held: list[frozenset[int]] = []  # built on the first question, once per eviction
+
+        def running(_k: int) -> frozenset[int]:
+            if not held:
+                held.append(frozenset(b for b, w in enumerate(em.res.where) if w is not None and use_end[b] > free_at))
+            return held[0]
+
+        return VictimFacts(next_need, use_end, bufs.size, bufs.traffic, bufs.spill_cycles, running=running)
 
     # ------------------------------------------------------------------ release
     def _done(self, v: int) -> None:
