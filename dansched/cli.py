@@ -68,7 +68,9 @@ from .instance import Instance, load_instance
 from .report.text import printable
 
 if TYPE_CHECKING:
+    from .budget import TrafficBudget
     from .report.progress import Reporter
+    from .summary import SolveSummary
 from .stages.dlr.victim import VICTIMS
 
 app = typer.Typer(
@@ -374,19 +376,20 @@ def _watch_work(say: Reporter, nodes: int, effort: str) -> Callable[[str], None]
     return watched
 
 
-def figure_lines(inst: Instance, summary: dict[str, Any], seconds: float) -> list[str]:
+def figure_lines(inst: Instance, summary: SolveSummary, seconds: float) -> list[str]:
     """What ``solve`` prints of its plan: the problem's figures and the time; for a plan
     with a layout, its physical peak beside the capacity of the tiers it counts, and
     ``max_v_stay`` (the logical peak, problem 1's metric) labelled as such."""
     tiers = "+".join(inst.hw.peak_tiers)
-    if "makespan" not in summary and "extra_traffic" not in summary:  # problem 1: the order's peak
-        return [f"{inst.name}: max_v_stay {summary['max_v_stay']:,} (logical {tiers}) ({seconds:.1f} s)"]
-    figures = ", ".join(f"{k} {summary[k]:,}" for k in ("makespan", "extra_traffic", "spill_count") if k in summary)
+    figures = summary.figures
+    if "makespan" not in figures and "extra_traffic" not in figures:  # problem 1: the order's peak
+        return [f"{inst.name}: max_v_stay {figures['max_v_stay']:,} (logical {tiers}) ({seconds:.1f} s)"]
+    shown = ", ".join(f"{k} {figures[k]:,}" for k in ("makespan", "extra_traffic", "spill_count") if k in figures)
     capacity = sum(inst.hw.capacity[t] for t in inst.hw.peak_tiers)
-    lines = [f"{inst.name}: {figures} ({seconds:.1f} s)"]
-    if "physical_peak" in summary:
-        lines.append(f"physical peak {summary['physical_peak']:,} of capacity {capacity:,} ({tiers})")
-    lines.append(f"max_v_stay {summary['max_v_stay']:,} (logical {tiers}: problem 1's metric, not a capacity check)")
+    lines = [f"{inst.name}: {shown} ({seconds:.1f} s)"]
+    if "physical_peak" in figures:
+        lines.append(f"physical peak {figures['physical_peak']:,} of capacity {capacity:,} ({tiers})")
+    lines.append(f"max_v_stay {figures['max_v_stay']:,} (logical {tiers}: problem 1's metric, not a capacity check)")
     return lines
 
 
@@ -397,11 +400,11 @@ def wrote_line(out: Path, files: list[str]) -> str:
     return f"wrote {len(files)} file(s) in {out}: " + ", ".join(names)
 
 
-def budget_line(budget: dict[str, Any]) -> str:
+def budget_line(budget: TrafficBudget) -> str:
     """``traffic budget A: the problem-2 plan's traffic B + P% slack`` (problem 3)."""
     return (
-        f"traffic budget {budget['allowance']:,}: the problem-2 plan's traffic {budget['base']:,} "
-        f"+ {budget['slack_percent']}% slack (--traffic-slack)"
+        f"traffic budget {budget.allowance:,}: the problem-2 plan's traffic {budget.base:,} "
+        f"+ {budget.to_dict()['slack_percent']}% slack (--traffic-slack)"
     )
 
 
@@ -478,6 +481,10 @@ def solve(
     from .solution import frontier_folder
     from .solution import solve as run_solve
 
+    if frontier and problem != 3:
+        raise InputError(
+            f"--frontier plans problem 3's traffic-makespan frontier; it does not apply to --problem {problem}"
+        )
     # every output before the instance is even read: the folder, each file, the frontier's folders
     check_outputs(chosen(outputs), problem, freq_ghz)
     check_targets(out, instance_name(instance), chosen(outputs))
@@ -504,23 +511,27 @@ def solve(
             raise Failure(f"{inst.name}: {exc}") from None
     summary = solution.summary()
     if as_json:
-        typer.echo(json.dumps(summary))
+        typer.echo(json.dumps(summary.to_dict()))
         return
     for line in figure_lines(inst, summary, say.elapsed):
         _echo(line)
-    _latency(summary.get("makespan"), freq_ghz)
-    if "traffic_budget" in summary:
-        _echo(budget_line(summary["traffic_budget"]))
-    files = summary["files"]
-    if "frontier" in summary:
+    _latency(summary.makespan, freq_ghz)
+    if summary.traffic_budget is not None:
+        _echo(budget_line(summary.traffic_budget))
+    files = list(summary.files)
+    if summary.frontier:
         from .report.tables import print_frontier
-        from .solution import frontier_folder
 
-        folders = [str(frontier_folder(out, inst.name, point)) for point in solution.frontier]
-        print_frontier(summary["frontier"], folders)
+        print_frontier([r.to_dict() for r in summary.frontier], list(summary.frontier_folders))
+        _echo(summary.frontier_note or "")
         base = str(frontier_folder(out, inst.name))
         files = [f for f in files if not f.startswith(base)]
-        _echo(f"wrote the frontier's {len(folders)} plan folder(s) under {base}")
+        same = [i for i, r in enumerate(summary.frontier, start=1) if r.point.plan == solution.plan]
+        ours = f"; {out} holds row {same[0]}'s plan" if same else ""
+        _echo(
+            f"wrote the frontier's {len(summary.frontier_folders)} plan folder(s) under {base}: each a whole "
+            f"plan folder to view, evaluate or submit{ours}"
+        )
     _echo(wrote_line(out, files))
     if "view" in outputs:
         from .plan_folder import folder_paths

@@ -69,3 +69,15 @@ def test_progress_lines_never_wrap():
     assert reporter.heartbeat(80).endswith(" in this step)")
     assert fit("x" * 100, 40) == "x" * 37 + "..."
     assert fit("short", 40) == "short"
+
+
+def test_a_cut_progress_line_keeps_the_allowance_and_the_count():
+    """At 80 columns a long step loses its middle, not its first part (the allowance, n of
+    m) nor its count (how far the step has got); the prefix before it is short."""
+    reporter = Reporter()
+    reporter("Allowance 3 of 8: Rival memory-windows: Makespan search, start 2 of 2, round 2 of 2: 1,234/5,000 moves")
+    line = reporter.heartbeat(80)
+    assert len(line) == 80 and line.startswith("dansched: 0:00 Allowance 3 of 8: ")
+    assert line.endswith(": 1,234/5,000 moves (0:00 in this step)") and "..." in line
+    live = reporter.line(80)
+    assert len(live) <= 80 and live.startswith("Allowance 3 of 8: ") and ": 1,234/5,000 moves (" in live

@@ -112,6 +112,11 @@ class SolveOptions:
             object.__setattr__(self, name, accepted.check(getattr(self, name), f"SolveOptions.{name}"))
         if not isinstance(self.frontier, bool):
             raise ArgumentError(f"SolveOptions.frontier must be True or False, got {self.frontier!r}")
+        if self.frontier and self.problem != 3:
+            raise ArgumentError(
+                f"SolveOptions.frontier plans problem 3's traffic-makespan frontier; it does not apply to "
+                f"problem {self.problem}"
+            )
         for name, kind in (
             ("effort", EffortParams),
             ("mpas", MpasParams),

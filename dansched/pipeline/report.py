@@ -17,7 +17,7 @@ from ..budget import TrafficBudget
 from ..simulate import Evaluation
 from ..stages.cpe.window_driver import WindowStats
 from ..stages.dlr.stats import DlrStats, OrderSearchStats
-from .problem3.frontier import FrontierRow
+from .problem3.frontier import FrontierPoint, FrontierRow
 from .problem3.search.driver import SearchRound
 
 __all__ = [
@@ -205,7 +205,8 @@ class SolveReport:
     3 the effort, the traffic budget, every candidate, each makespan-search round
     (:class:`~dansched.pipeline.problem3.search.driver.SearchRound`: ``start_makespan``,
     ``makespan``, ``iterations``, and per operator what it did) and the traffic-makespan
-    frontier (:class:`~dansched.pipeline.problem3.frontier.FrontierRow`, lightest first)."""
+    frontier (:class:`~dansched.pipeline.problem3.frontier.FrontierRow`, lightest first) with
+    the plan kept at each allowance planned at (``allowances``, rising: how each was reached)."""
 
     problem: int
     figures: PlanFigures
@@ -218,6 +219,7 @@ class SolveReport:
     candidates: list[CandidateRecord] = field(default_factory=list)
     search: list[SearchRound] = field(default_factory=list)
     frontier: list[FrontierRow] = field(default_factory=list)
+    allowances: list[FrontierPoint] = field(default_factory=list)
 
     def to_dict(self) -> dict[str, Any]:
         """The report as plain JSON data (the keys of docs/report.md)."""
@@ -235,4 +237,5 @@ class SolveReport:
             out["candidates"] = [c.to_dict() for c in self.candidates]
             out["search"] = [r.to_dict() for r in self.search]
             out["frontier"] = [r.to_dict() for r in self.frontier]
+            out["allowances"] = [p.tried_dict() for p in self.allowances]
         return out

@@ -245,7 +245,8 @@ def print_frontier(rows: list[dict[str, Any]], folders: list[str], console: Cons
     """The traffic-makespan frontier (the report's ``frontier`` rows, lightest first): per
     point its traffic, the share over the problem-2 plan's, the makespan, the busiest pipe
     and its load, the floor for that traffic and the gap to it, the knee marked; then each
-    point's plan folder under the row's number (``folders``, one per row)."""
+    point's plan folder under the row's number (``folders``, one per row), and what the
+    columns mean (:data:`FRONTIER_LEGEND`)."""
     console = _console(console)
     table = compact_table("traffic-makespan frontier (knee: *)")
     for col in ("#", "traffic", "over p2", "makespan", "busiest pipe", "floor", "gap"):
@@ -268,3 +269,13 @@ def print_frontier(rows: list[dict[str, Any]], folders: list[str], console: Cons
     ]
     if notes:
         print_notes(console, notes)
+    for line in wrapped(FRONTIER_LEGEND, console.width):
+        console.print(markup_safe(line), highlight=False)
+
+
+# what the frontier table's columns mean (README.md, "The traffic-makespan frontier")
+FRONTIER_LEGEND = (
+    "over p2: traffic above the problem-2 plan's; floor: a makespan no plan carrying that "
+    "traffic can beat; gap: the makespan's distance to it; *: the knee, the lightest point "
+    "within 1% of the fastest"
+)

@@ -68,7 +68,7 @@ from ...plan import Plan
 from ...simulate import Evaluation, evaluate
 from ...stages.dlr.stage import DlrResult
 from ..report import CandidateRecord
-from .frontier import FrontierPoint, point_of, saturated
+from .frontier import NO_FASTER_CANDIDATE, SATURATED, SEARCHED, FrontierPoint, point_of, saturated
 from .search.driver import SearchRound, makespan_search
 from .sources.candidates import SOURCES, Candidate, SourceContext, problem2_candidate
 from .stage3.run import Stage3Result, memory_windows, stage3
@@ -290,13 +290,14 @@ def _at_allowance(
     p: Problem3Params,
     say: Progress,
     search_anyway: bool = True,
-) -> tuple[_Kept, list[SearchRound], int]:
+) -> tuple[_Kept, list[SearchRound], int, str]:
     """Steps 5-7 at one allowance: the full Stage 3 on the finalists among the ``fresh``
     candidates (those it newly admits; above the first allowance, only those screened
     faster than the plan ``carried`` from the allowance below), then the search and the
     polish from the fastest few of their results and ``carried``. Without a finalist there,
     ``carried`` is searched again only with ``search_anyway``. Returns the plan kept, the
-    search rounds run and the full Stage-3 runs made."""
+    search rounds run, the full Stage-3 runs made and how the plan was reached (an outcome
+    of :data:`~dansched.pipeline.problem3.frontier.OUTCOMES`)."""
     effort, n = p.effort, max(1, inst.n)
     if carried is None:  # the first allowance: the problem-2 plan (fresh[0]) and the best others
         count = max(1, effort.stage3_runs - len(p.search), effort.stage3_work // n)
@@ -305,9 +306,9 @@ def _at_allowance(
         worth = [s for s in fresh if s.key[0] < carried.stage3.makespan]
         finalists = _finalists(worth, effort.level_runs)
         if not finalists and not search_anyway:
-            return carried, [], 0
+            return carried, [], 0, NO_FASTER_CANDIDATE
     if finalists:
-        say(f"Allowance {allowance:,} traffic: Stage 3 on {len(finalists)} candidate(s)")
+        say(f"Stage 3 on {len(finalists)} candidate(s) at allowance {allowance:,}")
     done = _stage3_on(inst, finalists, p, say)
     starts = sorted(done + ([carried] if carried is not None else []), key=lambda k: k.stage3.makespan)
     starts = starts[: _starts(inst, p, len(starts))]
@@ -320,7 +321,7 @@ def _at_allowance(
         and best.evaluation.graph is not None
         and saturated(best.makespan, best.evaluation, effort.saturation)
     ):
-        return starts[0], [], len(finalists)
+        return starts[0], [], len(finalists), SATURATED
     kept: _Kept | None = None
     search: list[SearchRound] = []
     runs = len(finalists)
@@ -332,14 +333,25 @@ def _at_allowance(
         if kept is None or got.stage3.makespan < kept.stage3.makespan:
             kept = got
     assert kept is not None
-    return kept, search, runs
+    return kept, search, runs, SEARCHED
 
 
-def _point(inst: Instance, allowance: int, kept: _Kept) -> FrontierPoint:
-    """The frontier point of the plan ``kept`` at ``allowance``."""
+def _point(inst: Instance, allowance: int, kept: _Kept, outcome: str) -> FrontierPoint:
+    """The frontier point of the plan ``kept`` at ``allowance``, reached as ``outcome`` says."""
     plan = kept.stage3.cpe.plan
     ev = _detailed(inst, plan, kept.stage3.evaluation)
-    return point_of(inst, allowance, plan, ev, kept.stage3.makespan, f"{kept.row.source} {kept.row.detail}".rstrip())
+    source = f"{kept.row.source} {kept.row.detail}".rstrip()
+    return point_of(inst, allowance, plan, ev, kept.stage3.makespan, source, outcome)
+
+
+def _at_level(say: Progress, k: int, count: int, allowance: int) -> Progress:
+    """``say`` with each message prefixed by the allowance it is about: ``Allowance 2 of 5
+    (3,856 traffic): ...``."""
+
+    def said(message: str) -> None:
+        say(f"Allowance {k} of {count} ({allowance:,} traffic): {message}")
+
+    return said
 
 
 def problem3(inst: Instance, s2: DlrResult, order1: list[int], p: Problem3Params, say: Progress) -> Problem3Result:
@@ -359,11 +371,12 @@ def problem3(inst: Instance, s2: DlrResult, order1: list[int], p: Problem3Params
     full = {base, budget.allowance}  # the solve's own: the whole search; the others share one
     others = [a for a in levels if a not in full]
     shared = p.share(1 / len(others)) if others else p
-    for allowance in levels:
+    for k, allowance in enumerate(levels):
+        at = say if len(levels) == 1 else _at_level(say, k + 1, len(levels), allowance)
         fresh = [s for s in screened if s.candidate.traffic <= allowance and s.key[2] not in seen]
         seen |= {s.key[2] for s in fresh}
         q = p if allowance in full else shared
-        got, rounds, made = _at_allowance(inst, allowance, fresh, kept, rows, q, say, allowance in full)
+        got, rounds, made, outcome = _at_allowance(inst, allowance, fresh, kept, rows, q, at, allowance in full)
         search += rounds
         runs += made
         if kept is None or got.stage3.makespan < kept.stage3.makespan:
@@ -372,7 +385,7 @@ def problem3(inst: Instance, s2: DlrResult, order1: list[int], p: Problem3Params
             kept = got
         if allowance <= budget.allowance:
             chosen = kept
-        points.append(_point(inst, allowance, kept))
+        points.append(_point(inst, allowance, kept, outcome))
     assert chosen is not None
     chosen.row.kept = True
     s3 = chosen.stage3
