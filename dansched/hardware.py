@@ -27,6 +27,7 @@ from typing import Any
 
 from .checks import check_path
 from .errors import HardwareError
+from .reprs import cut
 
 __all__ = [
     "Hardware",
@@ -93,6 +94,19 @@ class Hardware:
     spill_cycles_per_unit: int
     dma_pipes: tuple[str, ...] = ()  # data-movement pipes (the DMA engine class of trace statistics)
     source: HardwareFile | None = field(default=None, compare=False)
+
+    def __repr__(self) -> str:
+        """One line: every tier's capacity, the pipes, the spill cost and the file it came from."""
+        where = "" if self.source is None else f"; from {self.source.path}"
+        return cut(
+            f"Hardware({self.capacity_text}; pipes {' '.join(self.pipes)}; spill {self.spill_fixed_cycles} + "
+            f"{self.spill_cycles_per_unit}/unit{where})"
+        )
+
+    @property
+    def capacity_text(self) -> str:
+        """Every tier with its capacity: ``L1 4,096, UB 1,024, ...``."""
+        return ", ".join(f"{t} {self.capacity[t]:,}" for t in self.tiers)
 
     def spill_cycles(self, size: int) -> int:
         """Latency of one spill transfer of ``size`` units: alpha + beta * size (paper Eq. 8)."""

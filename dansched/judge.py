@@ -46,6 +46,7 @@ from .plan import (
     read_spill,
 )
 from .plan_folder import check_folder, folder_group, folder_paths, plan_difference, read_report
+from .reprs import one_line_repr
 from .simulate import UNKNOWN_NODE, Evaluation, evaluate
 
 __all__ = [
@@ -68,6 +69,8 @@ class Judgement:
     (each said once: which file was forgotten, whose plan the files are). ``other_case``
     names the case whose plan the files are, when the report beside them names another
     one: then the note says all there is to say about the violations."""
+
+    __repr__ = one_line_repr
 
     plan: Plan
     evaluation: Evaluation
@@ -226,6 +229,8 @@ def check_case(folder: str | Path, case: str) -> None:
 class FolderHardware:
     """The hardware to read a folder's plan on, and a warning when the folder's report does
     not record one (a report written before dansched recorded it)."""
+
+    __repr__ = one_line_repr
 
     hardware: Hardware
     warning: str | None = None

@@ -31,6 +31,7 @@ CORE = {
     "rooms",
     "errors",
     "checks",
+    "reprs",
     "interrupt",
     "params",
     "budget",

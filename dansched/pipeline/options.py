@@ -31,6 +31,7 @@ from ..params import (
     Stage3Params,
     TimedParams,
 )
+from ..reprs import one_line_repr
 from ..stages.dlr.stage import VICTIMS
 from ..stages.mpas.stage import VARIANTS
 from .problem3.sources.candidates import SOURCES
@@ -68,6 +69,8 @@ class SolveOptions:
     ...
     dansched.errors.ArgumentError: SolveOptions.problem must be 1, 2 or 3, got 7
     """
+
+    __repr__ = one_line_repr
 
     problem: int = 3
     variant: str = "mpas"  # Stage-1 variant: "mpas" (production) or "mpas-paper" (literal Algorithm 1)

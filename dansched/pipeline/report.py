@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..budget import TrafficBudget
+from ..reprs import one_line_repr
 from ..simulate import Evaluation
 from ..stages.cpe.window_driver import WindowStats
 from ..stages.dlr.stats import DlrStats, OrderSearchStats
@@ -34,6 +35,8 @@ __all__ = [
 @dataclass(frozen=True)
 class PlanFigures:
     """The metrics of one judged plan (problem 1: ``max_v_stay`` only)."""
+
+    __repr__ = one_line_repr
 
     max_v_stay: int
     physical_peak: int | None = None
@@ -66,6 +69,8 @@ class PlanFigures:
 class Stage1Report:
     """Stage 1 (MPAS): the order's maxV_stay and the variant that found it."""
 
+    __repr__ = one_line_repr
+
     max_v_stay: int
     seconds: float
     variant: str
@@ -81,6 +86,8 @@ class Stage2Report:
     traffic, the method that found the plan (``found_by``: ``dlr``, ``wave``, ``exact`` or
     ``lns``), whether it is proven optimal, the bound and gap where known and what each
     order-search method reached."""
+
+    __repr__ = one_line_repr
 
     figures: PlanFigures
     seconds: float
@@ -134,6 +141,8 @@ class RelayoutReport:
     """The timing-aware Stage-2 rounds of the kept Stage-3 run: the layout the final CPE ran
     on, how many rounds and which step each round took."""
 
+    __repr__ = one_line_repr
+
     figures: PlanFigures
     seconds: float
     rounds: int
@@ -149,6 +158,8 @@ class Stage3Report:
     problem 3 (candidates, screens and every Stage-3 run), how many full Stage-3 runs were
     made (``runs``), the CPE step that found the final order (``found_by``), each list
     schedule's makespan and the local-move evaluations spent."""
+
+    __repr__ = one_line_repr
 
     figures: PlanFigures
     seconds: float
@@ -179,6 +190,8 @@ class CandidateRecord:
     plan (``kept``). A plan identical to an earlier candidate's is not screened again:
     ``same_as`` is that candidate's row index."""
 
+    __repr__ = one_line_repr
+
     source: str
     detail: str
     traffic: int
@@ -207,6 +220,8 @@ class SolveReport:
     ``makespan``, ``iterations``, and per operator what it did) and the traffic-makespan
     frontier (:class:`~dansched.pipeline.problem3.frontier.FrontierRow`, lightest first) with
     the plan kept at each allowance planned at (``allowances``, rising: how each was reached)."""
+
+    __repr__ = one_line_repr
 
     problem: int
     figures: PlanFigures

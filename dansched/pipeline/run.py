@@ -15,6 +15,7 @@ from ..errors import NoLegalOrderError
 from ..instance import Instance
 from ..params import Progress
 from ..plan import Plan
+from ..reprs import one_line_repr
 from ..simulate import Evaluation, evaluate, judged, max_v_stay
 from ..stages.dlr.order_search import search_order
 from ..stages.dlr.stage import DlrResult, dlr_plan
@@ -36,6 +37,8 @@ class SolveResult:
     problems 2/3 fell back to a topological one): ``dansched bound`` audits it instead of
     solving problem 1 again. ``frontier``: problem 3's traffic-makespan frontier, lightest
     first (:mod:`dansched.pipeline.problem3.frontier`), each point with its plan."""
+
+    __repr__ = one_line_repr
 
     plan: Plan
     evaluation: Evaluation

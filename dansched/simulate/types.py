@@ -16,6 +16,7 @@ import numpy as np
 
 from ..instance import KIND_OP, Instance
 from ..kernels.csr import lists_of, transposed
+from ..reprs import one_line_repr
 
 __all__ = [
     "UNKNOWN_NODE",
@@ -83,6 +84,8 @@ class AugmentedGraph:
     ``cycles``, ``preds``, ``spill_edges``, ``reuse_edges``, ``memory_events``) are built on
     first use and kept, so a caller that reads only metrics and times never pays for them.
     Treat both as read-only."""
+
+    __repr__ = one_line_repr
 
     n_orig: int
     pipe_array: np.ndarray  # -1 for cache nodes
@@ -195,6 +198,8 @@ class Residency:
     :meth:`segments` turns them into :class:`Segment` rows, in the order their starting
     events run."""
 
+    __repr__ = one_line_repr
+
     order: Sequence[int]
     starts: list[int]
     ends: list[int]
@@ -235,6 +240,8 @@ class LayoutMetrics(NamedTuple):
 class Timing:
     """The timing of a full plan judged with its detail: the augmented DAG, every node's
     start and end, and the makespan (:attr:`Evaluation.timing`)."""
+
+    __repr__ = one_line_repr
 
     graph: AugmentedGraph
     start: list[int]

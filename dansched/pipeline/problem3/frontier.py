@@ -45,6 +45,7 @@ from ...instance import Instance
 from ...models.bound import Bound, gap
 from ...models.floors import Floors, busiest_pipe, makespan_floor_at_traffic, makespan_floors
 from ...plan import Plan
+from ...reprs import one_line_repr
 from ...simulate import Evaluation
 
 __all__ = [
@@ -75,6 +76,8 @@ class FrontierPoint:
     load (cycles, spill tasks included), and how it was reached at that allowance
     (``outcome``, one of :data:`OUTCOMES`)."""
 
+    __repr__ = one_line_repr
+
     allowance: int
     traffic: int
     makespan: int
@@ -100,6 +103,8 @@ class FrontierRow:
     """One point of the frontier as the report gives it: the point, its traffic over the
     problem-2 plan's (``over``, a fraction; ``None`` when that plan carries none), the floor
     for its traffic and the gap to it, and whether it is the knee."""
+
+    __repr__ = one_line_repr
 
     point: FrontierPoint
     over: float | None
