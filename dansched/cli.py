@@ -35,7 +35,9 @@ from enum import Enum
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
+import click
 import typer
+import typer.core
 
 from .checks import (
     DASK_WORKERS,
@@ -73,7 +75,101 @@ if TYPE_CHECKING:
     from .summary import SolveSummary
 from .stages.dlr.victim import VICTIMS
 
+
+def first_sentence(text: str | None) -> str:
+    """The first sentence of a help text (up to the first ``". "`` before a capital letter,
+    outside parentheses, or the end of its first paragraph): a command's summary in
+    ``dansched --help`` and docs/cli.md, whole, never cut.
+
+    >>> first_sentence("Judge a plan (Eqs. 27-31, e.g. yours). Prints the verdict first.")
+    'Judge a plan (Eqs. 27-31, e.g. yours).'
+    """
+    paragraph = inspect.cleandoc(text or "").split("\n\n")[0].replace("\n", " ")
+    depth = 0
+    for k, c in enumerate(paragraph):
+        depth += {"(": 1, ")": -1}.get(c, 0)
+        if c == "." and depth == 0 and paragraph[k + 1 : k + 2] == " " and paragraph[k + 2 : k + 3].isupper():
+            return paragraph[: k + 1]
+    return paragraph
+
+
+def _wrap(text: str, width: int, indent: str = "") -> list[str]:
+    """``text`` wrapped at ``width`` between words only: an option name (``--traffic-slack``)
+    is never split at its hyphen; paragraphs (blank lines) kept."""
+    import re
+    import textwrap
+
+    lines: list[str] = []
+    for k, paragraph in enumerate(inspect.cleandoc(text).split("\n\n")):
+        if k:
+            lines.append("")
+        glued = re.sub(r"\[(default|env var): ", r"[\1:\0", " ".join(paragraph.split()))  # [default: 3] kept whole
+        wrapped = textwrap.wrap(
+            glued,
+            max(width, 10),
+            initial_indent=indent,
+            subsequent_indent=indent,
+            break_on_hyphens=False,
+            break_long_words=False,
+        )
+        lines += [line.replace("\0", " ") for line in wrapped]
+    return lines
+
+
+class HelpFormatter(click.HelpFormatter):
+    """click's help layout with lines wrapped between words only (:func:`_wrap`)."""
+
+    def write_text(self, text: str) -> None:
+        for line in _wrap(text, self.width, " " * self.current_indent):
+            self.write(f"{line}\n")
+
+    def write_dl(self, rows: Iterable[tuple[str, str]], col_max: int = 30, col_spacing: int = 2) -> None:
+        rows = list(rows)
+        first = min(max((len(term) for term, _ in rows), default=0), col_max) + col_spacing
+        margin = " " * (self.current_indent + first)
+        for term, definition in rows:
+            lines = _wrap(definition, self.width - self.current_indent - first - 2) if definition else []
+            head = f"{'':>{self.current_indent}}{term}"
+            if len(term) <= first - col_spacing and lines:
+                self.write(f"{head:<{self.current_indent + first}}{lines.pop(0)}\n")
+            else:
+                self.write(f"{head}\n")
+            for line in lines:
+                self.write(f"{margin}{line}\n" if line else "\n")
+
+
+class _Context(typer.Context):
+    formatter_class = HelpFormatter
+
+
+class Command(typer.core.TyperCommand):
+    """A command whose help wraps between words (:class:`HelpFormatter`), whose usage line
+    names its arguments in capitals (``dansched solve [OPTIONS] INSTANCE``) and whose
+    summary is the first sentence of its help, whole (:func:`first_sentence`)."""
+
+    context_class = _Context
+
+    def collect_usage_pieces(self, ctx: click.Context) -> list[str]:
+        pieces = [self.options_metavar] if self.options_metavar else []
+        for param in self.get_params(ctx):
+            if param.param_type_name == "argument":
+                name = (param.metavar or param.name or "").upper()
+                many = "..." if param.nargs != 1 else ""
+                pieces.append(f"{name}{many}" if param.required else f"[{name}]{many}")
+        return pieces
+
+    def get_short_help_str(self, limit: int = 45) -> str:
+        return first_sentence(self.help)
+
+
+class Group(typer.core.TyperGroup):
+    """The app: its help wraps between words too (:class:`HelpFormatter`)."""
+
+    context_class = _Context
+
+
 app = typer.Typer(
+    cls=Group,
     add_completion=False,
     pretty_exceptions_enable=False,
     rich_markup_mode=None,
@@ -244,7 +340,7 @@ class Family(str, Enum):
     ladder = "ladder"
 
 
-InstanceArg = Annotated[Path, typer.Argument(help="Instance: <case>.json or <case>_Nodes.csv")]
+InstanceArg = Annotated[Path, typer.Argument(metavar="INSTANCE", help="Instance: <case>.json or <case>_Nodes.csv")]
 HwOption = Annotated[
     Path | None,
     typer.Option("--hw", help="TOML file whose keys replace the default hardware model's (new tiers: [new_tiers])."),
@@ -548,8 +644,9 @@ def bound(
     as_json: JsonOption = False,
     quiet: QuietOption = False,
 ) -> None:
-    """Lower bounds on maxV_stay, extra traffic and makespan, with how each was obtained
-    (the traffic bound is for the order of dansched's own plan, and says so)."""
+    """Lower bounds on maxV_stay, extra traffic and makespan, with how each was obtained.
+
+    The fixed-order traffic bound is for the order of dansched's own plan, and says so."""
     from .audit import bound as run_bound
 
     inst = load_inputs(instance, hw)
@@ -594,7 +691,7 @@ def audit(
 
 @app.command()
 def generate(
-    family: Annotated[Family, typer.Argument(help="matmul, fa, conv, random, chain or ladder")],
+    family: Annotated[Family, typer.Argument(metavar="FAMILY", help="matmul, fa, conv, random, chain or ladder")],
     out: Annotated[
         Path, typer.Option("--out", help="Instance file to write (.json, or <case>_Nodes.csv for the CSV pair).")
     ],
@@ -695,7 +792,9 @@ def info(
 
 @app.command()
 def warm() -> None:
-    """Compile the compiled kernels (evaluator, simulator, list scheduler, memory skeleton, the wave search's ranking, the min-reload victim rule's look-ahead) into numba's on-disk cache (once per install; the install step runs it), so no later run pays the compile time."""
+    """Compile the kernels into numba's on-disk cache, so that no later run pays the compile time.
+
+    Once per install (the install step runs it): the evaluator, the simulator, the list scheduler, the memory skeleton, the wave search's ranking and the min-reload victim rule's look-ahead."""
     from .kernels.warm import warm as compile_kernels
 
     seconds = compile_kernels()
@@ -708,7 +807,8 @@ def bench(
     instances: Annotated[
         list[Path] | None,
         typer.Argument(
-            help="Instances (default: the official cases in ../shared/instances/official when present, else instances/*.json)."
+            metavar="INSTANCES",
+            help="Instances (default: the official cases in ../shared/instances/official when present, else instances/*.json).",
         ),
     ] = None,
     methods: Annotated[
@@ -745,7 +845,10 @@ def bench(
 @app.command()
 def sweep(
     instances: Annotated[
-        list[str], typer.Argument(help="Instances: contest .json or <case>_Nodes.csv files, folders, or glob patterns.")
+        list[str],
+        typer.Argument(
+            metavar="INSTANCES", help="Instances: contest .json or <case>_Nodes.csv files, folders, or glob patterns."
+        ),
     ],
     sets: Annotated[
         list[str] | None, typer.Option("--set", help="TIER=V1,V2,...: capacities to sweep (repeat for a grid).")
@@ -786,9 +889,10 @@ def sweep(
     ] = False,
     quiet: QuietOption = False,
 ) -> None:
-    """Solve every instance on every point of a grid of tier capacities; resumable (DIR/sweep.jsonl): a rerun
-    skips the recorded cells, except those that failed for a reason that may pass next time (--retry-failed: all
-    failed cells)."""
+    """Solve every instance on every point of a grid of tier capacities.
+
+    Resumable (DIR/sweep.jsonl): a rerun skips the recorded cells, except those that failed for a reason that may
+    pass next time (--retry-failed: all failed cells)."""
     from .executor import ExecutorError, ExecutorOptions
     from .report.sweep import cell_table
     from .report.tables import print_table
@@ -824,6 +928,10 @@ def sweep(
     for cell, why in result.lost:
         _echo(lost_line(cell, why), err=True)
     raise typer.Exit(1 if result.lost else 0)
+
+
+for _info in app.registered_commands:  # every command: whole summaries, capitals in usage, words kept whole
+    _info.cls = Command
 
 
 def _interrupted(signum: int, _frame: Any) -> None:
