@@ -246,10 +246,9 @@ def folder_inputs(instance: Path, folder: Path, hw_path: Path | None) -> tuple[I
 
 
 def hardware_line(hw: Hardware, origin: str) -> str:
-    """``hardware: TIER CAP, ... (from ORIGIN)``: the capacities a plan was judged on and
-    where they came from (the default model, a --hw file, the plan folder's report)."""
-    tiers = ", ".join(f"{t} {hw.capacity[t]:,}" for t in hw.tiers)
-    return f"hardware: {tiers} (from {origin})"
+    """``hardware from ORIGIN: TIER CAP, ...``: where the capacities a plan was judged on
+    came from (the default model, a --hw file, the plan folder's report), then each tier's."""
+    return f"hardware from {origin}: {hw.capacity_text}"
 
 
 def _echo(line: str, err: bool = False) -> None:

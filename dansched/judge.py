@@ -293,14 +293,14 @@ def folder_hardware(folder: str | Path, case: str, hw_path: str | Path | None = 
         return FolderHardware(hw, origin=f"--hw {hw_path}")
     report, recorded = _recorded(d, case)
     if recorded is not None:
-        return FolderHardware(recorded, origin=f"the plan folder's report {folder_paths(d, case)['report']}")
+        return FolderHardware(recorded, origin=f"{folder_paths(d, case)['report'].name} in the plan folder")
     if report is None:
-        return FolderHardware(default_hardware(), origin="the default model (the folder has no report)")
+        return FolderHardware(default_hardware(), origin="the default model, as the folder has no report")
     return FolderHardware(
         default_hardware(),
         f"{folder_paths(d, case)['report']} records no hardware (written by an older dansched): "
         "using the default model; give --hw if the plan was solved on another",
-        origin="the default model (the folder's report records none)",
+        origin="the default model, as the folder's report records none",
     )
 
 
