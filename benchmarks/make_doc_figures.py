@@ -9,7 +9,8 @@ A figure in README.md or docs/ sits in a generated block::
 and :data:`BLOCKS` says, per NAME, which document holds it and how its text is made from
 which result file (``benchmarks/results/fresh_clone.json`` for the set-up and test times,
 ``docs/view_fa0.json`` for the README's picture, ``benchmarks/results/bench_scale.md`` for
-the largest graph). ``tests/test_doc_figures.py`` fails when a block is not what its result
+the largest graph). A time says on what machine it was taken: idle, or shared with other
+jobs (the load average beside it). ``tests/test_doc_figures.py`` fails when a block is not what its result
 file says (it reads files only: no solve), and this script rewrites the blocks. BENCHMARKS.md
 is generated whole by ``benchmarks/make_benchmarks.py`` (its :func:`render`), checked the
 same way.
@@ -67,6 +68,15 @@ def install_text(path: Path) -> str:
     )
 
 
+def warm_text(path: Path) -> str:
+    """What ``dansched warm`` took on a fresh clone, and on what machine (idle or shared)."""
+    m = _record(path)
+    return (
+        f"`dansched warm` took {_minutes(m['warm_seconds'])} on a fresh clone "
+        f"(`benchmarks/bench_fresh_clone.py`), {m['machine']}."
+    )
+
+
 def tests_text(path: Path) -> str:
     """The test run of ``fresh_clone.json`` and, when ``fresh_clone_busy.json`` is beside
     it, the same run with busy loops beside it (``bench_fresh_clone.py --busy``)."""
@@ -114,9 +124,15 @@ def _table(path: Path) -> list[dict[str, str]]:
 def large_graph_text(path: Path) -> str:
     row = max(_table(path), key=lambda r: int(r["nodes"].replace(",", "")))
     rss = max(int(v) for v in row["peak RSS MiB after MPAS / DLR / CPE"].replace(",", "").split("/"))
+    loads = re.search(r"load average ([\d.]+) before, ([\d.]+) after", path.read_text())
+    machine = (
+        f"a 2-core machine (load average {loads.group(1)} before, {loads.group(2)} after)"
+        if loads
+        else "a 2-core machine whose load was not recorded"
+    )
     return (
         f"`dansched solve --problem 3` on a generated random graph of {row['nodes']} nodes took "
-        f"{row['total s']} s and {rss:,} MiB at its peak on a 2-core machine (`benchmarks/bench_scale.py`)."
+        f"{row['total s']} s and {rss:,} MiB at its peak on {machine} (`benchmarks/bench_scale.py`)."
     )
 
 
@@ -124,12 +140,16 @@ BLOCKS: dict[str, Block] = {
     "install": Block(REPO / "README.md", RESULTS / "fresh_clone.json", install_text),
     "tests": Block(REPO / "README.md", RESULTS / "fresh_clone.json", tests_text),
     "picture": Block(REPO / "README.md", REPO / "docs" / "view_fa0.json", picture_text),
+    "warm": Block(REPO / "docs" / "guide.md", RESULTS / "fresh_clone.json", warm_text),
     "large-graph": Block(REPO / "docs" / "guide.md", RESULTS / "bench_scale.md", large_graph_text),
 }
 
 
 def _pattern(name: str) -> re.Pattern[str]:
-    return re.compile(re.escape(BEGIN.format(name=name)) + r"\n(.*?)\n" + re.escape(END), re.S)
+    """Block ``name``: its text runs to the first end marker and never across another block's start."""
+    return re.compile(
+        re.escape(BEGIN.format(name=name)) + r"\n((?:(?!" + re.escape(BEGIN[:20]) + r").)*?)\n" + re.escape(END), re.S
+    )
 
 
 def current(name: str) -> str | None:

@@ -235,7 +235,7 @@ def hardware_from_table(table: Mapping[str, Any]) -> Hardware:
     )
 
 
-def _closest(name: str, known: list[str]) -> str | None:
+def closest_name(name: str, known: list[str]) -> str | None:
     """The known name closest to ``name`` (case-insensitive ``difflib``), or None."""
     by_lower = {k.lower(): k for k in known}
     hit = difflib.get_close_matches(name.lower(), list(by_lower), n=1)
@@ -245,7 +245,7 @@ def _closest(name: str, known: list[str]) -> str | None:
 def did_you_mean(name: str, known: list[str], shown: str = "{}") -> str:
     """``: did you mean X?`` naming the known name closest to ``name`` (``shown`` formats
     it), else `` (known: A, B, ...)``: the tail of a one-line error about a typo."""
-    hit = _closest(name, known)
+    hit = closest_name(name, known)
     return f": did you mean {shown.format(hit)}?" if hit is not None else f" (known: {', '.join(known)})"
 
 
