@@ -8,7 +8,8 @@ A figure in README.md or docs/ sits in a generated block::
 
 and :data:`BLOCKS` says, per NAME, which document holds it and how its text is made from
 which result file (``benchmarks/results/fresh_clone.json`` for the set-up and test times,
-``docs/view_fa0.json`` for the README's picture, ``benchmarks/results/bench_scale.md`` for
+``docs/view_fa0.json`` for the README's picture, ``docs/frontier.json`` for its frontier
+example, ``benchmarks/results/bench_scale.md`` for
 the largest graph). A time says on what machine it was taken: idle, or shared with other
 jobs (the load average beside it). ``tests/test_doc_figures.py`` fails when a block is not what its result
 file says (it reads files only: no solve), and this script rewrites the blocks. BENCHMARKS.md
@@ -114,6 +115,33 @@ def picture_text(path: Path) -> str:
     )
 
 
+def frontier_text(path: Path) -> str:
+    """The README's frontier example: the picture, its caption, what the command printed from
+    the frontier's table on, and which folder to take, from ``docs/frontier.json``
+    (``docs/frontier_picture.py``)."""
+    m = _record(path)
+    rows = m["rows"]
+    screen = m["screen"]
+    start = next((k for k, line in enumerate(screen) if line.startswith("traffic-makespan frontier")), 0)
+    text = (
+        f"![makespan against extra traffic of the {m['points']} frontier point(s) of {m['instance']}, the floor "
+        f"dashed]({m['picture']})\n\n"
+        f"*`{m['command']}`: makespan against extra traffic, a dot per row of the table below (filled: the knee; "
+        "ringed: the plan of `dansched-out`), the floor for each point's traffic dashed under them "
+        "(`python3 docs/frontier_picture.py` draws it again).*\n\n"
+        "It prints the plan's figures, then:\n\n```\n" + "\n".join(screen[start:]) + "\n```"
+    )
+    knee = next((k for k, r in enumerate(rows) if r["knee"]), None)
+    if knee is not None and knee > 0:
+        r, first = rows[knee], rows[0]
+        faster = 100 * (first["makespan"] - r["makespan"]) / first["makespan"]
+        text += (
+            f"\n\nHere the knee, row {knee + 1}, carries {100 * (r['over_problem2'] or 0):.1f}% more traffic than the "
+            f"problem-2 plan and is {faster:.1f}% faster than row 1, the plan `dansched-out` holds."
+        )
+    return text
+
+
 def _table(path: Path) -> list[dict[str, str]]:
     """The rows of the first Markdown table of ``path``, by header."""
     lines = [line for line in path.read_text().splitlines() if line.startswith("|")]
@@ -140,6 +168,7 @@ BLOCKS: dict[str, Block] = {
     "install": Block(REPO / "README.md", RESULTS / "fresh_clone.json", install_text),
     "tests": Block(REPO / "README.md", RESULTS / "fresh_clone.json", tests_text),
     "picture": Block(REPO / "README.md", REPO / "docs" / "view_fa0.json", picture_text),
+    "frontier": Block(REPO / "README.md", REPO / "docs" / "frontier.json", frontier_text),
     "warm": Block(REPO / "docs" / "guide.md", RESULTS / "fresh_clone.json", warm_text),
     "large-graph": Block(REPO / "docs" / "guide.md", RESULTS / "bench_scale.md", large_graph_text),
 }

@@ -35,7 +35,6 @@ from enum import Enum
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
-import click
 import typer
 import typer.core
 
@@ -116,8 +115,9 @@ def _wrap(text: str, width: int, indent: str = "") -> list[str]:
     return lines
 
 
-class HelpFormatter(click.HelpFormatter):
-    """click's help layout with lines wrapped between words only (:func:`_wrap`)."""
+class HelpFormatter(typer.Context.formatter_class):  # type: ignore[misc,valid-type]
+    """click's help layout (typer's click, vendored or not) with lines wrapped between words
+    only (:func:`_wrap`)."""
 
     def write_text(self, text: str) -> None:
         for line in _wrap(text, self.width, " " * self.current_indent):
@@ -149,7 +149,7 @@ class Command(typer.core.TyperCommand):
 
     context_class = _Context
 
-    def collect_usage_pieces(self, ctx: click.Context) -> list[str]:
+    def collect_usage_pieces(self, ctx: Any) -> list[str]:
         pieces = [self.options_metavar] if self.options_metavar else []
         for param in self.get_params(ctx):
             if param.param_type_name == "argument":

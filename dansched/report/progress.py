@@ -54,8 +54,10 @@ def fit_step(step: str, columns: int) -> str:
 
     >>> fit_step("Allowance 2 of 5: Makespan search, start 2 of 2: 120/400 moves", 44)
     'Allowance 2 of 5: Makespan...: 120/400 moves'
-    >>> fit_step("Stage 3 on candidate 2/4: time-driven timed(w=16,cw=8)", 30)
-    'Stage 3 on candidate 2/4: t...'
+    >>> fit_step("Stage 3 on candidate 2/4: time-driven timed(w=16,cw=8)", 34)
+    'Stage 3 on candidate 2/4: time-...'
+    >>> fit_step("Allowance 12 of 22: Makespan search, start 1 of 2: 120/400 moves", 38)
+    'Allowance 12 of 22: ...: 120/400 moves'
     """
     if len(step) <= columns:
         return step
@@ -65,9 +67,11 @@ def fit_step(step: str, columns: int) -> str:
     tail = ": " + count if count else ""
     middle = step[len(head) : len(step) - len(tail)]
     room = columns - len(head) - len(tail)
-    if room < 8:  # no room for the middle: a plain cut
-        return fit(step, columns)
-    return head + fit(middle, room) + tail
+    if room >= 8:
+        return head + fit(middle, room) + tail
+    if room >= 3:  # no room for any of the middle: the first part and the count alone
+        return head + "..." + tail
+    return fit(step, columns)
 
 
 def same_step(a: str, b: str) -> bool:

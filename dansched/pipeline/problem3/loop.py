@@ -344,12 +344,12 @@ def _point(inst: Instance, allowance: int, kept: _Kept, outcome: str) -> Frontie
     return point_of(inst, allowance, plan, ev, kept.stage3.makespan, source, outcome)
 
 
-def _at_level(say: Progress, k: int, count: int, allowance: int) -> Progress:
-    """``say`` with each message prefixed by the allowance it is about: ``Allowance 2 of 5
-    (3,856 traffic): ...``."""
+def _at_level(say: Progress, k: int, count: int) -> Progress:
+    """``say`` with each message prefixed by the allowance it is about: ``Allowance 2 of 5: ...``
+    (short, so that a progress line at 80 columns keeps the step's count too)."""
 
     def said(message: str) -> None:
-        say(f"Allowance {k} of {count} ({allowance:,} traffic): {message}")
+        say(f"Allowance {k} of {count}: {message}")
 
     return said
 
@@ -372,7 +372,7 @@ def problem3(inst: Instance, s2: DlrResult, order1: list[int], p: Problem3Params
     others = [a for a in levels if a not in full]
     shared = p.share(1 / len(others)) if others else p
     for k, allowance in enumerate(levels):
-        at = say if len(levels) == 1 else _at_level(say, k + 1, len(levels), allowance)
+        at = say if len(levels) == 1 else _at_level(say, k + 1, len(levels))
         fresh = [s for s in screened if s.candidate.traffic <= allowance and s.key[2] not in seen]
         seen |= {s.key[2] for s in fresh}
         q = p if allowance in full else shared
