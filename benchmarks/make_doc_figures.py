@@ -126,18 +126,18 @@ def frontier_text(path: Path) -> str:
     text = (
         f"![makespan against extra traffic of the {m['points']} frontier point(s) of {m['instance']}, the floor "
         f"dashed]({m['picture']})\n\n"
-        f"*`{m['command']}`: makespan against extra traffic, a dot per row of the table below (filled: the knee; "
-        "ringed: the plan of `dansched-out`), the floor for each point's traffic dashed under them "
-        "(`python3 docs/frontier_picture.py` draws it again).*\n\n"
-        "It prints the plan's figures, then:\n\n```\n" + "\n".join(screen[start:]) + "\n```"
+        "*A dot per row of the table below (filled: the knee; ringed: the plan of `dansched-out`), the floor "
+        "dashed (`python3 docs/frontier_picture.py` draws it again). After the plan's figures it prints:*"
+        "\n\n```\n" + "\n".join(screen[start:]) + "\n```"
     )
     knee = next((k for k, r in enumerate(rows) if r["knee"]), None)
-    if knee is not None and knee > 0:
-        r, first = rows[knee], rows[0]
-        faster = 100 * (first["makespan"] - r["makespan"]) / first["makespan"]
+    chosen = m.get("chosen")
+    if knee is not None and chosen is not None and knee != chosen:
+        r, ours = rows[knee], rows[chosen]
+        faster = 100 * (ours["makespan"] - r["makespan"]) / ours["makespan"]
         text += (
-            f"\n\nHere the knee, row {knee + 1}, carries {100 * (r['over_problem2'] or 0):.1f}% more traffic than the "
-            f"problem-2 plan and is {faster:.1f}% faster than row 1, the plan `dansched-out` holds."
+            f"\n\nThe knee, row {knee + 1}, carries {100 * (r['over_problem2'] or 0):.1f}% more traffic than the "
+            f"problem-2 plan and is {faster:.1f}% faster than row {chosen + 1}, the plan of `dansched-out`."
         )
     return text
 

@@ -39,7 +39,7 @@ COLUMNS = "80"  # the screen the record keeps is what an 80-column terminal show
 def shown(path: Path) -> str:
     """``path`` as a user at the repository root types it (relative when it can be)."""
     try:
-        return os.path.relpath(path.resolve(), REPO)
+        return os.path.relpath(os.path.abspath(path), REPO)  # a link stays as the user named it
     except ValueError:  # another drive
         return str(path)
 
@@ -101,6 +101,7 @@ def main(argv: list[str] | None = None) -> int:
         "command": command,
         "picture": shown(args.out),
         "points": len(rows),
+        "chosen": chosen,
         "rows": [{k: r[k] for k in ("traffic", "over_problem2", "makespan", "knee")} for r in rows],
         "screen": screen.rstrip("\n").splitlines(),
     }

@@ -44,7 +44,7 @@ COLOURS = 128
 def shown(path: Path) -> str:
     """``path`` as a user at the repository root types it (relative when it can be)."""
     try:
-        return os.path.relpath(path.resolve(), REPO)
+        return os.path.relpath(os.path.abspath(path), REPO)  # a link stays as the user named it
     except ValueError:  # another drive
         return str(path)
 

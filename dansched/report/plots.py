@@ -422,8 +422,9 @@ def frontier_png_bytes(rows: Sequence[dict[str, Any]], title: str, chosen: int |
             markersize=15,
             markerfacecolor="none",
             color="#333333",
-            label="the plan of OUT",
+            label="the plan of the solve's folder",
         )
+    ax.margins(x=0.08, y=0.08)
     ax.set_xlabel("extra traffic")
     ax.set_ylabel("makespan (cycles)")
     ax.xaxis.set_major_formatter(_thousands())
