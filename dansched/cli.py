@@ -536,8 +536,8 @@ def solve(
         bool,
         typer.Option(
             "--frontier",
-            help="Also plan the traffic-makespan frontier and write each of its plans as a plan folder "
-            "(OUT/<case>_frontier/traffic-<T>); the plan of OUT is the fastest within --traffic-slack.",
+            help="Problem 3: also plan the traffic-makespan frontier and write each of its plans as a plan "
+            "folder (OUT/<case>_frontier/traffic-<T>); the plan of OUT is the fastest within --traffic-slack.",
         ),
     ] = False,
     variant: Annotated[

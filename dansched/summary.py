@@ -47,6 +47,12 @@ DERIVED = ("makespan-search", "rival")  # candidate rows made from other plans, 
 BUDGET_FROM = "the problem-2 plan's extra traffic (base) plus slack_percent of it, rounded down"
 
 
+def _figure(name: str, doc: str) -> Any:
+    """The property reading figure ``name`` of :attr:`SolveSummary.figures` (None when the
+    problem has none)."""
+    return property(lambda self: self.figures.get(name), doc=doc)
+
+
 @dataclass(frozen=True)
 class SolveSummary:
     """The result of a solve (module docstring). Prints as one line:
@@ -74,9 +80,7 @@ class SolveSummary:
                 g = self.gap
                 text += f" (floor {self.floor.value:,}, gap {'-' if g is None else f'{100 * g:.1f}%'})"
             figures.append(text)
-        return f"SolveSummary({self.instance}, problem {self.problem}, {self.status}, {', '.join(figures)}, " + (
-            f"{self.seconds:.1f} s)"
-        )
+        return f"SolveSummary({self.instance}, problem {self.problem}, {self.status}, {', '.join(figures)}, {self.seconds:.1f} s)"
 
     @property
     def valid(self) -> bool:
@@ -97,13 +101,11 @@ class SolveSummary:
         """``(value - floor) / value`` (None without a floor)."""
         return None if self.floor is None else gap(self.value, self.floor.value)
 
-    max_v_stay = property(
-        lambda self: self.figures.get("max_v_stay"), doc="The order's logical peak (problem 1's metric)."
-    )
-    physical_peak = property(lambda self: self.figures.get("physical_peak"), doc="None for a problem-1 order.")
-    extra_traffic = property(lambda self: self.figures.get("extra_traffic"), doc="None for a problem-1 order.")
-    spill_count = property(lambda self: self.figures.get("spill_count"), doc="None for a problem-1 order.")
-    makespan = property(lambda self: self.figures.get("makespan"), doc="Cycles; None for a problem-1 order.")
+    max_v_stay = _figure("max_v_stay", "The order's logical peak (problem 1's metric).")
+    physical_peak = _figure("physical_peak", "Resident L1+UB units at most; None for a problem-1 order.")
+    extra_traffic = _figure("extra_traffic", "None for a problem-1 order.")
+    spill_count = _figure("spill_count", "None for a problem-1 order.")
+    makespan = _figure("makespan", "Cycles; None for a problem-1 order.")
 
     @property
     def frontier_note(self) -> str | None:
