@@ -134,3 +134,11 @@ def test_the_command_summaries_are_whole_first_sentences(monkeypatch, capsys):
     for name, text in summaries.items():
         assert text.endswith(".") and not text.endswith("..."), (name, text)
         assert f"* `{name}`: {text}\n" in cli_md, name
+
+
+def test_a_tier_and_its_capacity_stay_on_one_line():
+    """The hardware line wraps between tiers, never between a tier and its capacity."""
+    line = "hardware from matmul_s2_report.json in the plan folder: L1 4,096, UB 1,024, L0A 256, L0B 256, L0C 512"
+    lines = wrapped(line, 80)
+    assert len(lines) == 2 and lines[1].startswith("  ") and all(not s.rstrip().endswith("L0A") for s in lines)
+    assert " ".join(s.strip() for s in lines) == line
