@@ -17,6 +17,7 @@ from __future__ import annotations
 import argparse
 import json
 import math
+import os
 import resource
 import subprocess
 import sys
@@ -100,6 +101,7 @@ def main() -> None:
     rows: list[dict] = []
     for n in sizes:
         print(f"size {n:,} ...", file=sys.stderr, flush=True)
+        before = os.getloadavg()[0]
         try:
             out = subprocess.run(
                 [sys.executable, __file__, "--one", str(n), "--family", args.family, "--seed", str(args.seed)],
@@ -115,6 +117,7 @@ def main() -> None:
                 rows.append({"nodes": n, "error": last})
             else:
                 rows.append(json.loads(out.stdout.strip().splitlines()[-1]))
+        rows[-1] |= {"load_before": before, "load_after": os.getloadavg()[0]}  # idle or shared: said beside the times
         print(json.dumps(rows[-1]), file=sys.stderr)
         write_table(rows, args)  # after every size, so a long run leaves its figures behind
 
@@ -126,7 +129,13 @@ def write_table(rows: list[dict], args) -> None:
         f"`dansched solve --problem 3` (MPAS -> DLR -> CPE with its Stage-2 rounds) on generated "
         f"`{args.family}` graphs, seed {args.seed}; every stage's plan accepted by the evaluator. "
         "Seconds per stage (from the solve report; load = building the instance from the generated "
-        "records); peak RSS of the process at the end of each stage.",
+        "records); peak RSS of the process at the end of each stage. "
+        + (
+            f"Machine: {os.cpu_count()} cores, load average {rows[0]['load_before']:.1f} before, "
+            f"{rows[-1]['load_after']:.1f} after."
+            if rows and "load_before" in rows[0]
+            else ""
+        ),
         "",
         "| nodes | edges | load s | MPAS s | DLR s | CPE s | total s | peak RSS MiB after MPAS / DLR / CPE "
         "| maxV_stay | traffic | makespan after DLR -> CPE |",

@@ -8,8 +8,10 @@ A figure in README.md or docs/ sits in a generated block::
 
 and :data:`BLOCKS` says, per NAME, which document holds it and how its text is made from
 which result file (``benchmarks/results/fresh_clone.json`` for the set-up and test times,
-``docs/view_fa0.json`` for the README's picture, ``benchmarks/results/bench_scale.md`` for
-the largest graph). ``tests/test_doc_figures.py`` fails when a block is not what its result
+``docs/view_fa0.json`` for the README's picture, ``docs/frontier.json`` for its frontier
+example, ``benchmarks/results/bench_scale.md`` for
+the largest graph). A time says on what machine it was taken: idle, or shared with other
+jobs (the load average beside it). ``tests/test_doc_figures.py`` fails when a block is not what its result
 file says (it reads files only: no solve), and this script rewrites the blocks. BENCHMARKS.md
 is generated whole by ``benchmarks/make_benchmarks.py`` (its :func:`render`), checked the
 same way.
@@ -67,6 +69,15 @@ def install_text(path: Path) -> str:
     )
 
 
+def warm_text(path: Path) -> str:
+    """What ``dansched warm`` took on a fresh clone, and on what machine (idle or shared)."""
+    m = _record(path)
+    return (
+        f"`dansched warm` took {_minutes(m['warm_seconds'])} on a fresh clone "
+        f"(`benchmarks/bench_fresh_clone.py`), {m['machine']}."
+    )
+
+
 def tests_text(path: Path) -> str:
     """The test run of ``fresh_clone.json`` and, when ``fresh_clone_busy.json`` is beside
     it, the same run with busy loops beside it (``bench_fresh_clone.py --busy``)."""
@@ -104,6 +115,33 @@ def picture_text(path: Path) -> str:
     )
 
 
+def frontier_text(path: Path) -> str:
+    """The README's frontier example: the picture, its caption, what the command printed from
+    the frontier's table on, and which folder to take, from ``docs/frontier.json``
+    (``docs/frontier_picture.py``)."""
+    m = _record(path)
+    rows = m["rows"]
+    screen = m["screen"]
+    start = next((k for k, line in enumerate(screen) if line.startswith("traffic-makespan frontier")), 0)
+    text = (
+        f"![makespan against extra traffic of the {m['points']} frontier point(s) of {m['instance']}, the floor "
+        f"dashed]({m['picture']})\n\n"
+        "*A dot per row of the table below (filled: the knee; ringed: the plan of `dansched-out`), the floor "
+        "dashed (`python3 docs/frontier_picture.py` draws it again). After the plan's figures it prints:*"
+        "\n\n```\n" + "\n".join(screen[start:]) + "\n```"
+    )
+    knee = next((k for k, r in enumerate(rows) if r["knee"]), None)
+    chosen = m.get("chosen")
+    if knee is not None and chosen is not None and knee != chosen:
+        r, ours = rows[knee], rows[chosen]
+        faster = 100 * (ours["makespan"] - r["makespan"]) / ours["makespan"]
+        text += (
+            f"\n\nThe knee, row {knee + 1}, carries {100 * (r['over_problem2'] or 0):.1f}% more traffic than the "
+            f"problem-2 plan and is {faster:.1f}% faster than row {chosen + 1}, the plan of `dansched-out`."
+        )
+    return text
+
+
 def _table(path: Path) -> list[dict[str, str]]:
     """The rows of the first Markdown table of ``path``, by header."""
     lines = [line for line in path.read_text().splitlines() if line.startswith("|")]
@@ -114,9 +152,15 @@ def _table(path: Path) -> list[dict[str, str]]:
 def large_graph_text(path: Path) -> str:
     row = max(_table(path), key=lambda r: int(r["nodes"].replace(",", "")))
     rss = max(int(v) for v in row["peak RSS MiB after MPAS / DLR / CPE"].replace(",", "").split("/"))
+    loads = re.search(r"load average ([\d.]+) before, ([\d.]+) after", path.read_text())
+    machine = (
+        f"a 2-core machine (load average {loads.group(1)} before, {loads.group(2)} after)"
+        if loads
+        else "a 2-core machine whose load was not recorded"
+    )
     return (
         f"`dansched solve --problem 3` on a generated random graph of {row['nodes']} nodes took "
-        f"{row['total s']} s and {rss:,} MiB at its peak on a 2-core machine (`benchmarks/bench_scale.py`)."
+        f"{row['total s']} s and {rss:,} MiB at its peak on {machine} (`benchmarks/bench_scale.py`)."
     )
 
 
@@ -124,12 +168,17 @@ BLOCKS: dict[str, Block] = {
     "install": Block(REPO / "README.md", RESULTS / "fresh_clone.json", install_text),
     "tests": Block(REPO / "README.md", RESULTS / "fresh_clone.json", tests_text),
     "picture": Block(REPO / "README.md", REPO / "docs" / "view_fa0.json", picture_text),
+    "frontier": Block(REPO / "README.md", REPO / "docs" / "frontier.json", frontier_text),
+    "warm": Block(REPO / "docs" / "guide.md", RESULTS / "fresh_clone.json", warm_text),
     "large-graph": Block(REPO / "docs" / "guide.md", RESULTS / "bench_scale.md", large_graph_text),
 }
 
 
 def _pattern(name: str) -> re.Pattern[str]:
-    return re.compile(re.escape(BEGIN.format(name=name)) + r"\n(.*?)\n" + re.escape(END), re.S)
+    """Block ``name``: its text runs to the first end marker and never across another block's start."""
+    return re.compile(
+        re.escape(BEGIN.format(name=name)) + r"\n((?:(?!" + re.escape(BEGIN[:20]) + r").)*?)\n" + re.escape(END), re.S
+    )
 
 
 def current(name: str) -> str | None:

@@ -65,6 +65,7 @@ from .params import BoundParams, CoverBudget, Progress
 from .pipeline import SolveOptions, effort_options, run_pipeline
 from .pipeline.memory import out_of_memory
 from .plan import Plan
+from .reprs import one_line_repr
 from .simulate import Evaluation, judged
 
 __all__ = [
@@ -109,6 +110,8 @@ def informative(bound: Bound, value: int | None) -> bool:
 @dataclass
 class AuditRow:
     """One metric: the plan's figure, its best lower bound and what that bound covers."""
+
+    __repr__ = one_line_repr
 
     metric: str
     stage: str  # the stage that owns the metric
@@ -321,6 +324,8 @@ class BoundResult:
     """What :func:`bound` found: a row per bound tried, and what could not be bounded
     (``not_bounded``: metric or problem -> why)."""
 
+    __repr__ = one_line_repr
+
     rows: list[AuditRow]
     not_bounded: dict[str, str] = field(default_factory=dict)
 
@@ -395,6 +400,8 @@ def bound(
 @dataclass
 class AuditResult:
     """What :func:`audit_folder` found: a row per bound tried for the plan."""
+
+    __repr__ = one_line_repr
 
     rows: list[AuditRow]
 

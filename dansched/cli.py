@@ -36,6 +36,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
+import typer.core
 
 from .checks import (
     DASK_WORKERS,
@@ -68,10 +69,107 @@ from .instance import Instance, load_instance
 from .report.text import printable
 
 if TYPE_CHECKING:
+    from .budget import TrafficBudget
     from .report.progress import Reporter
+    from .summary import SolveSummary
 from .stages.dlr.victim import VICTIMS
 
+
+def first_sentence(text: str | None) -> str:
+    """The first sentence of a help text (up to the first ``". "`` before a capital letter,
+    outside parentheses, or the end of its first paragraph): a command's summary in
+    ``dansched --help`` and docs/cli.md, whole, never cut.
+
+    >>> first_sentence("Judge a plan (Eqs. 27-31, e.g. yours). Prints the verdict first.")
+    'Judge a plan (Eqs. 27-31, e.g. yours).'
+    """
+    paragraph = inspect.cleandoc(text or "").split("\n\n")[0].replace("\n", " ")
+    depth = 0
+    for k, c in enumerate(paragraph):
+        depth += {"(": 1, ")": -1}.get(c, 0)
+        if c == "." and depth == 0 and paragraph[k + 1 : k + 2] == " " and paragraph[k + 2 : k + 3].isupper():
+            return paragraph[: k + 1]
+    return paragraph
+
+
+def _wrap(text: str, width: int, indent: str = "") -> list[str]:
+    """``text`` wrapped at ``width`` between words only: an option name (``--traffic-slack``)
+    is never split at its hyphen; paragraphs (blank lines) kept."""
+    import re
+    import textwrap
+
+    lines: list[str] = []
+    for k, paragraph in enumerate(inspect.cleandoc(text).split("\n\n")):
+        if k:
+            lines.append("")
+        glued = re.sub(r"\[(default|env var): ", r"[\1:\0", " ".join(paragraph.split()))  # [default: 3] kept whole
+        wrapped = textwrap.wrap(
+            glued,
+            max(width, 10),
+            initial_indent=indent,
+            subsequent_indent=indent,
+            break_on_hyphens=False,
+            break_long_words=False,
+        )
+        lines += [line.replace("\0", " ") for line in wrapped]
+    return lines
+
+
+class HelpFormatter(typer.Context.formatter_class):  # type: ignore[misc,valid-type]
+    """click's help layout (typer's click, vendored or not) with lines wrapped between words
+    only (:func:`_wrap`)."""
+
+    def write_text(self, text: str) -> None:
+        for line in _wrap(text, self.width, " " * self.current_indent):
+            self.write(f"{line}\n")
+
+    def write_dl(self, rows: Iterable[tuple[str, str]], col_max: int = 30, col_spacing: int = 2) -> None:
+        rows = list(rows)
+        first = min(max((len(term) for term, _ in rows), default=0), col_max) + col_spacing
+        margin = " " * (self.current_indent + first)
+        for term, definition in rows:
+            lines = _wrap(definition, self.width - self.current_indent - first - 2) if definition else []
+            head = f"{'':>{self.current_indent}}{term}"
+            if len(term) <= first - col_spacing and lines:
+                self.write(f"{head:<{self.current_indent + first}}{lines.pop(0)}\n")
+            else:
+                self.write(f"{head}\n")
+            for line in lines:
+                self.write(f"{margin}{line}\n" if line else "\n")
+
+
+class _Context(typer.Context):
+    formatter_class = HelpFormatter
+
+
+class Command(typer.core.TyperCommand):
+    """A command whose help wraps between words (:class:`HelpFormatter`), whose usage line
+    names its arguments in capitals (``dansched solve [OPTIONS] INSTANCE``) and whose
+    summary is the first sentence of its help, whole (:func:`first_sentence`)."""
+
+    context_class = _Context
+
+    def collect_usage_pieces(self, ctx: Any) -> list[str]:
+        pieces = [self.options_metavar] if self.options_metavar else []
+        for param in self.get_params(ctx):
+            if param.param_type_name == "argument":
+                name = (param.metavar or param.name or "").upper()
+                many = "..." if param.nargs != 1 else ""
+                pieces.append(f"{name}{many}" if param.required else f"[{name}]{many}")
+        return pieces
+
+    def get_short_help_str(self, limit: int = 45) -> str:
+        return first_sentence(self.help)
+
+
+class Group(typer.core.TyperGroup):
+    """The app: its help wraps between words too (:class:`HelpFormatter`)."""
+
+    context_class = _Context
+
+
 app = typer.Typer(
+    cls=Group,
     add_completion=False,
     pretty_exceptions_enable=False,
     rich_markup_mode=None,
@@ -148,10 +246,9 @@ def folder_inputs(instance: Path, folder: Path, hw_path: Path | None) -> tuple[I
 
 
 def hardware_line(hw: Hardware, origin: str) -> str:
-    """``hardware: TIER CAP, ... (from ORIGIN)``: the capacities a plan was judged on and
-    where they came from (the default model, a --hw file, the plan folder's report)."""
-    tiers = ", ".join(f"{t} {hw.capacity[t]:,}" for t in hw.tiers)
-    return f"hardware: {tiers} (from {origin})"
+    """``hardware from ORIGIN: TIER CAP, ...``: where the capacities a plan was judged on
+    came from (the default model, a --hw file, the plan folder's report), then each tier's."""
+    return f"hardware from {origin}: {hw.capacity_text}"
 
 
 def _echo(line: str, err: bool = False) -> None:
@@ -242,7 +339,7 @@ class Family(str, Enum):
     ladder = "ladder"
 
 
-InstanceArg = Annotated[Path, typer.Argument(help="Instance: <case>.json or <case>_Nodes.csv")]
+InstanceArg = Annotated[Path, typer.Argument(metavar="INSTANCE", help="Instance: <case>.json or <case>_Nodes.csv")]
 HwOption = Annotated[
     Path | None,
     typer.Option("--hw", help="TOML file whose keys replace the default hardware model's (new tiers: [new_tiers])."),
@@ -374,19 +471,20 @@ def _watch_work(say: Reporter, nodes: int, effort: str) -> Callable[[str], None]
     return watched
 
 
-def figure_lines(inst: Instance, summary: dict[str, Any], seconds: float) -> list[str]:
+def figure_lines(inst: Instance, summary: SolveSummary, seconds: float) -> list[str]:
     """What ``solve`` prints of its plan: the problem's figures and the time; for a plan
     with a layout, its physical peak beside the capacity of the tiers it counts, and
     ``max_v_stay`` (the logical peak, problem 1's metric) labelled as such."""
     tiers = "+".join(inst.hw.peak_tiers)
-    if "makespan" not in summary and "extra_traffic" not in summary:  # problem 1: the order's peak
-        return [f"{inst.name}: max_v_stay {summary['max_v_stay']:,} (logical {tiers}) ({seconds:.1f} s)"]
-    figures = ", ".join(f"{k} {summary[k]:,}" for k in ("makespan", "extra_traffic", "spill_count") if k in summary)
+    figures = summary.figures
+    if "makespan" not in figures and "extra_traffic" not in figures:  # problem 1: the order's peak
+        return [f"{inst.name}: max_v_stay {figures['max_v_stay']:,} (logical {tiers}) ({seconds:.1f} s)"]
+    shown = ", ".join(f"{k} {figures[k]:,}" for k in ("makespan", "extra_traffic", "spill_count") if k in figures)
     capacity = sum(inst.hw.capacity[t] for t in inst.hw.peak_tiers)
-    lines = [f"{inst.name}: {figures} ({seconds:.1f} s)"]
-    if "physical_peak" in summary:
-        lines.append(f"physical peak {summary['physical_peak']:,} of capacity {capacity:,} ({tiers})")
-    lines.append(f"max_v_stay {summary['max_v_stay']:,} (logical {tiers}: problem 1's metric, not a capacity check)")
+    lines = [f"{inst.name}: {shown} ({seconds:.1f} s)"]
+    if "physical_peak" in figures:
+        lines.append(f"physical peak {figures['physical_peak']:,} of capacity {capacity:,} ({tiers})")
+    lines.append(f"max_v_stay {figures['max_v_stay']:,} (logical {tiers}: problem 1's metric, not a capacity check)")
     return lines
 
 
@@ -397,11 +495,11 @@ def wrote_line(out: Path, files: list[str]) -> str:
     return f"wrote {len(files)} file(s) in {out}: " + ", ".join(names)
 
 
-def budget_line(budget: dict[str, Any]) -> str:
+def budget_line(budget: TrafficBudget) -> str:
     """``traffic budget A: the problem-2 plan's traffic B + P% slack`` (problem 3)."""
     return (
-        f"traffic budget {budget['allowance']:,}: the problem-2 plan's traffic {budget['base']:,} "
-        f"+ {budget['slack_percent']}% slack (--traffic-slack)"
+        f"traffic budget {budget.allowance:,}: the problem-2 plan's traffic {budget.base:,} "
+        f"+ {budget.to_dict()['slack_percent']}% slack (--traffic-slack)"
     )
 
 
@@ -438,8 +536,8 @@ def solve(
         bool,
         typer.Option(
             "--frontier",
-            help="Also plan the traffic-makespan frontier and write each of its plans as a plan folder "
-            "(OUT/<case>_frontier/traffic-<T>); the plan of OUT is the fastest within --traffic-slack.",
+            help="Problem 3: also plan the traffic-makespan frontier and write each of its plans as a plan "
+            "folder (OUT/<case>_frontier/traffic-<T>); the plan of OUT is the fastest within --traffic-slack.",
         ),
     ] = False,
     variant: Annotated[
@@ -478,6 +576,10 @@ def solve(
     from .solution import frontier_folder
     from .solution import solve as run_solve
 
+    if frontier and problem != 3:
+        raise InputError(
+            f"--frontier plans problem 3's traffic-makespan frontier; it does not apply to --problem {problem}"
+        )
     # every output before the instance is even read: the folder, each file, the frontier's folders
     check_outputs(chosen(outputs), problem, freq_ghz)
     check_targets(out, instance_name(instance), chosen(outputs))
@@ -504,23 +606,27 @@ def solve(
             raise Failure(f"{inst.name}: {exc}") from None
     summary = solution.summary()
     if as_json:
-        typer.echo(json.dumps(summary))
+        typer.echo(json.dumps(summary.to_dict()))
         return
     for line in figure_lines(inst, summary, say.elapsed):
         _echo(line)
-    _latency(summary.get("makespan"), freq_ghz)
-    if "traffic_budget" in summary:
-        _echo(budget_line(summary["traffic_budget"]))
-    files = summary["files"]
-    if "frontier" in summary:
+    _latency(summary.makespan, freq_ghz)
+    if summary.traffic_budget is not None:
+        _echo(budget_line(summary.traffic_budget))
+    files = list(summary.files)
+    if summary.frontier:
         from .report.tables import print_frontier
-        from .solution import frontier_folder
 
-        folders = [str(frontier_folder(out, inst.name, point)) for point in solution.frontier]
-        print_frontier(summary["frontier"], folders)
+        print_frontier([r.to_dict() for r in summary.frontier], list(summary.frontier_folders))
+        _echo(summary.frontier_note or "")
         base = str(frontier_folder(out, inst.name))
         files = [f for f in files if not f.startswith(base)]
-        _echo(f"wrote the frontier's {len(folders)} plan folder(s) under {base}")
+        same = [i for i, r in enumerate(summary.frontier, start=1) if r.point.plan == solution.plan]
+        ours = f"; {out} holds row {same[0]}'s plan" if same else ""
+        _echo(
+            f"wrote the frontier's {len(summary.frontier_folders)} plan folder(s) under {base}: each a whole "
+            f"plan folder to view, evaluate or submit{ours}"
+        )
     _echo(wrote_line(out, files))
     if "view" in outputs:
         from .plan_folder import folder_paths
@@ -537,8 +643,9 @@ def bound(
     as_json: JsonOption = False,
     quiet: QuietOption = False,
 ) -> None:
-    """Lower bounds on maxV_stay, extra traffic and makespan, with how each was obtained
-    (the traffic bound is for the order of dansched's own plan, and says so)."""
+    """Lower bounds on maxV_stay, extra traffic and makespan, with how each was obtained.
+
+    The fixed-order traffic bound is for the order of dansched's own plan, and says so."""
     from .audit import bound as run_bound
 
     inst = load_inputs(instance, hw)
@@ -583,7 +690,7 @@ def audit(
 
 @app.command()
 def generate(
-    family: Annotated[Family, typer.Argument(help="matmul, fa, conv, random, chain or ladder")],
+    family: Annotated[Family, typer.Argument(metavar="FAMILY", help="matmul, fa, conv, random, chain or ladder")],
     out: Annotated[
         Path, typer.Option("--out", help="Instance file to write (.json, or <case>_Nodes.csv for the CSV pair).")
     ],
@@ -684,7 +791,9 @@ def info(
 
 @app.command()
 def warm() -> None:
-    """Compile the compiled kernels (evaluator, simulator, list scheduler, memory skeleton, the wave search's ranking, the min-reload victim rule's look-ahead) into numba's on-disk cache (once per install; the install step runs it), so no later run pays the compile time."""
+    """Compile the kernels into numba's on-disk cache, so that no later run pays the compile time.
+
+    Once per install (the install step runs it): the evaluator, the simulator, the list scheduler, the memory skeleton, the wave search's ranking and the min-reload victim rule's look-ahead."""
     from .kernels.warm import warm as compile_kernels
 
     seconds = compile_kernels()
@@ -697,7 +806,8 @@ def bench(
     instances: Annotated[
         list[Path] | None,
         typer.Argument(
-            help="Instances (default: the official cases in ../shared/instances/official when present, else instances/*.json)."
+            metavar="INSTANCES",
+            help="Instances (default: the official cases in ../shared/instances/official when present, else instances/*.json).",
         ),
     ] = None,
     methods: Annotated[
@@ -734,7 +844,10 @@ def bench(
 @app.command()
 def sweep(
     instances: Annotated[
-        list[str], typer.Argument(help="Instances: contest .json or <case>_Nodes.csv files, folders, or glob patterns.")
+        list[str],
+        typer.Argument(
+            metavar="INSTANCES", help="Instances: contest .json or <case>_Nodes.csv files, folders, or glob patterns."
+        ),
     ],
     sets: Annotated[
         list[str] | None, typer.Option("--set", help="TIER=V1,V2,...: capacities to sweep (repeat for a grid).")
@@ -775,9 +888,10 @@ def sweep(
     ] = False,
     quiet: QuietOption = False,
 ) -> None:
-    """Solve every instance on every point of a grid of tier capacities; resumable (DIR/sweep.jsonl): a rerun
-    skips the recorded cells, except those that failed for a reason that may pass next time (--retry-failed: all
-    failed cells)."""
+    """Solve every instance on every point of a grid of tier capacities.
+
+    Resumable (DIR/sweep.jsonl): a rerun skips the recorded cells, except those that failed for a reason that may
+    pass next time (--retry-failed: all failed cells)."""
     from .executor import ExecutorError, ExecutorOptions
     from .report.sweep import cell_table
     from .report.tables import print_table
@@ -813,6 +927,10 @@ def sweep(
     for cell, why in result.lost:
         _echo(lost_line(cell, why), err=True)
     raise typer.Exit(1 if result.lost else 0)
+
+
+for _info in app.registered_commands:  # every command: whole summaries, capitals in usage, words kept whole
+    _info.cls = Command
 
 
 def _interrupted(signum: int, _frame: Any) -> None:

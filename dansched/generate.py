@@ -36,7 +36,7 @@ from typing import Any
 
 from .checks import GENERATE_SEED, SCALE, check_choice, check_integer, check_path, check_type
 from .errors import ArgumentError
-from .hardware import Hardware
+from .hardware import Hardware, default_hardware, did_you_mean
 from .instance import Instance, instance_from_records, instance_name, write_csv_pair
 from .plan import atomic_write_text, check_output_file
 
@@ -48,7 +48,9 @@ class GraphBuilder:
     gets its ALLOC node (:meth:`alloc`) and FREE node (:meth:`free`), and the edges
     ALLOC -> user -> FREE (and ALLOC -> FREE) that the contest graphs carry are added
     for you; :meth:`op` adds an operation, ``after`` its other predecessors. Node ids
-    are given in creation order, buffer ids from 0.
+    are given in creation order, buffer ids from 0. ``hw`` (default: the shipped model) is
+    the hardware the graph is for: a tier or pipe it lacks is refused as it is given, with
+    the closest name (``alloc(64, "UBB")``: did you mean UB?).
 
     >>> g = GraphBuilder()
     >>> a = g.alloc(64, "UB")
@@ -60,7 +62,8 @@ class GraphBuilder:
     (4, 6)
     """
 
-    def __init__(self) -> None:
+    def __init__(self, hw: Hardware | None = None) -> None:
+        self.hw = default_hardware() if hw is None else check_type(hw, Hardware, "GraphBuilder: hw")
         self.nodes: list[dict[str, Any]] = []
         self.edges: list[list[int]] = []
         self._next_buf = 0
@@ -76,10 +79,23 @@ class GraphBuilder:
             raise ArgumentError(f"GraphBuilder.{what}: buffer {b} is already freed")
         return int(b)
 
+    def __repr__(self) -> str:
+        return f"GraphBuilder({len(self.nodes):,} nodes, {self._next_buf:,} buffers, {len(self._freed):,} freed)"
+
+    @staticmethod
+    def _known(name: Any, known: tuple[str, ...], what: str, kind: str) -> None:
+        """``name`` when it is one of ``known`` (the hardware's tiers or pipes), else
+        :class:`ArgumentError` with the closest name."""
+        check_type(name, str, what)
+        if name not in known:
+            raise ArgumentError(
+                f"{what} {name!r} is not a {kind} of the hardware model {list(known)}{did_you_mean(name, list(known))}"
+            )
+
     def alloc(self, size: int, tier: str) -> int:
         """A new buffer of ``size`` units in ``tier`` (its ALLOC node); returns its id."""
         size = check_integer(size, "GraphBuilder.alloc: size", 1)
-        check_type(tier, str, "GraphBuilder.alloc: tier")
+        self._known(tier, self.hw.tiers, "GraphBuilder.alloc: tier", "tier")
         b = self._next_buf
         self._next_buf += 1
         v = len(self.nodes)
@@ -93,7 +109,7 @@ class GraphBuilder:
         :meth:`alloc` returned), after the nodes ``after`` (ids that :meth:`op` and
         :meth:`free` returned); returns its node id."""
         check_type(name, str, "GraphBuilder.op: name")
-        check_type(pipe, str, "GraphBuilder.op: pipe")
+        self._known(pipe, self.hw.pipes, "GraphBuilder.op: pipe", "pipe")
         cycles = check_integer(cycles, "GraphBuilder.op: cycles", 0)
         bufs = [self._buffer(b, "op") for b in check_type(bufs, (list, tuple), "GraphBuilder.op: bufs")]
         v = len(self.nodes)
@@ -127,8 +143,8 @@ class GraphBuilder:
 
     def build(self, name: str, hw: Hardware | None = None) -> Instance:
         """The checked :class:`~dansched.instance.Instance` (every well-formedness rule of
-        :func:`~dansched.instance.instance_from_records`; ``hw`` defaults to the shipped model)."""
-        return instance_from_records(name, *self.records(), hw)
+        :func:`~dansched.instance.instance_from_records`) on ``hw`` (default: the builder's)."""
+        return instance_from_records(name, *self.records(), self.hw if hw is None else hw)
 
 
 def _matmul(scale: int, rng: random.Random) -> GraphBuilder:

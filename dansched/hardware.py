@@ -27,6 +27,7 @@ from typing import Any
 
 from .checks import check_path
 from .errors import HardwareError
+from .reprs import cut
 
 __all__ = [
     "Hardware",
@@ -93,6 +94,19 @@ class Hardware:
     spill_cycles_per_unit: int
     dma_pipes: tuple[str, ...] = ()  # data-movement pipes (the DMA engine class of trace statistics)
     source: HardwareFile | None = field(default=None, compare=False)
+
+    def __repr__(self) -> str:
+        """One line: every tier's capacity, the pipes, the spill cost and the file it came from."""
+        where = "" if self.source is None else f"; from {self.source.path}"
+        return cut(
+            f"Hardware({self.capacity_text}; pipes {' '.join(self.pipes)}; spill {self.spill_fixed_cycles} + "
+            f"{self.spill_cycles_per_unit}/unit{where})"
+        )
+
+    @property
+    def capacity_text(self) -> str:
+        """Every tier with its capacity: ``L1 4,096, UB 1,024, ...``."""
+        return ", ".join(f"{t} {self.capacity[t]:,}" for t in self.tiers)
 
     def spill_cycles(self, size: int) -> int:
         """Latency of one spill transfer of ``size`` units: alpha + beta * size (paper Eq. 8)."""
@@ -221,7 +235,7 @@ def hardware_from_table(table: Mapping[str, Any]) -> Hardware:
     )
 
 
-def _closest(name: str, known: list[str]) -> str | None:
+def closest_name(name: str, known: list[str]) -> str | None:
     """The known name closest to ``name`` (case-insensitive ``difflib``), or None."""
     by_lower = {k.lower(): k for k in known}
     hit = difflib.get_close_matches(name.lower(), list(by_lower), n=1)
@@ -231,7 +245,7 @@ def _closest(name: str, known: list[str]) -> str | None:
 def did_you_mean(name: str, known: list[str], shown: str = "{}") -> str:
     """``: did you mean X?`` naming the known name closest to ``name`` (``shown`` formats
     it), else `` (known: A, B, ...)``: the tail of a one-line error about a typo."""
-    hit = _closest(name, known)
+    hit = closest_name(name, known)
     return f": did you mean {shown.format(hit)}?" if hit is not None else f" (known: {', '.join(known)})"
 
 

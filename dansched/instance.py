@@ -31,9 +31,10 @@ import numpy as np
 
 from .checks import check_path, check_type
 from .errors import InstanceError
-from .hardware import SUPPORTED_LIMIT, Hardware, default_hardware, spill_traffic
+from .hardware import SUPPORTED_LIMIT, Hardware, default_hardware, did_you_mean, spill_traffic
 from .kernels.csr import csr_of_pairs, lists_of
 from .plan import atomic_write_files, atomic_write_text, check_case_name
+from .reprs import cut
 
 __all__ = [
     "Instance",
@@ -84,6 +85,13 @@ class Instance:
     users_ptr: np.ndarray
     users_idx: np.ndarray  # operation nodes whose Bufs hold the buffer
     warnings: tuple[str, ...] = field(default=())
+
+    def __repr__(self) -> str:
+        """One line: the case, its sizes and the hardware (never the node arrays)."""
+        return cut(
+            f"Instance({self.name}, {self.n:,} nodes, {self.num_edges:,} edges, {self.num_buffers:,} buffers; "
+            f"{self.hw.capacity_text})"
+        )
 
     # ---- sizes -------------------------------------------------------------------
     @property
@@ -381,13 +389,19 @@ def _read_cache_node(t: _NodeRecords, v: int, rec: dict[str, Any], name_op: str,
     if not isinstance(tier, str) or tier not in hw.capacity:
         raise InstanceError(
             f"node {v} ({name_op}) of buffer {b}: Type {_shown(tier)} is not a tier of the hardware model "
-            f"{list(hw.tiers)} (to add one: --hw FILE with [new_tiers] NAME = capacity)"
+            f"{list(hw.tiers)}{_suggestion(tier, hw.tiers)} (to add one: --hw FILE with [new_tiers] NAME = capacity)"
         )
     table = t.allocs if name_op == "ALLOC" else t.frees
     if b in table:
         raise InstanceError(f"buffer {b}: more than one {name_op} (nodes {table[b][0]} and {v})")
     table[b] = (v, size, tier)
     t.node_bufid[v] = b
+
+
+def _suggestion(name: Any, known: Sequence[str]) -> str:
+    """``: did you mean X?`` for a name close to a known one (as a ``--hw`` typo gets), else nothing."""
+    hint = did_you_mean(name, list(known)) if isinstance(name, str) else ""
+    return hint if hint.startswith(":") else ""
 
 
 def _read_op_node(t: _NodeRecords, v: int, rec: dict[str, Any], name_op: str, hw: Hardware) -> None:
@@ -397,6 +411,7 @@ def _read_op_node(t: _NodeRecords, v: int, rec: dict[str, Any], name_op: str, hw
     if p not in hw.pipes:
         raise InstanceError(
             f"node {v} ({name_op}): Pipe {_shown(p)} is not a pipe of the hardware model {list(hw.pipes)}"
+            f"{_suggestion(p, hw.pipes)}"
         )
     t.pipe[v] = hw.pipe_index(p)
     c = rec.get("Cycles")
@@ -764,7 +779,7 @@ def load_instance(path: str | Path, hw: Hardware | None = None) -> Instance:
             nodes, edges = _read_csv_pair(p)
         except (OSError, UnicodeDecodeError, csv.Error) as exc:
             raise InstanceError(f"{p}: cannot read as a CSV instance: {exc}") from None
-        return instance_from_records(instance_name(p), nodes, edges, hw)
+        return _from_file(p, instance_name(p), nodes, edges, hw)
     if not p.is_file():
         raise InstanceError(f"{p}: no such file")
     try:
@@ -780,7 +795,16 @@ def load_instance(path: str | Path, hw: Hardware | None = None) -> Instance:
     if not isinstance(data, dict) or "Nodes" not in data or "Edges" not in data:
         missing = " and ".join(k for k in ("Nodes", "Edges") if not isinstance(data, dict) or k not in data)
         raise InstanceError(f"{p}: expected an object with 'Nodes' and 'Edges' (no {missing!s} key)")
-    return instance_from_records(p.stem, data["Nodes"], data["Edges"], hw)
+    return _from_file(p, p.stem, data["Nodes"], data["Edges"], hw)
+
+
+def _from_file(path: Path, name: str, nodes: Any, edges: Any, hw: Hardware | None) -> Instance:
+    """:func:`instance_from_records` on the records of the file ``path``, whose error names
+    that file first."""
+    try:
+        return instance_from_records(name, nodes, edges, hw)
+    except InstanceError as exc:
+        raise InstanceError(f"{path}: {exc}") from None
 
 
 def write_json(inst: Instance, path: str | Path) -> None:

@@ -46,6 +46,7 @@ from .plan import (
     read_spill,
 )
 from .plan_folder import check_folder, folder_group, folder_paths, plan_difference, read_report
+from .reprs import one_line_repr
 from .simulate import UNKNOWN_NODE, Evaluation, evaluate
 
 __all__ = [
@@ -68,6 +69,8 @@ class Judgement:
     (each said once: which file was forgotten, whose plan the files are). ``other_case``
     names the case whose plan the files are, when the report beside them names another
     one: then the note says all there is to say about the violations."""
+
+    __repr__ = one_line_repr
 
     plan: Plan
     evaluation: Evaluation
@@ -227,6 +230,8 @@ class FolderHardware:
     """The hardware to read a folder's plan on, and a warning when the folder's report does
     not record one (a report written before dansched recorded it)."""
 
+    __repr__ = one_line_repr
+
     hardware: Hardware
     warning: str | None = None
     origin: str = "the default model"  # where the hardware came from, in words
@@ -288,14 +293,14 @@ def folder_hardware(folder: str | Path, case: str, hw_path: str | Path | None = 
         return FolderHardware(hw, origin=f"--hw {hw_path}")
     report, recorded = _recorded(d, case)
     if recorded is not None:
-        return FolderHardware(recorded, origin=f"the plan folder's report {folder_paths(d, case)['report']}")
+        return FolderHardware(recorded, origin=f"{folder_paths(d, case)['report'].name} in the plan folder")
     if report is None:
-        return FolderHardware(default_hardware(), origin="the default model (the folder has no report)")
+        return FolderHardware(default_hardware(), origin="the default model, as the folder has no report")
     return FolderHardware(
         default_hardware(),
         f"{folder_paths(d, case)['report']} records no hardware (written by an older dansched): "
         "using the default model; give --hw if the plan was solved on another",
-        origin="the default model (the folder's report records none)",
+        origin="the default model, as the folder's report records none",
     )
 
 

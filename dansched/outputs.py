@@ -28,6 +28,7 @@ from typing import Any
 
 from .checks import FREQ_GHZ, check_names
 from .errors import InputError, TraceError
+from .hardware import closest_name
 from .instance import Instance
 from .plan import Plan, plan_texts
 from .plan_folder import FOLDER_SUFFIXES, REPORT, check_group_targets, folder_group, plan_fingerprint
@@ -136,11 +137,28 @@ OUTPUTS: tuple[Output, ...] = (  # in the folder's rename order (FOLDER_SUFFIXES
 
 
 def output(kind: str) -> Output:
-    """The entry of ``kind``; :class:`~dansched.errors.InputError` naming the known kinds."""
+    """The entry of ``kind``; :class:`~dansched.errors.InputError` naming the known kinds and
+    the one meant: the kind a flag of that name asks for (``html``: ``view``, which ``--html``
+    writes), else the closest kind.
+
+    >>> output("html")
+    Traceback (most recent call last):
+    ...
+    dansched.errors.InputError: unknown output 'html': did you mean 'view'? (--html writes it; known: schedule, memory, spill, trace, view, report)
+    """
     for o in OUTPUTS:
         if o.kind == kind:
             return o
-    raise InputError(f"unknown output {kind!r} (known: {', '.join(o.kind for o in OUTPUTS)})")
+    known = [o.kind for o in OUTPUTS]
+    by_flag = {o.flag.lstrip("-"): o for o in OUTPUTS if o.flag is not None}
+    if isinstance(kind, str) and kind in by_flag:
+        meant = by_flag[kind]
+        hint = f": did you mean {meant.kind!r}? ({meant.flag} writes it; known: {', '.join(known)})"
+    else:
+        close = closest_name(kind, known) if isinstance(kind, str) else None
+        hint = f": did you mean {close!r}?" if close else ""
+        hint += f" (known: {', '.join(known)})"
+    raise InputError(f"unknown output {kind!r}{hint}")
 
 
 def optional_outputs() -> list[Output]:

@@ -27,6 +27,7 @@ from typing import Any
 
 from .checks import SECONDS, TIME_LIMIT, check_choice, check_integer, check_number, check_type
 from .errors import ArgumentError
+from .reprs import one_line_repr
 from .rooms import ROOM_RULES
 
 __all__ = [
@@ -115,6 +116,8 @@ class LocalSearchParams:
     groups a gather move may pull; ``stall``: evaluations without a better peak after which
     the search stops."""
 
+    __repr__ = one_line_repr
+
     blocks: tuple[int, ...] = (1, 2, 3, 4)
     jumps: tuple[int, ...] = (0, 1, 2, 3, 4, 6, 8, 12, 16, 32)
     max_drag: int = 48
@@ -134,6 +137,8 @@ class LocalSearchParams:
 @dataclass(frozen=True)
 class MpasParams:
     """Stage 1 (MPAS) budgets."""
+
+    __repr__ = one_line_repr
 
     ls_evaluations: int = 8000  # profile evaluations per local-search run
     ls_max_ops: int = 6000  # larger graphs skip the local search (an evaluation is O(V))
@@ -155,6 +160,8 @@ class MpasParams:
 @dataclass(frozen=True)
 class DlrParams:
     """Stage 2 (DLR) budgets and thresholds."""
+
+    __repr__ = one_line_repr
 
     packing_rounds: int = 6  # re-scans with a smaller virtual capacity when packing overflows
     serial_wave_widths: tuple[int, ...] = (1, 2, 3, 4)  # the reuse-serial<w> candidate orders
@@ -202,6 +209,8 @@ class CpeParams:
     (names of :data:`FEED_SCOPES`) of the "loads fed by need" list schedules, one more
     candidate each (``()``: none); the number of timing-aware rounds comes from the effort
     (:class:`EffortParams`)."""
+
+    __repr__ = one_line_repr
 
     width: int = 8  # W of Eq. 35
     local_work: int = 4_000_000  # node-visits of the local moves' timing evaluations
@@ -275,6 +284,8 @@ class EffortParams:
     The presets of ``--effort`` are functions that return complete options
     (``dansched.pipeline.options.EFFORTS``)."""
 
+    __repr__ = one_line_repr
+
     sources: tuple[str, ...] | None = None
     dlr_variants: int = 6
     victim_rules: tuple[str, ...] = ("recency-16", "recency-32", "lru")
@@ -329,6 +340,8 @@ class ProductParams:
     groups tried as the seed of a grid (heaviest first); ``max_feeds`` feed pairs examined
     before the search gives up (a deterministic work cap)."""
 
+    __repr__ = one_line_repr
+
     max_seeds: int = 64
     max_feeds: int = 20_000_000
 
@@ -341,6 +354,8 @@ class PeakBoundParams:
     """The maxV_stay bounds (``dansched.models.peak_bounds``): when the exact DP runs
     (``exact_max_nodes``) and its state cap (``exact_max_states``); ``product``: the
     product-pattern search caps (``None``: that bound is not computed)."""
+
+    __repr__ = one_line_repr
 
     exact_max_nodes: int = 80
     exact_max_states: int = 200_000
@@ -357,6 +372,8 @@ class PeakBoundParams:
 class TrafficParams:
     """The all-orders traffic bound (``dansched.models.traffic_global``): ``max_bits`` bits
     of DAG bitsets handled before falling back to working sets."""
+
+    __repr__ = one_line_repr
 
     max_bits: int = 3_000_000_000
 
@@ -377,6 +394,8 @@ class CoverBudget:
     in doubles, so a tier whose gaps cost more than this in all gets the exact
     per-position bound instead. ``safety_seconds``: wall clock per HiGHS call, a safety net
     only: when it fires the bound says so (``stopped_by_clock``)."""
+
+    __repr__ = one_line_repr
 
     mip_max_nonzeros: int = 1_000_000
     lp_max_nonzeros: int = 5_000_000
@@ -399,6 +418,8 @@ class BoundParams:
     and ``report_cover`` (the same in ``solve``'s report: the integer program only on
     tiers of at most 150,000 nonzeros, every official case but FlashAttention_Case1's UB,
     whose root alone takes about 15 s; the LP relaxation above)."""
+
+    __repr__ = one_line_repr
 
     peak: PeakBoundParams = PeakBoundParams()
     traffic_global: TrafficParams = TrafficParams()
@@ -473,6 +494,8 @@ class WaveParams:
     dansched.errors.ArgumentError: WaveParams.max_band must be an integer from 1 to 2**63 - 1, got 1.5
     """
 
+    __repr__ = one_line_repr
+
     max_band: int = 4
     replay: int = 4
     keep: int = 1
@@ -490,6 +513,8 @@ class LnsParams:
     ``window_deterministic_time`` and ``total_deterministic_time``: CP-SAT's deterministic
     budgets per window and in all; ``max_windows``: windows solved at most;
     ``max_passes``: passes over the plan; ``max_nodes``: larger graphs are skipped."""
+
+    __repr__ = one_line_repr
 
     window: int = 32
     max_shift: int = 10
@@ -514,6 +539,8 @@ class OrderSearchParams:
     ``exact_deterministic_time``: CP-SAT's deterministic budget for it (measured: 3 s is
     about 25 wall seconds on a 79-node graph, 20 s about 170); ``wave_params`` and
     ``lns_params``: their budgets."""
+
+    __repr__ = one_line_repr
 
     exact: bool = True
     exact_max_nodes: int = BoundParams().joint_max_nodes
@@ -566,6 +593,8 @@ class TimedParams:
       (``dansched.stages.dlr.victim``, one that reads no look-ahead, so not ``min-reload``;
       ``ahead-<rule>``: victims whose last use has not ended when the write-out pipe is
       free cost more)."""
+
+    __repr__ = one_line_repr
 
     window: int = 64
     compute_window: int = 4
@@ -642,6 +671,8 @@ class MemoryWindowParams:
     whole slide (the window count, not the clock, decides how far it goes). A window costs
     about one wall second on official graphs (CP-SAT plus one evaluator run)."""
 
+    __repr__ = one_line_repr
+
     windows: int = 30
     width: int = 64
     deterministic_time: float = 0.5
@@ -676,6 +707,8 @@ class SearchParams:
     running operation holds). ``SolveOptions.search`` holds one per round;
     each round continues from the best plan so far and ends with the polish
     (``SolveOptions.polish``)."""
+
+    __repr__ = one_line_repr
 
     iterations: int = 200
     work: int = 600_000
@@ -751,6 +784,8 @@ class Stage3Params:
     safety net, ``seed`` CP-SAT's) and, when ``memory_windows`` is given, the memory-aware
     CP-SAT windows on its result (``--exact-window-mode memory``)."""
 
+    __repr__ = one_line_repr
+
     rounds: int = 6
     cpe: CpeParams = CpeParams()
     exact_window: int = 0
@@ -778,6 +813,8 @@ class Problem3Params:
     seed, whether to plan the traffic-makespan frontier up to ``effort.frontier_slack``
     (``frontier``), and what the sources read: the Stage-1 and Stage-2 parameters, the
     Stage-1 variant and victim choice of the solve, the time-driven scheduler's trials."""
+
+    __repr__ = one_line_repr
 
     traffic_slack: float
     effort: EffortParams
@@ -829,6 +866,8 @@ class SlowRunParams:
     ``usual_default`` sits above the shipped instances' on the default hardware (conv_s2
     7,000 per node, matmul_s2 5,200); ``usual_fast`` and ``usual_max`` are estimated from it."""
 
+    __repr__ = one_line_repr
+
     factor: float = 3.0
     usual_fast: int = 1_000
     usual_default: int = 8_000
@@ -848,6 +887,8 @@ class SlowRunParams:
 class ProgressParams:
     """How progress is shown: the interval of the plain heartbeat lines (not a terminal)
     and how often the live line is redrawn (a terminal)."""
+
+    __repr__ = one_line_repr
 
     heartbeat_seconds: float = 5.0
     refresh_per_second: float = 4.0

@@ -17,6 +17,8 @@ only through :func:`report_dict`.
 
 from __future__ import annotations
 
+import os
+import time
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -25,7 +27,7 @@ from typing import Any
 from .audit import AuditRow, audit_plan, rows_report
 from .checks import FREQ_GHZ, check_path, check_type
 from .errors import ArgumentError
-from .instance import Instance, require_instance
+from .instance import Instance, load_instance
 from .outputs import OutputInput, check_outputs, check_targets, chosen
 from .params import Progress
 from .pipeline import SolveOptions, SolveResult, run_pipeline
@@ -34,10 +36,10 @@ from .pipeline.problem3.frontier import FrontierPoint
 from .plan import Plan, check_writable_folder
 from .plan_folder import fingerprint_of, folder_group, folder_lock, folder_paths, write_group
 from .simulate import Evaluation, judged
+from .summary import SolveSummary, summary_of
 
 __all__ = ["Solution", "solve", "report_dict", "frontier_folder", "REPORT_BOUNDS_SECONDS"]
 
-BUDGET_FROM = "the problem-2 plan's extra traffic (base) plus slack_percent of it, rounded down"
 REPORT_BOUNDS_SECONDS = 10.0  # at most this much of --time-limit goes to the report's traffic cover bound
 
 
@@ -62,13 +64,17 @@ class Solution:
     report's lower bounds, one :class:`~dansched.audit.AuditRow` per bound (``None`` when
     :func:`solve` was asked not to compute them; the report keeps each metric's tightest,
     :func:`~dansched.audit.rows_report`);
-    ``written`` the paths the last :meth:`write` wrote."""
+    ``written`` the paths the last :meth:`write` wrote (and :meth:`write_frontier` after it),
+    ``point_folders`` the plan folder of each frontier point :meth:`write_frontier` wrote;
+    ``seconds`` what :func:`solve` took."""
 
     instance: Instance
     options: SolveOptions
     result: SolveResult
     bounds: list[AuditRow] | None = None
     written: list[Path] = field(default_factory=list)
+    point_folders: list[Path] = field(default_factory=list)
+    seconds: float = 0.0
 
     def __repr__(self) -> str:
         """One line: the case, the problem and the plan's verdict and key figures (never the
@@ -161,12 +167,14 @@ class Solution:
         check_outputs(wanted, self.options.problem, freq_ghz)
         written: list[Path] = []
         keep: set[str] = set()
+        self.point_folders = []
         for k, point in enumerate(self.frontier):
             ev = judged(self.instance, point.plan, f"frontier point at traffic {point.traffic}")
             given = OutputInput(self.instance, point.plan, ev, self.point_report(k, ev), freq_ghz)
             texts = {o.kind: o.build(given) for o in wanted}
             sub = frontier_folder(folder, self.instance.name, point)
             keep.add(sub.name)
+            self.point_folders.append(sub)
             written += write_group(
                 sub, self.instance.name, {k: t for k, t in texts.items() if t is not None}, folder_group()
             )
@@ -174,29 +182,33 @@ class Solution:
         self.written += written
         return written
 
-    def summary(self) -> dict[str, Any]:
-        """One JSON-ready object for scripts: the case, the problem, the final figures, for
-        problem 3 the traffic budget and where it came from (``base``: the problem-2 plan's
-        extra traffic, plus ``slack_percent``) and, when asked for, the frontier (the
-        report's rows), and the files written."""
-        ev = self.evaluation
-        out: dict[str, Any] = {"instance": self.instance.name, "problem": self.options.problem, "valid": ev.valid}
-        for key in ("max_v_stay", "physical_peak", "extra_traffic", "spill_count", "makespan"):
-            value = getattr(ev, key)
-            if value is not None:
-                out[key] = int(value)
-        report = report_dict(self.result)
-        budget = report.get("traffic_budget")
-        if budget is not None:
-            out["traffic_budget"] = budget | {"from": BUDGET_FROM}
-        if self.options.frontier and "frontier" in report:
-            out["frontier"] = report["frontier"]
-        out["files"] = [str(p) for p in self.written]
-        return out
+    def summary(self) -> SolveSummary:
+        """The typed result (:class:`~dansched.summary.SolveSummary`): the case, the problem,
+        the status (optimal, feasible, invalid), the final figures, the floor under the
+        objective and the gap, the seconds; for problem 3 the traffic budget and, when asked
+        for, the frontier (its rows, each point's plan folder, every allowance tried); the
+        files written. ``summary().to_dict()`` is the JSON of ``dansched solve --json``."""
+        report = self.result.report
+        asked = self.options.frontier and self.options.problem == 3
+        return summary_of(
+            self.instance.name,
+            self.options.problem,
+            self.evaluation,
+            self.bounds,
+            self.seconds,
+            budget=report.budget,
+            effort=report.effort,
+            frontier=tuple(report.frontier) if asked else (),
+            frontier_folders=tuple(str(f) for f in self.point_folders),
+            allowances=tuple(report.allowances),
+            candidates=tuple(report.candidates),
+            files=tuple(str(p) for p in self.written),
+            walk=report.walk,
+        )
 
 
 def solve(
-    inst: Instance,
+    inst: Instance | str | os.PathLike[str],
     options: SolveOptions | None = None,
     progress: Progress | None = None,
     *,
@@ -206,6 +218,10 @@ def solve(
     freq_ghz: float = 1.0,
 ) -> Solution:
     """Solve ``inst`` (:func:`dansched.pipeline.run_pipeline`) and return a :class:`Solution`.
+
+    ``inst``: an :class:`~dansched.instance.Instance`, or the path of an instance file (read
+    by :func:`~dansched.instance.load_instance` on the default hardware; for other hardware
+    pass ``load_instance(path, load_hardware(toml))``).
 
     ``options``: what the solve does (:class:`~dansched.pipeline.SolveOptions`; None: the
     defaults, ``SolveOptions()``, problem 3 at the default effort).
@@ -219,7 +235,10 @@ def solve(
     :class:`~dansched.errors.ArgumentError` for an argument of the wrong type or out of
     range (all checked before the work), :class:`~dansched.errors.OutOfMemory` when the
     solve runs out of memory."""
-    require_instance(inst, "solve: inst")
+    started = time.perf_counter()
+    if isinstance(inst, (str, os.PathLike)):
+        inst = load_instance(check_path(inst, "solve: inst"))
+    check_type(inst, (Instance, str, os.PathLike), "solve: inst", "GraphBuilder().build(name) builds an instance")
     options = SolveOptions() if options is None else options
     check_type(options, SolveOptions, "solve: options", "SolveOptions(problem=3, ...) makes them")
     check_type(bounds, bool, "solve: bounds", "True or False")
@@ -251,6 +270,7 @@ def solve(
             if options.frontier and options.problem == 3:
                 say(f"Writing the frontier's {len(solution.frontier)} plan folders")
                 solution.write_frontier(out, outputs, freq_ghz)
+        solution.seconds = time.perf_counter() - started
     return solution
 
 

@@ -10,6 +10,9 @@ picture shows (``docs/view_fa0.json``: the instance, the command, the makespan),
 the README's caption is made from that record (``benchmarks/make_doc_figures.py``, run
 at the end; ``tests/test_doc_figures.py`` checks the caption against the record).
 
+Needs Playwright (``pip install -e '.[view]'``) and ``chromium`` on PATH (``apt-get install -y
+chromium``): both checked first, one line and exit 2 when either is missing, before any solve.
+
 Usage (from the repository root; run it again whenever the solver's makespan changes)::
 
     python3 docs/view_screenshot.py                      # FlashAttention_Case0 -> docs/view_fa0.png
@@ -21,8 +24,10 @@ Usage (from the repository root; run it again whenever the solver's makespan cha
 from __future__ import annotations
 
 import argparse
+import importlib.util
 import io
 import json
+import os
 import shutil
 import subprocess
 import sys
@@ -36,15 +41,32 @@ VIEWPORT = {"width": 1200, "height": 1250}
 COLOURS = 128
 
 
+def shown(path: Path) -> str:
+    """``path`` as a user at the repository root types it (relative when it can be)."""
+    try:
+        return os.path.relpath(os.path.abspath(path), REPO)  # a link stays as the user named it
+    except ValueError:  # another drive
+        return str(path)
+
+
+def browser_missing() -> str | None:
+    """What the screenshot lacks, in one line (None: Playwright, Pillow and chromium are all there)."""
+    if importlib.util.find_spec("playwright") is None or importlib.util.find_spec("PIL") is None:
+        return "Playwright or Pillow is not installed: pip install -e '.[view]'"
+    if shutil.which("chromium") is None:
+        return "chromium is not on PATH: apt-get install -y chromium"
+    return None
+
+
 def build_page(instance: Path, plan: Path | None, folder: Path) -> tuple[Path, str]:
     """The page of ``instance``: solved afresh into ``folder``, or of the plan in ``plan``;
     and the command that made the plan, as the caption names it."""
     if plan is None:
         args = ["solve", str(instance), "--out", str(folder), "--html", "--quiet"]
-        command = f"dansched solve {instance.name} --html"
+        command = f"dansched solve {shown(instance)} --html"
     else:
         args = ["view", str(instance), "--plan", str(plan), "--out", str(folder / f"{instance.stem}_view.html")]
-        command = f"dansched view {instance.name} --plan {plan.name}"
+        command = f"dansched view {shown(instance)} --plan {shown(plan)}"
     subprocess.run([sys.executable, "-m", "dansched.cli", *args], check=True)
     pages = sorted(folder.glob("*_view.html"))
     if len(pages) != 1:
@@ -89,8 +111,13 @@ def main(argv: list[str] | None = None) -> None:
     source.add_argument("--page", type=Path, help="page to show instead of building one")
     parser.add_argument("--out", type=Path, default=DEFAULT_OUT, help="PNG to write")
     args = parser.parse_args(argv)
+    missing = browser_missing()  # before any solve: a missing browser is said at once, in one line
+    if missing is not None:
+        print(f"view_screenshot: {missing}", file=sys.stderr)
+        sys.exit(2)
     if args.page is None and not args.instance.is_file():
-        sys.exit(f"{args.instance}: no such instance (give --instance)")
+        print(f"view_screenshot: {shown(args.instance)}: no such instance (give --instance)", file=sys.stderr)
+        sys.exit(2)
     with tempfile.TemporaryDirectory() as tmp:
         if args.page is not None:
             page, command = args.page, f"dansched view (the page {args.page.name})"

@@ -285,3 +285,40 @@ def test_reprs_are_one_short_line():
     assert repr(got.plan) == "Plan(full plan, 7 schedule entries, 2 offsets, 0 spills)"
     assert repr(dansched.Plan(order=tuple(range(7)))) == "Plan(problem-1 order, 7 schedule entries)"
     assert max(len(repr(x)) for x in (got, got.evaluation, got.plan)) < 200
+
+
+def test_solve_takes_a_path_and_returns_a_typed_summary():
+    """``dansched.solve("case.json")`` reads the file; ``summary()`` is a SolveSummary: the
+    status, the figures (the evaluator's), the floor under the objective (the best bound
+    that holds for every plan, of the report's rows) and the gap, the seconds; one line."""
+    from dansched.summary import SolveSummary
+
+    path = REPO / "instances" / "Exp.json"
+    got = dansched.solve(path, dansched.effort_options("fast"))
+    again = dansched.solve(str(path), dansched.effort_options("fast"))
+    assert got.plan == again.plan and got.instance.name == "Exp"
+    summary = got.summary()
+    assert isinstance(summary, SolveSummary) and summary.objective == "makespan"
+    ev = evaluate(got.instance, got.plan)
+    assert (summary.makespan, summary.extra_traffic, summary.spill_count) == (ev.makespan, 0, 0)
+    best = max(r.bound.value for r in got.bounds if r.metric == "makespan" and r.scope == "global")
+    assert summary.floor is not None and summary.floor.value == best == 60  # the chain COPY_IN, EXP, COPY_OUT
+    assert summary.status == "optimal" and summary.gap == 0.0 and summary.seconds > 0
+    assert summary.to_dict()["status"] == "optimal" and summary.to_dict()["floor"]["value"] == 60
+    assert repr(summary).startswith("SolveSummary(Exp, problem 3, optimal, ") and len(repr(summary)) < 200
+    assert "makespan 60 (floor 60, gap 0.0%)" in repr(summary)
+
+
+def test_a_plan_above_its_floor_is_feasible_and_without_bounds_has_no_floor():
+    """matmul_s2's plan (13,000-odd cycles) is above the busiest pipe's load: feasible, its
+    gap the distance to the floor; a solve asked for no bounds has neither."""
+    inst = dansched.load_instance(REPO / "instances" / "matmul_s2.json")
+    got = dansched.solve(inst, dansched.effort_options("fast"))
+    summary = got.summary()
+    assert summary.status == "feasible" and summary.floor is not None
+    assert summary.floor.value < summary.makespan
+    assert summary.gap == pytest.approx((summary.makespan - summary.floor.value) / summary.makespan, abs=1e-6)
+    from dataclasses import replace
+
+    bare = replace(got, bounds=None).summary()  # what solve(..., bounds=False) returns
+    assert bare.floor is None and bare.gap is None and bare.status == "feasible"

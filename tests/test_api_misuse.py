@@ -42,7 +42,7 @@ MISUSE = {
     "generate_file": (lambda i, p, d: dansched.generate_file("chain", 1, 0, 42), "generate_file: out"),
     "load_hardware": (lambda i, p, d: dansched.load_hardware(12), "load_hardware: path"),
     "default_hardware": None,  # takes nothing
-    "solve": (lambda i, p, d: dansched.solve("x.json"), "solve: inst"),
+    "solve": (lambda i, p, d: dansched.solve(42), "solve: inst"),
     "read_plan_dir": (lambda i, p, d: dansched.read_plan_dir(d, "a/b"), "'a/b'"),
     "read_schedule": (lambda i, p, d: dansched.read_schedule(None), "read_schedule: path"),
     "read_memory": (lambda i, p, d: dansched.read_memory(3), "read_memory: path"),

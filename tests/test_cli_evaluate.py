@@ -390,16 +390,19 @@ def test_a_forgotten_spill_file_is_named_once(monkeypatch, capsys, exp_path, fil
     assert verdict["notes"] == ["ids >= 7 are spill nodes: pass --spill Exp_spill.txt"]
     code, out, _ = run_cli(monkeypatch, capsys, *args, "--memory", files["memory"])
     assert code == 1 and out.count("are spill nodes") == 1
-    unknown = [line for line in out.splitlines() if "unknown-node" in line]
-    assert unknown == [
-        "  unknown-node x2 (first at position 5): schedule names node 7, which does not exist (valid ids 0..6)"
-    ]
+    lines = out.splitlines()
+    at = [k for k, line in enumerate(lines) if "unknown-node" in line]
+    assert len(at) == 1 and lines[at[0] + 1].startswith("      ")  # one violation, wrapped at 80 columns
+    assert " ".join(s.strip() for s in lines[at[0] : at[0] + 2]) == (
+        "unknown-node x2 (first at position 5): schedule names node 7, which does not exist (valid ids 0..6)"
+    )
     code, out, _ = run_cli(monkeypatch, capsys, *args)  # as a problem-1 order: the full-plan files
     assert code == 1
     assert (
         "ids >= 7 are spill nodes: a problem-1 order has none; to judge a full plan pass --memory Exp_memory.txt --spill Exp_spill.txt"
-        in out.replace("\n", " ")
+        in " ".join(out.split())  # the note wrapped between words at 80 columns
     )
+    assert all(len(line) <= 80 for line in out.splitlines())
     # with the spill file the hint is not needed, and ids past the spills get none
     files["spill"].write_text("1:0\n")
     files["schedule"].write_text("0\n1\n2\n3\n4\n7\n9\n5\n6\n")
@@ -496,3 +499,46 @@ def test_an_invalid_plan_with_a_timing_marks_its_latency(monkeypatch, capsys, ex
     args = ["evaluate", exp_path, "--schedule", files["schedule"], "--memory", files["memory"]]
     code, out, _ = run_cli(monkeypatch, capsys, *args, "--spill", files["spill"], "--hw", files["hw"])
     assert code == 1 and "Estimated latency: 0.060 us (60 cycles at 1 GHz) (invalid plan)" in out
+
+
+def test_the_cause_comes_first(monkeypatch, capsys, exp_path, files):
+    """EXP (node 3) moved before COPY_IN (1) and ALLOC b1 (2), and b1 placed over b0: the two
+    broken edges are the cause, b1 not resident and the overlap follow from them or the
+    addresses. Listed order first, then residency, then addresses (by position within each),
+    in --json and on screen, every line within 80 columns, wrapped between words."""
+    files["schedule"].write_text("0\n3\n1\n2\n4\n5\n6\n")
+    files["memory"].write_text("0:0\n1:4\n")
+    args = ["evaluate", exp_path, "--schedule", files["schedule"], "--memory", files["memory"]]
+    args += ["--spill", files["spill"], "--hw", files["hw"]]
+    code, out, _ = run_cli(monkeypatch, capsys, *args, "--json")
+    kinds = [e["kind"] for e in json.loads(out)["errors"]]
+    assert code == 1 and kinds[:2] == ["not-topological", "not-topological"], kinds
+    assert "not-resident" in kinds and kinds[-1] == "overlap", kinds
+    code, out, _ = run_cli(monkeypatch, capsys, *args)
+    lines = out.splitlines()
+    assert code == 1 and all(len(line) <= 80 for line in lines), lines
+    starts = [line.split()[0] for line in lines[1:] if line.startswith("  ") and not line.startswith("   ")]
+    assert starts[:2] == ["not-topological", "not-topological"] and starts[-1] == "overlap", starts
+
+
+def test_the_order_violations_are_shown_even_past_the_first_twenty():
+    """A matmul_s2 plan (problem 2, fast) with the last 30 ALLOCs of its order moved to its
+    end: each breaks its edges and leaves its buffer not resident where it is used (more
+    than 20 of each, the residency walk finding them first); the violations shown are the
+    broken edges, the cause, and all are counted."""
+    from dataclasses import replace
+
+    from helpers import SHIPPED
+
+    from dansched.instance import load_instance
+    from dansched.pipeline import effort_options, run_pipeline
+    from dansched.simulate import evaluate_reference
+
+    inst = load_instance(SHIPPED / "matmul_s2.json")
+    plan = run_pipeline(inst, effort_options("fast", problem=2)).plan
+    allocs = [v for v in plan.order if v < inst.n and inst.op[v] == "ALLOC"][-30:]
+    moved = [v for v in plan.order if v not in set(allocs)] + allocs
+    ev = evaluate_reference(inst, replace(plan, order=tuple(moved)))
+    residency = sum(c for k, c in ev.error_counts.items() if k in ("lifetime", "not-resident"))
+    assert ev.error_counts["not-topological"] >= 30 and residency > 20, ev.error_counts
+    assert [e.kind for e in ev.errors] == ["not-topological"] * 20

@@ -85,3 +85,13 @@ def test_a_figure_missing_from_its_result_file_is_caught(tmp_path):
     doc = tmp_path / "guide.md"
     doc.write_text("It took 1,234,567 ms (`benchmarks/results/bench_evaluate.md`).\n")
     assert unmeasured_figures(doc) == ["guide.md: 1,234,567"]
+
+
+def test_an_empty_block_never_swallows_the_next(tmp_path):
+    """A new block with no text yet is filled in place: the rewrite stops at its own end
+    marker, never at a later block's."""
+    figures = load("make_doc_figures")
+    begin, end = figures.BEGIN, figures.END
+    text = f"{begin.format(name='a')}\n{end}\n\nprose\n\n{begin.format(name='b')}\nold\n{end}\n"
+    assert figures._pattern("a").search(text) is None  # nothing to rewrite in an empty block...
+    assert figures._pattern("b").search(text).group(1) == "old"  # ...and the next block stays its own

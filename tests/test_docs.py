@@ -135,3 +135,45 @@ def test_the_guide_says_what_solve_json_prints(tmp_path):
     assert proc.returncode == 0, proc.stderr
     files = json.loads(proc.stdout)["files"]
     assert isinstance(files, list) and sorted(files) == sorted(str(p) for p in out.iterdir())
+
+
+def test_every_file_a_readme_command_names_exists_from_the_checkout_root():
+    """The README's commands run as copied from the checkout root: each file they name (an
+    instance, a script) is there, the contest graphs under ../shared/instances/official/ when
+    that folder is (the README says where they live); no bare case name."""
+    readme = (REPO / "README.md").read_text()
+    commands = re.findall(r"`((?:dansched|python3) [^`\n]+)`", readme) + [
+        line
+        for block in re.findall(r"```\n(.*?)```", readme, flags=re.S)
+        for line in block.splitlines()
+        if line.startswith(("dansched ", "python3 ", "pip "))  # a command, not what one prints
+    ]
+    named = [w for c in commands for w in c.split() if re.search(r"\.(json|py|csv|toml)$", w)]
+    assert any("FlashAttention_Case0.json" in w for w in named) and any(w.endswith(".py") for w in named)
+    official = REPO.parent / "shared" / "instances" / "official"
+    for word in named:
+        if word.startswith("../shared/") and not official.is_dir():
+            continue  # the contest graphs are not in this checkout's neighbourhood
+        assert "/" in word and (REPO / word).is_file(), word
+
+
+def test_the_picture_scripts_say_what_they_lack_in_one_line_before_any_solve(tmp_path):
+    """Without chromium on PATH, docs/view_screenshot.py stops at once (no solve), one line,
+    exit 2; docs/frontier_picture.py given a missing instance too."""
+    import os
+    import subprocess
+    import sys
+
+    env = {**os.environ, "PATH": str(tmp_path)}  # no chromium here
+    got = subprocess.run(
+        [sys.executable, str(DOCS / "view_screenshot.py")], capture_output=True, text=True, env=env, timeout=60
+    )
+    assert got.returncode == 2 and got.stdout == "", got
+    assert got.stderr.startswith("view_screenshot: ") and len(got.stderr.splitlines()) == 1, got.stderr
+    got = subprocess.run(
+        [sys.executable, str(DOCS / "frontier_picture.py"), "--instance", str(tmp_path / "none.json")],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert got.returncode == 2 and got.stderr.startswith("frontier_picture: ") and len(got.stderr.splitlines()) == 1

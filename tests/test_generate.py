@@ -165,12 +165,12 @@ def test_cli_defaults_are_scale_1_seed_0(monkeypatch, capsys, tmp_path):
 @pytest.mark.parametrize(
     "args,pattern",
     [
-        (("nope",), r"family.*'nope' is not one of 'matmul', 'fa', 'conv', 'random', 'chain', 'ladder'"),
+        (("nope",), r"FAMILY.*'nope' is not one of 'matmul', 'fa', 'conv', 'random', 'chain', 'ladder'"),
         (("matmul", "--scale", "0"), r"--scale"),
         (("matmul", "--scale", "-2"), r"--scale"),
         (("matmul", "--scale", "two"), r"--scale"),
         (("matmul", "--seed", "x"), r"--seed"),
-        (("MATMUL",), r"family.*'MATMUL' is not one of"),
+        (("MATMUL",), r"FAMILY.*'MATMUL' is not one of"),
     ],
 )
 def test_cli_bad_family_or_scale_exit_2(monkeypatch, capsys, tmp_path, args, pattern):
@@ -281,3 +281,26 @@ def test_random_shape(scale, seed):
     assert 10 * scale <= len(ops_of(nodes)) <= 30 * scale
     users = Counter(b for r in ops_of(nodes) for b in r["Bufs"])
     assert 1 <= min(users.values()) and max(users.values()) <= 5
+
+
+def test_the_builder_refuses_a_tier_or_pipe_its_hardware_lacks_at_once():
+    """``GraphBuilder().alloc(64, "UBB")`` is refused as it is given, not at build(), with the
+    closest name; a builder for hardware with a new tier takes that tier."""
+    from dansched.errors import ArgumentError
+    from dansched.generate import GraphBuilder
+    from dansched.hardware import hardware_from_table
+
+    g = GraphBuilder()
+    with pytest.raises(ArgumentError, match=r"tier 'UBB' is not a tier of the hardware model .*: did you mean UB\?$"):
+        g.alloc(64, "UBB")
+    a = g.alloc(64, "UB")
+    with pytest.raises(ArgumentError, match=r"pipe 'VECTR' .*: did you mean VECTOR\?$"):
+        g.op("ADD", "VECTR", 1, [a])
+    assert repr(g) == "GraphBuilder(1 nodes, 1 buffers, 0 freed)"
+    table = GraphBuilder().hw.to_dict()
+    table["tiers"] = dict(table["tiers"], SRAM=4096)
+    wide = GraphBuilder(hardware_from_table(table))
+    b = wide.alloc(64, "SRAM")
+    wide.op("ADD", "VECTOR", 1, [b])
+    wide.free(b)
+    assert wide.build("sram").num_buffers == 1

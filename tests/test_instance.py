@@ -357,3 +357,29 @@ def test_a_cycle_error_names_a_cycle_of_the_graph(seed):
     assert cycle[0] == cycle[-1] == min(cycle) and len(set(cycle)) == len(cycle) - 1
     present = {(a, b) for a, b in edges}
     assert all((a, b) in present for a, b in zip(cycle, cycle[1:]))
+
+
+def test_a_typo_in_an_instance_file_names_the_file_and_the_closest_name(tmp_path):
+    """An unknown pipe or tier in a file: the error names the file first and, as a --hw typo
+    does, the closest known name (none when nothing is close)."""
+    import json
+
+    nodes, edges = exp_records()
+    nodes[3]["Pipe"] = "VECTR"
+    path = tmp_path / "typo.json"
+    path.write_text(json.dumps({"Nodes": nodes, "Edges": edges}))
+    with pytest.raises(InstanceError) as info:
+        load_instance(path)
+    assert str(info.value).startswith(f"{path}: node 3 (EXP): Pipe 'VECTR' is not a pipe")
+    assert str(info.value).endswith(": did you mean VECTOR?")
+    nodes[3]["Pipe"], nodes[0]["Type"], nodes[4]["Type"] = "VECTOR", "UBB", "UBB"
+    path.write_text(json.dumps({"Nodes": nodes, "Edges": edges}))
+    with pytest.raises(
+        InstanceError, match=r"typo.json: node 0 \(ALLOC\) of buffer 0: Type 'UBB' .*: did you mean UB\?"
+    ):
+        load_instance(path)
+    nodes[0]["Type"], nodes[4]["Type"], nodes[3]["Pipe"] = "UB", "UB", "GPU"
+    path.write_text(json.dumps({"Nodes": nodes, "Edges": edges}))
+    with pytest.raises(InstanceError) as info:
+        load_instance(path)
+    assert "did you mean" not in str(info.value)

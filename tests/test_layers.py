@@ -6,7 +6,7 @@
 
 and, inside the application layer, down its own order (lowest first)
 
-    judge <- executor <- audit <- baselines <- report <- outputs <- bench <- sweep <- solution
+    judge <- executor <- audit <- baselines <- report <- outputs <- bench <- sweep <- summary <- solution
 
 Imports are read with ``ast`` from every module, including imports inside functions
 and under ``TYPE_CHECKING``; a module may import its own layer or a lower one, never a
@@ -31,6 +31,7 @@ CORE = {
     "rooms",
     "errors",
     "checks",
+    "reprs",
     "interrupt",
     "params",
     "budget",
@@ -45,7 +46,18 @@ CORE = {
     "testing",
 }
 # the application layer, lowest first: each imports only the ones before it (docs/architecture.md, "Layers")
-APPLICATION_ORDER = ("judge", "executor", "audit", "baselines", "report", "outputs", "bench", "sweep", "solution")
+APPLICATION_ORDER = (
+    "judge",
+    "executor",
+    "audit",
+    "baselines",
+    "report",
+    "outputs",
+    "bench",
+    "sweep",
+    "summary",
+    "solution",
+)
 APPLICATION = set(APPLICATION_ORDER)
 LAYERS = {"core": 0, "models": 1, "stages": 2, "pipeline": 3, "application": 4, "top": 5}
 DEFERRED_IMPORTS_ALLOWED = {"dansched.cli", "dansched"}

@@ -89,3 +89,12 @@ def test_every_optional_output_has_a_flag_and_the_rest_are_always_written():
     assert [o.flag for o in outputs.optional_outputs()] == ["--trace", "--html"]
     with pytest.raises(InputError, match="unknown output .pdf."):
         chosen(["pdf"])
+
+
+def test_an_unknown_output_names_the_one_meant():
+    """``outputs=("html",)`` is the flag's name, not the kind: it suggests ``view``; a typo
+    the closest kind."""
+    with pytest.raises(InputError, match=r"unknown output 'html': did you mean 'view'\? \(--html writes it; known: "):
+        chosen(["html"])
+    with pytest.raises(InputError, match=r"unknown output 'trce': did you mean 'trace'\?"):
+        chosen(["trce"])

@@ -5,6 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from ..reprs import one_line_repr
+
 __all__ = ["Bound", "gap"]
 
 
@@ -13,6 +15,8 @@ class Bound:
     """``value`` is a proven lower bound; ``optimal`` only when a plan of that value is known;
     ``stopped_by_clock`` when a solver's wall-clock safety net stopped it (the value may
     then depend on the machine's load, and reports say so)."""
+
+    __repr__ = one_line_repr
 
     value: int
     method: str

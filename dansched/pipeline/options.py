@@ -32,6 +32,7 @@ from ..params import (
     Stage3Params,
     TimedParams,
 )
+from ..reprs import one_line_repr
 from ..stages.dlr.stage import VICTIMS
 from ..stages.dlr.victim import is_victim_rule
 from ..stages.mpas.stage import VARIANTS
@@ -73,6 +74,8 @@ class SolveOptions:
     ...
     dansched.errors.ArgumentError: SolveOptions.problem must be 1, 2 or 3, got 7
     """
+
+    __repr__ = one_line_repr
 
     problem: int = 3
     variant: str = "mpas"  # Stage-1 variant: "mpas" (production) or "mpas-paper" (literal Algorithm 1)
@@ -119,6 +122,11 @@ class SolveOptions:
             object.__setattr__(self, name, accepted.check(getattr(self, name), f"SolveOptions.{name}"))
         if not isinstance(self.frontier, bool):
             raise ArgumentError(f"SolveOptions.frontier must be True or False, got {self.frontier!r}")
+        if self.frontier and self.problem != 3:
+            raise ArgumentError(
+                f"SolveOptions.frontier plans problem 3's traffic-makespan frontier; it does not apply to "
+                f"problem {self.problem}"
+            )
         for name, kind in (
             ("effort", EffortParams),
             ("mpas", MpasParams),
@@ -149,6 +157,13 @@ class SolveOptions:
                 f"SolveOptions.effort.stage3_runs ({self.effort.stage3_runs}) must exceed the search rounds "
                 f"({len(rounds)}): each round ends in a Stage-3 run and the problem-2 plan needs one"
             )
+        trials = self.timed_trials
+        if not isinstance(trials, tuple) or not all(isinstance(t, TimedParams) for t in trials):
+            raise ArgumentError(f"SolveOptions.timed_trials must be a tuple of TimedParams, got {trials!r}")
+        if self.order_search is not None and not isinstance(self.order_search, OrderSearchParams):
+            raise ArgumentError(
+                f"SolveOptions.order_search must be an OrderSearchParams or None, got {self.order_search!r}"
+            )
         unknown = [m for m in self.gaps.moves if m not in SEGMENT_MOVE_NAMES]
         if unknown:
             raise ArgumentError(
@@ -161,13 +176,6 @@ class SolveOptions:
                 raise ArgumentError(
                     f"SolveOptions.{what}: {rule!r} is not a victim rule that reads no look-ahead (e.g. score, lru, ahead-lru)"
                 )
-        trials = self.timed_trials
-        if not isinstance(trials, tuple) or not all(isinstance(t, TimedParams) for t in trials):
-            raise ArgumentError(f"SolveOptions.timed_trials must be a tuple of TimedParams, got {trials!r}")
-        if self.order_search is not None and not isinstance(self.order_search, OrderSearchParams):
-            raise ArgumentError(
-                f"SolveOptions.order_search must be an OrderSearchParams or None, got {self.order_search!r}"
-            )
 
     def to_dict(self) -> dict[str, Any]:
         """Every option as JSON-ready data (the nested parameters as objects, tuples as lists)."""

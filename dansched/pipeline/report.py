@@ -14,10 +14,11 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..budget import TrafficBudget
+from ..reprs import one_line_repr
 from ..simulate import Evaluation
 from ..stages.cpe.window_driver import WindowStats
 from ..stages.dlr.stats import DlrStats, OrderSearchStats
-from .problem3.frontier import FrontierRow
+from .problem3.frontier import FrontierPoint, FrontierRow
 from .problem3.search.driver import SearchRound
 from .problem3.search.gaps import WalkSummary
 
@@ -35,6 +36,8 @@ __all__ = [
 @dataclass(frozen=True)
 class PlanFigures:
     """The metrics of one judged plan (problem 1: ``max_v_stay`` only)."""
+
+    __repr__ = one_line_repr
 
     max_v_stay: int
     physical_peak: int | None = None
@@ -67,6 +70,8 @@ class PlanFigures:
 class Stage1Report:
     """Stage 1 (MPAS): the order's maxV_stay and the variant that found it."""
 
+    __repr__ = one_line_repr
+
     max_v_stay: int
     seconds: float
     variant: str
@@ -82,6 +87,8 @@ class Stage2Report:
     traffic, the method that found the plan (``found_by``: ``dlr``, ``wave``, ``exact`` or
     ``lns``), whether it is proven optimal, the bound and gap where known and what each
     order-search method reached."""
+
+    __repr__ = one_line_repr
 
     figures: PlanFigures
     seconds: float
@@ -135,6 +142,8 @@ class RelayoutReport:
     """The timing-aware Stage-2 rounds of the kept Stage-3 run: the layout the final CPE ran
     on, how many rounds and which step each round took."""
 
+    __repr__ = one_line_repr
+
     figures: PlanFigures
     seconds: float
     rounds: int
@@ -150,6 +159,8 @@ class Stage3Report:
     problem 3 (candidates, screens and every Stage-3 run), how many full Stage-3 runs were
     made (``runs``), the CPE step that found the final order (``found_by``), each list
     schedule's makespan and the local-move evaluations spent."""
+
+    __repr__ = one_line_repr
 
     figures: PlanFigures
     seconds: float
@@ -180,6 +191,8 @@ class CandidateRecord:
     plan (``kept``). A plan identical to an earlier candidate's is not screened again:
     ``same_as`` is that candidate's row index."""
 
+    __repr__ = one_line_repr
+
     source: str
     detail: str
     traffic: int
@@ -206,8 +219,11 @@ class SolveReport:
     3 the effort, the traffic budget, every candidate, each makespan-search round
     (:class:`~dansched.pipeline.problem3.search.driver.SearchRound`: ``start_makespan``,
     ``makespan``, ``iterations``, and per operator what it did), the traffic-makespan
-    frontier (:class:`~dansched.pipeline.problem3.frontier.FrontierRow`, lightest first) and
-    what the gap-hiding walk did (:class:`~dansched.pipeline.problem3.search.gaps.WalkSummary`)."""
+    frontier (:class:`~dansched.pipeline.problem3.frontier.FrontierRow`, lightest first) with
+    the plan kept at each allowance planned at (``allowances``, rising: how each was reached),
+    and what the gap-hiding walk did (:class:`~dansched.pipeline.problem3.search.gaps.WalkSummary`)."""
+
+    __repr__ = one_line_repr
 
     problem: int
     figures: PlanFigures
@@ -220,6 +236,7 @@ class SolveReport:
     candidates: list[CandidateRecord] = field(default_factory=list)
     search: list[SearchRound] = field(default_factory=list)
     frontier: list[FrontierRow] = field(default_factory=list)
+    allowances: list[FrontierPoint] = field(default_factory=list)
     walk: WalkSummary | None = None
 
     def to_dict(self) -> dict[str, Any]:
@@ -238,5 +255,6 @@ class SolveReport:
             out["candidates"] = [c.to_dict() for c in self.candidates]
             out["search"] = [r.to_dict() for r in self.search]
             out["frontier"] = [r.to_dict() for r in self.frontier]
+            out["allowances"] = [p.tried_dict() for p in self.allowances]
             out["walk"] = (self.walk or WalkSummary(0, 0, "no traffic to trade")).to_dict()
         return out

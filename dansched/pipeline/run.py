@@ -15,6 +15,7 @@ from ..errors import NoLegalOrderError
 from ..instance import Instance
 from ..params import Progress
 from ..plan import Plan
+from ..reprs import one_line_repr
 from ..simulate import Evaluation, evaluate, judged, max_v_stay
 from ..stages.dlr.order_search import search_order
 from ..stages.dlr.stage import DlrResult, dlr_plan
@@ -22,7 +23,7 @@ from ..stages.mpas.lifetime import lifetime_order
 from ..stages.mpas.stage import mpas_order
 from .memory import collection_paused
 from .options import RIVALS, SolveOptions, rival_options
-from .problem3.frontier import FrontierPoint, frontier_rows, point_of
+from .problem3.frontier import RIVAL, FrontierPoint, allowances_tried, frontier_rows, point_of
 from .problem3.loop import Problem3Result, problem3
 from .report import CandidateRecord, PlanFigures, RelayoutReport, SolveReport, Stage1Report, Stage2Report, Stage3Report
 
@@ -36,6 +37,8 @@ class SolveResult:
     problems 2/3 fell back to a topological one): ``dansched bound`` audits it instead of
     solving problem 1 again. ``frontier``: problem 3's traffic-makespan frontier, lightest
     first (:mod:`dansched.pipeline.problem3.frontier`), each point with its plan."""
+
+    __repr__ = one_line_repr
 
     plan: Plan
     evaluation: Evaluation
@@ -124,7 +127,7 @@ def _with_rivals(
         traffic, makespan = int(ev.extra_traffic or 0), got.stage3.makespan
         row = CandidateRecord("rival", name, traffic, makespan=makespan)
         p3.candidates.append(row)
-        p3.points.append(point_of(inst, p3.budget.allowance, got.plan, ev, makespan, f"rival {name}"))
+        p3.points.append(point_of(inst, p3.budget.allowance, got.plan, ev, makespan, f"rival {name}", RIVAL))
         if p3.budget.admits(traffic) and makespan < best.stage3.makespan:
             for r in p3.candidates:
                 r.kept = r is row
@@ -179,6 +182,7 @@ def _run_stages(inst: Instance, opts: SolveOptions, progress: Progress | None) -
         p3.candidates,
         p3.search,
         frontier_rows(inst, p3.points, p3.budget.base),
+        allowances_tried(p3.points),
         p3.walk,
     )
     return SolveResult(p3.plan, p3.evaluation, report, stage1, [row.point for row in report.frontier])

@@ -51,6 +51,7 @@ __all__ = [
     "plan_png_bytes",
     "info_png_bytes",
     "info_png",
+    "frontier_png_bytes",
     "write_bytes_atomic",
     "residency_grid",
     "residency_rgb",
@@ -380,6 +381,64 @@ def info_png_bytes(info: InstanceInfo) -> bytes:
     _draw_tiers(axes[1, 2], info)
     fig.suptitle(printable(f"{info.name}: {info.nodes:,} nodes, {info.edges:,} edges"), fontsize=11)
     return _png_bytes(fig)
+
+
+def frontier_png_bytes(rows: Sequence[dict[str, Any]], title: str, chosen: int | None = None) -> bytes:
+    """The page's plot of a traffic-makespan frontier (``rows``: the report's ``frontier``,
+    lightest first), as a PNG: makespan against extra traffic, one dot per point (the knee
+    filled), the floor for each point's traffic dashed under them, the row ``chosen`` (the
+    plan of the solve's folder, an index into ``rows``) ringed, each dot labelled with its
+    row number as the table prints it."""
+    fig = _figure(6.4, 3.8)
+    ax = fig.subplots()
+    traffic = [r["traffic"] for r in rows]
+    makespan = [r["makespan"] for r in rows]
+    floor = [r["floor"]["value"] for r in rows]
+    ax.plot(traffic, floor, linestyle="--", color="#cc3333", label="floor for the traffic")
+    ax.plot(traffic, makespan, color="#3366cc", label="frontier (filled: the knee)")
+    for k, r in enumerate(rows):
+        knee = bool(r["knee"])
+        ax.plot(
+            [r["traffic"]],
+            [r["makespan"]],
+            "o",
+            markersize=7,
+            color="#3366cc",
+            markerfacecolor="#3366cc" if knee else "#ffffff",
+        )
+        ax.annotate(
+            f"{k + 1}{'*' if knee else ''}",
+            (r["traffic"], r["makespan"]),
+            textcoords="offset points",
+            xytext=(5, 5),
+            fontsize=8,
+        )
+    if chosen is not None:
+        r = rows[chosen]
+        ax.plot(
+            [r["traffic"]],
+            [r["makespan"]],
+            "o",
+            markersize=15,
+            markerfacecolor="none",
+            color="#333333",
+            label="the plan of the solve's folder",
+        )
+    ax.margins(x=0.08, y=0.08)
+    ax.set_xlabel("extra traffic")
+    ax.set_ylabel("makespan (cycles)")
+    ax.xaxis.set_major_formatter(_thousands())
+    ax.yaxis.set_major_formatter(_thousands())
+    ax.set_title(printable(title), fontsize=10)
+    ax.legend(fontsize=8)
+    return _png_bytes(fig)
+
+
+def _thousands():
+    """A tick formatter writing 12,345."""
+    from matplotlib.ticker import FuncFormatter
+
+    return FuncFormatter(lambda v, _pos: f"{v:,.0f}")
 
 
 def info_png(path: str | Path, info: InstanceInfo) -> None:

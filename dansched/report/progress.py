@@ -8,9 +8,13 @@ step as it starts (where the number of steps is known, the message says ``k/n``)
 - on a terminal, one live line: a spinner, the step, the time spent in it and in all,
   cut to the terminal's width (it never wraps);
 - otherwise (a pipe, a log file, CI), one plain line every ``heartbeat_seconds``,
-  ``dansched: 0:15 elapsed; now: <step> (0:04 in this step)``, so a long run is never
-  silent and a short one prints nothing; the step is cut short to fit ``$COLUMNS`` (80);
+  ``dansched: 0:15 <step> (0:04 in this step)`` (0:15 in all), so a long run is never
+  silent and a short one prints nothing;
 - with ``quiet``, nothing.
+
+A step too long for ``$COLUMNS`` (80) is cut in its middle (:func:`fit_step`): its first
+part (``Allowance 2 of 5``, ``Rival memory-windows``) and its count (``120/400 moves``)
+stay, since they say how far the run has got.
 
 >>> clock(5.04), clock(75), clock(3725)
 ('0:05', '1:15', '1:02:05')
@@ -29,7 +33,7 @@ from typing import TextIO
 from ..params import ProgressParams
 from .text import fit, printable, width
 
-__all__ = ["progress_reporter", "Reporter", "clock"]
+__all__ = ["progress_reporter", "Reporter", "clock", "fit_step"]
 
 
 def clock(seconds: float) -> str:
@@ -42,6 +46,32 @@ def clock(seconds: float) -> str:
 
 # a count at the end of a step's message (``: 120/400 moves``): a new count is the same step
 _COUNT = re.compile(r"\d[\d,]*/[\d,]+ [a-z ]+$")
+
+
+def fit_step(step: str, columns: int) -> str:
+    """``step`` in ``columns``: cut in the middle, keeping its first part (up to the first
+    ``": "``) and its last when that is a count (``120/400 moves``); ``...`` where it is cut.
+
+    >>> fit_step("Allowance 2 of 5: Makespan search, start 2 of 2: 120/400 moves", 44)
+    'Allowance 2 of 5: Makespan...: 120/400 moves'
+    >>> fit_step("Stage 3 on candidate 2/4: time-driven timed(w=16,cw=8)", 34)
+    'Stage 3 on candidate 2/4: time-...'
+    >>> fit_step("Allowance 12 of 22: Makespan search, start 1 of 2: 120/400 moves", 38)
+    'Allowance 12 of 22: ...: 120/400 moves'
+    """
+    if len(step) <= columns:
+        return step
+    parts = step.split(": ")
+    count = parts[-1] if len(parts) > 1 and _COUNT.fullmatch(parts[-1]) else ""
+    head = parts[0] + ": " if len(parts) > 2 or (len(parts) == 2 and not count) else ""
+    tail = ": " + count if count else ""
+    middle = step[len(head) : len(step) - len(tail)]
+    room = columns - len(head) - len(tail)
+    if room >= 8:
+        return head + fit(middle, room) + tail
+    if room >= 3:  # no room for any of the middle: the first part and the count alone
+        return head + "..." + tail
+    return fit(step, columns)
 
 
 def same_step(a: str, b: str) -> bool:
@@ -77,17 +107,18 @@ class Reporter:
         step, since = self._step
         now = time.monotonic()
         tail = f" ({clock(now - since)} in this step, {clock(now - self.started)} in all)"
-        return step + tail if columns is None else fit(step, max(columns - len(tail), 12)) + tail
+        return step + tail if columns is None else fit_step(step, max(columns - len(tail), 12)) + tail
 
     def heartbeat(self, columns: int | None = None) -> str:
-        """``dansched: M:SS elapsed; now: <step> (M:SS in this step)`` in ``columns`` (the
-        step cut short when it would not fit; default: :func:`~dansched.report.text.width`)."""
+        """``dansched: M:SS <step> (M:SS in this step)``: the time in all, the step and
+        the time in it, in ``columns`` (the step cut in its middle when it would not fit,
+        :func:`fit_step`; default: :func:`~dansched.report.text.width`)."""
         step, since = self._step
         now = time.monotonic()
-        head = f"dansched: {clock(now - self.started)} elapsed; now: "
+        head = f"dansched: {clock(now - self.started)} "
         tail = f" ({clock(now - since)} in this step)"
         room = (columns or width()) - len(head) - len(tail)
-        return head + fit(step, max(room, 12)) + tail
+        return head + fit_step(step, max(room, 12)) + tail
 
 
 @contextmanager

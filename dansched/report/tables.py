@@ -17,7 +17,7 @@ from rich.table import Table
 from rich.text import Text
 
 from ..instance import Instance
-from ..simulate import UNKNOWN_NODE, Evaluation
+from ..simulate import UNKNOWN_NODE, Evaluation, Violation
 from .text import markup_safe, no_trailing_spaces, printable, wrapped
 
 __all__ = [
@@ -93,11 +93,14 @@ def print_evaluation(
     under ``value (invalid plan)``, ``-`` for those its files do not define, and a line
     saying why a full plan has no makespan (:attr:`~dansched.simulate.Evaluation.timing_defined`)."""
     console = _console(console)
-    verdict = "[green]valid[/green]" if ev.valid else f"[red]invalid[/red] ({ev.error_count} violation(s))"
-    console.print(f"{markup_safe(inst.name)}: {plan_kind(ev)} is {verdict}", soft_wrap=True)
+    word = "valid" if ev.valid else "invalid"
+    count = "" if ev.valid else f" ({ev.error_count} violation(s))"
+    _print_wrapped(
+        console, f"{inst.name}: {plan_kind(ev)} is {word}{count}", f"is {word}", "green" if ev.valid else "red"
+    )
     _print_violations(console, ev, violations)
     for note in notes:
-        console.print(f"  note: {markup_safe(note)}", highlight=False, soft_wrap=True)
+        _print_wrapped(console, f"  note: {note}", indent="    ")
     table = compact_table()
     table.add_column("metric")
     table.add_column(f"value {ev.figures_label}".rstrip(), justify="right")
@@ -125,11 +128,28 @@ def _why_no_timing(ev: Evaluation) -> str:
     return "the memory or spill file cannot be read"
 
 
+def _print_wrapped(console: Console, text: str, marked: str = "", style: str = "", indent: str = "  ") -> None:
+    """``text`` (from input: escaped) wrapped between words at the console's width, the
+    lines after the first indented by ``indent``; the first ``marked`` in its first line
+    drawn in ``style``."""
+    lines = wrapped(printable(text), console.width, indent)
+    first = markup_safe(lines[0])
+    if marked and style:
+        safe = markup_safe(printable(marked))
+        first = first.replace(safe, f"[{style}]{safe}[/{style}]", 1)
+    console.print(first, highlight=False, soft_wrap=True)
+    for line in lines[1:]:
+        console.print(markup_safe(line), highlight=False, soft_wrap=True)
+
+
 def _print_violations(console: Console, ev: Evaluation, violations: bool) -> None:
-    """The first violations, a line each (the unknown-node ones in one), and how many more."""
+    """The first violations, cause first (the order's, then residency's, then the
+    addresses': :attr:`~dansched.simulate.Violation.cause_key`), a line each wrapped at the
+    console's width (the unknown-node ones in one), and how many more of each kind."""
     shown = 0
-    unknown = [e for e in ev.errors if e.kind == UNKNOWN_NODE]
-    for e in ev.errors if violations else ():
+    errors = sorted(ev.errors, key=lambda e: e.cause_key)
+    unknown = [e for e in errors if e.kind == UNKNOWN_NODE]
+    for e in errors if violations else ():
         if e.kind == UNKNOWN_NODE and e is not unknown[0]:
             continue
         where = "" if e.position is None else f" (position {e.position})"
@@ -137,12 +157,14 @@ def _print_violations(console: Console, ev: Evaluation, violations: bool) -> Non
         if e.kind == UNKNOWN_NODE:
             count = ev.error_counts.get(UNKNOWN_NODE, len(unknown))
             label, where, shown = f"{e.kind} x{count}", f" (first at position {e.position})", shown + count - 1
-        console.print(f"  [red]{label}[/red]{where}: {markup_safe(e.message)}", highlight=False, soft_wrap=True)
+        _print_wrapped(console, f"  {label}{where}: {e.message}", label, "red", indent="      ")
         shown += 1
     if violations and ev.error_count > shown:
-        console.print(
-            f"  ... and {ev.error_count - shown} more: "
-            + ", ".join(f"{k} {c}" for k, c in sorted(ev.error_counts.items()))
+        kinds = sorted(ev.error_counts.items(), key=lambda kc: Violation(kc[0], "").cause_key[0])
+        _print_wrapped(
+            console,
+            f"  ... and {ev.error_count - shown} more: " + ", ".join(f"{k} {c}" for k, c in kinds),
+            indent="    ",
         )
 
 
@@ -245,7 +267,8 @@ def print_frontier(rows: list[dict[str, Any]], folders: list[str], console: Cons
     """The traffic-makespan frontier (the report's ``frontier`` rows, lightest first): per
     point its traffic, the share over the problem-2 plan's, the makespan, the busiest pipe
     and its load, the floor for that traffic and the gap to it, the knee marked; then each
-    point's plan folder under the row's number (``folders``, one per row)."""
+    point's plan folder under the row's number (``folders``, one per row), and what the
+    columns mean (:data:`FRONTIER_LEGEND`)."""
     console = _console(console)
     table = compact_table("traffic-makespan frontier (knee: *)")
     for col in ("#", "traffic", "over p2", "makespan", "busiest pipe", "floor", "gap"):
@@ -268,3 +291,13 @@ def print_frontier(rows: list[dict[str, Any]], folders: list[str], console: Cons
     ]
     if notes:
         print_notes(console, notes)
+    for line in wrapped(FRONTIER_LEGEND, console.width):
+        console.print(markup_safe(line), highlight=False)
+
+
+# what the frontier table's columns mean (README.md, "The traffic-makespan frontier")
+FRONTIER_LEGEND = (
+    "over p2: traffic above the problem-2 plan's; floor: a makespan no plan carrying that "
+    "traffic can beat; gap: the makespan's distance to it; *: the knee, the lightest point "
+    "within 1% of the fastest"
+)

@@ -75,22 +75,27 @@ def width() -> int:
     return shutil.get_terminal_size((DEFAULT_WIDTH, 24)).columns
 
 
-# a figure and its unit stay on one line: ``(1.0 s)``, ``9.280 us``, ``628 MB``
+# a figure and its unit stay on one line: ``(1.0 s)``, ``9.280 us``, ``628 MB``; so do a tier or
+# pipe and its figure: ``L0A 256``, ``VECTOR 25,600``
 _FIGURE_UNIT = re.compile(r"(\d) (s|ms|us|GHz|MB|MiB|GiB)\b")
+_NAME_FIGURE = re.compile(r"\b([A-Z][A-Z0-9_]*) (\d)")
 _GLUE = "\x00"
 
 
 def wrapped(text: str, columns: int | None = None, indent: str = "  ") -> list[str]:
     """``text`` as lines of at most ``columns`` (default :func:`width`), broken only
-    between words, never between a figure and its unit (a word longer than a line, such
-    as a long path, stays whole on its own line), the lines after the first indented by
-    ``indent``.
+    between words, never between a figure and its unit nor a tier or pipe and its figure
+    (a word longer than a line, such as a long path, stays whole on its own line), the
+    lines after the first indented by ``indent``.
 
     >>> wrapped("Exp: makespan 60 (1.0 s)", 20)
     ['Exp: makespan 60', '  (1.0 s)']
+    >>> wrapped("hardware from the default model: L1 4,096, UB 1,024, L0A 256", 50)
+    ['hardware from the default model: L1 4,096,', '  UB 1,024, L0A 256']
     """
+    glued = _NAME_FIGURE.sub(rf"\1{_GLUE}\2", _FIGURE_UNIT.sub(rf"\1{_GLUE}\2", text))
     lines = textwrap.wrap(
-        _FIGURE_UNIT.sub(rf"\1{_GLUE}\2", text),
+        glued,
         columns or width(),
         subsequent_indent=indent,
         break_long_words=False,

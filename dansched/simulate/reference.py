@@ -37,14 +37,26 @@ SPILL_OUT_OP, SPILL_IN_OP = "SPILL_OUT", "SPILL_IN"
 
 
 class _Errors:
+    """Every violation counted by kind; the first :data:`MAX_REPORTED` of each cause kept
+    (:data:`~dansched.simulate.types.CAUSES`), and :attr:`shown`, the first
+    :data:`MAX_REPORTED` of them cause first: the order's, then residency's, then the
+    addresses' (by position within each), whatever order the checks found them in."""
+
     def __init__(self) -> None:
-        self.shown: list[Violation] = []
+        self.kept: list[Violation] = []
         self.counts: Counter[str] = Counter()
+        self._per_cause: Counter[str] = Counter()
 
     def add(self, kind: str, message: str, position: int | None = None) -> None:
         self.counts[kind] += 1
-        if len(self.shown) < MAX_REPORTED:
-            self.shown.append(Violation(kind, message, position))
+        v = Violation(kind, message, position)
+        if self._per_cause[v.cause] < MAX_REPORTED:
+            self._per_cause[v.cause] += 1
+            self.kept.append(v)
+
+    @property
+    def shown(self) -> list[Violation]:
+        return sorted(self.kept, key=lambda v: v.cause_key)[:MAX_REPORTED]
 
     def __bool__(self) -> bool:
         return bool(self.counts)

@@ -16,9 +16,11 @@ import numpy as np
 
 from ..instance import KIND_OP, Instance
 from ..kernels.csr import lists_of, transposed
+from ..reprs import one_line_repr
 
 __all__ = [
     "UNKNOWN_NODE",
+    "CAUSES",
     "Violation",
     "AugmentedGraph",
     "Segment",
@@ -35,15 +37,37 @@ __all__ = [
 
 UNKNOWN_NODE = "unknown-node"  # the violation kind of a schedule entry the instance has no node for
 
+# the cause each kind of violation belongs to, in the order they explain one another: an order
+# that breaks an edge or misses a node leaves buffers not resident where they are used, and a
+# buffer where it should not be overlaps another; so the order's violations come first
+CAUSES: dict[str, tuple[str, ...]] = {
+    "order": (UNKNOWN_NODE, "duplicate-node", "missing-node", "not-topological"),
+    "residency": ("lifetime", "not-resident", "bad-spill", "l0-single-residency"),
+    "addresses": ("bad-offset", "capacity", "overlap"),
+}
+_CAUSE_RANK = {kind: rank for rank, kinds in enumerate(CAUSES.values()) for kind in kinds}
+
 
 @dataclass(frozen=True)
 class Violation:
     """One broken rule: a short machine-readable ``kind``, a message naming the
-    nodes/buffers, and the schedule position where it was found (if any)."""
+    nodes/buffers, and the schedule position where it was found (if any). Violations are
+    listed cause first (:attr:`cause_key`: the order, then residency, then addresses; by
+    position within each)."""
 
     kind: str
     message: str
     position: int | None = None
+
+    @property
+    def cause(self) -> str:
+        """The cause the kind belongs to (:data:`CAUSES`): ``order``, ``residency`` or ``addresses``."""
+        return next((c for c, kinds in CAUSES.items() if self.kind in kinds), "other")
+
+    @property
+    def cause_key(self) -> tuple[int, bool, int]:
+        """Where the violation is listed: its cause's rank, then its position (none last)."""
+        return (_CAUSE_RANK.get(self.kind, len(CAUSES)), self.position is None, self.position or 0)
 
     def to_dict(self) -> dict[str, Any]:
         return {"kind": self.kind, "message": self.message, "position": self.position}
@@ -60,6 +84,8 @@ class AugmentedGraph:
     ``cycles``, ``preds``, ``spill_edges``, ``reuse_edges``, ``memory_events``) are built on
     first use and kept, so a caller that reads only metrics and times never pays for them.
     Treat both as read-only."""
+
+    __repr__ = one_line_repr
 
     n_orig: int
     pipe_array: np.ndarray  # -1 for cache nodes
@@ -172,6 +198,8 @@ class Residency:
     :meth:`segments` turns them into :class:`Segment` rows, in the order their starting
     events run."""
 
+    __repr__ = one_line_repr
+
     order: Sequence[int]
     starts: list[int]
     ends: list[int]
@@ -212,6 +240,8 @@ class LayoutMetrics(NamedTuple):
 class Timing:
     """The timing of a full plan judged with its detail: the augmented DAG, every node's
     start and end, and the makespan (:attr:`Evaluation.timing`)."""
+
+    __repr__ = one_line_repr
 
     graph: AugmentedGraph
     start: list[int]

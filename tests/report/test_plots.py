@@ -101,3 +101,21 @@ def test_plan_png_marks_zero_cycle_tasks_and_colours_the_residency():
     present = {tuple(c) for c in png.reshape(-1, 3)}
     for hue in (BUFFER_HUES[0], SPILLED_IN_HUE):
         assert tuple(round(255 * x) for x in to_rgb(hue)) in present
+
+
+def test_the_frontier_picture_draws_each_point_above_its_floor():
+    """The README's frontier picture (the page's plot as a PNG): a PNG of the plot's size,
+    with the knee's dot filled in the frontier's blue and the floor's dashed red drawn."""
+    from PIL import Image
+
+    from dansched.report.plots import frontier_png_bytes
+
+    rows = [
+        {"traffic": 100, "makespan": 1000, "floor": {"value": 700}, "knee": False},
+        {"traffic": 150, "makespan": 880, "floor": {"value": 720}, "knee": True},
+    ]
+    image = Image.open(io.BytesIO(frontier_png_bytes(rows, "case: frontier", chosen=0))).convert("RGB")
+    assert image.size == (640, 380)
+    colours = {c for _, c in image.getcolors(maxcolors=1 << 20)}
+    near = lambda rgb: any(sum(abs(a - b) for a, b in zip(c, rgb)) < 30 for c in colours)  # noqa: E731
+    assert near(tuple(int(255 * v) for v in to_rgb("#3366cc"))) and near(tuple(int(255 * v) for v in to_rgb("#cc3333")))

@@ -13,6 +13,16 @@ counts (:func:`pareto_front`): sorted by traffic, each strictly faster than ever
 The *knee* (:func:`knee`) is the lightest point whose makespan is within ``tolerance`` of the
 fastest point's: past it, more traffic buys less than that much time.
 
+Every allowance planned at keeps a point, with how its plan was reached (``outcome``, one of
+:data:`OUTCOMES`): the makespan search ran there (``searched``), or it did not because no
+candidate the allowance newly admits screened faster than the plan kept below
+(``no-faster-candidate``: that plan is kept) or because the best plan there was already
+within ``EffortParams.saturation`` of its busiest pipe's load (``saturated``: only less traffic
+could make it faster); a step of the gap-hiding walk is a point at its own traffic
+(``walked``); a rival's finished plan is a point at the budget's allowance (``rival``). A heavier point that is no faster than a lighter one is not on the frontier, so
+a frontier of one point with several allowances tried means every heavier allowance kept a
+plan no faster than the lightest's (:func:`allowances_tried` lists them).
+
 Each point is reported (:func:`frontier_rows`) with its busiest pipe and that pipe's load, the
 *floor for its traffic* -- a makespan no plan carrying that much traffic can beat
 (:func:`dansched.models.floors.makespan_floor_at_traffic`: the instance floors and the
@@ -36,17 +46,39 @@ from ...instance import Instance
 from ...models.bound import Bound, gap
 from ...models.floors import Floors, busiest_pipe, makespan_floor_at_traffic, makespan_floors
 from ...plan import Plan
+from ...reprs import one_line_repr
 from ...simulate import Evaluation
 
-__all__ = ["FrontierPoint", "FrontierRow", "point_of", "saturated", "pareto_front", "knee", "frontier_rows"]
+__all__ = [
+    "FrontierPoint",
+    "FrontierRow",
+    "OUTCOMES",
+    "point_of",
+    "saturated",
+    "pareto_front",
+    "knee",
+    "frontier_rows",
+    "allowances_tried",
+]
+
+# how the plan kept at an allowance was reached (module docstring; docs/report.md, ``allowances``)
+SEARCHED = "searched"
+NO_FASTER_CANDIDATE = "no-faster-candidate"
+SATURATED = "saturated"
+WALKED = "walked"
+RIVAL = "rival"
+OUTCOMES = (SEARCHED, NO_FASTER_CANDIDATE, SATURATED, WALKED, RIVAL)
 
 
 @dataclass(frozen=True)
 class FrontierPoint:
     """The plan kept at one traffic ``allowance``: its extra ``traffic`` and ``makespan``
     (the evaluator's), the plan itself, where it came from (``source``: the candidate
-    row's source and detail), and its busiest pipe (``busiest``, by name) with that pipe's
-    load (cycles, spill tasks included)."""
+    row's source and detail), its busiest pipe (``busiest``, by name) with that pipe's
+    load (cycles, spill tasks included), and how it was reached at that allowance
+    (``outcome``, one of :data:`OUTCOMES`)."""
+
+    __repr__ = one_line_repr
 
     allowance: int
     traffic: int
@@ -55,6 +87,17 @@ class FrontierPoint:
     source: str
     busiest: str = ""
     busiest_load: int = 0
+    outcome: str = SEARCHED
+
+    def tried_dict(self) -> dict[str, Any]:
+        """The allowance as the report's ``allowances`` lists it: the allowance, how its plan
+        was reached, and that plan's traffic and makespan."""
+        return {
+            "allowance": self.allowance,
+            "outcome": self.outcome,
+            "traffic": self.traffic,
+            "makespan": self.makespan,
+        }
 
 
 @dataclass(frozen=True)
@@ -62,6 +105,8 @@ class FrontierRow:
     """One point of the frontier as the report gives it: the point, its traffic over the
     problem-2 plan's (``over``, a fraction; ``None`` when that plan carries none), the floor
     for its traffic and the gap to it, and whether it is the knee."""
+
+    __repr__ = one_line_repr
 
     point: FrontierPoint
     over: float | None
@@ -88,13 +133,22 @@ class FrontierRow:
         }
 
 
-def point_of(inst: Instance, allowance: int, plan: Plan, ev: Evaluation, makespan: int, source: str) -> FrontierPoint:
+def point_of(
+    inst: Instance,
+    allowance: int,
+    plan: Plan,
+    ev: Evaluation,
+    makespan: int,
+    source: str,
+    outcome: str = SEARCHED,
+) -> FrontierPoint:
     """The frontier point of ``plan`` (judged ``ev``, with its augmented graph) kept at
-    ``allowance``: its figures and its busiest pipe."""
+    ``allowance`` (reached as ``outcome`` says): its figures and its busiest pipe."""
     assert ev.graph is not None, "a full plan's evaluation"
+    assert outcome in OUTCOMES, outcome
     pipe, load = busiest_pipe(ev.graph.pipe, ev.graph.cycles)
     name = inst.hw.pipes[pipe] if pipe >= 0 else ""
-    return FrontierPoint(allowance, int(ev.extra_traffic or 0), makespan, plan, source, name, load)
+    return FrontierPoint(allowance, int(ev.extra_traffic or 0), makespan, plan, source, name, load, outcome)
 
 
 def saturated(makespan: int, ev: Evaluation, share: float) -> bool:
@@ -149,3 +203,15 @@ def frontier_rows(
         )
         for k, p in enumerate(front)
     ]
+
+
+def allowances_tried(points: Sequence[FrontierPoint]) -> list[FrontierPoint]:
+    """The point kept at each allowance problem 3 planned at, rising (a rival's points are
+    not allowances of their own and are left out).
+
+    >>> pts = [FrontierPoint(a, 100, m, Plan(order=()), "", outcome=o) for a, m, o in
+    ...        [(100, 900, SEARCHED), (150, 900, NO_FASTER_CANDIDATE), (100, 950, RIVAL)]]
+    >>> [(p.allowance, p.outcome) for p in allowances_tried(pts)]
+    [(100, 'searched'), (150, 'no-faster-candidate')]
+    """
+    return sorted((p for p in points if p.outcome != RIVAL), key=lambda p: p.allowance)

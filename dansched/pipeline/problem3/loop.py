@@ -83,7 +83,7 @@ from ...plan import Plan
 from ...simulate import Evaluation, evaluate
 from ...stages.dlr.stage import DlrResult
 from ..report import CandidateRecord
-from .frontier import FrontierPoint, point_of, saturated
+from .frontier import NO_FASTER_CANDIDATE, SATURATED, SEARCHED, WALKED, FrontierPoint, point_of, saturated
 from .search.driver import PlanState, SearchRound, makespan_search
 from .search.gaps import GapStep, WalkSummary, gap_step
 from .search.layout import Layout
@@ -310,13 +310,14 @@ def _at_allowance(
     p: Problem3Params,
     say: Progress,
     search_anyway: bool = True,
-) -> tuple[_Kept, list[SearchRound], int]:
+) -> tuple[_Kept, list[SearchRound], int, str]:
     """Steps 5-7 at one allowance: the full Stage 3 on the finalists among the ``fresh``
     candidates (those it newly admits; above the first allowance, only those screened
     faster than the plan ``carried`` from the allowance below), then the search and the
     polish from the fastest few of their results and ``carried``. Without a finalist there,
     ``carried`` is searched again only with ``search_anyway``. Returns the plan kept, the
-    search rounds run and the full Stage-3 runs made."""
+    search rounds run, the full Stage-3 runs made and how the plan was reached (an outcome
+    of :data:`~dansched.pipeline.problem3.frontier.OUTCOMES`)."""
     effort, n = p.effort, max(1, inst.n)
     if carried is None:  # the first allowance: the problem-2 plan (fresh[0]) and the best others
         count = max(1, effort.stage3_runs - len(p.search), effort.stage3_work // n)
@@ -325,9 +326,9 @@ def _at_allowance(
         worth = [s for s in fresh if s.key[0] < carried.stage3.makespan]
         finalists = _finalists(worth, effort.level_runs)
         if not finalists and not search_anyway:
-            return carried, [], 0
+            return carried, [], 0, NO_FASTER_CANDIDATE
     if finalists:
-        say(f"Allowance {allowance:,} traffic: Stage 3 on {len(finalists)} candidate(s)")
+        say(f"Stage 3 on {len(finalists)} candidate(s) at allowance {allowance:,}")
     done = _stage3_on(inst, finalists, p, say)
     starts = sorted(done + ([carried] if carried is not None else []), key=lambda k: k.stage3.makespan)
     starts = starts[: _starts(inst, p, len(starts))]
@@ -340,7 +341,7 @@ def _at_allowance(
         and best.evaluation.graph is not None
         and saturated(best.makespan, best.evaluation, effort.saturation)
     ):
-        return starts[0], [], len(finalists)
+        return starts[0], [], len(finalists), SATURATED
     kept: _Kept | None = None
     search: list[SearchRound] = []
     runs = len(finalists)
@@ -352,14 +353,25 @@ def _at_allowance(
         if kept is None or got.stage3.makespan < kept.stage3.makespan:
             kept = got
     assert kept is not None
-    return kept, search, runs
+    return kept, search, runs, SEARCHED
 
 
-def _point(inst: Instance, allowance: int, kept: _Kept) -> FrontierPoint:
-    """The frontier point of the plan ``kept`` at ``allowance``."""
+def _point(inst: Instance, allowance: int, kept: _Kept, outcome: str) -> FrontierPoint:
+    """The frontier point of the plan ``kept`` at ``allowance``, reached as ``outcome`` says."""
     plan = kept.stage3.cpe.plan
     ev = _detailed(inst, plan, kept.stage3.evaluation)
-    return point_of(inst, allowance, plan, ev, kept.stage3.makespan, f"{kept.row.source} {kept.row.detail}".rstrip())
+    source = f"{kept.row.source} {kept.row.detail}".rstrip()
+    return point_of(inst, allowance, plan, ev, kept.stage3.makespan, source, outcome)
+
+
+def _at_level(say: Progress, k: int, count: int) -> Progress:
+    """``say`` with each message prefixed by the allowance it is about: ``Allowance 2 of 5: ...``
+    (short, so that a progress line at 80 columns keeps the step's count too)."""
+
+    def said(message: str) -> None:
+        say(f"Allowance {k} of {count}: {message}")
+
+    return said
 
 
 def _walked(inst: Instance, step: GapStep, rows: list[CandidateRecord], p: Problem3Params, index: int) -> _Kept:
@@ -391,17 +403,21 @@ def problem3(inst: Instance, s2: DlrResult, order1: list[int], p: Problem3Params
     search: list[SearchRound] = []
     seen: set[int] = set()  # rows of the candidates already offered to Stage 3
 
-    def level(allowance: int, carried: _Kept | None, q: Problem3Params) -> tuple[_Kept, int]:
+    levels = allowances(base, reach.allowance, screened)
+
+    def level(allowance: int, carried: _Kept | None, q: Problem3Params) -> tuple[_Kept, int, str]:
+        k = len(levels) - len(pending)
+        at = say if len(levels) == 1 else _at_level(say, k, len(levels))
         fresh = [s for s in screened if s.candidate.traffic <= allowance and s.key[2] not in seen]
         seen.update(s.key[2] for s in fresh)
-        got, rounds, made = _at_allowance(inst, allowance, fresh, carried, rows, q, say, carried is None)
+        got, rounds, made, outcome = _at_allowance(inst, allowance, fresh, carried, rows, q, at, carried is None)
         search.extend(rounds)
-        return got, made
+        return got, made, outcome
 
-    kept, runs = level(base, None, p)  # steps 5-7 at the problem-2 plan's traffic: the whole search
-    points = [_point(inst, base, kept)]
+    pending = levels[1:]  # the candidate allowances above the first, not yet planned at
+    kept, runs, outcome = level(base, None, p)  # steps 5-7 at the problem-2 plan's traffic: the whole search
+    points = [_point(inst, base, kept, outcome)]
     chosen = kept  # the plan kept at the budget
-    levels = allowances(base, reach.allowance, screened)[1:]
     shared = p.share(p.effort.level_search)
     moves = p.search[0] if p.search else SearchParams()  # what the walk's moves read
     work = p.gaps.work if reach.allowance > base else 0  # no traffic to trade: no walk
@@ -417,7 +433,9 @@ def problem3(inst: Instance, s2: DlrResult, order1: list[int], p: Problem3Params
             walk.end = "saturated"
         else:
             traffic = state.evaluation.metrics.extra_traffic
-            say(f"Gap-hiding walk, step {walk.steps + 1}: {state.makespan:,} cycles at {traffic:,} traffic")
+            say(
+                f"Gap-hiding walk, step {walk.steps + 1}: {state.makespan:,} cycles at {traffic:,} of {reach.allowance:,} traffic"
+            )
             found, used = gap_step(inst, state, p.gaps, moves, work, p.seed + walk.steps)
             work -= used
             walk.work += used
@@ -429,12 +447,14 @@ def problem3(inst: Instance, s2: DlrResult, order1: list[int], p: Problem3Params
     while True:  # step 8: the levels and the walk's steps, by traffic
         if step is None and work > 0 and kept is not stalled:
             step = next_step()
-        nxt = levels[0] if levels else None
+        nxt = pending[0] if pending else None
         if nxt is not None and (step is None or nxt < step.state.evaluation.metrics.extra_traffic):
-            levels.pop(0)
-            got, made = level(nxt, kept, shared)
+            pending.pop(0)
+            got, made, outcome = level(nxt, kept, shared)
             runs += made
             if got.stage3.makespan < kept.stage3.makespan:
+                if kept is not chosen:
+                    kept.stage3.evaluation.drop_detail()
                 kept, step = got, None
             at = nxt
         elif step is None:
@@ -444,10 +464,16 @@ def problem3(inst: Instance, s2: DlrResult, order1: list[int], p: Problem3Params
             break
         else:
             walk.steps += 1
-            kept, step = _walked(inst, step, rows, p, walk.steps), None
+            if kept is not chosen:
+                kept.stage3.evaluation.drop_detail()
+            kept, step, outcome = _walked(inst, step, rows, p, walk.steps), None, WALKED
             runs += 1
             at = kept.stage3.evaluation.metrics.extra_traffic
-        points.append(_point(inst, at, kept))
+        point = _point(inst, at, kept, outcome)
+        if points[-1].allowance == at:  # a faster plan at the same allowance (a walk step at no extra traffic)
+            points[-1] = point
+        else:
+            points.append(point)
         if at <= budget.allowance:
             chosen = kept
     chosen.row.kept = True

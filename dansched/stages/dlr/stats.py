@@ -8,6 +8,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 from typing import Any
 
+from ...reprs import one_line_repr
+
 __all__ = ["WaveStats", "ExactStats", "LnsStats", "OrderSearchStats", "DlrStats"]
 
 
@@ -16,6 +18,8 @@ class WaveStats:
     """The wave search's best sweep: its traffic, the sweep's name, the grid (rows, columns,
     reduction depth), the band width, how many sweeps were ranked and replayed by the scan,
     the seconds, and whether the wall-clock safety net cut the replays short."""
+
+    __repr__ = one_line_repr
 
     traffic: int
     sweep: str
@@ -47,6 +51,8 @@ class ExactStats:
     its proven bound, the seconds and deterministic time spent; or the ``error`` that kept
     it from running (the model too large, no legal order)."""
 
+    __repr__ = one_line_repr
+
     status: str = ""
     traffic: int | None = None
     bound: int = 0
@@ -72,6 +78,8 @@ class LnsStats:
     evaluator rejected, CP-SAT's deterministic time in all, the traffic before and after,
     the seconds, which budget stopped them (``stopped``: empty when they ran out of
     windows), or why they did not run (``skipped``)."""
+
+    __repr__ = one_line_repr
 
     windows: int = 0
     improved: int = 0
@@ -104,6 +112,8 @@ class LnsStats:
 class OrderSearchStats:
     """What each method of the order search did (``None``: it did not run)."""
 
+    __repr__ = one_line_repr
+
     wave: WaveStats | None = None
     exact: ExactStats | None = None
     lns: LnsStats | None = None
@@ -118,6 +128,8 @@ class DlrStats:
     order's best traffic, how many combinations were scanned; after the order search, the
     method that found the plan (``found_by``: ``dlr``, ``wave``, ``exact`` or ``lns``),
     whether it is proven optimal, the proven bound where known and what each method did."""
+
+    __repr__ = one_line_repr
 
     order: str
     placement: str

@@ -86,3 +86,81 @@ def test_solve_frontier_writes_each_point_as_a_judged_plan_folder(monkeypatch, c
     _, ev = judge_folder(inst, out)
     within = [r["makespan"] for r in rows if r["traffic"] <= summary["traffic_budget"]["allowance"]]
     assert ev.valid and ev.makespan == min(within)
+    # each row carries its folder; every allowance tried is listed, rising, with how its plan was reached
+    assert [r["folder"] for r in rows] == [str(out / "conv_s2_frontier" / f"traffic-{r['traffic']}") for r in rows]
+    tried = summary["allowances"]
+    base = summary["traffic_budget"]["base"]
+    assert tried[0]["allowance"] == base and tried[0]["outcome"] in ("searched", "walked")
+    assert [t["allowance"] for t in tried] == sorted({t["allowance"] for t in tried})
+    assert tried[-1]["allowance"] <= base * 2  # EffortParams.frontier_slack: 100 %
+    for below, t in zip(tried, tried[1:]):
+        assert t["traffic"] <= t["allowance"] and t["makespan"] <= below["makespan"]  # never slower
+        if t["outcome"] == "no-faster-candidate":  # not searched: the plan kept below, as it was
+            assert (t["traffic"], t["makespan"]) == (below["traffic"], below["makespan"])
+    assert {(r["traffic"], r["makespan"]) for r in rows} <= {(t["traffic"], t["makespan"]) for t in tried}
+    top = tried[-1]["allowance"]
+    assert summary["frontier_note"].startswith(f"{len(tried)} allowances tried, {base:,} to {top:,} traffic")
+
+
+def _tried(*rows: tuple[int, int, str]) -> list[FrontierPoint]:
+    return [FrontierPoint(a, a, m, Plan(order=()), "", outcome=o) for a, m, o in rows]
+
+
+def test_the_frontier_note_says_how_many_allowances_were_tried_and_why_one_point():
+    """By hand: no traffic to share, a single candidate at --effort fast, heavier plans no
+    faster (counted by outcome), and a frontier of several points."""
+    from dansched.summary import frontier_note
+
+    note = frontier_note(1, _tried((0, 60, "searched")), 0, 0, "default")
+    assert note.startswith("1 allowance tried (0 traffic): the problem-2 plan carries no extra traffic")
+    two = _tried((100, 900, "searched"), (200, 900, "no-faster-candidate"))
+    assert frontier_note(1, two, 100, 0, "fast") == (
+        "2 allowances tried, 100 to 200 traffic (+0% to +100% over the problem-2 plan's): one point: "
+        "--effort fast makes a single candidate, the problem-2 plan (--effort default makes more)"
+    )
+    assert frontier_note(1, two, 100, 0, "default").endswith(
+        "one point: no candidate carries more traffic than the problem-2 plan"
+    )
+    mixed = _tried(
+        (100, 900, "searched"),
+        (120, 900, "no-faster-candidate"),
+        (150, 900, "no-faster-candidate"),
+        (180, 900, "saturated"),
+        (200, 900, "searched"),
+    )
+    assert frontier_note(1, mixed, 100, 3, "default").endswith(
+        "one point: no heavier plan was faster than 900 cycles (2 admitted no candidate that screened faster, "
+        "so were not searched; 1 had a plan already at its busiest pipe's load, so were not searched; "
+        "1 searched without finding one)"
+    )
+    assert frontier_note(3, mixed, 100, 3, "default").endswith("over the problem-2 plan's): 3 points")
+
+
+def test_solve_frontier_says_on_screen_what_it_tried(monkeypatch, capsys, tmp_path):
+    """conv_s2 with L1 = 1024 at --effort fast: one point, and the screen says why (fast's
+    single candidate, and how the gap-hiding walk ended, as the report's walk says), the
+    legend under the table, every line within 80 columns."""
+    conv, hw = SHIPPED / "conv_s2.json", hw_file(tmp_path, L1=1024)
+    args = ["solve", conv, "--hw", hw, "--frontier", "--effort", "fast", "--out", tmp_path / "o", "--quiet"]
+    code, out, err = run_cli(monkeypatch, capsys, *args)
+    assert code == 0, err
+    text = " ".join(out.split())
+    assert "over p2: traffic above the problem-2 plan's;" in text and "*: the knee, the lightest point" in text
+    assert "1 allowance tried" in text and "one point: --effort fast makes a single candidate" in text
+    walk = json.loads((tmp_path / "o" / "conv_s2_report.json").read_text())["walk"]
+    steps = f"{walk['steps']} step{'s' if walk['steps'] != 1 else ''}"
+    assert f"the gap-hiding walk took {steps} and ended: {walk['end']}" in text
+    assert "each a whole plan folder to view, evaluate or submit" in text
+    assert all(len(line) <= 80 or " " not in line.strip() for line in out.splitlines()), out
+
+
+@pytest.mark.parametrize("problem", ["1", "2"])
+def test_frontier_is_refused_for_problems_1_and_2(monkeypatch, capsys, tmp_path, problem):
+    out = tmp_path / "o"
+    code, stdout, err = run_cli(
+        monkeypatch, capsys, "solve", SHIPPED / "Exp.json", "--frontier", "--problem", problem, "--out", out
+    )
+    assert code == 2 and stdout == "" and not out.exists()
+    assert err.splitlines() == [
+        f"dansched: error: --frontier plans problem 3's traffic-makespan frontier; it does not apply to --problem {problem}"
+    ]

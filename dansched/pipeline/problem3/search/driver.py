@@ -40,6 +40,7 @@ import numpy as np
 from ....instance import Instance
 from ....params import SearchParams
 from ....plan import Plan
+from ....reprs import one_line_repr
 from ....simulate import Evaluation, evaluate
 from ....stages.cpe.refine import makespan_of
 from ..stage3.resequence import loose_list_schedule
@@ -123,6 +124,8 @@ class SearchRound:
     """One round of the makespan search as the report shows it: the makespan it started
     from and the one it reached, the iterations run, the deterministic CP-SAT time its window
     moves spent, and what each operator did (:class:`OperatorStats`)."""
+
+    __repr__ = one_line_repr
 
     start_makespan: int
     makespan: int
