@@ -426,6 +426,11 @@ class BoundParams:
     # 16 x 16 x 16 grid. The coarse sweep (21: every S / 8) at fast and default, the fine one
     # (81: every S / 32) at max; the bound is jagged in R (Matmul_Case1: 149,504 at R = 48, 150,016 at 52)
     segment_steps: int = 21
+    # the makespan floors' heads and tails that respect the pipes (models/heads.py): the most
+    # ancestors (descendants) of one pipe a node's head (tail) is computed from, past which it
+    # keeps the longest path; the official instances need at most 302, a plan's augmented DAG
+    # far more (its reuse edges): 256 costs about 1.2 s on Matmul_Case1's plan (31,000 nodes)
+    head_set_limit: int = 256
 
     def __post_init__(self) -> None:
         _check_all_ints(self, skip=("peak", "traffic_global", "cover", "report_cover"))

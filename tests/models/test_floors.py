@@ -165,6 +165,10 @@ def test_solve_report_bound_and_audit_show_the_floors(exp_path, tmp_path):
         "head_body_tail_instance",
         "traffic_forced",
         "traffic",
+        "addresses",
     }
+    # Exp has no address-reuse edge: retimed without them it is the same plan
+    (addresses,) = (r for r in rows if r["floor"] == "addresses")
+    assert addresses["value"] == 60 and addresses["rooms_cost"] == 0 and addresses["scope"] == "fixed order and spills"
     t = run.invoke(app, ["bound", str(exp_path), "--time-limit", "1"])
     assert t.exit_code == 0 and "head_body_tail" in t.stdout
