@@ -248,7 +248,6 @@ class Floors:
     traffic_forced: Bound | None = None
     traffic: Bound | None = None  # the same for every plan carrying at least the plan's traffic
     addresses: Bound | None = None  # this plan's order and spills retimed without address-reuse edges
-    cpsat: Bound | None = None  # CP-SAT's proven bound with every pipe a no-overlap resource (small graphs)
     instance_heads: HeadsTails | None = field(default=None, repr=False, compare=False)
 
     def named(self) -> dict[str, tuple[Bound, str]]:
@@ -258,7 +257,6 @@ class Floors:
             "head_body_tail_instance": (self.head_body_tail_instance, INSTANCE_SCOPE),
         }
         extra = (
-            ("cpsat", self.cpsat, INSTANCE_SCOPE),
             ("traffic_forced", self.traffic_forced, INSTANCE_SCOPE),
             ("traffic", self.traffic, TRAFFIC_SCOPE),
             ("plan", self.plan, PLAN_SCOPE),
@@ -352,26 +350,24 @@ def makespan_floors(
     forced_traffic: int | None = None,
     plan_traffic: int | None = None,
     params: BoundParams | None = None,
-    cpsat: Bound | None = None,
 ) -> Floors:
     """All floors of ``inst``; with a plan's augmented DAG ``graph`` and its schedule
     ``order`` (a topological order of ``graph``), also the plan's (its memory behaviour's,
     with the instance's heads and tails as the first; and its order's and spills', by
     :func:`address_free_floor`); with ``forced_traffic`` (traffic proven over all orders)
     the traffic-forced floor, with ``plan_traffic`` the floor of every plan carrying at
-    least that traffic; ``cpsat``: CP-SAT's floor when computed
-    (:func:`dansched.models.makespan_cpsat.cpsat_floor`). ``params``: the limits of the
-    heads and tails (``BoundParams.head_set_limit``)."""
+    least that traffic. ``params``: the limit of the heads and tails
+    (``BoundParams.head_set_limit``)."""
     params = BoundParams() if params is None else params
     glob, hbt_glob, ht = instance_floors(inst, params)
-    base = tuple(b for b in (glob, hbt_glob, cpsat) if b is not None)
+    base = (glob, hbt_glob)
     forced = at = None
     if forced_traffic is not None:
         forced = _at_least(inst, forced_traffic, "every plan: traffic forced", base, ht)
     if plan_traffic is not None:
         at = _at_least(inst, plan_traffic, "plans carrying at least", base, ht)
     if graph is None:
-        return Floors(glob, hbt_glob, traffic_forced=forced, traffic=at, cpsat=cpsat, instance_heads=ht)
+        return Floors(glob, hbt_glob, traffic_forced=forced, traffic=at, instance_heads=ht)
     assert order is not None
     names = inst.hw.pipes
     own = dag_floor(graph.pipe, graph.cycles, graph.preds, order, names, "this plan's spills and reuse edges")
@@ -379,7 +375,7 @@ def makespan_floors(
         graph.pipe_array, graph.cycles_array, graph.pred_ptr, graph.pred_idx, order, params.head_set_limit, ht
     )
     hbt_own = one_machine_floor(graph.pipe_array, graph.cycles_array, plan_ht, names, "this plan's augmented DAG")
-    return Floors(glob, hbt_glob, own, hbt_own, forced, at, address_free_floor(inst, graph, order), cpsat, ht)
+    return Floors(glob, hbt_glob, own, hbt_own, forced, at, address_free_floor(inst, graph, order), ht)
 
 
 def address_free_floor(inst: Instance, graph: AugmentedGraph, order: Sequence[int]) -> Bound:
@@ -478,5 +474,4 @@ def makespan_floor_at_traffic(inst: Instance, traffic: int, floors: Floors | Non
     the spill-in pipe's floor for that traffic (the floor under a frontier point)."""
     base = floors if floors is not None else makespan_floors(inst)
     ht = base.instance_heads if base.instance_heads is not None else instance_floors(inst)[2]
-    others = tuple(b for b in (base.instance, base.head_body_tail_instance, base.cpsat) if b is not None)
-    return _at_least(inst, traffic, "plans carrying at least", others, ht)
+    return _at_least(inst, traffic, "plans carrying at least", (base.instance, base.head_body_tail_instance), ht)
