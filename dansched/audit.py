@@ -15,11 +15,14 @@ Every figure dansched prints comes with how far it can be from the best possible
   (per tier: forced-live sets and the least peak; product-grid segments; live lines), a row
   each, the best kept by ``rows_report``;
 - ``makespan``: the floors of :mod:`dansched.models.floors`: busiest pipe load and
-  longest path, and the head-body-tail (one-machine) bound per pipe, each for the
-  instance (every plan) and for the plan's augmented DAG (this plan's memory only); the
-  spill-in pipe's load for the traffic proven over all orders (every plan) and for the
-  plan's own traffic (every plan carrying at least that much); ``rows_report`` lists them
-  all under ``makespan_floors`` with their scope and the gap to the best of each scope.
+  longest path, and the head-body-tail (one-machine) bound per pipe with heads and tails
+  that respect the pipes, each for the instance (every plan) and for the plan's augmented
+  DAG (this plan's memory only); the spill-in pipe's floor for the traffic proven over all
+  orders (every plan) and for the plan's own traffic (every plan carrying at least that
+  much); the plan retimed without its address-reuse edges (every re-addressing of the
+  plan: the row's ``rooms_cost`` is what its addresses cost, a Stage-2 figure);
+  ``rows_report`` lists them all under ``makespan_floors`` with their scope and the gap to
+  the best of each scope.
 
 ``optimal`` is true only when a plan of that value is known and the bound meets it.
 
@@ -261,13 +264,10 @@ def audit_plan(
         inst, graph, order, forced_traffic=forced.value, plan_traffic=ev.extra_traffic, params=params
     )
     for name, (b, scope) in floors.named().items():
-        extra = {"floor": name}
+        row = AuditRow("makespan", "CPE", ev.makespan, b, scope, {"floor": name})
         if scope == ADDRESS_SCOPE and ev.makespan is not None:  # what the rooms cost: Stage 2 placed them
-            rows.append(
-                AuditRow("makespan", "DLR", ev.makespan, b, scope, extra | {"rooms_cost": ev.makespan - b.value})
-            )
-        else:
-            rows.append(AuditRow("makespan", "CPE", ev.makespan, b, scope, extra))
+            row.stage, row.extra["rooms_cost"] = "DLR", ev.makespan - b.value
+        rows.append(row)
     for r in rows:
         r.plan = plan_name
     return rows
