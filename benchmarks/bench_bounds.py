@@ -197,6 +197,17 @@ def bound_command_row(path: Path) -> str:
     )
 
 
+def _each_case(args, row) -> list[str]:
+    """``row(path)`` for each case of ``args`` whose file is there, each printed as it comes."""
+    out = []
+    for case in args.cases:
+        p = Path(args.official) / f"{case}.json"
+        if p.is_file():
+            out.append(row(p))
+            print(out[-1], file=sys.stderr, flush=True)
+    return out
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("cases", nargs="*", default=CASES)
@@ -245,11 +256,7 @@ def main(argv=None) -> int:
             "| case | plan | every plan | this traffic+ | this memory | re-addressing (rooms cost) | floors s |",
             "|---|---:|---|---|---|---:|---:|",
         ]
-        for case in args.cases:
-            p = Path(args.official) / f"{case}.json"
-            if p.is_file():
-                lines.append(floors_row(p))
-                print(lines[-1], file=sys.stderr, flush=True)
+        lines += _each_case(args, floors_row)
     if not args.no_command:
         lines += [
             "",
@@ -261,11 +268,7 @@ def main(argv=None) -> int:
             "| case | wall s | maxV_stay | extra traffic, fixed order (placement model) | makespan |",
             "|---|---:|---:|---:|---:|",
         ]
-        for case in args.cases:
-            p = Path(args.official) / f"{case}.json"
-            if p.is_file():
-                lines.append(bound_command_row(p))
-                print(lines[-1], file=sys.stderr, flush=True)
+        lines += _each_case(args, bound_command_row)
     text = "\n".join(lines) + "\n"
     Path(args.out).parent.mkdir(parents=True, exist_ok=True)
     Path(args.out).write_text(text)

@@ -58,11 +58,11 @@ import numpy as np
 from ..graph import topological_order
 from ..hardware import spill_traffic
 from ..instance import Instance
-from ..kernels.csr import csr_of_pairs, int64_array
+from ..kernels.csr import csr_of_pairs, int64_array, transposed
 from ..params import BoundParams
 from ..simulate import AugmentedGraph, simulate_timing_arrays
 from .bound import Bound, gap
-from .heads import pipe_aware_heads, pipe_aware_tails
+from .heads import pipe_aware_heads
 from .makespan import longest_path_bound
 
 __all__ = [
@@ -183,7 +183,9 @@ def heads_and_tails(
         return out
 
     heads = pipe_aware_heads(pred_ptr, pred_idx, pipe, cycles, order_arr, limit, start(base.heads if base else None))
-    tails = pipe_aware_tails(pred_ptr, pred_idx, pipe, cycles, order_arr, limit, start(base.tails if base else None))
+    succ_ptr, succ_idx = transposed(pred_ptr, pred_idx)  # the tails: the heads of the reversed DAG
+    reverse = order_arr[::-1].copy()
+    tails = pipe_aware_heads(succ_ptr, succ_idx, pipe, cycles, reverse, limit, start(base.tails if base else None))
     return HeadsTails(heads, tails)
 
 

@@ -14,8 +14,9 @@ start of ``v`` and JPS is the optimum of the preemptive one-machine problem with
 bodies and tails (Jackson's preemptive schedule; it is at least ``min head + sum cycles +
 min D`` of every subset of those ancestors, Carlier 1982). The heads are computed in
 topological order, so each uses the pipe-aware heads of the ancestors: the one-machine bound
-applied recursively. The tails are the same bound on the reversed DAG: ``tail(v)`` is a
-proven least time from the end of ``v`` to the end of the plan.
+applied recursively. The tails are the same bound on the reversed DAG (its heads, from the
+successor lists and the order reversed): ``tail(v)`` is a proven least time from the end of
+``v`` to the end of the plan.
 
 Both are lower bounds for every schedule of the DAG given, whatever its order: spills and
 address reuse only add nodes and edges, so heads and tails of the instance DAG hold for every
@@ -30,10 +31,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..kernels.csr import int64_array, transposed
+from ..kernels.csr import int64_array
 from ..kernels.heads import pipe_heads
 
-__all__ = ["pipe_aware_heads", "pipe_aware_tails"]
+__all__ = ["pipe_aware_heads"]
 
 
 def pipe_aware_heads(
@@ -57,18 +58,3 @@ def pipe_aware_heads(
     for p in pipes:  # pipe -1 (none on a pipe): the longest path alone
         head = pipe_heads(order, pred_ptr, pred_idx, pipe, cycles, head, p if p >= 0 else -2, limit)
     return head
-
-
-def pipe_aware_tails(
-    pred_ptr: np.ndarray,
-    pred_idx: np.ndarray,
-    pipe: np.ndarray,
-    cycles: np.ndarray,
-    order: np.ndarray,
-    limit: int,
-    base: np.ndarray | None = None,
-) -> np.ndarray:
-    """Per node, a proven least time from its end to the end of every schedule: the heads of
-    the reversed graph (:func:`pipe_aware_heads` on the successors, ``order`` reversed)."""
-    succ_ptr, succ_idx = transposed(pred_ptr, pred_idx)
-    return pipe_aware_heads(succ_ptr, succ_idx, pipe, cycles, int64_array(order)[::-1].copy(), limit, base)
