@@ -213,14 +213,15 @@ def _plans_line(listed: list[tuple[str, list[str], dict[str, Any]]]) -> str | No
 def print_bounds(title: str, rows: dict[str, Any] | list[dict[str, Any]], console: Console | None = None) -> None:
     """A line naming the plan of the plan column, then one table of bounds, a row per
     distinct bound (metric, scope, plan, bound, gap, strength, optimal), then how each
-    bound was obtained under the row's number (every method that gives it), and ``not_bounded`` as lines of its own:
-    ``rows`` is ``bound``'s report (metric -> best row, with ``makespan_floors`` shown as
-    rows of their own) or ``audit``'s list of rows. Scopes: *all plans* (``global``),
-    *this order* (``fixed order``: plans with this plan's order), *this memory* (``fixed
-    memory behaviour``: this plan's spills and reuse), *this traffic+* (plans carrying at
-    least this plan's traffic), *these spills* (``fixed order and spills``: this plan's
-    order and spills at any addresses: what its rooms cost). Strength: the kind of bound (``exact``, ``lower bound``,
-    ``conditional``: docs/guide.md)."""
+    bound was obtained under the row's number (every method that gives it), and
+    ``not_bounded`` as lines of its own: ``rows`` is ``bound``'s report (metric -> best
+    row, with ``makespan_floors`` shown as rows of their own) or ``audit``'s list of rows.
+    Scopes: *all plans* (``global``), *this order* (``fixed order``: plans with this plan's
+    order), *this memory* (``fixed memory behaviour``: this plan's spills and reuse), *this
+    traffic+* (plans carrying at least this plan's traffic), *these spills* (``fixed order
+    and spills``: this plan's order and spills at any addresses: what its rooms cost).
+    Strength: the kind of bound (``exact``, ``lower bound``, ``conditional``:
+    docs/guide.md)."""
     console = _console(console)
     not_bounded: dict[str, str] = rows.get("not_bounded", {}) if isinstance(rows, dict) else {}
     listed = _bound_rows(rows)
@@ -259,8 +260,8 @@ def print_frontier(rows: list[dict[str, Any]], folders: list[str], console: Cons
     """The traffic-makespan frontier (the report's ``frontier`` rows, lightest first): per
     point its traffic, the share over the problem-2 plan's, the makespan, the busiest pipe
     and its load, the floor for that traffic, the gap to it and whether the floor proves
-    the point optimal (no plan carrying that much traffic is faster), the knee marked; then each
-    point's plan folder under the row's number (``folders``, one per row)."""
+    the point optimal (no plan carrying that much traffic is faster), the knee marked;
+    then each point's plan folder under the row's number (``folders``, one per row)."""
     console = _console(console)
     table = compact_table("traffic-makespan frontier (knee: *)")
     for col in ("#", "traffic", "over p2", "makespan", "busiest pipe", "floor", "gap", "optimal"):

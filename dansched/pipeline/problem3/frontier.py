@@ -15,7 +15,8 @@ fastest point's: past it, more traffic buys less than that much time.
 Each point is reported (:func:`frontier_rows`) with its busiest pipe and that pipe's load, the
 *floor for its traffic* -- a makespan no plan carrying that much traffic can beat
 (:func:`dansched.models.floors.makespan_floor_at_traffic`: the instance floors and the
-spill-in pipe's load for the traffic) -- and the gap to it.
+spill-in pipe's floor for the traffic) -- the gap to it, and whether that floor proves the
+point optimal (it meets the makespan).
 
 >>> figures = [(100, 1000), (120, 900), (130, 950), (150, 880), (200, 879)]
 >>> front = pareto_front([FrontierPoint(t, t, m, Plan(order=()), "") for t, m in figures])
