@@ -95,7 +95,6 @@ PLAN_SCOPE = "fixed memory behaviour"
 TRAFFIC_SCOPE = "plans with at least this traffic"
 ADDRESS_SCOPE = "fixed order and spills"
 ORDER_SCOPES = (INSTANCE_SCOPE, TRAFFIC_SCOPE, PLAN_SCOPE)  # the scopes in which the order may change
-HEADS_WORDS = "heads and tails that respect the pipes"
 
 
 def busiest_pipe(pipe: Sequence[int], cycles: Sequence[int]) -> tuple[int, int]:
@@ -215,7 +214,10 @@ def one_machine_floor(
             through[node], f"the path through node {node}: its head, cycles and tail, which respect the pipes ({scope})"
         )
     name = pipe_names[where] if 0 <= where < len(pipe_names) else "no pipe"
-    return Bound(best, f"head-body-tail on {name}: Jackson's preemptive one-machine bound, {HEADS_WORDS} ({scope})")
+    return Bound(
+        best,
+        f"head-body-tail on {name}: Jackson's preemptive one-machine bound, heads and tails that respect the pipes ({scope})",
+    )
 
 
 def dag_floor(
