@@ -11,7 +11,8 @@ plan; then the traffic bounds over all orders (the forced-live sets of
 the segment bound's fine sweep of ``--effort max``), with their reason when 0, against the
 extra traffic of dansched's problem-2 plan; then the makespan floors over every plan (the
 traffic-forced one included) and the floor of the plans carrying the problem-2 plan's
-traffic. Every plan is judged by
+traffic; then, against dansched's problem-3 plan, the makespan floors of each scope before
+and after the heads and tails that respect the pipes (:func:`floors_row`). Every plan is judged by
 :func:`dansched.simulate.evaluate` inside ``solve``. The gap is
 ``(plan - bound) / plan``; "proven optimal" when it is 0.
 
@@ -27,6 +28,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import subprocess
 import sys
 import time
@@ -38,7 +40,13 @@ sys.path.insert(0, str(REPO))
 from dansched.errors import ExactModelTooLarge, NoLegalOrderError  # noqa: E402
 from dansched.instance import load_instance  # noqa: E402
 from dansched.models.bound import gap  # noqa: E402
-from dansched.models.floors import makespan_floor_at_traffic, makespan_floors  # noqa: E402
+from dansched.models.floors import (  # noqa: E402
+    INSTANCE_SCOPE,
+    PLAN_SCOPE,
+    makespan_floor_at_traffic,
+    makespan_floors,
+    spill_in_load,
+)
 from dansched.models.order import exact_min_peak  # noqa: E402
 from dansched.models.peak import peak_lower_bound  # noqa: E402
 from dansched.models.peak_contracted import contracted_peak_bound  # noqa: E402
@@ -46,7 +54,7 @@ from dansched.models.peak_product import product_peak_bound  # noqa: E402
 from dansched.models.traffic_global import global_traffic_bound  # noqa: E402
 from dansched.models.traffic_orders import all_orders_traffic_bounds  # noqa: E402
 from dansched.params import BoundParams  # noqa: E402
-from dansched.pipeline import SolveOptions, run_pipeline  # noqa: E402
+from dansched.pipeline import SolveOptions, effort_options, run_pipeline  # noqa: E402
 from dansched.pipeline.options import FINE_SEGMENT_STEPS  # noqa: E402
 
 CASES = ["Conv_Case0", "FlashAttention_Case0", "FlashAttention_Case1", "Matmul_Case0", "Matmul_Case1"]
@@ -132,6 +140,44 @@ def bench_case(path: Path, plans: bool) -> list[str]:
     return out
 
 
+def _old_traffic_floor(inst, traffic: int, old_floors) -> int:
+    """The floor at ``traffic`` as it was before the spill-in pipe's head-body-tail floor: the
+    largest of the instance floors (``old_floors``) and that pipe's load plus its SPILL_IN
+    cycles."""
+    p = inst.hw.pipes.index(inst.hw.spill_in_pipe)
+    load = int(inst.cycles[inst.pipe == p].sum())
+    return max(old_floors.instance.value, old_floors.head_body_tail_instance.value, load + spill_in_load(inst, traffic))
+
+
+def floors_row(path: Path) -> str:
+    """One row of the floors table: dansched's problem-3 plan (``solve``'s default) beside the
+    makespan floors of every plan, of the plans carrying at least its traffic, of its memory
+    behaviour and of its re-addressings, before (heads and tails from longest paths:
+    ``head_set_limit=0``; the spill-in floor its load alone) and after (heads and tails that
+    respect the pipes, the spill-in pipe's head-body-tail floor), each with its gap, and the
+    seconds the floors take now."""
+    inst = load_instance(path)
+    res = run_pipeline(inst, effort_options("default", problem=3))
+    ev, order = res.evaluation, res.plan.order
+    forced = max(b.value for b in all_orders_traffic_bounds(inst))
+    args = (inst, ev.graph, order, forced, ev.extra_traffic)
+    old = makespan_floors(*args, params=BoundParams(head_set_limit=0))
+    new, s = _timed(lambda: makespan_floors(*args))
+    mk = ev.makespan
+    old_traffic = _old_traffic_floor(inst, ev.extra_traffic, old)
+
+    def cell(before: int, after: int) -> str:
+        return f"{before:,} ({_pct(gap(mk, before))}) -> {after:,} ({_pct(gap(mk, after))})"
+
+    best = new.best(INSTANCE_SCOPE)[1]
+    rooms = new.addresses.value if new.addresses is not None else mk
+    return (
+        f"| {path.stem} | {mk:,} | {cell(old.best(INSTANCE_SCOPE)[1].value, best.value)} | "
+        f"{cell(old_traffic, new.traffic.value)} | {cell(old.best(PLAN_SCOPE)[1].value, new.best(PLAN_SCOPE)[1].value)} | "
+        f"{rooms:,} ({mk - rooms:,}) | {s:.2f} |"
+    )
+
+
 def bound_command_row(path: Path) -> str:
     """``dansched bound CASE --json`` with its default budget, timed as a user runs it
     (a fresh process: imports, one problem-3 solve, the audits). The target is at
@@ -148,8 +194,19 @@ def bound_command_row(path: Path) -> str:
     return (
         f"| {path.stem} | {s:.1f} | {rep['max_v_stay']['value']:,} / {rep['max_v_stay']['plan_value']:,} | "
         f"{tr['value']:,} / {tr['plan_value']:,} ({tr.get('cpsat_status', '-')}) | "
-        f"{rep['makespan']['value']:,} / {rep['makespan']['plan_value']:,} |"
+        f"{rep['makespan']['value']:,} / {rep['makespan']['plan_value']:,} ({rep['makespan']['scope']}) |"
     )
+
+
+def _each_case(args, row) -> list[str]:
+    """``row(path)`` for each case of ``args`` whose file is there, each printed as it comes."""
+    out = []
+    for case in args.cases:
+        p = Path(args.official) / f"{case}.json"
+        if p.is_file():
+            out.append(row(p))
+            print(out[-1], file=sys.stderr, flush=True)
+    return out
 
 
 def main(argv=None) -> int:
@@ -160,6 +217,7 @@ def main(argv=None) -> int:
     ap.add_argument("--no-command", action="store_true", help="skip timing `dansched bound` on each case")
     ap.add_argument("--out", default=str(REPO / "benchmarks" / "results" / "bench_bounds.md"))
     args = ap.parse_args(argv)
+    load_before = os.getloadavg()
     lines = [
         "# Lower bounds over all orders (official cases)",
         "",
@@ -180,22 +238,43 @@ def main(argv=None) -> int:
         got = bench_case(p, not args.no_plans)
         lines += got
         print("\n".join(got), file=sys.stderr, flush=True)
+    if not args.no_plans:
+        lines += [
+            "",
+            "## Makespan floors before and after heads and tails that respect the pipes",
+            "",
+            "Per case, dansched's problem-3 plan (`dansched solve`'s default) and its makespan "
+            "floors, each with the plan's gap to it, before -> after. Before: heads and tails "
+            "from longest paths (`BoundParams(head_set_limit=0)`), the floor at a traffic the "
+            "spill-in pipe's load plus its SPILL_IN cycles; after: heads and tails that respect "
+            "the pipes (`models/heads.py`, `head_set_limit` 256), the spill-in pipe's "
+            "head-body-tail floor with those cycles. *Every plan*: the best floor of scope "
+            "global; *this traffic+*: of every plan carrying at least the plan's traffic; "
+            "*this memory*: of the plan's memory behaviour (its augmented DAG); *re-addressing*: "
+            "the plan retimed without its address-reuse edges (a floor for every other "
+            "placement of its buffers) and, in brackets, what its rooms cost. Seconds: the "
+            "floors now (instance and plan, one call), wall clock.",
+            "",
+            "| case | plan | every plan | this traffic+ | this memory | re-addressing (rooms cost) | floors s |",
+            "|---|---:|---|---|---|---:|---:|",
+        ]
+        lines += _each_case(args, floors_row)
     if not args.no_command:
         lines += [
             "",
             "## `dansched bound` with its default budget (target: at most 60 s per case)",
             "",
             "Wall seconds of `dansched bound CASE --json` in a fresh process (one problem-3 solve, "
-            "whose Stage-1 order is the problem-1 plan, then the audits); each cell is bound / plan.",
+            "whose Stage-1 order is the problem-1 plan, then the audits); each cell is bound / plan, "
+            "the makespan's with the scope of its best floor (`fixed memory behaviour`: this plan's "
+            "spills and reuse edges only).",
             "",
             "| case | wall s | maxV_stay | extra traffic, fixed order (placement model) | makespan |",
             "|---|---:|---:|---:|---:|",
         ]
-        for case in args.cases:
-            p = Path(args.official) / f"{case}.json"
-            if p.is_file():
-                lines.append(bound_command_row(p))
-                print(lines[-1], file=sys.stderr, flush=True)
+        lines += _each_case(args, bound_command_row)
+    loads = ", ".join(f"{x:.2f}" for x in load_before + os.getloadavg())
+    lines += ["", f"Load average (1, 5, 15 min) when the run started, then when it ended: {loads}."]
     text = "\n".join(lines) + "\n"
     Path(args.out).parent.mkdir(parents=True, exist_ok=True)
     Path(args.out).write_text(text)

@@ -15,11 +15,14 @@ Every figure dansched prints comes with how far it can be from the best possible
   (per tier: forced-live sets and the least peak; product-grid segments; live lines), a row
   each, the best kept by ``rows_report``;
 - ``makespan``: the floors of :mod:`dansched.models.floors`: busiest pipe load and
-  longest path, and the head-body-tail (one-machine) bound per pipe, each for the
-  instance (every plan) and for the plan's augmented DAG (this plan's memory only); the
-  spill-in pipe's load for the traffic proven over all orders (every plan) and for the
-  plan's own traffic (every plan carrying at least that much); ``rows_report`` lists them
-  all under ``makespan_floors`` with their scope and the gap to the best of each scope.
+  longest path, and the head-body-tail (one-machine) bound per pipe with heads and tails
+  that respect the pipes, each for the instance (every plan) and for the plan's augmented
+  DAG (this plan's memory only); the spill-in pipe's floor for the traffic proven over all
+  orders (every plan) and for the plan's own traffic (every plan carrying at least that
+  much); the plan retimed without its address-reuse edges (every re-addressing of the
+  plan: the row's ``rooms_cost`` is what its addresses cost, a Stage-2 figure);
+  ``rows_report`` lists them all under ``makespan_floors`` with their scope and the gap to
+  the best of each scope.
 
 ``optimal`` is true only when a plan of that value is known and the bound meets it.
 
@@ -56,7 +59,7 @@ from .errors import NoLegalOrderError
 from .instance import Instance, require_instance
 from .judge import judge_folder, require_valid
 from .models.bound import Bound, gap
-from .models.floors import floor_gaps, makespan_floors
+from .models.floors import ADDRESS_SCOPE, floor_gaps, floor_row, makespan_floors
 from .models.peak_bounds import best_peak_bound
 from .models.placement import fixed_order_placement
 from .models.traffic import traffic_lower_bound
@@ -260,9 +263,14 @@ def audit_plan(
         rows.append(AuditRow("extra_traffic", "DLR", ev.extra_traffic, b, "global"))
     say("makespan floors")
     graph, order = (ev.graph, plan.order) if ev.graph is not None else (None, None)
-    floors = makespan_floors(inst, graph, order, forced_traffic=forced.value, plan_traffic=ev.extra_traffic)
+    floors = makespan_floors(
+        inst, graph, order, forced_traffic=forced.value, plan_traffic=ev.extra_traffic, params=params
+    )
     for name, (b, scope) in floors.named().items():
-        rows.append(AuditRow("makespan", "CPE", ev.makespan, b, scope, {"floor": name}))
+        row = AuditRow("makespan", "CPE", ev.makespan, b, scope, {"floor": name})
+        if scope == ADDRESS_SCOPE and ev.makespan is not None:  # what the rooms cost: Stage 2 placed them
+            row.stage, row.extra["rooms_cost"] = "DLR", ev.makespan - b.value
+        rows.append(row)
     for r in rows:
         r.plan = plan_name
     return rows
@@ -270,23 +278,19 @@ def audit_plan(
 
 def rows_report(rows: list[AuditRow]) -> dict[str, Any]:
     """``{metric: {value, method, optimal, scope, plan_value, gap, stage, strength, ...}}``,
-    keeping for each metric its tightest bound (the first row on ties), plus
+    keeping for each metric its tightest bound (the first row on ties; for the makespan, of
+    the scopes in which the order may change: the address floor says what the plan's rooms
+    cost, it is listed under ``makespan_floors``), plus
     ``extra_traffic_all_orders`` when a fixed-order traffic bound is the tightest; then
     ``makespan_floors``: every makespan floor by name (value, method, scope, gap), and the
     gaps to the best floor of each scope (:func:`~dansched.models.floors.floor_gaps`)."""
     out: dict[str, Any] = {}
     floors: dict[str, Any] = {}
     for r in rows:
-        if r.metric not in out or r.bound.value > out[r.metric]["value"]:
+        if r.scope != ADDRESS_SCOPE and (r.metric not in out or r.bound.value > out[r.metric]["value"]):
             out[r.metric] = r.to_dict()
         if "floor" in r.extra:
-            floors[r.extra["floor"]] = {
-                "value": int(r.bound.value),
-                "method": r.bound.method,
-                "scope": r.scope,
-                "gap": r.gap,
-                "strength": r.strength,
-            }
+            floors[r.extra["floor"]] = floor_row(r.bound, r.scope, r.value) | {"strength": r.strength}
     # the best all-orders traffic bound also when a fixed-order one is tighter (it says what any order needs)
     if out.get("extra_traffic", {}).get("scope") != "global":
         best_global: AuditRow | None = None

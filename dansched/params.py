@@ -451,6 +451,11 @@ class BoundParams:
     # 16 x 16 x 16 grid. The coarse sweep (21: every S / 8) at fast and default, the fine one
     # (81: every S / 32) at max; the bound is jagged in R (Matmul_Case1: 149,504 at R = 48, 150,016 at 52)
     segment_steps: int = 21
+    # the makespan floors' heads and tails that respect the pipes (models/heads.py): the most
+    # ancestors (descendants) of one pipe a node's head (tail) is computed from, past which it
+    # keeps the longest path; the official instances need at most 302, a plan's augmented DAG
+    # far more (its reuse edges): 256 costs about 1.2 s on Matmul_Case1's plan (31,000 nodes)
+    head_set_limit: int = 256
 
     def __post_init__(self) -> None:
         _check_all_ints(self, skip=("peak", "traffic_global", "cover", "report_cover"))
@@ -469,14 +474,16 @@ class BoundParams:
     def linear(self) -> BoundParams:
         """These budgets without the costly parts: no product-pattern search, no contracted
         relaxation (CP-SAT), no exact DP, no HiGHS model of the report's cover (its
-        per-position bound stands), and the segment bound's coarsest sweep (three segment
-        lengths): what ``--effort fast`` reports."""
+        per-position bound stands), the segment bound's coarsest sweep (three segment
+        lengths) and heads and tails from at most 64 ancestors per pipe (Matmul_Case1's plan:
+        0.1 s instead of 1.2 s): what ``--effort fast`` reports."""
         return replace(
             self,
             peak=replace(self.peak, product=None, exact_max_nodes=0),
             report_cover=replace(self.report_cover, mip_max_nonzeros=0, lp_max_nonzeros=0),
             contracted_total_ms=0,
             segment_steps=min(self.segment_steps, 3),
+            head_set_limit=min(self.head_set_limit, 64),
         )
 
 

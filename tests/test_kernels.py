@@ -13,7 +13,10 @@
 - farthest-next-use replacement against the dictionary-and-heapq version
   (tests/belady_reference.py);
 - the ``min-reload`` rule's two continuations side by side against the walk of each to the
-  end with sets (tests/min_reload_reference.py), on random tiers.
+  end with sets (tests/min_reload_reference.py), on random tiers;
+- the heads that respect one pipe against the pass with dictionaries
+  (tests/heads_reference.py), and the compiled Jackson bound against the Python one, on
+  random DAGs and task sets.
 
 The default run draws few examples; ``-m slow`` draws many more and adds the official
 graphs.
@@ -29,6 +32,7 @@ import random
 from dataclasses import replace
 
 import belady_reference
+import heads_reference
 import list_schedule_reference as ref
 import min_reload_reference
 import numpy as np
@@ -45,7 +49,9 @@ from dansched.hardware import default_hardware, load_hardware
 from dansched.instance import Instance, instance_from_records, load_instance
 from dansched.kernels.belady import belady_misses
 from dansched.kernels.csr import csr_of_lists, int64_array
+from dansched.kernels.heads import jackson, pipe_heads
 from dansched.kernels.min_reload import first_keeping_minimum
+from dansched.models.floors import jackson_preemptive_bound
 from dansched.plan import Plan
 from dansched.simulate import (
     Evaluation,
@@ -501,3 +507,31 @@ def test_compiled_continuations_equal_the_python_walk(seed, uniform, backed_mix)
         assert first_keeping_minimum(int64_array(order), f, *args, 0) == want
         if uniform and not backed_mix:
             assert first_keeping_minimum(int64_array(order), f, *args, 1) == want
+
+
+@SETTINGS
+@given(data=st.data())
+def test_compiled_pipe_heads_equal_the_dictionaries(data):
+    """Random DAGs (edges from lower to higher ids, a random topological order), random
+    pipes, cycles, heads known already and limits, small enough that sets overflow too."""
+    n = data.draw(st.integers(1, 40))
+    edges = data.draw(st.lists(st.tuples(st.integers(0, n - 1), st.integers(0, n - 1)), max_size=3 * n))
+    preds = [sorted({u for u, w in edges if u < w == v}) for v in range(n)]
+    pipe = data.draw(st.lists(st.integers(-1, 2), min_size=n, max_size=n))
+    cycles = data.draw(st.lists(st.integers(0, 20), min_size=n, max_size=n))
+    head = data.draw(st.lists(st.integers(0, 30), min_size=n, max_size=n))
+    target = data.draw(st.integers(-1, 2))
+    limit = data.draw(st.integers(0, 12))
+    order = list(range(n))
+    want = heads_reference.pipe_heads(order, preds, pipe, cycles, head, target, limit)
+    ptr, idx = csr_of_lists(preds)
+    i64 = int64_array
+    got = pipe_heads(i64(order), ptr, idx, i64(pipe), i64(cycles), i64(head), target, limit)
+    assert got.tolist() == want
+
+
+@SETTINGS
+@given(tasks=st.lists(st.tuples(st.integers(0, 50), st.integers(0, 20), st.integers(0, 50)), max_size=30))
+def test_compiled_jackson_equals_the_python_heaps(tasks):
+    r, p, q = (int64_array([t[k] for t in tasks]) for k in range(3))
+    assert jackson(r, p, q) == jackson_preemptive_bound(tasks)

@@ -7,6 +7,8 @@
 - :mod:`.belady`: farthest-next-use replacement (the wave search's first ranking);
 - :mod:`.min_reload`: two farthest-next-use continuations side by side (the ``min-reload``
   victim rule);
+- :mod:`.heads`: heads that respect one pipe (the makespan floors' one-machine bound applied
+  recursively) and Jackson's preemptive bound;
 - :mod:`.csr`: adjacency lists as CSR arrays and back (plain numpy);
 - :mod:`.warm`: compile every kernel once (``dansched warm``);
 - :mod:`.jit`: the decorator they share (numba's ``njit`` with the on-disk cache).

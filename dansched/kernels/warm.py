@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import time
 
-from . import belady, evaluate, list_schedule, min_reload, skeleton, timing
+from . import belady, evaluate, heads, list_schedule, min_reload, skeleton, timing
 
 __all__ = ["warm"]
 
@@ -21,6 +21,7 @@ def warm() -> dict[str, float]:
         ("skeleton", skeleton),
         ("belady", belady),
         ("min_reload", min_reload),
+        ("heads", heads),
     ):
         t0 = time.perf_counter()
         module.warm()

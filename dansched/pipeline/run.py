@@ -181,7 +181,7 @@ def _run_stages(inst: Instance, opts: SolveOptions, progress: Progress | None) -
         p3.budget,
         p3.candidates,
         p3.search,
-        frontier_rows(inst, p3.points, p3.budget.base),
+        frontier_rows(inst, p3.points, p3.budget.base, params=opts.bounds),
         allowances_tried(p3.points),
         p3.walk,
     )

@@ -174,13 +174,15 @@ SCOPE_CELLS = {
     "fixed order": "this order",
     "fixed memory behaviour": "this memory",
     "plans with at least this traffic": "this traffic+",
+    "fixed order and spills": "these spills",
 }
 
 
-def _bound_rows(rows: dict[str, Any] | list[dict[str, Any]]) -> list[tuple[str, str, dict[str, Any]]]:
-    """``(metric, which bound, row)`` per table row, one per distinct bound: ``audit``'s
-    list of rows, or ``bound``'s report (metric -> best row; the makespan's best is one
-    of its floors, so the floors by name stand for it)."""
+def _bound_rows(rows: dict[str, Any] | list[dict[str, Any]]) -> list[tuple[str, list[str], dict[str, Any]]]:
+    """``(metric, how each agreeing method reads, row)`` per table row, one per distinct bound
+    (metric, scope, value and plan value): ``audit``'s list of rows, or ``bound``'s report
+    (metric -> best row; the makespan's best is one of its floors, so the floors by name
+    stand for it). Rows that give the same bound are one, every method that gives it named."""
     if isinstance(rows, list):
         listed = [(r["metric"], str(r.get("floor", "best")), r) for r in rows]
     else:
@@ -192,19 +194,30 @@ def _bound_rows(rows: dict[str, Any] | list[dict[str, Any]]) -> list[tuple[str, 
         ]
         best = rows.get("makespan", {})
         for name, f in floors.items():
-            row = dict(f, plan_value=best.get("plan_value"), plan=best.get("plan"), optimal=False)
+            row = dict(f, plan_value=best.get("plan_value"), plan=best.get("plan"), optimal=bool(f.get("optimal")))
             listed.append(("makespan", f"floor {name}", row))
-    seen: set[tuple[str, int, str, str]] = set()
-    out = []
+    groups: dict[tuple[str, int, str, Any], tuple[str, list[str], dict[str, Any]]] = {}
     for metric, which, b in listed:
-        key = (metric, b["value"], b["method"], b["scope"])
-        if key not in seen:
-            seen.add(key)
-            out.append((metric, which, b))
-    return out
+        key = (metric, b["value"], b["scope"], b.get("plan_value"))
+        how = f"{which}: {b['method']}" if which != "best" else str(b["method"])
+        if "rooms_cost" in b:
+            how += f"; this plan's rooms cost {b['rooms_cost']:,} cycles"
+        if key not in groups:
+            groups[key] = (metric, [how], b)
+        elif how not in groups[key][1]:
+            groups[key][1].append(how)
+    return list(groups.values())
 
 
-def _plans_line(listed: list[tuple[str, str, dict[str, Any]]]) -> str | None:
+def agreeing(hows: list[str]) -> str:
+    """How a bound was obtained, for a row one or more methods give: the method, or ``N
+    methods agree: (1) ...; (2) ...``."""
+    if len(hows) == 1:
+        return hows[0]
+    return f"{len(hows)} methods agree: " + "; ".join(f"({k}) {h}" for k, h in enumerate(hows, start=1))
+
+
+def _plans_line(listed: list[tuple[str, list[str], dict[str, Any]]]) -> str | None:
     """``plan column: METRICS: PLAN; ...``: what plan each metric's plan value is of."""
     by_plan: dict[str, list[str]] = {}
     for metric, _, b in listed:
@@ -222,13 +235,15 @@ def _plans_line(listed: list[tuple[str, str, dict[str, Any]]]) -> str | None:
 def print_bounds(title: str, rows: dict[str, Any] | list[dict[str, Any]], console: Console | None = None) -> None:
     """A line naming the plan of the plan column, then one table of bounds, a row per
     distinct bound (metric, scope, plan, bound, gap, strength, optimal), then how each
-    bound was obtained under the row's number, and ``not_bounded`` as lines of its own:
-    ``rows`` is ``bound``'s report (metric -> best row, with ``makespan_floors`` shown as
-    rows of their own) or ``audit``'s list of rows. Scopes: *all plans* (``global``),
-    *this order* (``fixed order``: plans with this plan's order), *this memory* (``fixed
-    memory behaviour``: this plan's spills and reuse), *this traffic+* (plans carrying at
-    least this plan's traffic). Strength: the kind of bound (``exact``, ``lower bound``,
-    ``conditional``: docs/guide.md)."""
+    bound was obtained under the row's number (every method that gives it), and
+    ``not_bounded`` as lines of its own: ``rows`` is ``bound``'s report (metric -> best
+    row, with ``makespan_floors`` shown as rows of their own) or ``audit``'s list of rows.
+    Scopes: *all plans* (``global``), *this order* (``fixed order``: plans with this plan's
+    order), *this memory* (``fixed memory behaviour``: this plan's spills and reuse), *this
+    traffic+* (plans carrying at least this plan's traffic), *these spills* (``fixed order
+    and spills``: this plan's order and spills at any addresses: what its rooms cost).
+    Strength: the kind of bound (``exact``, ``lower bound``, ``conditional``:
+    docs/guide.md)."""
     console = _console(console)
     not_bounded: dict[str, str] = rows.get("not_bounded", {}) if isinstance(rows, dict) else {}
     listed = _bound_rows(rows)
@@ -241,7 +256,7 @@ def print_bounds(title: str, rows: dict[str, Any] | list[dict[str, Any]], consol
     for col in ("#", "metric", "scope", "plan", "bound", "gap", "strength", "optimal"):
         table.add_column(col, justify="right" if col in ("#", "plan", "bound", "gap") else "left", no_wrap=True)
     methods = []
-    for i, (metric, which, b) in enumerate(listed, start=1):
+    for i, (metric, hows, b) in enumerate(listed, start=1):
         plan_value = b.get("plan_value")
         g = b.get("gap")
         table.add_row(
@@ -254,7 +269,7 @@ def print_bounds(title: str, rows: dict[str, Any] | list[dict[str, Any]], consol
             b.get("strength", "-"),
             "yes" if b["optimal"] else "-",
         )
-        methods.append((str(i), f"{which}: {b['method']}" if which != "best" else str(b["method"])))
+        methods.append((str(i), agreeing(hows)))
     console.print(table)
     console.print("how each bound was obtained:", highlight=False)
     print_notes(console, methods)
@@ -266,13 +281,14 @@ def print_bounds(title: str, rows: dict[str, Any] | list[dict[str, Any]], consol
 def print_frontier(rows: list[dict[str, Any]], folders: list[str], console: Console | None = None) -> None:
     """The traffic-makespan frontier (the report's ``frontier`` rows, lightest first): per
     point its traffic, the share over the problem-2 plan's, the makespan, the busiest pipe
-    and its load, the floor for that traffic and the gap to it, the knee marked; then each
-    point's plan folder under the row's number (``folders``, one per row), and what the
-    columns mean (:data:`FRONTIER_LEGEND`)."""
+    and its load, the floor for that traffic, the gap to it and whether the floor proves
+    the point optimal (no plan carrying that much traffic is faster), the knee marked; then
+    each point's plan folder under the row's number (``folders``, one per row), and what
+    the columns mean (:data:`FRONTIER_LEGEND`)."""
     console = _console(console)
     table = compact_table("traffic-makespan frontier (knee: *)")
-    for col in ("#", "traffic", "over p2", "makespan", "busiest pipe", "floor", "gap"):
-        table.add_column(col, justify="left" if col == "busiest pipe" else "right", no_wrap=True)
+    for col in ("#", "traffic", "over p2", "makespan", "busiest pipe", "floor", "gap", "optimal"):
+        table.add_column(col, justify="left" if col in ("busiest pipe", "optimal") else "right", no_wrap=True)
     for i, r in enumerate(rows, start=1):
         over = r["over_problem2"]
         table.add_row(
@@ -283,6 +299,7 @@ def print_frontier(rows: list[dict[str, Any]], folders: list[str], console: Cons
             f"{markup_safe(r['busiest_pipe'])} {r['busiest_load']:,}",
             f"{r['floor']['value']:,}",
             "-" if r["gap"] is None else f"{100 * r['gap']:.1f}%",
+            "yes" if r.get("optimal") else "-",
         )
     console.print(table)
     notes = [
@@ -298,6 +315,6 @@ def print_frontier(rows: list[dict[str, Any]], folders: list[str], console: Cons
 # what the frontier table's columns mean (README.md, "The traffic-makespan frontier")
 FRONTIER_LEGEND = (
     "over p2: traffic above the problem-2 plan's; floor: a makespan no plan carrying that "
-    "traffic can beat; gap: the makespan's distance to it; *: the knee, the lightest point "
-    "within 1% of the fastest"
+    "traffic can beat; gap: the makespan's distance to it; optimal: the floor meets the "
+    "makespan; *: the knee, the lightest point within 1% of the fastest"
 )

@@ -26,7 +26,8 @@ plan no faster than the lightest's (:func:`allowances_tried` lists them).
 Each point is reported (:func:`frontier_rows`) with its busiest pipe and that pipe's load, the
 *floor for its traffic* -- a makespan no plan carrying that much traffic can beat
 (:func:`dansched.models.floors.makespan_floor_at_traffic`: the instance floors and the
-spill-in pipe's load for the traffic) -- and the gap to it.
+spill-in pipe's floor for the traffic) -- the gap to it, and whether that floor proves the
+point optimal (it meets the makespan).
 
 >>> figures = [(100, 1000), (120, 900), (130, 950), (150, 880), (200, 879)]
 >>> front = pareto_front([FrontierPoint(t, t, m, Plan(order=()), "") for t, m in figures])
@@ -39,12 +40,13 @@ spill-in pipe's load for the traffic) -- and the gap to it.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from ...instance import Instance
 from ...models.bound import Bound, gap
 from ...models.floors import Floors, busiest_pipe, makespan_floor_at_traffic, makespan_floors
+from ...params import BoundParams
 from ...plan import Plan
 from ...reprs import one_line_repr
 from ...simulate import Evaluation
@@ -104,7 +106,8 @@ class FrontierPoint:
 class FrontierRow:
     """One point of the frontier as the report gives it: the point, its traffic over the
     problem-2 plan's (``over``, a fraction; ``None`` when that plan carries none), the floor
-    for its traffic and the gap to it, and whether it is the knee."""
+    for its traffic and the gap to it, whether that floor proves the point optimal
+    (``optimal``, also the floor's own flag) and whether it is the knee."""
 
     __repr__ = one_line_repr
 
@@ -117,6 +120,11 @@ class FrontierRow:
     def gap(self) -> float | None:
         return gap(self.point.makespan, self.floor.value)
 
+    @property
+    def optimal(self) -> bool:
+        """The floor meets the point's makespan: no plan carrying at least its traffic is faster."""
+        return self.point.makespan == self.floor.value
+
     def to_dict(self) -> dict[str, Any]:
         p = self.point
         return {
@@ -126,8 +134,9 @@ class FrontierRow:
             "makespan": p.makespan,
             "busiest_pipe": p.busiest,
             "busiest_load": p.busiest_load,
-            "floor": self.floor.to_dict(),
+            "floor": replace(self.floor, optimal=self.optimal).to_dict(),
             "gap": self.gap,
+            "optimal": self.optimal,
             "source": p.source,
             "knee": self.knee,
         }
@@ -184,16 +193,20 @@ def knee(front: Sequence[FrontierPoint], tolerance: float) -> int:
 
 
 def frontier_rows(
-    inst: Instance, points: Sequence[FrontierPoint], base: int, tolerance: float = 0.01
+    inst: Instance,
+    points: Sequence[FrontierPoint],
+    base: int,
+    tolerance: float = 0.01,
+    params: BoundParams | None = None,
 ) -> list[FrontierRow]:
     """The frontier of ``points`` (:func:`pareto_front`) as report rows: each point's traffic
-    over ``base`` (the problem-2 plan's), its floor at its traffic and the knee
-    (:func:`knee` with ``tolerance``)."""
+    over ``base`` (the problem-2 plan's), its floor at its traffic (the instance's floors with
+    ``params``' heads and tails) and the knee (:func:`knee` with ``tolerance``)."""
     front = pareto_front(points)
     if not front:
         return []
     at = knee(front, tolerance)
-    floors: Floors = makespan_floors(inst)
+    floors: Floors = makespan_floors(inst, params=params)
     return [
         FrontierRow(
             p,

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import random
+from dataclasses import replace
 
 import pytest
 from helpers import SHIPPED, hw_file, run_cli
@@ -15,7 +16,7 @@ from dansched.hardware import load_hardware
 from dansched.instance import load_instance
 from dansched.judge import judge_folder
 from dansched.pipeline import effort_options, run_pipeline
-from dansched.pipeline.problem3.frontier import FrontierPoint, knee, pareto_front
+from dansched.pipeline.problem3.frontier import FrontierPoint, frontier_rows, knee, pareto_front
 from dansched.plan import Plan
 from dansched.simulate import evaluate
 from dansched.testing import audit_instance
@@ -164,3 +165,17 @@ def test_frontier_is_refused_for_problems_1_and_2(monkeypatch, capsys, tmp_path,
     assert err.splitlines() == [
         f"dansched: error: --frontier plans problem 3's traffic-makespan frontier; it does not apply to --problem {problem}"
     ]
+
+
+def test_a_point_on_its_floor_is_optimal_in_every_output():
+    """Exp (COPY_IN 15 -> EXP 30 -> COPY_OUT 15, a chain): its one frontier point takes 60
+    cycles, the floor for its traffic (the chain) is 60, so the row, its floor and the gap say
+    it is optimal; one cycle slower, neither flag is set."""
+    inst = load_instance(SHIPPED / "Exp.json")
+    res = run_pipeline(inst, effort_options("fast", problem=3))
+    (row,) = res.report.frontier
+    d = row.to_dict()
+    assert (d["makespan"], d["floor"]["value"], d["gap"]) == (60, 60, 0.0)
+    assert d["optimal"] is True and d["floor"]["optimal"] is True
+    slower = frontier_rows(inst, [replace(row.point, makespan=61)], base=0)[0].to_dict()
+    assert slower["optimal"] is False and slower["floor"]["optimal"] is False and slower["gap"] > 0
