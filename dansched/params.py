@@ -270,7 +270,8 @@ class EffortParams:
       busiest pipe's load (more rooms would only add to that load), and no allowance above
       the problem-2 plan's searches a plan that close to its floor;
     - ``level_runs``: full Stage-3 runs at each allowance above the problem-2 plan's, on the
-      candidates it newly admits, and ``level_search``: the fraction of each makespan-search
+      candidates it newly admits whose screen is at most ``level_margin`` above the plan kept
+      below (the full Stage 3 often ends well under a screen), and ``level_search``: the fraction of each makespan-search
       round (and of its polish) that allowance's search gets;
     - ``frontier_slack``: the largest allowance (percent over the problem-2 plan's traffic)
       the traffic-makespan frontier plans at when asked for (``SolveOptions.frontier``);
@@ -299,6 +300,7 @@ class EffortParams:
     reservation_steps: int = 3
     saturation: float = 0.01
     level_runs: int = 2
+    level_margin: float = 0.1
     level_search: float = 0.25
     frontier_slack: float = 100.0
     rivals: tuple[str, ...] = ("memory-windows", "algorithm-1")
@@ -315,10 +317,12 @@ class EffortParams:
                 "stage2_variants",
                 "saturation",
                 "level_search",
+                "level_margin",
                 "frontier_slack",
             ),
         )
         _check_number(self, "saturation", 0.0)
+        _check_number(self, "level_margin", 0.0)
         _checked(self, "level_search", check_number(self.level_search, _what(self, "level_search"), 0.0, 1.0))
         _check_number(self, "frontier_slack", 0.0)
         _check_int(self, "stage3_runs", 1)
@@ -770,7 +774,7 @@ class GapParams:
     every size). ``work == 0``: no walk."""
 
     gaps: int = 20
-    depth: int = 8
+    depth: int = 4
     tries: int = 2
     moves: tuple[str, ...] = ("hoist reload", "delay eviction", "swap victim", "add room", "readdress")
     work: int = 8_000_000

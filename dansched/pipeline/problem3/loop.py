@@ -33,9 +33,10 @@
    :mod:`dansched.pipeline.problem3.stage3.screen`), then the best screened of the rest (ties: less
    traffic, then the earlier candidate); at each higher one, ``effort.level_runs`` of the
    candidates it newly admits, chosen alike. The fastest result is kept (ties: the earlier
-   finalist). Above the first allowance only candidates that screen faster than the plan
-   kept below are worth a run; an allowance with none of them, other than the budget's,
-   keeps that plan as it is.
+   finalist). Above the first allowance only candidates that screen at most
+   ``effort.level_margin`` above the plan kept below are worth a run (the full Stage 3 often
+   ends well under a screen); an allowance where none ends faster than that plan keeps it as
+   it is.
 6. **Makespan search.** From the fastest Stage-3 result (from each of the fastest few on a
    small graph: ``effort.start_work`` node-visits of starts, since the fastest before the
    search is not always the fastest after it), the search over complete plans
@@ -50,8 +51,9 @@
 7. **Polish.** At the end of every round (or once, with no round), the kept plan's
    memory-aware CP-SAT windows (``Problem3Params.polish``: windows along its critical chain,
    :func:`~dansched.pipeline.problem3.stage3.polish.memory_window_polish`): memory events inside a
-   window may move, offsets, spills and traffic stay; then a full Stage-3 run on the
-   polished plan, kept when faster (the windows' new memory order gives CPE a new skeleton).
+   window may move, offsets, spills and traffic stay; then, when the windows changed the
+   plan, a full Stage-3 run on it, kept when faster (their new memory order gives CPE a new
+   skeleton).
    The kept row's makespan is then the polished plan's, and the next round starts from it.
 
 8. **The gap-hiding walk.** From the plan kept so far, while the reach lies above the
@@ -287,9 +289,10 @@ def _polish(inst: Instance, kept: _Kept, p: Problem3Params, say: Progress) -> _K
         return kept
     say(f"Polish: {p.polish.windows} memory-aware CP-SAT windows on the kept plan")
     s3 = memory_windows(inst, kept.stage3, p.polish, seed=p.seed, cpe=p.stage3.cpe)
-    again = stage3(inst, s3.cpe.plan, s3.evaluation, p.stage3)  # the windows moved memory events: CPE again
-    if again.makespan < s3.makespan:
-        s3 = again
+    if s3.cpe.plan != kept.stage3.cpe.plan:  # the windows moved memory events: CPE again on the new skeleton
+        again = stage3(inst, s3.cpe.plan, s3.evaluation, p.stage3)
+        if again.makespan < s3.makespan:
+            s3 = again
     kept.row.makespan = s3.makespan
     return replace(kept, stage3=s3)
 
@@ -312,9 +315,10 @@ def _at_allowance(
     search_anyway: bool = True,
 ) -> tuple[_Kept, list[SearchRound], int, str]:
     """Steps 5-7 at one allowance: the full Stage 3 on the finalists among the ``fresh``
-    candidates (those it newly admits; above the first allowance, only those screened
-    faster than the plan ``carried`` from the allowance below), then the search and the
-    polish from the fastest few of their results and ``carried``. Without a finalist there,
+    candidates (those it newly admits; above the first allowance, only those screened at
+    most ``effort.level_margin`` above the plan ``carried`` from the allowance below), then
+    the search and the polish from the fastest few of their results and ``carried``.
+    Without a finalist there, or none faster than ``carried`` after its Stage-3 run,
     ``carried`` is searched again only with ``search_anyway``. Returns the plan kept, the
     search rounds run, the full Stage-3 runs made and how the plan was reached (an outcome
     of :data:`~dansched.pipeline.problem3.frontier.OUTCOMES`)."""
@@ -323,13 +327,17 @@ def _at_allowance(
         count = max(1, effort.stage3_runs - len(p.search), effort.stage3_work // n)
         finalists = _finalists(fresh, count, first=fresh[0])
     else:  # above it, only candidates whose screen beats the plan kept below are worth a run
-        worth = [s for s in fresh if s.key[0] < carried.stage3.makespan]
+        worth = [s for s in fresh if s.key[0] < carried.stage3.makespan * (1 + effort.level_margin)]
         finalists = _finalists(worth, effort.level_runs)
         if not finalists and not search_anyway:
             return carried, [], 0, NO_FASTER_CANDIDATE
     if finalists:
         say(f"Stage 3 on {len(finalists)} candidate(s) at allowance {allowance:,}")
     done = _stage3_on(inst, finalists, p, say)
+    if carried is not None and not search_anyway and all(k.stage3.makespan >= carried.stage3.makespan for k in done):
+        for later in done:
+            later.stage3.evaluation.drop_detail()
+        return carried, [], len(finalists), NO_FASTER_CANDIDATE  # the plan kept below was searched already
     starts = sorted(done + ([carried] if carried is not None else []), key=lambda k: k.stage3.makespan)
     starts = starts[: _starts(inst, p, len(starts))]
     for later in done:

@@ -130,15 +130,19 @@ def _leaders_then_rest(rows, indices):
 def test_finalists_are_the_problem2_plan_then_each_sources_best_screened(tight, solved, slack):
     """At the problem-2 plan's traffic: that plan, then the leaders of the admitted
     candidates up to the finalist runs; at each higher allowance (the traffic of each
-    reservation candidate, then the budget), ``level_runs`` of the candidates it newly
-    admits that screen faster than the plan kept below, chosen alike (docs: problem 3's
-    steps 4-5)."""
+    admitted candidate, up to the budget), ``level_runs`` of the candidates it newly admits
+    that screen at most ``level_margin`` above the plan kept below, chosen alike (docs:
+    problem 3's steps 4-5; the plan kept below is the fastest of the allowances planned at
+    before, walk steps at the same traffic included)."""
     report = solved[slack].report.to_dict()
     rows = report["candidates"]
     base, top = report["traffic_budget"]["base"], report["traffic_budget"]["allowance"]
-    stage2 = [i for i, r in enumerate(rows) if r["source"] != "makespan-search"]
+    derived = ("makespan-search", "gap-hiding walk")
+    stage2 = [i for i, r in enumerate(rows) if r["source"] not in derived]
     screened = [i for i in stage2 if i and rows[i]["screened"] is not None]
-    levels = sorted({base, top} | {rows[i]["traffic"] for i in screened if rows[i]["source"] == "reservation"})
+    levels = sorted({base} | {rows[i]["traffic"] for i in screened if rows[i]["traffic"] <= top})
+    planned = report["allowances"]
+    effort = EffortParams()
 
     want: set[int] = set()
     below = -1
@@ -147,10 +151,10 @@ def test_finalists_are_the_problem2_plan_then_each_sources_best_screened(tight, 
         if k == 0:
             want |= set(_leaders_then_rest(rows, fresh)[: _finalist_runs(tight) - 1])
         else:
-            # the plan kept at the allowance below: the fastest frontier point up to it
-            kept = min(r["makespan"] for r in report["frontier"] if r["allowance"] <= below)
-            worth = [i for i in fresh if rows[i]["screened"] < kept]
-            want |= set(_leaders_then_rest(rows, worth)[: EffortParams().level_runs])
+            before = [a for a in planned if a["allowance"] < level or (a["allowance"] == level and a["outcome"] == "walked")]
+            kept = min(a["makespan"] for a in before)
+            worth = [i for i in fresh if rows[i]["screened"] < kept * (1 + effort.level_margin)]
+            want |= set(_leaders_then_rest(rows, worth)[: effort.level_runs])
         below = level
     got = {i for i in stage2 if i and rows[i]["makespan"] is not None}
     assert got == want

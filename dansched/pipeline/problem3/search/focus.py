@@ -133,7 +133,7 @@ class BusiestGaps:
 
     name = "busiest gaps"
 
-    def __init__(self, gaps: int = 20, depth: int = 8) -> None:
+    def __init__(self, gaps: int = 20, depth: int = 4) -> None:
         self.gaps, self.depth = gaps, depth
 
     def foci(self, chain: Chain) -> list[int]:

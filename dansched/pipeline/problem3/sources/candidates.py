@@ -164,6 +164,27 @@ def algorithm1_order_source(ctx: SourceContext) -> Iterator[Candidate]:
     yield from _dlr_candidate(ctx, order, "algorithm-1-order", "mpas-paper", victim=ctx.params.victim)
 
 
+def paper_placements_source(ctx: SourceContext) -> Iterator[Candidate]:
+    """DLR with the paper's placements alone (best fit, greedy and window eviction: Algorithm
+    2) on the Stage-1 order without restarts (the compacted input order made lazy and
+    L0-legal), the Stage 2 of ``--effort fast``: another skeleton, often a little heavier,
+    that the full Stage 3 can make faster than its screen suggests. None when that order is
+    the Stage-1 order already, or the graph has no L0-legal order."""
+    if ctx.params.variant != "mpas":
+        return
+    params = replace(ctx.params.mpas, restart_work=0)
+    try:
+        order = mpas_order(ctx.inst, variant="mpas-greedy", params=params).order
+    except NoLegalOrderError:
+        return
+    if list(order) == list(ctx.order1):
+        return
+    paper = ("bestfit-greedy", "bestfit-window")
+    yield from _dlr_candidate(
+        ctx, order, "paper-placements", "mpas-greedy", victim=ctx.params.victim, other_orders=False, placements=paper
+    )
+
+
 def reservation_source(ctx: SourceContext) -> Iterator[Candidate]:
     """The problem-2 plan's order (spill nodes dropped) placed again with each room taken
     apart from its victims (earliest released) and the victims planned around a reservation
@@ -232,6 +253,7 @@ SOURCES: dict[str, CandidateSource] = {  # by name, in the order the pipeline ru
     "dlr": dlr_source,
     "victim-rules": victim_rules_source,
     "algorithm-1-order": algorithm1_order_source,
+    "paper-placements": paper_placements_source,
     "reservation": reservation_source,
     "time-driven": time_driven_source,
     "dlr-on-time-driven": dlr_on_time_driven_source,
