@@ -7,7 +7,9 @@ on stderr, no traceback):
   :class:`InstanceError`, :class:`HardwareError`, :class:`PlanFormatError` (and
   :class:`OutputError`, :class:`MixedPlanError`), :class:`TraceError`, :class:`ViewError`;
 - exit status 1, an invalid plan or no valid plan: :class:`PlanInvalidError` and its
-  subclasses :class:`NoLegalOrderError` and :class:`PlacementFailed`; and
+  subclasses :class:`NoLegalOrderError` and :class:`PlacementFailed`; :class:`WriteFailed`,
+  a plan folder whose destinations passed the checks before the work but whose write then
+  failed (no room left, an obstacle put there meanwhile: the input was fine); and
   :class:`OutOfMemory`, a solve that ran out of host memory, the computer's RAM (its line
   says how much the graph needs; a graph that does not fit the scratchpad tiers is an
   :class:`InstanceError`, exit status 2);
@@ -29,6 +31,7 @@ __all__ = [
     "HardwareError",
     "PlanFormatError",
     "OutputError",
+    "WriteFailed",
     "TraceError",
     "PlanInvalidError",
     "NoLegalOrderError",
@@ -46,6 +49,7 @@ __all__ = [
     "ExecutorError",
     "DaskMissingError",
     "Interrupted",
+    "DuplicateKeyError",
 ]
 
 
@@ -94,6 +98,15 @@ class OutputError(PlanFormatError):
     """An output file that cannot be written (a folder in the way, an unwritable place): like
     bad input, one line and exit status 2. Raised before any target is replaced, unless a
     rename itself fails part-way (see :func:`dansched.plan.atomic_write_files`)."""
+
+
+class WriteFailed(OutputError):
+    """Files that passed the checks before the work (:class:`OutputError` there: bad input,
+    exit status 2) but could not be written after it: the disk filled up, something was
+    put in the way meanwhile. Raised before any target is replaced (the folders keep their
+    earlier plan, and the message says so), unless a rename itself failed part-way (then
+    the folders are marked incomplete, and the message says that). Exit status 1: the
+    input was fine, the write was not."""
 
 
 class TraceError(ValueError):
@@ -162,3 +175,12 @@ class ExecutorError(ValueError):
 
 class DaskMissingError(ExecutorError):
     """A Dask option was given but ``dask[distributed]`` is not installed."""
+
+
+class DuplicateKeyError(ValueError):
+    """A JSON object that gives one key twice (:func:`dansched.checks.read_json`); the file's
+    reader turns it into its own one-line error naming the key and the file."""
+
+    def __init__(self, key: str) -> None:
+        super().__init__(f"the key {key!r} is given twice in one object (the last would silently win)")
+        self.key = key

@@ -25,7 +25,7 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
-from .checks import check_path
+from .checks import TEXT_ENCODING, check_path
 from .errors import HardwareError
 
 __all__ = [
@@ -37,6 +37,7 @@ __all__ = [
     "did_you_mean",
     "spill_traffic",
     "check_capacity",
+    "check_name",
     "SUPPORTED_LIMIT",
     "SECTION_KEYS",
 ]
@@ -167,9 +168,33 @@ def _spill_cost(value: Any, what: str) -> int:
     return int(value)
 
 
+NAME_MOST = 64  # characters of a tier's or a pipe's name
+NAME_PUNCTUATION = "_-."
+
+
+def check_name(name: Any, what: str) -> str:
+    """A tier's or a pipe's name: 1 to :data:`NAME_MOST` letters, digits, ``_``, ``-`` or
+    ``.`` (it names report keys, table columns and ``--set TIER=...``, so no space, no
+    ``=``, no control character and never empty), else :class:`HardwareError` saying
+    ``what`` (a format of the name: ``"tier {}"``). The one rule of both, whichever
+    section names them."""
+    if (
+        isinstance(name, str)
+        and 0 < len(name) <= NAME_MOST
+        and all(c.isalnum() or c in NAME_PUNCTUATION for c in name)
+    ):
+        return name
+    allowed = ", ".join(repr(c) for c in NAME_PUNCTUATION)
+    raise HardwareError(
+        f"hardware: {what.format(repr(name))} is not a name: use 1 to {NAME_MOST} letters, digits, {allowed}"
+    )
+
+
 def _names(value: Any, what: str) -> tuple[str, ...]:
     if not isinstance(value, list) or not all(isinstance(v, str) and v for v in value):
         raise HardwareError(f"hardware: {what} must be a list of names, got {value!r}")
+    for v in value:
+        check_name(v, "{} in " + what)
     if len(set(value)) != len(value):
         raise HardwareError(f"hardware: {what} lists a name twice: {value!r}")
     return tuple(value)
@@ -188,7 +213,7 @@ def hardware_from_table(table: Mapping[str, Any]) -> Hardware:
     tiers_tab = table.get("tiers")
     if not isinstance(tiers_tab, Mapping) or not tiers_tab:
         raise HardwareError("hardware: [tiers] must name at least one tier with its capacity")
-    capacity = {str(k): check_capacity(v, str(k)) for k, v in tiers_tab.items()}
+    capacity = {check_name(k, "tier {}"): check_capacity(v, str(k)) for k, v in tiers_tab.items()}
     roles = table.get("roles", {})
     if not isinstance(roles, Mapping):
         raise HardwareError("hardware: [roles] must be a table")
@@ -278,7 +303,7 @@ def load_hardware(path: str | Path | None = None) -> Hardware:
         p = Path(path)
         try:
             data = p.read_bytes()
-            override = tomllib.loads(data.decode())
+            override = tomllib.loads(data.decode(TEXT_ENCODING))  # a byte-order mark ignored, as everywhere
         except FileNotFoundError:
             raise HardwareError(f"hardware: no such file: {p}") from None
         except (OSError, UnicodeDecodeError) as exc:

@@ -29,8 +29,8 @@ from typing import Any, TypeGuard
 
 import numpy as np
 
-from .checks import check_path, check_type
-from .errors import InstanceError
+from .checks import TEXT_ENCODING, check_path, check_type, read_json
+from .errors import DuplicateKeyError, InstanceError
 from .hardware import SUPPORTED_LIMIT, Hardware, default_hardware, spill_traffic
 from .kernels.csr import csr_of_pairs, lists_of
 from .plan import atomic_write_files, atomic_write_text, check_case_name
@@ -716,7 +716,7 @@ def _read_csv_pair(path: Path) -> tuple[list[dict[str, Any]], list[list[Any]]]:
                 f"{p}: no such file (a CSV instance needs both {nodes_path.name} and {edges_path.name})"
             )
     nodes: list[dict[str, Any]] = []
-    with nodes_path.open(newline="", encoding="utf-8-sig") as fh:
+    with nodes_path.open(newline="", encoding=TEXT_ENCODING) as fh:
         reader = csv.DictReader(fh)
         if reader.fieldnames is None:
             raise InstanceError(f"{nodes_path}: header must be {','.join(NODE_FIELDS)}")
@@ -737,7 +737,7 @@ def _read_csv_pair(path: Path) -> tuple[list[dict[str, Any]], list[list[Any]]]:
                 rec["Bufs"] = []
             nodes.append(rec)
     edges: list[list[Any]] = []
-    with edges_path.open(newline="", encoding="utf-8-sig") as fh:
+    with edges_path.open(newline="", encoding=TEXT_ENCODING) as fh:
         rows = csv.reader(fh)
         header = next(rows, None)
         if header is None or [h.strip() for h in header[:2]] != ["StartNodeId", "EndNodeId"]:
@@ -768,9 +768,11 @@ def load_instance(path: str | Path, hw: Hardware | None = None) -> Instance:
     if not p.is_file():
         raise InstanceError(f"{p}: no such file")
     try:
-        data = json.loads(p.read_text(encoding="utf-8-sig"), parse_float=_json_float)  # UTF-8, with or without a BOM
+        data = read_json(p.read_text(encoding=TEXT_ENCODING), parse_float=_json_float)  # each key once
     except (OSError, UnicodeDecodeError) as exc:
         raise InstanceError(f"{p}: cannot read: {exc}") from None
+    except DuplicateKeyError as exc:  # a duplicated "Nodes" would drop nodes without a word
+        raise InstanceError(f"{p}: {exc}") from None
     except json.JSONDecodeError as exc:
         raise InstanceError(f"{p}: not valid JSON ({exc.msg} at line {exc.lineno}, column {exc.colno})") from None
     except RecursionError:

@@ -55,7 +55,6 @@ import contextlib
 import errno
 import fcntl
 import hashlib
-import json
 import os
 import secrets
 import stat
@@ -64,6 +63,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from .checks import TEXT_ENCODING, read_json
 from .errors import MixedPlanError, OutputError, ViewError
 from .interrupt import held, note_written
 from .plan import (
@@ -172,8 +172,8 @@ def read_report(directory: str | Path, case: str) -> dict[str, Any] | None:
     if not path.is_file():
         return None
     try:
-        report = json.loads(path.read_text(encoding="utf-8"))
-    except (ValueError, UnicodeDecodeError) as exc:
+        report = read_json(path.read_text(encoding=TEXT_ENCODING))
+    except (ValueError, UnicodeDecodeError) as exc:  # a key given twice too (DuplicateKeyError)
         raise ViewError(f"{path}: not valid JSON ({exc})") from None
     if not isinstance(report, dict):
         raise ViewError(f"{path}: expected a JSON object")
@@ -397,7 +397,7 @@ def check_group_targets(directory: str | Path, case: str, layout: GroupLayout, k
 def _report_fingerprint(paths: Mapping[str, Path]) -> dict[str, Any] | None:
     """The fingerprint the report records (None without a readable report, or one without it)."""
     try:
-        report = json.loads(paths[REPORT].read_text())
+        report = read_json(paths[REPORT].read_text(encoding=TEXT_ENCODING))
     except (OSError, ValueError):
         return None
     fp = report.get("fingerprint") if isinstance(report, dict) else None
