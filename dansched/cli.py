@@ -3,7 +3,8 @@ call and prints the result (the reference, generated from this app: docs/cli.md)
 
 Results go to stdout (``--json``: one JSON object); progress, warnings and errors to
 stderr. Exit codes everywhere: 0 success / valid, 1 a plan is invalid or no valid plan
-exists, or a solve ran out of host memory (RAM), 2 bad input or usage (one line on
+exists, a solve ran out of host memory (RAM), or a folder could not be written after
+its checks passed (no room left: the folder keeps its earlier plan), 2 bad input or usage (one line on
 stderr, no traceback; a graph that does not fit its scratchpad tiers is bad input), 130
 and 143 interrupted by SIGINT and SIGTERM (one line, ``dansched: interrupted (nothing
 written)`` or ``(kept: DIR)``). Every line printed from input (names, paths, messages
@@ -61,6 +62,7 @@ from .errors import (
     PlanInvalidError,
     TraceError,
     ViewError,
+    WriteFailed,
 )
 from .generate import MAX_GENERATED_NODES
 from .hardware import Hardware, load_hardware
@@ -472,17 +474,14 @@ def solve(
     """Plan the instance: MPAS (problem 1), + DLR (problem 2), + CPE (problem 3, the default).
     Writes the plan folder (default ./dansched-out) and prints the figures and every file written."""
     from .instance import instance_name
-    from .outputs import check_outputs, check_targets, chosen
+    from .outputs import check_outputs, chosen
     from .pipeline import effort_options
-    from .plan import check_writable_folder
-    from .solution import frontier_folder
+    from .solution import check_destinations
     from .solution import solve as run_solve
 
     # every output before the instance is even read: the folder, each file, the frontier's folders
     check_outputs(chosen(outputs), problem, freq_ghz)
-    check_targets(out, instance_name(instance), chosen(outputs))
-    if frontier and problem == 3:
-        check_writable_folder(frontier_folder(out, instance_name(instance)))
+    check_destinations(out, instance_name(instance), outputs, frontier and problem == 3)
     inst = load_inputs(instance, hw)
     opts = effort_options(
         effort.value,
@@ -916,6 +915,9 @@ def _run_app() -> None:
     """The app, its errors mapped to exit statuses (raises SystemExit)."""
     try:
         rc = app(standalone_mode=False)
+    except WriteFailed as exc:  # the write failed after the checks: an I/O failure, not bad input
+        _error_line(f"dansched: {exc}")
+        sys.exit(1)
     except BAD_INPUT as exc:
         _error_line(f"dansched: error: {exc}")
         sys.exit(2)
