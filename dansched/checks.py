@@ -60,6 +60,7 @@ __all__ = [
     "check_names",
     "TEXT_ENCODING",
     "read_json",
+    "check_progress",
 ]
 
 INT64_MAX = 2**63 - 1  # counts and budgets handed to the solvers (CP-SAT, HiGHS, numpy) are int64
@@ -212,6 +213,14 @@ def check_names(value: Any, what: str) -> tuple[str, ...]:
     if bad is not None:
         raise ArgumentError(f"{what} must hold names (strings), got {_given(bad)}")
     return names
+
+
+def check_progress(value: Any, what: str) -> Any:
+    """``value`` when it is a function of one message (a progress callback) or None, else
+    :class:`ArgumentError` naming ``what``."""
+    if value is not None and not callable(value):
+        raise ArgumentError(f"{what} must be a function of one message, or None, got {_given(value)}")
+    return value
 
 
 # One rule for every text file dansched reads (instances in JSON or CSV, hardware TOML, plan

@@ -25,7 +25,7 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
-from .checks import TEXT_ENCODING, check_path
+from .checks import TEXT_ENCODING, check_choice, check_integer, check_path
 from .errors import HardwareError
 
 __all__ = [
@@ -97,13 +97,20 @@ class Hardware:
 
     def spill_cycles(self, size: int) -> int:
         """Latency of one spill transfer of ``size`` units: alpha + beta * size (paper Eq. 8)."""
-        return self.spill_fixed_cycles + self.spill_cycles_per_unit * int(size)
+        size = check_integer(size, "Hardware.spill_cycles: size", 0)
+        return self.spill_fixed_cycles + self.spill_cycles_per_unit * size
 
     def tier_index(self, name: str) -> int:
-        return self.tiers.index(name)
+        """The index of tier ``name``; :class:`~dansched.errors.ArgumentError` naming the tiers otherwise."""
+        if isinstance(name, str) and name in self.tiers:
+            return self.tiers.index(name)
+        return self.tiers.index(check_choice(name, self.tiers, "Hardware.tier_index: name"))
 
     def pipe_index(self, name: str) -> int:
-        return self.pipes.index(name)
+        """The index of pipe ``name``; :class:`~dansched.errors.ArgumentError` naming the pipes otherwise."""
+        if isinstance(name, str) and name in self.pipes:
+            return self.pipes.index(name)
+        return self.pipes.index(check_choice(name, self.pipes, "Hardware.pipe_index: name"))
 
     def to_dict(self) -> dict[str, Any]:
         """The model as the table :func:`hardware_from_table` reads (every capacity, role and
@@ -178,11 +185,7 @@ def check_name(name: Any, what: str) -> str:
     ``=``, no control character and never empty), else :class:`HardwareError` saying
     ``what`` (a format of the name: ``"tier {}"``). The one rule of both, whichever
     section names them."""
-    if (
-        isinstance(name, str)
-        and 0 < len(name) <= NAME_MOST
-        and all(c.isalnum() or c in NAME_PUNCTUATION for c in name)
-    ):
+    if isinstance(name, str) and 0 < len(name) <= NAME_MOST and all(c.isalnum() or c in NAME_PUNCTUATION for c in name):
         return name
     allowed = ", ".join(repr(c) for c in NAME_PUNCTUATION)
     raise HardwareError(

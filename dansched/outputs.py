@@ -140,7 +140,9 @@ def output(kind: str) -> Output:
     for o in OUTPUTS:
         if o.kind == kind:
             return o
-    raise InputError(f"unknown output {kind!r} (known: {', '.join(o.kind for o in OUTPUTS)})")
+    by_flag = next((o for o in OUTPUTS if o.flag is not None and o.flag.lstrip("-") == kind), None)
+    hint = f"; did you mean {by_flag.kind!r}, the output of {by_flag.flag}?" if by_flag is not None else ""
+    raise InputError(f"unknown output {kind!r} (known: {', '.join(o.kind for o in OUTPUTS)}{hint})")
 
 
 def optional_outputs() -> list[Output]:

@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from .audit import AuditRow, audit_plan, rows_report
-from .checks import FREQ_GHZ, check_integer, check_names, check_path, check_type
+from .checks import FREQ_GHZ, check_integer, check_names, check_path, check_progress, check_type
 from .errors import ArgumentError, OutputError
 from .instance import Instance, require_instance
 from .outputs import OutputInput, check_outputs, check_targets, chosen
@@ -255,8 +255,7 @@ def solve(
     options = SolveOptions() if options is None else options
     check_type(options, SolveOptions, "solve: options", "SolveOptions(problem=3, ...) makes them")
     check_type(bounds, bool, "solve: bounds", "True or False")
-    if progress is not None and not callable(progress):
-        raise ArgumentError(f"solve: progress must be a function of one message, or None, got {progress!r}")
+    check_progress(progress, "solve: progress")
     freq_ghz = FREQ_GHZ.check(freq_ghz, "solve: freq_ghz")
     check_path(out, "solve: out", optional=True)
     say = progress or (lambda _msg: None)
