@@ -7,7 +7,9 @@ exists, a solve ran out of host memory (RAM), or a folder could not be written a
 its checks passed (no room left: the folder keeps its earlier plan), 2 bad input or usage (one line on
 stderr, no traceback; a graph that does not fit its scratchpad tiers is bad input), 130
 and 143 interrupted by SIGINT and SIGTERM (one line, ``dansched: interrupted (nothing
-written)`` or ``(kept: DIR)``). Every line printed from input (names, paths, messages
+written)`` or ``(kept: DIR)``; the first SIGINT during a solve stops it with its best plan,
+written, then 130 too: :mod:`dansched.interrupt`, *Stopping early*; ``solve --time-limit``
+stops it so, exit 0). Every line printed from input (names, paths, messages
 quoting files) goes through :func:`dansched.report.text.printable`.
 
 SIGINT and SIGTERM are the command line's from the first line of this module, when it is
@@ -29,6 +31,7 @@ if __name__ == "__main__" or os.path.basename(sys.argv[0]) == "dansched":
 import functools
 import inspect
 import json
+import signal
 import threading
 from collections.abc import Callable, Iterable
 from contextlib import AbstractContextManager
@@ -70,6 +73,7 @@ from .instance import Instance, load_instance
 from .report.text import printable
 
 if TYPE_CHECKING:
+    from .interrupt import Stop
     from .report.progress import Reporter
 from .stages.dlr.victim import VICTIMS
 
@@ -432,8 +436,15 @@ def solve(
         ),
     ] = WindowMode.fixed,
     time_limit: Annotated[
-        float, _ranged("--time-limit", TIME_LIMIT, "Budget in seconds for the exact (CP-SAT) parts.")
-    ] = 60.0,
+        float | None,
+        _ranged(
+            "--time-limit",
+            TIME_LIMIT,
+            "Stop the whole solve after S seconds of wall clock with the best plan found so far (its report says "
+            "where it cut; another run may then differ). Default: no limit, the deterministic budgets alone decide "
+            "(the CP-SAT parts keep a 60 s safety net)",
+        ),
+    ] = None,
     seed: Annotated[int, _ranged("--seed", SEED, "Seed for CP-SAT (results are deterministic for a given seed).")] = 0,
     traffic_slack: SlackOption = 0.0,
     frontier: Annotated[
@@ -490,10 +501,10 @@ def solve(
         victim=victim.value,
         exact_window=exact_window,
         exact_window_mode=exact_window_mode.value,
-        time_limit=time_limit,
         seed=seed,
         traffic_slack=traffic_slack,
         frontier=frontier,
+        **({} if time_limit is None else {"time_limit": time_limit, "stop_after": time_limit}),
     )
     with _progress(quiet) as say:
         try:
@@ -504,9 +515,12 @@ def solve(
     summary = solution.summary()
     if as_json:
         typer.echo(json.dumps(summary))
+        _end_stopped(solution.stopped)
         return
     for line in figure_lines(inst, summary, say.elapsed):
         _echo(line)
+    if solution.stopped is not None:
+        _echo(stopped_line(solution.stopped))
     _latency(summary.get("makespan"), freq_ghz)
     if "traffic_budget" in summary:
         _echo(budget_line(summary["traffic_budget"]))
@@ -525,6 +539,25 @@ def solve(
         from .plan_folder import folder_paths
 
         _echo(f"open {folder_paths(out, inst.name)['view']} in a browser to explore the plan")
+    _end_stopped(solution.stopped)
+
+
+def stopped_line(stop: Stop) -> str:
+    """``stopped early by Ctrl-C after 12.3 s, in "STEP": ...``: what cut a solve short."""
+    by = "Ctrl-C" if stop.by == interrupt.CTRL_C else "its --time-limit" if stop.by == interrupt.TIME_LIMIT else stop.by
+    return (
+        f"stopped early by {by} after {stop.seconds:.1f} s, {f'in {stop.step!r}' if stop.step else 'at its start'}: the plan is the "
+        "best valid one found by then, and another run may stop elsewhere (docs/guide.md, Stopping early)"
+    )
+
+
+def _end_stopped(stop: Stop | None) -> None:
+    """A solve that Ctrl-C stopped early ends with the interruption line and status 130, its
+    plan written (the line names it as kept); a time limit's stop ends as a solve does."""
+    if stop is not None and stop.by == interrupt.CTRL_C:
+        if interrupt.claim_line():
+            _echo(interrupt.line(), err=True)
+        raise typer.Exit(interrupt.exit_status(signal.SIGINT))
 
 
 @app.command()
@@ -875,7 +908,6 @@ def _interruption(exc: BaseException) -> int | None:
     policy), or anything at all once a signal arrived (a library that turned the
     interruption into its own error: OR-Tools' import fails with ``initialization
     failed``). None: not an interruption."""
-    import signal
 
     if isinstance(exc, Interrupted):
         return exc.signum
@@ -888,7 +920,6 @@ def main() -> None:
     """Run the app with errors mapped to exit statuses (raises SystemExit; tests call it
     in-process). Every error is one line on stderr, with any warning folded into it; an
     interruption is the one line of :func:`dansched.interrupt.line` and 128 + the signal."""
-    import signal
 
     _pending_warnings.clear()
     restore = {}  # without entry's policy (a caller's process): the two signals for main's duration
@@ -952,7 +983,6 @@ def _exit_now(code: int) -> None:
     status reliable: during that teardown Python has already put the default handlers
     back, and a SIGTERM then killed the process by signal instead of ending it with 143."""
     import atexit
-    import signal
 
     late: list[int] = []
     held = {signal.SIGTERM, signal.SIGINT}

@@ -26,6 +26,7 @@ from .audit import AuditRow, audit_plan, rows_report
 from .checks import FREQ_GHZ, check_integer, check_names, check_path, check_progress, check_type
 from .errors import ArgumentError, OutputError
 from .instance import Instance, require_instance
+from .interrupt import Stop, anytime
 from .outputs import OutputInput, check_outputs, check_targets, chosen
 from .params import Progress
 from .pipeline import SolveOptions, SolveResult, run_pipeline
@@ -111,6 +112,12 @@ class Solution:
     @property
     def evaluation(self) -> Evaluation:
         return self.result.evaluation
+
+    @property
+    def stopped(self) -> Stop | None:
+        """What stopped the solve early (Ctrl-C, ``options.stop_after``), in which step and
+        when; None when its budgets ran out as planned (docs/guide.md, *Stopping early*)."""
+        return self.result.report.stopped
 
     @property
     def stage1(self) -> Plan | None:
@@ -220,6 +227,8 @@ class Solution:
             out["traffic_budget"] = budget | {"from": BUDGET_FROM}
         if self.options.frontier and "frontier" in report:
             out["frontier"] = report["frontier"]
+        if self.stopped is not None:  # stopped early: what, where, when (the report's stopped)
+            out["stopped"] = report["stopped"]
         out["files"] = [str(p) for p in self.written]
         return out
 
@@ -243,7 +252,12 @@ def solve(
     (:func:`check_destinations`), then write it (:meth:`Solution.write`) with the
     ``outputs`` asked for (kinds of :data:`dansched.outputs.OUTPUTS`: ``trace``, ``view``;
     with ``options.frontier``, each frontier point's plan folder too).
-    ``progress(message)`` is called as each step starts. Raises
+    ``progress(message)`` is called as each step starts. The pipeline runs in an
+    :func:`~dansched.interrupt.anytime` section: past ``options.stop_after`` seconds, at the
+    first Ctrl-C under the command line's policy or on
+    :func:`~dansched.interrupt.request_stop`, it stops with its best valid plan, which is
+    then reported (``Solution.stopped``, the report's ``stopped``) with the linear-time
+    bounds and written whole. Raises
     :class:`~dansched.errors.PlanInvalidError` when no valid plan exists,
     :class:`~dansched.errors.OutputError` when ``out`` cannot be written (found before the
     work; :class:`~dansched.errors.WriteFailed` when the write failed after it, the
@@ -266,13 +280,17 @@ def solve(
         check_destinations(out, inst.name, outputs, options.frontier and options.problem == 3, inst)
     # one line saying what the graph needs, not the allocation's traceback; no cyclic collection meanwhile
     with out_of_memory(inst), collection_paused():
-        result = run_pipeline(inst, options, progress=say)
+        # the search may be asked to stop early with its best plan (Ctrl-C, options.stop_after)
+        with anytime(options.stop_after) as section:
+            result = run_pipeline(inst, options, progress=section.tracking(say))
+        result.report.stopped = section.stop
         solution = Solution(inst, options, result)
         if bounds:
             say("Report: lower bounds (peak, traffic cover, makespan floors)")
             limit = min(REPORT_BOUNDS_SECONDS, options.time_limit)
+            params = options.bounds if section.stop is None else options.bounds.linear()  # stopped: the quick ones
             solution.bounds = audit_plan(
-                inst, result.plan, result.evaluation, time_limit=limit, cpsat=False, params=options.bounds
+                inst, result.plan, result.evaluation, time_limit=limit, cpsat=False, params=params
             )
         if out is not None:
             points = f" and the frontier's {len(solution.frontier)} plan folders" if solution._writes_frontier else ""
