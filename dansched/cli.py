@@ -487,6 +487,7 @@ def solve(
     from .instance import instance_name
     from .outputs import check_outputs, chosen
     from .pipeline import effort_options
+    from .pipeline.options import OptionFields
     from .solution import check_destinations
     from .solution import solve as run_solve
 
@@ -494,18 +495,18 @@ def solve(
     check_outputs(chosen(outputs), problem, freq_ghz)
     check_destinations(out, instance_name(instance), outputs, frontier and problem == 3)
     inst = load_inputs(instance, hw)
-    opts = effort_options(
-        effort.value,
-        problem=problem,
-        variant=variant.value,
-        victim=victim.value,
-        exact_window=exact_window,
-        exact_window_mode=exact_window_mode.value,
-        seed=seed,
-        traffic_slack=traffic_slack,
-        frontier=frontier,
-        **({} if time_limit is None else {"time_limit": time_limit, "stop_after": time_limit}),
-    )
+    fields: OptionFields = {
+        "problem": problem,
+        "variant": variant.value,
+        "victim": victim.value,
+        "exact_window": exact_window,
+        "seed": seed,
+        "traffic_slack": traffic_slack,
+        "frontier": frontier,
+    }
+    if time_limit is not None:  # opt-in: the whole solve's wall clock, and the CP-SAT parts' safety net
+        fields |= {"time_limit": time_limit, "stop_after": time_limit}
+    opts = effort_options(effort.value, exact_window_mode=exact_window_mode.value, **fields)
     with _progress(quiet) as say:
         try:
             watched = _watch_work(say, inst.n, effort.value)

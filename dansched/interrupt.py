@@ -32,8 +32,8 @@ The line is ``dansched: interrupted (nothing written)``, or ``(kept: DIR)`` nami
 this run's completed writes are (:func:`note_written`), and the exit status is 130 for
 SIGINT and 143 for SIGTERM (128 + the signal's number).
 
-**Stopping early.** A solve runs inside an :func:`anytime` section (the pipeline:
-:func:`dansched.pipeline.run_pipeline`). There the first SIGINT (Ctrl-C) is a request to
+**Stopping early.** A solve's pipeline runs inside an :func:`anytime` section
+(:func:`dansched.solve` opens it around :func:`dansched.pipeline.run_pipeline`). There the first SIGINT (Ctrl-C) is a request to
 stop, not an interruption: the handler records it and returns, the watcher stops every
 CP-SAT search in progress (:func:`stoppable`, again and again until the section ends: no
 grace period ends the run), and the stages read :func:`stopping` at their step
