@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import json
 import os
-import resource
 import shutil
 import signal
 import subprocess
@@ -29,7 +28,15 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
 SHIPPED = REPO / "instances"
-OFFICIAL = REPO.parent / "shared" / "instances" / "official"
+# ../shared beside the checkout (a worktree of /work/wt/NAME: two folders up)
+OFFICIAL = next(
+    (
+        p / "shared" / "instances" / "official"
+        for p in REPO.parents
+        if (p / "shared" / "instances" / "official").is_dir()
+    ),
+    REPO.parent / "shared" / "instances" / "official",
+)
 FAILED: list[str] = []
 
 
@@ -207,16 +214,22 @@ except dansched.errors.WriteFailed as exc:
 
 
 def _solve_rss(args: list) -> tuple[int, float, int]:
-    """(exit status, seconds, peak RSS in MiB of the child) of ``dansched ARGS``."""
+    """(exit status, seconds, peak RSS in MiB) of the process ``dansched ARGS``."""
     start = time.monotonic()
-    proc = subprocess.run([sys.executable, "-m", "dansched.cli", *map(str, args)], capture_output=True, env=env())
-    took = time.monotonic() - start
-    return proc.returncode, took, resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss // 1024
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "dansched.cli", *map(str, args)],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        env=env(),
+    )
+    _, status, usage = os.wait4(proc.pid, 0)
+    proc.returncode = os.waitstatus_to_exitcode(status)
+    return proc.returncode, time.monotonic() - start, usage.ru_maxrss // 1024
 
 
 def section_memory(tmp: Path) -> None:
     print("\n## Memory and time scale with the graph, not with capacities\n")
-    print(f"  (load average {os.getloadavg()[0]:.2f}; each line is a fresh process, peak RSS of the largest so far)")
+    print(f"  (load average {os.getloadavg()[0]:.2f}; each line is a fresh process and its peak RSS)")
     for case, effort in (("matmul_s2", "fast"), ("matmul_s2", "default"), ("conv_s2", "default")):
         for tiers in ("", "L1 = 1000000000000", "L1 = 100000000", "L1 = 9223372036854775807\nUB = 9223372036854775807"):
             hw = tmp / "hw_mem.toml"

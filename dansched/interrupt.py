@@ -118,6 +118,7 @@ class _Run:
         self.handler_stopped = False  # the main thread's handler took its SIGINT as the stop request
         self.trip = False  # the watcher ran the handler again to interrupt after a stop request
         self.stop_lock = threading.Lock()
+        self.born: float | None = None  # when the command line started (install_early, else own)
 
 
 _run = _Run()
@@ -181,6 +182,7 @@ def claim_line() -> bool:
 def install_early() -> None:
     """Before :func:`own`: a signal ends the process at once, with the line (the imports of
     the entry point's module; nothing is written yet). Main thread only."""
+    _run.born = time.monotonic()
     for s in SIGNALS:
         signal.signal(s, lambda signum, _frame: _say_and_exit(signum))
 
@@ -304,6 +306,8 @@ def own(shown: Callable[[str], str] = str) -> None:
     main thread): the policy of the module docstring. ``shown`` escapes text from input
     (the folders of the line) for the terminal."""
     _run.shown = shown
+    if _run.born is None:
+        _run.born = time.monotonic()
     r, w = os.pipe()
     os.set_blocking(w, False)
     signal.set_wakeup_fd(w, warn_on_full_buffer=False)
@@ -377,8 +381,8 @@ class Anytime:
     """The state of an :func:`anytime` section: its deadline (None: none), the step in
     progress (:meth:`tracking` records it) and, once requested, its :class:`Stop`."""
 
-    def __init__(self, limit: float | None) -> None:
-        self.started = time.monotonic()
+    def __init__(self, limit: float | None, started: float | None = None) -> None:
+        self.started = time.monotonic() if started is None else started
         self.deadline = None if limit is None else self.started + limit
         self.limit = limit
         self.step = ""
@@ -432,14 +436,16 @@ def _stopper(section: Anytime) -> None:
 @contextlib.contextmanager
 def anytime(limit: float | None = None) -> Iterator[Anytime]:
     """A section whose work may be asked to stop early with its best result (module
-    docstring): at ``limit`` seconds of wall clock (None: no deadline), on the first Ctrl-C
+    docstring): at ``limit`` seconds of wall clock (None: no deadline; counted from the
+    command line's start under its policy, so that ``solve --time-limit S`` bounds the
+    command, else from the section's), on the first Ctrl-C
     under the command line's policy, or on :func:`request_stop`. Yields its
     :class:`Anytime` (``.stop``: what stopped it, None when nothing did). Sections do not
     nest: an inner one is the outer one."""
     if _run.section is not None and _run.section.active:
         yield _run.section
         return
-    section = Anytime(limit)
+    section = Anytime(limit, _run.born if _run.owned else None)  # the command's clock, or the section's
     thread = threading.Thread(target=_stopper, args=(section,), name="dansched-anytime", daemon=True)
     _run.section = section
     thread.start()
