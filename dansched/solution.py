@@ -163,7 +163,7 @@ class Solution:
         case's files). Returns the paths written, the folder's own last."""
         check_path(folder, "Solution.write: folder")
         folders = [FolderWrite(Path(folder), self.files(outputs, freq_ghz))]
-        for k, point in enumerate(self.frontier if self._writes_frontier else []):
+        for k, point in enumerate(self.frontier if self.writes_frontier else []):
             ev = judged(self.instance, point.plan, f"frontier point at traffic {point.traffic}")
             given = OutputInput(self.instance, point.plan, ev, self.point_report(k, ev), freq_ghz)
             texts = {o.kind: o.build(given) for o in chosen(outputs)}
@@ -173,7 +173,7 @@ class Solution:
         return self.written
 
     @property
-    def _writes_frontier(self) -> bool:
+    def writes_frontier(self) -> bool:
         """Whether :meth:`write` writes the frontier's point folders (``solve --frontier``)."""
         return self.options.frontier and self.options.problem == 3
 
@@ -293,7 +293,7 @@ def solve(
                 inst, result.plan, result.evaluation, time_limit=limit, cpsat=False, params=params
             )
         if out is not None:
-            points = f" and the frontier's {len(solution.frontier)} plan folders" if solution._writes_frontier else ""
+            points = f" and the frontier's {len(solution.frontier)} plan folders" if solution.writes_frontier else ""
             say(f"Writing the plan folder {out}{points}")
             solution.write(out, outputs, freq_ghz)
     return solution
