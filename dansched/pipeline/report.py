@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..budget import TrafficBudget
+from ..interrupt import Stop
 from ..reprs import one_line_repr
 from ..simulate import Evaluation
 from ..stages.cpe.window_driver import WindowStats
@@ -30,6 +31,12 @@ __all__ = [
     "CandidateRecord",
     "SolveReport",
 ]
+
+# the report's stopped.note: what an early stop means for the plan (docs/report.md)
+STOPPED_NOTE = (
+    "the solve stopped early: its plan is the best valid one found by then; the budgets did not run out, "
+    "so another run may stop elsewhere and end with another plan"
+)
 
 
 @dataclass(frozen=True)
@@ -235,6 +242,7 @@ class SolveReport:
     search: list[SearchRound] = field(default_factory=list)
     frontier: list[FrontierRow] = field(default_factory=list)
     allowances: list[FrontierPoint] = field(default_factory=list)
+    stopped: Stop | None = None  # the solve stopped early (Ctrl-C, its time limit): what, where, when
 
     def to_dict(self) -> dict[str, Any]:
         """The report as plain JSON data (the keys of docs/report.md)."""
@@ -253,4 +261,6 @@ class SolveReport:
             out["search"] = [r.to_dict() for r in self.search]
             out["frontier"] = [r.to_dict() for r in self.frontier]
             out["allowances"] = [p.tried_dict() for p in self.allowances]
+        if self.stopped is not None:
+            out["stopped"] = self.stopped.to_dict() | {"note": STOPPED_NOTE}
         return out

@@ -63,6 +63,7 @@ from dataclasses import dataclass, field, replace
 from ...budget import TrafficBudget
 from ...errors import PlanInvalidError
 from ...instance import Instance
+from ...interrupt import stopping
 from ...params import Problem3Params, Progress
 from ...plan import Plan
 from ...simulate import Evaluation, evaluate
@@ -167,9 +168,13 @@ def _collect(
 
     take(problem2_candidate(s2))
     for name in p.sources:
+        if stopping():  # stopped early (dansched.interrupt): the candidates made so far
+            break
         say(f"Problem 3: candidates from {name} (budget {budget.allowance:,} traffic)")
         for cand in SOURCES[name](ctx):
             take(cand)
+            if stopping():
+                break
     return rows, screened
 
 
@@ -192,6 +197,8 @@ def _stage3_on(inst: Instance, finalists: list[_Screened], p: Problem3Params, sa
     ties)."""
     done: list[_Kept] = []
     for k, item in enumerate(finalists):
+        if done and stopping():  # stopped early: the runs made so far
+            break
         cand = item.candidate
         say(f"Stage 3 on candidate {k + 1}/{len(finalists)}: {cand.source} {cand.detail}".rstrip())
         ev2 = _detailed(inst, cand.plan, cand.evaluation)
@@ -229,6 +236,8 @@ def _search_rounds(
     runs = 0
     start = kept
     for r, params in enumerate(p.search):
+        if stopping():  # stopped early: the plan so far
+            break
         step = label + (f", round {r + 1} of {len(p.search)}" if len(p.search) > 1 else "")
         plan = kept.stage3.cpe.plan
         ev = _detailed(inst, plan, kept.stage3.evaluation)
@@ -326,6 +335,8 @@ def _at_allowance(
     search: list[SearchRound] = []
     runs = len(finalists)
     for k, start in enumerate(starts):
+        if kept is not None and stopping():  # stopped early: the plan so far
+            break
         label = "Makespan search" + (f", start {k + 1} of {len(starts)}" if len(starts) > 1 else "")
         got, reports, made = _search_rounds(inst, start, rows, allowance, p, say, label)
         search += reports
@@ -372,6 +383,8 @@ def problem3(inst: Instance, s2: DlrResult, order1: list[int], p: Problem3Params
     others = [a for a in levels if a not in full]
     shared = p.share(1 / len(others)) if others else p
     for k, allowance in enumerate(levels):
+        if kept is not None and stopping():  # stopped early: the points planned so far
+            break
         at = say if len(levels) == 1 else _at_level(say, k + 1, len(levels))
         fresh = [s for s in screened if s.candidate.traffic <= allowance and s.key[2] not in seen]
         seen |= {s.key[2] for s in fresh}
