@@ -54,7 +54,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from .checks import SEED, TIME_LIMIT, check_path, check_type
+from .checks import SEED, TIME_LIMIT, check_path, check_progress, check_type
 from .errors import NoLegalOrderError
 from .instance import Instance, require_instance
 from .judge import judge_folder, require_valid
@@ -218,6 +218,11 @@ def traffic_bounds(
     return cover, extra
 
 
+def _params(params: BoundParams | None, what: str) -> BoundParams:
+    """The bounds' parameters: the defaults for None, else checked to be a BoundParams."""
+    return BoundParams() if params is None else check_type(params, BoundParams, what, "BoundParams(...) makes them")
+
+
 def audit_plan(
     inst: Instance,
     plan: Plan,
@@ -236,8 +241,12 @@ def audit_plan(
     ``progress(message)`` is called as each bound starts; ``plan_name`` says in words what
     plan ``plan`` is (each row's ``plan``)."""
     require_instance(inst, "audit_plan: inst")
-    params = BoundParams() if params is None else params
+    params = _params(params, "audit_plan: params")
     check_type(plan, Plan, "audit_plan: plan")
+    check_type(cpsat, bool, "audit_plan: cpsat", "True or False")
+    check_type(with_peak, bool, "audit_plan: with_peak", "True or False")
+    check_type(plan_name, str, "audit_plan: plan_name")
+    check_progress(progress, "audit_plan: progress")
     check_type(ev, Evaluation, "audit_plan: ev", "evaluate(inst, plan) gives it")
     time_limit = TIME_LIMIT.check(time_limit, "audit_plan: time_limit")
     seed = SEED.check(seed, "audit_plan: seed")
@@ -355,7 +364,8 @@ def bound(
     bounded for the peak too and ``not_bounded`` says why problem 1 is not. Raises
     :class:`PlanInvalidError` when problem 3 has no plan either (nothing to bound)."""
     require_instance(inst, "bound: inst")
-    params = BoundParams() if params is None else params
+    params = _params(params, "bound: params")
+    check_progress(progress, "bound: progress")
     time_limit = TIME_LIMIT.check(time_limit, "bound: time_limit")
     seed = SEED.check(seed, "bound: seed")
     say = progress or _quiet
@@ -430,7 +440,8 @@ def audit_folder(
     against its fingerprint (:func:`dansched.judge.judge_folder`), the plan must be valid
     (else :class:`PlanInvalidError`), then :func:`audit_plan` with the exact models."""
     require_instance(inst, "audit_folder: inst")
-    params = BoundParams() if params is None else params
+    params = _params(params, "audit_folder: params")
+    check_progress(progress, "audit_folder: progress")
     check_path(folder, "audit_folder: folder")
     time_limit = TIME_LIMIT.check(time_limit, "audit_folder: time_limit")
     seed = SEED.check(seed, "audit_folder: seed")

@@ -25,6 +25,7 @@ dansched.errors.ArgumentError: SolveOptions.time_limit must be a number from 0 t
 
 from __future__ import annotations
 
+import json
 import math
 import numbers
 import os
@@ -32,7 +33,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from .errors import ArgumentError
+from .errors import ArgumentError, DuplicateKeyError
 
 __all__ = [
     "Range",
@@ -57,6 +58,9 @@ __all__ = [
     "check_integers",
     "check_choice",
     "check_names",
+    "TEXT_ENCODING",
+    "read_json",
+    "check_progress",
 ]
 
 INT64_MAX = 2**63 - 1  # counts and budgets handed to the solvers (CP-SAT, HiGHS, numpy) are int64
@@ -211,6 +215,37 @@ def check_names(value: Any, what: str) -> tuple[str, ...]:
     return names
 
 
+def check_progress(value: Any, what: str) -> Any:
+    """``value`` when it is a function of one message (a progress callback) or None, else
+    :class:`ArgumentError` naming ``what``."""
+    if value is not None and not callable(value):
+        raise ArgumentError(f"{what} must be a function of one message, or None, got {_given(value)}")
+    return value
+
+
+# One rule for every text file dansched reads (instances in JSON or CSV, hardware TOML, plan
+# files, reports): UTF-8, and a byte-order mark at its start, as some editors write, ignored
+TEXT_ENCODING = "utf-8-sig"
+
+
+def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    """A JSON object's pairs as a dict, refusing a key given twice (the last would win)."""
+    out: dict[str, Any] = {}
+    for key, value in pairs:
+        if key in out:
+            raise DuplicateKeyError(key)
+        out[key] = value
+    return out
+
+
+def read_json(text: str, **options: Any) -> Any:
+    """``json.loads(text)``, with every object's keys given once: a key given twice raises
+    :class:`~dansched.errors.DuplicateKeyError` naming it (the reader names the file),
+    where ``json`` would keep the last value without a word (a duplicated ``"Nodes"``
+    list would drop nodes)."""
+    return json.loads(text, object_pairs_hook=_unique_keys, **options)
+
+
 def _kinds(kind: type | tuple[type, ...]) -> tuple[type, ...]:
     return kind if isinstance(kind, tuple) else (kind,)
 
@@ -237,9 +272,11 @@ SECONDS = Range(0, 10 * 10**6, unit="seconds")
 # Supported ranges) is 1.2e21 us, still a finite JSON number
 FREQ_GHZ = Range(0.001, 1000, unit="GHz")
 
-# Percent of extra traffic problem 3 may add: read exactly (dansched.budget), so any finite
-# value works; an allowance above the horizon admits every plan
-TRAFFIC_SLACK = Range(0, None, unit="percent")
+# Percent of extra traffic problem 3 may add, read exactly (dansched.budget). 10**6 percent
+# lets a plan carry 10,000 times the problem-2 plan's traffic, past any use; a larger slack
+# only grows the report's figure (1e300 percent is a 301-digit integer there, which the page's
+# JavaScript numbers cannot hold, so `view` refused such a plan after the solve)
+TRAFFIC_SLACK = Range(0, 10**6, unit="percent")
 
 # --exact-window W: positions per CP-SAT window in Stage 3 (0: off). A window's model has
 # pairwise ordering constraints, O(W^2): on a 7,256-node random graph a solve with W = 1,024

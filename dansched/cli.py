@@ -3,10 +3,13 @@ call and prints the result (the reference, generated from this app: docs/cli.md)
 
 Results go to stdout (``--json``: one JSON object); progress, warnings and errors to
 stderr. Exit codes everywhere: 0 success / valid, 1 a plan is invalid or no valid plan
-exists, or a solve ran out of host memory (RAM), 2 bad input or usage (one line on
+exists, a solve ran out of host memory (RAM), or a folder could not be written after
+its checks passed (no room left: the folder keeps its earlier plan), 2 bad input or usage (one line on
 stderr, no traceback; a graph that does not fit its scratchpad tiers is bad input), 130
 and 143 interrupted by SIGINT and SIGTERM (one line, ``dansched: interrupted (nothing
-written)`` or ``(kept: DIR)``). Every line printed from input (names, paths, messages
+written)`` or ``(kept: DIR)``; the first SIGINT during a solve stops it with its best plan,
+written, then 130 too: :mod:`dansched.interrupt`, *Stopping early*; ``solve --time-limit``
+stops it so, exit 0). Every line printed from input (names, paths, messages
 quoting files) goes through :func:`dansched.report.text.printable`.
 
 SIGINT and SIGTERM are the command line's from the first line of this module, when it is
@@ -28,6 +31,7 @@ if __name__ == "__main__" or os.path.basename(sys.argv[0]) == "dansched":
 import functools
 import inspect
 import json
+import signal
 import threading
 from collections.abc import Callable, Iterable
 from contextlib import AbstractContextManager
@@ -62,6 +66,7 @@ from .errors import (
     PlanInvalidError,
     TraceError,
     ViewError,
+    WriteFailed,
 )
 from .generate import MAX_GENERATED_NODES
 from .hardware import Hardware, load_hardware
@@ -70,6 +75,7 @@ from .report.text import printable
 
 if TYPE_CHECKING:
     from .budget import TrafficBudget
+    from .interrupt import Stop
     from .report.progress import Reporter
     from .summary import SolveSummary
 from .stages.dlr.victim import VICTIMS
@@ -528,8 +534,15 @@ def solve(
         ),
     ] = WindowMode.fixed,
     time_limit: Annotated[
-        float, _ranged("--time-limit", TIME_LIMIT, "Budget in seconds for the exact (CP-SAT) parts.")
-    ] = 60.0,
+        float | None,
+        _ranged(
+            "--time-limit",
+            TIME_LIMIT,
+            "Stop the whole solve after S seconds of wall clock with the best plan found so far (its report says "
+            "where it cut; another run may then differ). Default: no limit, the deterministic budgets alone decide "
+            "(the CP-SAT parts keep a 60 s safety net)",
+        ),
+    ] = None,
     seed: Annotated[int, _ranged("--seed", SEED, "Seed for CP-SAT (results are deterministic for a given seed).")] = 0,
     traffic_slack: SlackOption = 0.0,
     frontier: Annotated[
@@ -570,10 +583,10 @@ def solve(
     """Plan the instance: MPAS (problem 1), + DLR (problem 2), + CPE (problem 3, the default).
     Writes the plan folder (default ./dansched-out) and prints the figures and every file written."""
     from .instance import instance_name
-    from .outputs import check_outputs, check_targets, chosen
+    from .outputs import check_outputs, chosen
     from .pipeline import effort_options
-    from .plan import check_writable_folder
-    from .solution import frontier_folder
+    from .pipeline.options import OptionFields
+    from .solution import check_destinations, frontier_folder
     from .solution import solve as run_solve
 
     if frontier and problem != 3:
@@ -582,22 +595,20 @@ def solve(
         )
     # every output before the instance is even read: the folder, each file, the frontier's folders
     check_outputs(chosen(outputs), problem, freq_ghz)
-    check_targets(out, instance_name(instance), chosen(outputs))
-    if frontier and problem == 3:
-        check_writable_folder(frontier_folder(out, instance_name(instance)))
+    check_destinations(out, instance_name(instance), outputs, frontier and problem == 3)
     inst = load_inputs(instance, hw)
-    opts = effort_options(
-        effort.value,
-        problem=problem,
-        variant=variant.value,
-        victim=victim.value,
-        exact_window=exact_window,
-        exact_window_mode=exact_window_mode.value,
-        time_limit=time_limit,
-        seed=seed,
-        traffic_slack=traffic_slack,
-        frontier=frontier,
-    )
+    fields: OptionFields = {
+        "problem": problem,
+        "variant": variant.value,
+        "victim": victim.value,
+        "exact_window": exact_window,
+        "seed": seed,
+        "traffic_slack": traffic_slack,
+        "frontier": frontier,
+    }
+    if time_limit is not None:  # opt-in: the whole solve's wall clock, and the CP-SAT parts' safety net
+        fields |= {"time_limit": time_limit, "stop_after": time_limit}
+    opts = effort_options(effort.value, exact_window_mode=exact_window_mode.value, **fields)
     with _progress(quiet) as say:
         try:
             watched = _watch_work(say, inst.n, effort.value)
@@ -607,9 +618,12 @@ def solve(
     summary = solution.summary()
     if as_json:
         typer.echo(json.dumps(summary.to_dict()))
+        _end_stopped(solution.stopped)
         return
     for line in figure_lines(inst, summary, say.elapsed):
         _echo(line)
+    if solution.stopped is not None:
+        _echo(stopped_line(solution.stopped))
     _latency(summary.makespan, freq_ghz)
     if summary.traffic_budget is not None:
         _echo(budget_line(summary.traffic_budget))
@@ -632,6 +646,25 @@ def solve(
         from .plan_folder import folder_paths
 
         _echo(f"open {folder_paths(out, inst.name)['view']} in a browser to explore the plan")
+    _end_stopped(solution.stopped)
+
+
+def stopped_line(stop: Stop) -> str:
+    """``stopped early by Ctrl-C after 12.3 s, in "STEP": ...``: what cut a solve short."""
+    by = "Ctrl-C" if stop.by == interrupt.CTRL_C else "its --time-limit" if stop.by == interrupt.TIME_LIMIT else stop.by
+    return (
+        f"stopped early by {by} after {stop.seconds:.1f} s, {f'in {stop.step!r}' if stop.step else 'at its start'}: the plan is the "
+        "best valid one found by then, and another run may stop elsewhere (docs/guide.md, Stopping early)"
+    )
+
+
+def _end_stopped(stop: Stop | None) -> None:
+    """A solve that Ctrl-C stopped early ends with the interruption line and status 130, its
+    plan written (the line names it as kept); a time limit's stop ends as a solve does."""
+    if stop is not None and stop.by == interrupt.CTRL_C:
+        if interrupt.claim_line():
+            _echo(interrupt.line(), err=True)
+        raise typer.Exit(interrupt.exit_status(signal.SIGINT))
 
 
 @app.command()
@@ -994,7 +1027,6 @@ def _interruption(exc: BaseException) -> int | None:
     policy), or anything at all once a signal arrived (a library that turned the
     interruption into its own error: OR-Tools' import fails with ``initialization
     failed``). None: not an interruption."""
-    import signal
 
     if isinstance(exc, Interrupted):
         return exc.signum
@@ -1007,7 +1039,6 @@ def main() -> None:
     """Run the app with errors mapped to exit statuses (raises SystemExit; tests call it
     in-process). Every error is one line on stderr, with any warning folded into it; an
     interruption is the one line of :func:`dansched.interrupt.line` and 128 + the signal."""
-    import signal
 
     _pending_warnings.clear()
     restore = {}  # without entry's policy (a caller's process): the two signals for main's duration
@@ -1034,6 +1065,9 @@ def _run_app() -> None:
     """The app, its errors mapped to exit statuses (raises SystemExit)."""
     try:
         rc = app(standalone_mode=False)
+    except WriteFailed as exc:  # the write failed after the checks: an I/O failure, not bad input
+        _error_line(f"dansched: {exc}")
+        sys.exit(1)
     except BAD_INPUT as exc:
         _error_line(f"dansched: error: {exc}")
         sys.exit(2)
@@ -1068,7 +1102,6 @@ def _exit_now(code: int) -> None:
     status reliable: during that teardown Python has already put the default handlers
     back, and a SIGTERM then killed the process by signal instead of ending it with 143."""
     import atexit
-    import signal
 
     late: list[int] = []
     held = {signal.SIGTERM, signal.SIGINT}

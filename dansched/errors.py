@@ -7,7 +7,9 @@ on stderr, no traceback):
   :class:`InstanceError`, :class:`HardwareError`, :class:`PlanFormatError` (and
   :class:`OutputError`, :class:`MixedPlanError`), :class:`TraceError`, :class:`ViewError`;
 - exit status 1, an invalid plan or no valid plan: :class:`PlanInvalidError` and its
-  subclasses :class:`NoLegalOrderError` and :class:`PlacementFailed`; and
+  subclasses :class:`NoLegalOrderError` and :class:`PlacementFailed`; :class:`WriteFailed`,
+  a plan folder whose destinations passed the checks before the work but whose write then
+  failed (no room left, an obstacle put there meanwhile: the input was fine); and
   :class:`OutOfMemory`, a solve that ran out of host memory, the computer's RAM (its line
   says how much the graph needs; a graph that does not fit the scratchpad tiers is an
   :class:`InstanceError`, exit status 2);
@@ -15,11 +17,18 @@ on stderr, no traceback):
   line's signal policy (:mod:`dansched.interrupt`; a library caller meets Python's own
   ``KeyboardInterrupt`` instead).
 
+Every message of these classes is one line, whatever text from input it quotes (a path
+holding a line break, an op name with an escape sequence): :func:`one_line` writes each
+control character as an escape when the exception is made, the rule the command line
+prints every line with (``dansched.report.text.printable``).
+
 The remaining classes are internal signals that a bounded search or an exact model
 gave up (a caller catches them and falls back).
 """
 
 from __future__ import annotations
+
+import re
 
 __all__ = [
     "InputError",
@@ -29,6 +38,7 @@ __all__ = [
     "HardwareError",
     "PlanFormatError",
     "OutputError",
+    "WriteFailed",
     "TraceError",
     "PlanInvalidError",
     "NoLegalOrderError",
@@ -46,7 +56,37 @@ __all__ = [
     "ExecutorError",
     "DaskMissingError",
     "Interrupted",
+    "DuplicateKeyError",
+    "one_line",
 ]
+
+# C0 controls (NUL, LF, CR, ESC, ...), DEL and C1 controls, the Unicode line and paragraph
+# separators, the bidirectional controls that reorder what a terminal shows, and lone
+# surrogates (a file name's undecodable bytes, which no terminal, font or UTF-8 file can show)
+_UNSAFE = re.compile("[\x00-\x1f\x7f-\x9f\u2028\u2029\u200e\u200f\u202a-\u202e\u2066-\u2069\ud800-\udfff]")
+_NAMED = {"\n": "\\n", "\r": "\\r", "\t": "\\t"}
+
+
+def _escape(match: re.Match[str]) -> str:
+    c = match.group()
+    if c in _NAMED:
+        return _NAMED[c]
+    code = ord(c)
+    return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}"
+
+
+def one_line(text: object) -> str:
+    """``str(text)`` with every control character, line separator and bidirectional
+    control written as a Python-style escape (``\\n``, ``\\x1b``, ``\\u202e``): one line,
+    nothing a terminal acts on. Applied twice, it changes nothing more."""
+    return _UNSAFE.sub(_escape, str(text))
+
+
+class _OneLine:
+    """The messages of the classes a caller meets are one line (module docstring)."""
+
+    def __init__(self, *args: object) -> None:
+        super().__init__(*(one_line(a) if isinstance(a, str) else a for a in args))
 
 
 class Interrupted(BaseException):
@@ -60,7 +100,7 @@ class Interrupted(BaseException):
         self.signum = signum
 
 
-class InputError(Exception):
+class InputError(_OneLine, Exception):
     """Bad input or usage: reported as one line on stderr with exit status 2."""
 
 
@@ -71,22 +111,22 @@ class ArgumentError(InputError, ValueError, TypeError):
     catches either keeps working; exit status 2."""
 
 
-class OutOfMemory(MemoryError):
+class OutOfMemory(_OneLine, MemoryError):
     """A solve that ran out of host memory (the computer's RAM, not a scratchpad tier); the
     message says how much RAM the graph needs, estimated
     from its node and edge counts. A ``MemoryError`` (a sweep retries the cell on resume);
     exit status 1: the input is fine, the machine is too small for it."""
 
 
-class InstanceError(ValueError):
+class InstanceError(_OneLine, ValueError):
     """An instance that breaks a well-formedness rule of docs/rules.md, section 1.2 (exit status 2)."""
 
 
-class HardwareError(ValueError):
+class HardwareError(_OneLine, ValueError):
     """A hardware file that cannot be read or does not describe a usable core."""
 
 
-class PlanFormatError(ValueError):
+class PlanFormatError(_OneLine, ValueError):
     """A plan file that cannot be parsed at all (bad input, exit status 2)."""
 
 
@@ -96,11 +136,20 @@ class OutputError(PlanFormatError):
     rename itself fails part-way (see :func:`dansched.plan.atomic_write_files`)."""
 
 
-class TraceError(ValueError):
+class WriteFailed(OutputError):
+    """Files that passed the checks before the work (:class:`OutputError` there: bad input,
+    exit status 2) but could not be written after it: the disk filled up, something was
+    put in the way meanwhile. Raised before any target is replaced (the folders keep their
+    earlier plan, and the message says so), unless a rename itself failed part-way (then
+    the folders are marked incomplete, and the message says that). Exit status 1: the
+    input was fine, the write was not."""
+
+
+class TraceError(_OneLine, ValueError):
     """A plan that cannot be traced (no timing: a problem-1 order)."""
 
 
-class PlanInvalidError(RuntimeError):
+class PlanInvalidError(_OneLine, RuntimeError):
     """A stage produced a plan the evaluator rejects, or no valid plan exists (exit status 1)."""
 
 
@@ -143,7 +192,7 @@ class TimedFailed(RuntimeError):
     """The time-driven scheduler could not finish (no room even after evicting, or over the traffic allowance)."""
 
 
-class ViewError(ValueError):
+class ViewError(_OneLine, ValueError):
     """A plan folder whose report cannot be read (bad JSON)."""
 
 
@@ -152,13 +201,22 @@ class MixedPlanError(PlanFormatError):
     (one line, exit status 2)."""
 
 
-class SweepInputError(ValueError):
+class SweepInputError(_OneLine, ValueError):
     """Bad input to a sweep (exit status 2, one line, nothing written)."""
 
 
-class ExecutorError(ValueError):
+class ExecutorError(_OneLine, ValueError):
     """Executor options that cannot be used together or make no sense (bad input)."""
 
 
 class DaskMissingError(ExecutorError):
     """A Dask option was given but ``dask[distributed]`` is not installed."""
+
+
+class DuplicateKeyError(ValueError):
+    """A JSON object that gives one key twice (:func:`dansched.checks.read_json`); the file's
+    reader turns it into its own one-line error naming the key and the file."""
+
+    def __init__(self, key: str) -> None:
+        super().__init__(f"the key {key!r} is given twice in one object (the last would silently win)")
+        self.key = key

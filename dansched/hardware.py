@@ -25,7 +25,7 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
-from .checks import check_path
+from .checks import TEXT_ENCODING, check_choice, check_integer, check_path
 from .errors import HardwareError
 from .reprs import cut
 
@@ -38,6 +38,7 @@ __all__ = [
     "did_you_mean",
     "spill_traffic",
     "check_capacity",
+    "check_name",
     "SUPPORTED_LIMIT",
     "SECTION_KEYS",
 ]
@@ -110,13 +111,20 @@ class Hardware:
 
     def spill_cycles(self, size: int) -> int:
         """Latency of one spill transfer of ``size`` units: alpha + beta * size (paper Eq. 8)."""
-        return self.spill_fixed_cycles + self.spill_cycles_per_unit * int(size)
+        size = check_integer(size, "Hardware.spill_cycles: size", 0)
+        return self.spill_fixed_cycles + self.spill_cycles_per_unit * size
 
     def tier_index(self, name: str) -> int:
-        return self.tiers.index(name)
+        """The index of tier ``name``; :class:`~dansched.errors.ArgumentError` naming the tiers otherwise."""
+        if isinstance(name, str) and name in self.tiers:
+            return self.tiers.index(name)
+        return self.tiers.index(check_choice(name, self.tiers, "Hardware.tier_index: name"))
 
     def pipe_index(self, name: str) -> int:
-        return self.pipes.index(name)
+        """The index of pipe ``name``; :class:`~dansched.errors.ArgumentError` naming the pipes otherwise."""
+        if isinstance(name, str) and name in self.pipes:
+            return self.pipes.index(name)
+        return self.pipes.index(check_choice(name, self.pipes, "Hardware.pipe_index: name"))
 
     def to_dict(self) -> dict[str, Any]:
         """The model as the table :func:`hardware_from_table` reads (every capacity, role and
@@ -181,9 +189,29 @@ def _spill_cost(value: Any, what: str) -> int:
     return int(value)
 
 
+NAME_MOST = 64  # characters of a tier's or a pipe's name
+NAME_PUNCTUATION = "_-."
+
+
+def check_name(name: Any, what: str) -> str:
+    """A tier's or a pipe's name: 1 to :data:`NAME_MOST` letters, digits, ``_``, ``-`` or
+    ``.`` (it names report keys, table columns and ``--set TIER=...``, so no space, no
+    ``=``, no control character and never empty), else :class:`HardwareError` saying
+    ``what`` (a format of the name: ``"tier {}"``). The one rule of both, whichever
+    section names them."""
+    if isinstance(name, str) and 0 < len(name) <= NAME_MOST and all(c.isalnum() or c in NAME_PUNCTUATION for c in name):
+        return name
+    allowed = ", ".join(repr(c) for c in NAME_PUNCTUATION)
+    raise HardwareError(
+        f"hardware: {what.format(repr(name))} is not a name: use 1 to {NAME_MOST} letters, digits, {allowed}"
+    )
+
+
 def _names(value: Any, what: str) -> tuple[str, ...]:
     if not isinstance(value, list) or not all(isinstance(v, str) and v for v in value):
         raise HardwareError(f"hardware: {what} must be a list of names, got {value!r}")
+    for v in value:
+        check_name(v, "{} in " + what)
     if len(set(value)) != len(value):
         raise HardwareError(f"hardware: {what} lists a name twice: {value!r}")
     return tuple(value)
@@ -202,7 +230,7 @@ def hardware_from_table(table: Mapping[str, Any]) -> Hardware:
     tiers_tab = table.get("tiers")
     if not isinstance(tiers_tab, Mapping) or not tiers_tab:
         raise HardwareError("hardware: [tiers] must name at least one tier with its capacity")
-    capacity = {str(k): check_capacity(v, str(k)) for k, v in tiers_tab.items()}
+    capacity = {check_name(k, "tier {}"): check_capacity(v, str(k)) for k, v in tiers_tab.items()}
     roles = table.get("roles", {})
     if not isinstance(roles, Mapping):
         raise HardwareError("hardware: [roles] must be a table")
@@ -292,7 +320,7 @@ def load_hardware(path: str | Path | None = None) -> Hardware:
         p = Path(path)
         try:
             data = p.read_bytes()
-            override = tomllib.loads(data.decode())
+            override = tomllib.loads(data.decode(TEXT_ENCODING))  # a byte-order mark ignored, as everywhere
         except FileNotFoundError:
             raise HardwareError(f"hardware: no such file: {p}") from None
         except (OSError, UnicodeDecodeError) as exc:

@@ -29,8 +29,8 @@ from typing import Any, TypeGuard
 
 import numpy as np
 
-from .checks import check_path, check_type
-from .errors import InstanceError
+from .checks import TEXT_ENCODING, check_integer, check_path, check_type, read_json
+from .errors import ArgumentError, DuplicateKeyError, InstanceError
 from .hardware import SUPPORTED_LIMIT, Hardware, default_hardware, did_you_mean, spill_traffic
 from .kernels.csr import csr_of_pairs, lists_of
 from .plan import atomic_write_files, atomic_write_text, check_case_name
@@ -107,16 +107,27 @@ class Instance:
         return len(self.edges)
 
     # ---- adjacency ---------------------------------------------------------------
+    def _node(self, v: Any, what: str) -> int:
+        return check_integer(v, f"Instance.{what}: v (a node id)", 0, self.n - 1)
+
     def succ(self, v: int) -> np.ndarray:
+        """The successors of node ``v``."""
+        v = self._node(v, "succ")
         return self.succ_idx[self.succ_ptr[v] : self.succ_ptr[v + 1]]
 
     def pred(self, v: int) -> np.ndarray:
+        """The predecessors of node ``v``."""
+        v = self._node(v, "pred")
         return self.pred_idx[self.pred_ptr[v] : self.pred_ptr[v + 1]]
 
     def bufs(self, v: int) -> np.ndarray:
+        """The buffer indices operation ``v`` uses (none for a cache node)."""
+        v = self._node(v, "bufs")
         return self.bufs_idx[self.bufs_ptr[v] : self.bufs_ptr[v + 1]]
 
     def users(self, b: int) -> np.ndarray:
+        """The operations using buffer index ``b``."""
+        b = check_integer(b, "Instance.users: b (a buffer index)", 0, self.num_buffers - 1)
         return self.users_idx[self.users_ptr[b] : self.users_ptr[b + 1]]
 
     def lists(self) -> AdjacencyLists:
@@ -134,14 +145,17 @@ class Instance:
         return np.isin(self.buf_tier, peak)
 
     def buffer_index(self, buf_id_value: int) -> int:
-        """Buffer index of a ``BufId`` value; KeyError when the instance has none."""
-        i = int(np.searchsorted(self.buf_id, buf_id_value))
-        if i >= len(self.buf_id) or int(self.buf_id[i]) != int(buf_id_value):
-            raise KeyError(buf_id_value)
+        """Buffer index of a ``BufId`` value; :class:`~dansched.errors.ArgumentError` when
+        the instance has none (or it is not an integer)."""
+        value = check_integer(buf_id_value, "Instance.buffer_index: buf_id_value (a BufId)", -INT_LIMIT, INT_LIMIT - 1)
+        i = int(np.searchsorted(self.buf_id, value))
+        if i >= len(self.buf_id) or int(self.buf_id[i]) != value:
+            raise ArgumentError(f"Instance.buffer_index: {self.name} has no buffer with BufId {value}")
         return i
 
     def same_as(self, other: Instance) -> bool:
         """Equal graphs, fields and buffer tables (the name and warnings aside)."""
+        check_type(other, Instance, "Instance.same_as: other")
         if self.op != other.op or self.hw != other.hw:
             return False
         names = [
@@ -731,7 +745,7 @@ def _read_csv_pair(path: Path) -> tuple[list[dict[str, Any]], list[list[Any]]]:
                 f"{p}: no such file (a CSV instance needs both {nodes_path.name} and {edges_path.name})"
             )
     nodes: list[dict[str, Any]] = []
-    with nodes_path.open(newline="", encoding="utf-8-sig") as fh:
+    with nodes_path.open(newline="", encoding=TEXT_ENCODING) as fh:
         reader = csv.DictReader(fh)
         if reader.fieldnames is None:
             raise InstanceError(f"{nodes_path}: header must be {','.join(NODE_FIELDS)}")
@@ -752,7 +766,7 @@ def _read_csv_pair(path: Path) -> tuple[list[dict[str, Any]], list[list[Any]]]:
                 rec["Bufs"] = []
             nodes.append(rec)
     edges: list[list[Any]] = []
-    with edges_path.open(newline="", encoding="utf-8-sig") as fh:
+    with edges_path.open(newline="", encoding=TEXT_ENCODING) as fh:
         rows = csv.reader(fh)
         header = next(rows, None)
         if header is None or [h.strip() for h in header[:2]] != ["StartNodeId", "EndNodeId"]:
@@ -783,9 +797,11 @@ def load_instance(path: str | Path, hw: Hardware | None = None) -> Instance:
     if not p.is_file():
         raise InstanceError(f"{p}: no such file")
     try:
-        data = json.loads(p.read_text(encoding="utf-8-sig"), parse_float=_json_float)  # UTF-8, with or without a BOM
+        data = read_json(p.read_text(encoding=TEXT_ENCODING), parse_float=_json_float)  # each key once
     except (OSError, UnicodeDecodeError) as exc:
         raise InstanceError(f"{p}: cannot read: {exc}") from None
+    except DuplicateKeyError as exc:  # a duplicated "Nodes" would drop nodes without a word
+        raise InstanceError(f"{p}: {exc}") from None
     except json.JSONDecodeError as exc:
         raise InstanceError(f"{p}: not valid JSON ({exc.msg} at line {exc.lineno}, column {exc.colno})") from None
     except RecursionError:

@@ -32,8 +32,22 @@ The line is ``dansched: interrupted (nothing written)``, or ``(kept: DIR)`` nami
 this run's completed writes are (:func:`note_written`), and the exit status is 130 for
 SIGINT and 143 for SIGTERM (128 + the signal's number).
 
+**Stopping early.** A solve's pipeline runs inside an :func:`anytime` section
+(:func:`dansched.solve` opens it around :func:`dansched.pipeline.run_pipeline`). There the first SIGINT (Ctrl-C) is a request to
+stop, not an interruption: the handler records it and returns, the watcher stops every
+CP-SAT search in progress (:func:`stoppable`, again and again until the section ends: no
+grace period ends the run), and the stages read :func:`stopping` at their step
+boundaries, ending each loop as if its budget had run out, so the solve returns the best
+valid plan it has, which the command line writes whole. The section's ``limit`` (``solve
+--time-limit``) requests the same stop at its deadline, from a timer thread; a library
+caller may request it from anywhere (:func:`request_stop`). What stopped it, in which
+step and when is the section's :class:`Stop`. A second SIGINT is the interruption above
+(nothing written unless the write was already under way: then its whole unit), a third
+ends the process at once; SIGTERM is never a stop request.
+
 Outside the command line (a library caller, a test) nothing is installed: :func:`held`
-then defers SIGTERM and SIGINT by swapping their handlers for the section, as before.
+then defers SIGTERM and SIGINT by swapping their handlers for the section, as before, and
+an :func:`anytime` section stops only at its deadline or on :func:`request_stop`.
 """
 
 from __future__ import annotations
@@ -45,6 +59,7 @@ import sys
 import threading
 import time
 from collections.abc import Callable, Iterator
+from dataclasses import dataclass
 from pathlib import Path
 
 from .errors import Interrupted
@@ -62,7 +77,20 @@ __all__ = [
     "line",
     "claim_line",
     "exit_status",
+    "Stop",
+    "Anytime",
+    "anytime",
+    "stopping",
+    "request_stop",
+    "CTRL_C",
+    "TIME_LIMIT",
+    "STOPPING_LINE",
 ]
+
+CTRL_C = "Ctrl-C"  # Stop.by: the first SIGINT of an anytime section
+TIME_LIMIT = "time limit"  # Stop.by: the section's deadline (solve --time-limit)
+# what the command line says at the first Ctrl-C of a solve's search
+STOPPING_LINE = "dansched: stopping early: the best plan found so far will be written (Ctrl-C again: abort)"
 
 SIGNALS = (signal.SIGTERM, signal.SIGINT)
 GRACE_SECONDS = 1.0  # how long the main thread gets to act on a signal before the watcher ends the run
@@ -85,6 +113,12 @@ class _Run:
         self.recording = False  # note_written records (a run of the command line)
         self.raise_again = False  # the first signal's exception was swallowed: the handler raises it again
         self.own_trips = 0  # wakeup bytes of the handler run again on purpose (not signals)
+        self.section: Anytime | None = None  # the anytime section in force (a solve's pipeline)
+        self.ctrl_c_stop = False  # a SIGINT was taken as a stop request (by the handler or the watcher)
+        self.handler_stopped = False  # the main thread's handler took its SIGINT as the stop request
+        self.trip = False  # the watcher ran the handler again to interrupt after a stop request
+        self.stop_lock = threading.Lock()
+        self.born: float | None = None  # when the command line started (install_early, else own)
 
 
 _run = _Run()
@@ -125,6 +159,7 @@ def new_run() -> None:
     _run.written = []
     _run.printed = threading.Lock()
     _run.recording = True
+    _run.ctrl_c_stop = _run.handler_stopped = False
 
 
 def _say_and_exit(signum: int) -> None:
@@ -147,6 +182,7 @@ def claim_line() -> bool:
 def install_early() -> None:
     """Before :func:`own`: a signal ends the process at once, with the line (the imports of
     the entry point's module; nothing is written yet). Main thread only."""
+    _run.born = time.monotonic()
     for s in SIGNALS:
         signal.signal(s, lambda signum, _frame: _say_and_exit(signum))
 
@@ -157,8 +193,15 @@ def _handler(signum: int, _frame: object) -> None:
         _run.raise_again = False
         _run.acted = True
         raise Interrupted(_run.first or signum)
-    if _run.first is not None:  # a second signal
+    tripped, _run.trip = _run.trip, False
+    if _run.first is not None:  # a signal after the interrupting one
+        if tripped:  # the watcher's trip for a signal this handler acted on already
+            return
         _say_and_exit(_run.first)
+    if signum == signal.SIGINT and not tripped and not _run.handler_stopped and _takes_stop():
+        _run.handler_stopped = True  # the first Ctrl-C of an anytime section: a stop request
+        request_stop(CTRL_C)
+        return
     _run.first = signum
     if _run.depth:
         _run.pending = signum
@@ -197,6 +240,7 @@ def _watch(fd: int) -> None:
     """The watcher thread: one byte per signal (the C-level handler writes it to the wakeup
     fd, whatever the main thread is doing)."""
     count = 0
+    stopped = False  # this thread took a SIGINT as the anytime section's stop request
     while True:
         try:
             data = os.read(fd, 64)
@@ -205,13 +249,36 @@ def _watch(fd: int) -> None:
         except OSError:
             return
         for signum in data:
-            if _run.own_trips:  # the handler run again on purpose (_unraisable)
+            if _run.own_trips:  # the handler run again on purpose (_unraisable, _trip)
                 _run.own_trips -= 1
+                continue
+            if signum == signal.SIGINT and not stopped and _takes_stop():
+                stopped = True  # the section's stopper thread stops the searches from here on
+                request_stop(CTRL_C)
                 continue
             count += 1
             if count > 1:
                 _say_and_exit(_run.first or signum)
+            if stopped:  # the interruption after a stop request: the handler may have seen one signal for both
+                _trip(signum)
             threading.Thread(target=_stop_searches, args=(signum,), name="dansched-stop", daemon=True).start()
+
+
+def _takes_stop() -> bool:
+    """Whether a SIGINT now is a stop request: an anytime section is in force, or a SIGINT
+    was taken as one already (that same signal, seen by the other of handler and watcher)."""
+    section = _run.section
+    return (section is not None and section.active) or _run.ctrl_c_stop
+
+
+def _trip(signum: int) -> None:
+    """Run the main thread's handler once more, told to interrupt (two SIGINTs in a row may
+    reach it as one, the stop request)."""
+    _run.trip = True
+    _run.own_trips += 1
+    main = threading.main_thread().ident
+    if main is not None:
+        signal.pthread_kill(main, signum)
 
 
 def _stop_searches(signum: int) -> None:
@@ -239,6 +306,8 @@ def own(shown: Callable[[str], str] = str) -> None:
     main thread): the policy of the module docstring. ``shown`` escapes text from input
     (the folders of the line) for the terminal."""
     _run.shown = shown
+    if _run.born is None:
+        _run.born = time.monotonic()
     r, w = os.pipe()
     os.set_blocking(w, False)
     signal.set_wakeup_fd(w, warn_on_full_buffer=False)
@@ -292,3 +361,122 @@ def stoppable(stop: Callable[[], None]) -> Iterator[None]:
         yield
     finally:
         _run.stops.pop(key, None)
+
+
+@dataclass(frozen=True)
+class Stop:
+    """An early stop of an :func:`anytime` section: ``by`` what (:data:`CTRL_C`,
+    :data:`TIME_LIMIT`, or what :func:`request_stop` named), during which ``step`` (the
+    last progress message before the request) and after how many ``seconds`` of it."""
+
+    by: str
+    step: str
+    seconds: float
+
+    def to_dict(self) -> dict[str, object]:
+        return {"by": self.by, "step": self.step, "seconds": round(self.seconds, 3)}
+
+
+class Anytime:
+    """The state of an :func:`anytime` section: its deadline (None: none), the step in
+    progress (:meth:`tracking` records it) and, once requested, its :class:`Stop`."""
+
+    def __init__(self, limit: float | None, started: float | None = None) -> None:
+        self.started = time.monotonic() if started is None else started
+        self.deadline = None if limit is None else self.started + limit
+        self.limit = limit
+        self.step = ""
+        self.stop: Stop | None = None
+        self.active = True
+        self.requested = threading.Event()
+        self.lock = threading.Lock()
+
+    def request(self, by: str) -> None:
+        """Record the stop (the first request wins) and wake the stopper thread."""
+        with self.lock:
+            if self.stop is None:
+                self.stop = Stop(by, self.step, time.monotonic() - self.started)
+        self.requested.set()
+
+    def stopping(self) -> bool:
+        """Whether the section was asked to stop (its deadline passed counts at once, before
+        the timer thread wakes)."""
+        if self.stop is None and self.deadline is not None and time.monotonic() >= self.deadline:
+            self.request(TIME_LIMIT)
+        return self.stop is not None
+
+    def tracking(self, say: Callable[[str], None]) -> Callable[[str], None]:
+        """``say``, recording each message as the step in progress (where a stop cut)."""
+
+        def tracked(message: str) -> None:
+            self.step = message
+            say(message)
+
+        return tracked
+
+
+def _stopper(section: Anytime) -> None:
+    """The section's thread: at its deadline, or when a stop is requested, record the stop
+    and stop every CP-SAT search in progress, again every :data:`RESTOP_SECONDS` (a search
+    that starts meanwhile stops too) until the section ends."""
+    while section.active:
+        left = None if section.deadline is None else max(0.0, section.deadline - time.monotonic())
+        if section.requested.wait(timeout=left) or not section.active:
+            break
+        if section.deadline is not None and time.monotonic() >= section.deadline:
+            section.request(TIME_LIMIT)
+            break
+    while section.active:
+        for stop in list(_run.stops.values()):
+            with contextlib.suppress(Exception):
+                stop()
+        time.sleep(RESTOP_SECONDS)
+
+
+@contextlib.contextmanager
+def anytime(limit: float | None = None) -> Iterator[Anytime]:
+    """A section whose work may be asked to stop early with its best result (module
+    docstring): at ``limit`` seconds of wall clock (None: no deadline; counted from the
+    command line's start under its policy, so that ``solve --time-limit S`` bounds the
+    command, else from the section's), on the first Ctrl-C
+    under the command line's policy, or on :func:`request_stop`. Yields its
+    :class:`Anytime` (``.stop``: what stopped it, None when nothing did). Sections do not
+    nest: an inner one is the outer one."""
+    if _run.section is not None and _run.section.active:
+        yield _run.section
+        return
+    section = Anytime(limit, _run.born if _run.owned else None)  # the command's clock, or the section's
+    thread = threading.Thread(target=_stopper, args=(section,), name="dansched-anytime", daemon=True)
+    _run.section = section
+    thread.start()
+    try:
+        yield section
+    finally:
+        section.active = False
+        section.requested.set()  # the thread ends
+        thread.join(timeout=1.0)
+        if _run.section is section:
+            _run.section = None
+
+
+def stopping() -> bool:
+    """Whether the :func:`anytime` section in force was asked to stop: the check every long
+    loop of a solve reads at its step boundaries (False outside a section: the deterministic
+    budgets alone decide)."""
+    section = _run.section
+    return section is not None and section.active and section.stopping()
+
+
+def request_stop(by: str = "request") -> None:
+    """Ask the :func:`anytime` section in force to stop early with its best result (from
+    any thread: a progress callback, a user interface); nothing happens outside one. ``by``
+    names the cause in the :class:`Stop`."""
+    section = _run.section
+    if by == CTRL_C:
+        with _run.stop_lock:  # the handler and the watcher may both take the same signal as the request
+            first, _run.ctrl_c_stop = not _run.ctrl_c_stop, True
+        if first and _run.owned:  # said at once, from whichever thread saw the signal first
+            with contextlib.suppress(OSError):
+                os.write(2, (STOPPING_LINE + "\n").encode())
+    if section is not None and section.active:
+        section.request(by)

@@ -25,7 +25,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, fields, replace
 from typing import Any
 
-from .checks import SECONDS, TIME_LIMIT, check_choice, check_integer, check_number, check_type
+from .checks import SECONDS, TIME_LIMIT, TRAFFIC_SLACK, check_choice, check_integer, check_number, check_type
 from .errors import ArgumentError
 from .reprs import one_line_repr
 from .rooms import ROOM_RULES
@@ -324,7 +324,7 @@ class EffortParams:
         _check_number(self, "saturation", 0.0)
         _check_number(self, "level_margin", 0.0)
         _checked(self, "level_search", check_number(self.level_search, _what(self, "level_search"), 0.0, 1.0))
-        _check_number(self, "frontier_slack", 0.0)
+        _checked(self, "frontier_slack", TRAFFIC_SLACK.check(self.frontier_slack, _what(self, "frontier_slack")))
         _check_int(self, "stage3_runs", 1)
         _check_int(self, "max_starts", 1)
         for name in ("sources", "victim_rules", "rivals"):

@@ -31,7 +31,7 @@ from typing import Protocol
 
 import numpy as np
 
-from .checks import NAME_MAX, check_integers, check_path, check_type
+from .checks import NAME_MAX, TEXT_ENCODING, check_integers, check_path, check_type
 from .errors import ArgumentError, OutputError, PlanFormatError
 from .interrupt import held, note_written
 
@@ -263,7 +263,7 @@ def _lines(path: str | Path, most: Most | None = None) -> Iterator[tuple[int, st
     instance, not by the file."""
     p = Path(path)
     try:
-        fh = open(p, encoding="utf-8")  # text mode: \n, \r\n and \r end lines, as splitlines does
+        fh = open(p, encoding=TEXT_ENCODING)  # text mode: \n, \r\n and \r end lines, as splitlines does
     except FileNotFoundError:
         raise PlanFormatError(f"{p}: no such file") from None
     except OSError as exc:

@@ -11,22 +11,30 @@ them) and ``<case>_report.json``. Which files a group holds is data, a :class:`G
 fingerprint): :func:`folder_group` is the whole folder's (:data:`FOLDER_SUFFIXES`, the one
 table of the file names; :func:`folder_paths`), :data:`CONTEST_GROUP` the contest files and
 the report alone. This module knows the names of the files, never how to build them.
-:func:`read_report` reads a folder's report. :func:`write_group` writes a group:
+:func:`read_report` reads a folder's report. :func:`write_unit` writes a *unit*: the
+case's group in a folder and in each of its members (:class:`Members`: a frontier's
+point folders ``OUT/<case>_frontier/traffic-<T>``), one :class:`FolderWrite` each;
+:func:`write_group` is the unit of one folder:
 
-1. take an exclusive ``fcntl`` lock on ``<folder>/.dansched.lock`` (a second run
-   into the folder waits for the first to finish its group); the lock file is removed
-   when the run lets go of it, whether the write succeeded or failed, and a lock that
-   cannot be taken (no inode left) removes the folders this run created for it;
+1. take an exclusive ``fcntl`` lock on ``<folder>/.dansched.lock``, then on each other
+   folder of the unit, parents first (a second run into the folder waits for the first
+   to finish its unit); the lock files are removed when the run lets go of them,
+   whether the write succeeded or failed, and a lock that cannot be taken (no inode
+   left) removes the folders this run created for it;
 2. remove the temporary files and the ``.<case>.incomplete`` marker a killed run
-   left behind;
+   left behind, in every folder of the unit (the members this unit does not write too);
 3. write every new file to a temporary name beside its target (``.<name>.<tag>``),
-   flushed to disk; a failure here (no room, a folder in the way) removes them and
-   leaves the folder as it was (a folder this run created is removed again when it
-   is empty);
+   flushed to disk, and check every target once more; a failure here (no room, a
+   folder in the way) removes them and leaves every folder as it was
+   (:class:`~dansched.errors.WriteFailed`, saying so; a folder this run created is
+   removed again when it is empty);
 4. with SIGTERM and SIGINT deferred (so a polite kill never lands in the middle),
-   create the marker, remove the group's files this run does not produce (the old
-   memory and spill after a problem-1 run, an old trace), rename the new files in
-   the layout's order (the report last), and remove the marker.
+   create the marker in every folder of the unit, remove the group's files this run
+   does not produce (the old memory and spill after a problem-1 run, an old trace),
+   rename the new files in the layout's order (the report last; the members first, the
+   folder's own last), remove the case's files from the members this unit does not
+   write (an earlier run's points; a folder that empties goes), and remove the markers,
+   the folder's own last.
 
 A signal is deferred the same way while the lock file or a temporary is made (and a
 temporary written) and while they are removed (:func:`dansched.interrupt.held`), so that
@@ -42,8 +50,8 @@ digest in ``otherData.plan_fingerprint`` (the layout's ``fingerprinted`` kinds).
 report's plan) says the folder mixes plans when the marker is there (a run was killed between its
 renames; the next run repairs it), or when the report's digests do not match the plan
 files present, or a trace names another plan; each message says what to do. So
-whatever moment a run stops at, the folder holds either its previous complete group,
-the new complete group, or a state the checkers refuse. ``evaluate`` judges the plan
+whatever moment a run stops at, the unit is either its previous complete one, the new
+complete one, or a state the checkers refuse in the folder and every member it touched. ``evaluate`` judges the plan
 files as they are and says in one note how they differ from the report's plan
 (:func:`plan_difference`). A folder without a report (plan files written by hand) is
 not checked.
@@ -55,16 +63,16 @@ import contextlib
 import errno
 import fcntl
 import hashlib
-import json
 import os
 import secrets
 import stat
-from collections.abc import Iterable, Iterator, Mapping
-from dataclasses import dataclass
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from .errors import MixedPlanError, OutputError, ViewError
+from .checks import TEXT_ENCODING, read_json
+from .errors import MixedPlanError, OutputError, ViewError, WriteFailed
 from .interrupt import held, note_written
 from .plan import (
     CONTEST_SUFFIXES,
@@ -95,6 +103,9 @@ __all__ = [
     "group_paths",
     "plan_fingerprint",
     "write_group",
+    "write_unit",
+    "FolderWrite",
+    "Members",
     "check_group_targets",
     "check_folder",
     "plan_difference",
@@ -172,8 +183,8 @@ def read_report(directory: str | Path, case: str) -> dict[str, Any] | None:
     if not path.is_file():
         return None
     try:
-        report = json.loads(path.read_text(encoding="utf-8"))
-    except (ValueError, UnicodeDecodeError) as exc:
+        report = read_json(path.read_text(encoding=TEXT_ENCODING))
+    except (ValueError, UnicodeDecodeError) as exc:  # a key given twice too (DuplicateKeyError)
         raise ViewError(f"{path}: not valid JSON ({exc})") from None
     if not isinstance(report, dict):
         raise ViewError(f"{path}: expected a JSON object")
@@ -236,10 +247,10 @@ def folder_lock(directory: Path) -> Iterator[None]:
                     fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_NONBLOCK, 0o666)
                 except OSError as exc:
                     if exc.errno == errno.ELOOP:
-                        raise OutputError(f"{path}: is a link, not dansched's lock file: remove it") from None
-                    raise OutputError(f"{directory}: cannot write: {exc.strerror or exc}") from None
+                        raise WriteFailed(f"{path}: is a link, not dansched's lock file: remove it") from None
+                    raise _io(directory, exc, False) from None
             if not stat.S_ISREG(os.fstat(fd).st_mode):
-                raise OutputError(f"{path}: is not a regular file, so not dansched's lock file: remove it")
+                raise WriteFailed(f"{path}: is not a regular file, so not dansched's lock file: remove it")
             fcntl.flock(fd, fcntl.LOCK_EX)  # waits while another run holds it (a signal ends the wait)
             try:
                 held, now = os.fstat(fd), os.stat(path)
@@ -303,6 +314,207 @@ def _umask() -> int:
     return mask
 
 
+@dataclass(frozen=True)
+class FolderWrite:
+    """One folder of a unit: the group of ``files`` (kind -> text) written into
+    ``directory``, the ``extra`` files written with it (path -> bytes, e.g. a PNG; renamed
+    before the report) and whether the group's other files go (``replace_group``;
+    ``dansched trace`` adds a trace to a group without it)."""
+
+    directory: Path
+    files: Mapping[str, str | bytes]
+    extra: Mapping[Path, bytes] = field(default_factory=dict)
+    replace_group: bool = True
+
+
+@dataclass(frozen=True)
+class Members:
+    """The sub-folders ``base/<prefix>*`` that belong to a unit beside its first folder (a
+    frontier's point folders, ``OUT/<case>_frontier/traffic-<T>``): those a write of the
+    unit does not write are an earlier run's, and lose the case's files and leftovers (a
+    folder that holds nothing else then goes, and ``base`` once empty)."""
+
+    base: Path
+    prefix: str
+
+    def present(self) -> list[Path]:
+        """The member folders there now (folders, not links to one), by name."""
+        try:
+            entries = sorted(self.base.iterdir())
+        except OSError:  # no base folder (or not a folder): no member
+            return []
+        return [p for p in entries if p.name.startswith(self.prefix) and p.is_dir() and not p.is_symlink()]
+
+
+def _targets(folder: FolderWrite, case: str, layout: GroupLayout) -> list[tuple[Path, bytes]]:
+    """The files of ``folder`` in rename order: the layout's, the extras, the report last."""
+    paths = group_paths(folder.directory, case, layout)
+    unknown = set(folder.files) - set(layout.suffixes)
+    if unknown:
+        raise ValueError(f"unknown group file kind(s): {sorted(unknown)}")
+    order = layout.order()
+    targets = [(paths[k], encoded(folder.files[k])) for k in order[:-1] if k in folder.files]
+    targets += [(Path(p), b) for p, b in folder.extra.items()]
+    if REPORT in folder.files:
+        targets.append((paths[REPORT], encoded(folder.files[REPORT])))
+    return targets
+
+
+def _io(path: Path, exc: OSError | OutputError, replaced: bool) -> WriteFailed:
+    """The one line of a write that failed after the checks: the path, the reason, and
+    whether the folders kept their earlier plan."""
+    why = exc.strerror or str(exc) if isinstance(exc, OSError) else str(exc).removeprefix(f"{path}: ")
+    if replaced:
+        state = "the write stopped part-way: the folders are marked incomplete; run dansched solve again"
+    else:
+        state = "nothing was replaced: what the folders held is kept"
+    return WriteFailed(f"{path}: cannot write: {why} ({state})")
+
+
+def _checked_again(path: Path, replaced: bool) -> None:
+    """:func:`~dansched.plan.check_target` once more (something may have been put there since)."""
+    try:
+        check_target(path)
+    except OutputError as exc:
+        raise _io(path, exc, replaced) from None
+
+
+def _outermost(paths: Iterable[Path]) -> list[Path]:
+    """``paths`` without those inside another of them (the folders a write is kept in)."""
+    unique = list(dict.fromkeys(paths))
+    return [p for p in unique if not any(q != p and q in p.parents for q in unique)]
+
+
+def write_unit(
+    case: str, folders: Sequence[FolderWrite], layout: GroupLayout, members: Members | None = None
+) -> list[Path]:
+    """Write ``case``'s group into each of ``folders`` as one unit (the module docstring):
+    under one lock (the first folder's, then every other folder's, parents first), every
+    file staged in a temporary, then, with SIGTERM and SIGINT deferred, every rename (the
+    first folder's last, its report the very last) and the removal of the case's files
+    from the ``members`` this write does not write (an earlier run's). So at any moment
+    the unit is the earlier run's whole, the new one whole, or marked incomplete in every
+    folder it touches. Raises :class:`~dansched.errors.WriteFailed` (one line) when a
+    file cannot be written: before any rename, saying nothing was replaced (the
+    temporaries removed); a rename that fails part-way leaves the markers. Returns the
+    paths written, the first folder's last."""
+    folders = list(folders)
+    root = folders[0].directory
+    written = [(f, _targets(f, case, layout)) for f in folders]
+    for _, targets in written:
+        for p, _data in targets:
+            _checked_again(p, False)
+    with folder_lock(root), contextlib.ExitStack() as locks:
+        written_dirs = {f.directory for f in folders}
+        stale = [m for m in (members.present() if members is not None else []) if m not in written_dirs]
+        for d in sorted((written_dirs - {root}) | set(stale), key=lambda d: (len(d.parts), str(d))):
+            locks.enter_context(folder_lock(d))
+        dirs = [f.directory for f in folders] + stale
+        for d in dirs:
+            remove_leftovers(d, case, layout)
+        staged: dict[Path, list[tuple[Path, Path]]] = {}  # folder -> (temporary, target), in rename order
+        try:
+            _stage(written, staged, stale)
+            with signals_held():  # a signal meanwhile lands once the whole unit is in place
+                _commit(case, written, staged, stale, layout)
+                locks.close()  # the other folders' locks let go (their lock files gone) ...
+                for d in stale:  # ... so an emptied earlier point folder goes, and then their folder
+                    with contextlib.suppress(OSError):
+                        d.rmdir()
+                if stale and members is not None:
+                    with contextlib.suppress(OSError):
+                        members.base.rmdir()
+                os.unlink(_marker(root, case))  # the unit is complete
+                # ... and known as kept before a signal held meanwhile lands
+                for d in _outermost([f.directory for f in folders] + [p.parent for f in folders for p in f.extra]):
+                    note_written(d)
+        finally:
+            with signals_held():
+                for pairs in staged.values():
+                    for tmp, _ in pairs:
+                        with contextlib.suppress(FileNotFoundError):
+                            os.unlink(tmp)
+    order = written[1:] + written[:1]
+    return [p for _, targets in order for p, _data in targets]
+
+
+def _stage(
+    written: list[tuple[FolderWrite, list[tuple[Path, bytes]]]],
+    staged: dict[Path, list[tuple[Path, Path]]],
+    stale: list[Path],
+) -> None:
+    """Every file of the unit written to a temporary beside its target and flushed to disk
+    (``staged`` lists them as they are made, for their removal), then every target and
+    earlier point folder checked once more: any failure here replaces nothing."""
+    tag = TMP_TAG + secrets.token_hex(TEMPORARY_CHARS // 2)
+    for f, targets in written:
+        mine = staged.setdefault(f.directory, [])
+        for p, data in targets:
+            tmp = _temporary(p, tag)
+            with signals_held():  # a temporary is made whole, and staged lists it (for the removal)
+                try:
+                    p.parent.mkdir(parents=True, exist_ok=True)
+                    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666 & ~_umask())
+                except OSError as exc:
+                    raise _io(p, exc, False) from None
+                mine.append((tmp, p))
+                try:
+                    with os.fdopen(fd, "wb") as fh:
+                        fh.write(data)
+                        fh.flush()
+                        os.fsync(fh.fileno())
+                except OSError as exc:
+                    raise _io(p, exc, False) from None
+    for d in stale:
+        if not os.access(d, os.W_OK | os.X_OK):
+            raise _io(d, OSError(errno.EACCES, "an earlier run's point folder that cannot be cleared"), False)
+    for _f, targets in written:
+        for p, _data in targets:
+            _checked_again(p, False)
+
+
+def _commit(
+    case: str,
+    written: list[tuple[FolderWrite, list[tuple[Path, bytes]]]],
+    staged: dict[Path, list[tuple[Path, Path]]],
+    stale: list[Path],
+    layout: GroupLayout,
+) -> None:
+    """The swap (signals held by the caller): a marker in every folder of the unit, each
+    folder's renames (the first folder's last), the earlier points' files removed, the
+    markers removed but the first folder's, which the caller removes last (after the
+    emptied folders: until then the unit reads as incomplete)."""
+    dirs = [f.directory for f, _ in written] + stale
+    for d in dirs:
+        _marker(d, case).write_bytes(b"")
+    for f, _targets_of in written[1:] + written[:1]:
+        _replace(case, f, staged[f.directory], layout)
+    for d in stale:
+        for path in group_paths(d, case, layout).values():
+            if path.is_symlink() or path.is_file():
+                path.unlink()
+    for d in dirs[1:]:
+        os.unlink(_marker(d, case))
+
+
+def _replace(case: str, folder: FolderWrite, staged: list[tuple[Path, Path]], layout: GroupLayout) -> None:
+    """One folder's part of the swap: the group's files this write does not produce
+    removed (``replace_group``), then its staged files renamed into place (a failure here
+    leaves the markers: the unit is flagged)."""
+    paths = group_paths(folder.directory, case, layout)
+    written = {p for _, p in staged}
+    for k in layout.order() if folder.replace_group else ():
+        if paths[k] not in written:
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(paths[k])
+    for tmp, p in staged:
+        _checked_again(p, True)
+        try:
+            os.replace(tmp, p)
+        except OSError as exc:
+            raise _io(p, exc, True) from None
+
+
 def write_group(
     directory: str | Path,
     case: str,
@@ -312,67 +524,12 @@ def write_group(
     replace_group: bool = True,
 ) -> list[Path]:
     """Write ``files`` (kind -> text, kinds of ``layout``) as ``case``'s group in
-    ``directory`` and (``replace_group``) remove the group's other files (see the module
-    docstring; ``dansched trace`` adds a trace to a group with ``replace_group=False``);
-    ``extra`` (path -> bytes, e.g. a PNG) is written with them, renamed before the
-    report. Raises :class:`~dansched.errors.OutputError` (one line) when a file cannot be
-    written; then no target has been touched. Returns the paths written."""
-    d = Path(directory)
-    paths = group_paths(d, case, layout)
-    unknown = set(files) - set(layout.suffixes)
-    if unknown:
-        raise ValueError(f"unknown group file kind(s): {sorted(unknown)}")
-    order = layout.order()
-    targets: list[tuple[Path, bytes]] = [(paths[k], encoded(files[k])) for k in order[:-1] if k in files]
-    targets += [(Path(p), b) for p, b in (extra or {}).items()]
-    if REPORT in files:
-        targets.append((paths[REPORT], encoded(files[REPORT])))
-    for p, _ in targets:
-        check_target(p)
-    with folder_lock(d):
-        remove_leftovers(d, case, layout)
-        staged: list[tuple[Path, Path]] = []
-        try:
-            tag = TMP_TAG + secrets.token_hex(TEMPORARY_CHARS // 2)
-            for p, data in targets:
-                tmp = _temporary(p, tag)
-                with signals_held():  # a temporary is made whole, and staged lists it (for the removal below)
-                    try:
-                        p.parent.mkdir(parents=True, exist_ok=True)
-                        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666 & ~_umask())
-                    except OSError as exc:
-                        raise OutputError(f"{p}: cannot write: {exc.strerror or exc}") from None
-                    staged.append((tmp, p))
-                    try:
-                        with os.fdopen(fd, "wb") as fh:
-                            fh.write(data)
-                            fh.flush()
-                            os.fsync(fh.fileno())
-                    except OSError as exc:
-                        raise OutputError(f"{p}: cannot write: {exc.strerror or exc}") from None
-            with signals_held():
-                marker = _marker(d, case)
-                marker.write_bytes(b"")
-                written = {p for _, p in staged}
-                for k in order if replace_group else ():
-                    if paths[k] not in written:
-                        with contextlib.suppress(FileNotFoundError):
-                            os.unlink(paths[k])
-                for tmp, p in staged:
-                    try:
-                        check_target(p)  # again: something may have been put there meanwhile
-                        os.replace(tmp, p)
-                    except OSError as exc:  # the marker stays: the folder is flagged as mixed
-                        raise OutputError(f"{p}: cannot write: {exc.strerror or exc}") from None
-                os.unlink(marker)
-        finally:
-            with signals_held():
-                for tmp, _ in staged:
-                    with contextlib.suppress(FileNotFoundError):
-                        os.unlink(tmp)
-    for p, _ in targets:
-        note_written(p.parent)
-    return [p for p, _ in targets]
+    ``directory`` and (``replace_group``) remove the group's other files: a unit of one
+    folder (:func:`write_unit`); ``extra`` (path -> bytes, e.g. a PNG) is written with
+    them, renamed before the report. Raises :class:`~dansched.errors.WriteFailed` (one
+    line) when a file cannot be written; then no target has been touched. Returns the
+    paths written."""
+    return write_unit(case, [FolderWrite(Path(directory), files, dict(extra or {}), replace_group)], layout)
 
 
 def check_group_targets(directory: str | Path, case: str, layout: GroupLayout, kinds: Iterable[str]) -> None:
@@ -381,10 +538,15 @@ def check_group_targets(directory: str | Path, case: str, layout: GroupLayout, k
     sits under a file or cannot be written, a target is not a regular file
     (:func:`~dansched.plan.check_target`: a folder, a named pipe, a device...), or a name
     the write creates (the files, their temporaries, the marker) is longer than the file
-    system takes (:func:`~dansched.plan.check_names_fit`). Run before the work, so that a
-    long solve is not lost to a wrong ``--out`` or a long case name; :func:`write_group`
-    checks again, and once more before each rename."""
+    system takes (:func:`~dansched.plan.check_names_fit`), or the lock file's name is
+    taken by something else than a regular file. Run before the work, so that a long solve
+    is not lost to a wrong ``--out`` or a long case name; :func:`write_unit` checks again,
+    and once more before each rename."""
     check_writable_folder(directory)
+    lock = Path(directory) / LOCK_NAME
+    with contextlib.suppress(OSError):
+        if not stat.S_ISREG(os.lstat(lock).st_mode):
+            raise OutputError(f"{lock}: is not a regular file, so not dansched's lock file: remove it")
     paths = group_paths(directory, case, layout)
     for k in kinds:
         check_target(paths[k])
@@ -397,7 +559,7 @@ def check_group_targets(directory: str | Path, case: str, layout: GroupLayout, k
 def _report_fingerprint(paths: Mapping[str, Path]) -> dict[str, Any] | None:
     """The fingerprint the report records (None without a readable report, or one without it)."""
     try:
-        report = json.loads(paths[REPORT].read_text())
+        report = read_json(paths[REPORT].read_text(encoding=TEXT_ENCODING))
     except (OSError, ValueError):
         return None
     fp = report.get("fingerprint") if isinstance(report, dict) else None

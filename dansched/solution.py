@@ -25,20 +25,21 @@ from pathlib import Path
 from typing import Any
 
 from .audit import AuditRow, audit_plan, rows_report
-from .checks import FREQ_GHZ, check_path, check_type
-from .errors import ArgumentError
+from .checks import FREQ_GHZ, check_integer, check_names, check_path, check_progress, check_type
+from .errors import ArgumentError, OutputError
 from .instance import Instance, load_instance
+from .interrupt import Stop, anytime
 from .outputs import OutputInput, check_outputs, check_targets, chosen
 from .params import Progress
 from .pipeline import SolveOptions, SolveResult, run_pipeline
 from .pipeline.memory import collection_paused, out_of_memory
 from .pipeline.problem3.frontier import FrontierPoint
 from .plan import Plan, check_writable_folder
-from .plan_folder import fingerprint_of, folder_group, folder_lock, folder_paths, write_group
+from .plan_folder import FolderWrite, Members, check_group_targets, fingerprint_of, folder_group, write_unit
 from .simulate import Evaluation, judged
 from .summary import SolveSummary, summary_of
 
-__all__ = ["Solution", "solve", "report_dict", "frontier_folder", "REPORT_BOUNDS_SECONDS"]
+__all__ = ["Solution", "solve", "report_dict", "frontier_folder", "check_destinations", "REPORT_BOUNDS_SECONDS"]
 
 REPORT_BOUNDS_SECONDS = 10.0  # at most this much of --time-limit goes to the report's traffic cover bound
 
@@ -48,11 +49,40 @@ def report_dict(result: SolveResult) -> dict[str, Any]:
     return result.report.to_dict()
 
 
+POINT_PREFIX = "traffic-"  # a frontier point's folder: traffic-<T>
+
+
 def frontier_folder(folder: str | Path, case: str, point: FrontierPoint | None = None) -> Path:
     """Where the frontier's plan folders go: ``FOLDER/<case>_frontier``, and in it
     ``traffic-<T>`` for the point carrying ``T`` extra traffic."""
     base = Path(folder) / f"{case}_frontier"
-    return base if point is None else base / f"traffic-{point.traffic}"
+    return base if point is None else base / f"{POINT_PREFIX}{point.traffic}"
+
+
+def _points(folder: str | Path, case: str) -> Members:
+    """The frontier's point folders of ``case`` in ``folder``: members of the unit a solve writes."""
+    return Members(frontier_folder(folder, case), POINT_PREFIX)
+
+
+def check_destinations(
+    folder: str | Path, case: str, outputs: Iterable[str] = (), frontier: bool = False, inst: Instance | None = None
+) -> None:
+    """Before the work, every destination of the unit a solve writes into ``folder``
+    (:meth:`Solution.write`): the folder's group (:func:`dansched.outputs.check_targets`,
+    the ``outputs`` asked for among it) and, with ``frontier``, the folder of its points;
+    and every point folder an earlier run left there, which the write replaces or clears.
+    Raises :class:`~dansched.errors.OutputError` (one line; bad input, exit status 2)."""
+    wanted = chosen(outputs)
+    check_targets(folder, case, wanted, inst)
+    base = frontier_folder(folder, case)
+    if frontier:
+        check_writable_folder(base)
+        taken = [p for p in sorted(base.iterdir()) if p.name.startswith(POINT_PREFIX)] if base.is_dir() else []
+        for p in taken:
+            if not p.is_dir():
+                raise OutputError(f"{p}: is not a folder, where the frontier's plan folders go: remove it")
+    for p in _points(folder, case).present():
+        check_group_targets(p, case, folder_group(), [o.kind for o in wanted])
 
 
 @dataclass
@@ -64,8 +94,8 @@ class Solution:
     report's lower bounds, one :class:`~dansched.audit.AuditRow` per bound (``None`` when
     :func:`solve` was asked not to compute them; the report keeps each metric's tightest,
     :func:`~dansched.audit.rows_report`);
-    ``written`` the paths the last :meth:`write` wrote (and :meth:`write_frontier` after it),
-    ``point_folders`` the plan folder of each frontier point :meth:`write_frontier` wrote;
+    ``written`` the paths the last :meth:`write` wrote, ``point_folders`` the plan folder of
+    each frontier point it wrote;
     ``seconds`` what :func:`solve` took."""
 
     instance: Instance
@@ -88,6 +118,12 @@ class Solution:
     @property
     def evaluation(self) -> Evaluation:
         return self.result.evaluation
+
+    @property
+    def stopped(self) -> Stop | None:
+        """What stopped the solve early (Ctrl-C, ``options.stop_after``), in which step and
+        when; None when its budgets ran out as planned (docs/guide.md, *Stopping early*)."""
+        return self.result.report.stopped
 
     @property
     def stage1(self) -> Plan | None:
@@ -124,13 +160,29 @@ class Solution:
         return {k: t for k, t in texts.items() if t is not None}
 
     def write(self, folder: str | Path, outputs: Iterable[str] = (), freq_ghz: float = 1.0) -> list[Path]:
-        """Write the plan folder's group for this case (:func:`dansched.plan_folder.write_group`:
-        under a lock, stale files of the case removed, nothing half-written) with the
-        ``outputs`` asked for (see :meth:`files`) and return the paths written, in the
-        order they were renamed into place."""
+        """Write the plan folder's group for this case with the ``outputs`` asked for (see
+        :meth:`files`) and, when the solve planned the frontier (``options.frontier``),
+        each point's plan as its own plan folder (:func:`frontier_folder`, its report
+        :meth:`point_report`, every plan judged again): one unit
+        (:func:`dansched.plan_folder.write_unit`: under one lock, staged whole, then swapped
+        in together; the point folders an earlier run left that this one lacks lose the
+        case's files). Returns the paths written, the folder's own last."""
         check_path(folder, "Solution.write: folder")
-        self.written = write_group(folder, self.instance.name, self.files(outputs, freq_ghz), folder_group())
+        folders = [FolderWrite(Path(folder), self.files(outputs, freq_ghz))]
+        for k, point in enumerate(self.frontier if self.writes_frontier else []):
+            ev = judged(self.instance, point.plan, f"frontier point at traffic {point.traffic}")
+            given = OutputInput(self.instance, point.plan, ev, self.point_report(k, ev), freq_ghz)
+            texts = {o.kind: o.build(given) for o in chosen(outputs)}
+            files = {kind: t for kind, t in texts.items() if t is not None}
+            folders.append(FolderWrite(frontier_folder(folder, self.instance.name, point), files))
+        self.written = write_unit(self.instance.name, folders, folder_group(), _points(folder, self.instance.name))
+        self.point_folders = [f.directory for f in folders[1:]]
         return self.written
+
+    @property
+    def writes_frontier(self) -> bool:
+        """Whether :meth:`write` writes the frontier's point folders (``solve --frontier``)."""
+        return self.options.frontier and self.options.problem == 3
 
     @property
     def frontier(self) -> list[FrontierPoint]:
@@ -139,11 +191,19 @@ class Solution:
         and gap)."""
         return self.result.frontier
 
-    def point_report(self, k: int, ev: Evaluation) -> dict[str, Any]:
-        """The report of frontier point ``k``'s plan folder: the solve's report with that
-        plan's figures, budget and fingerprint, ``frontier_point`` its index in
-        ``frontier``, and no ``bounds`` (their gaps are the solve's plan's)."""
+    def point_report(self, k: int, ev: Evaluation | None = None) -> dict[str, Any]:
+        """The report of frontier point ``k``'s plan folder (``k``: its index in
+        :attr:`frontier`, from 0): the solve's report with that plan's figures, budget and
+        fingerprint, ``frontier_point`` its index, and no ``bounds`` (their gaps are the
+        solve's plan's). ``ev``: that plan's evaluation (None: judged here)."""
+        last = len(self.frontier) - 1
+        if last < 0:
+            raise ArgumentError("Solution.point_report: this solve has no frontier (problem 3 plans one)")
+        k = check_integer(k, f"Solution.point_report: k (a point of the frontier, 0 to {last})", 0, last)
         point = self.frontier[k]
+        if ev is None:
+            ev = judged(self.instance, point.plan, f"frontier point at traffic {point.traffic}")
+        check_type(ev, Evaluation, "Solution.point_report: ev", "the evaluation of the point's plan, or None")
         report = dict(self.report)
         report.pop("bounds", None)
         for key in ("max_v_stay", "physical_peak", "extra_traffic", "spill_count", "makespan"):
@@ -157,37 +217,13 @@ class Solution:
         report["fingerprint"] = fingerprint_of(point.plan)
         return report
 
-    def write_frontier(self, folder: str | Path, outputs: Iterable[str] = (), freq_ghz: float = 1.0) -> list[Path]:
-        """Each frontier point's plan as its own plan folder (:func:`frontier_folder`; the
-        group of :meth:`write`, its report :meth:`point_report`), every plan judged again;
-        a point folder of an earlier run that this frontier lacks loses the case's files.
-        Returns the paths written."""
-        check_path(folder, "Solution.write_frontier: folder")
-        wanted = chosen(outputs)
-        check_outputs(wanted, self.options.problem, freq_ghz)
-        written: list[Path] = []
-        keep: set[str] = set()
-        self.point_folders = []
-        for k, point in enumerate(self.frontier):
-            ev = judged(self.instance, point.plan, f"frontier point at traffic {point.traffic}")
-            given = OutputInput(self.instance, point.plan, ev, self.point_report(k, ev), freq_ghz)
-            texts = {o.kind: o.build(given) for o in wanted}
-            sub = frontier_folder(folder, self.instance.name, point)
-            keep.add(sub.name)
-            self.point_folders.append(sub)
-            written += write_group(
-                sub, self.instance.name, {k: t for k, t in texts.items() if t is not None}, folder_group()
-            )
-        _clear_stale_points(frontier_folder(folder, self.instance.name), self.instance.name, keep)
-        self.written += written
-        return written
-
     def summary(self) -> SolveSummary:
         """The typed result (:class:`~dansched.summary.SolveSummary`): the case, the problem,
         the status (optimal, feasible, invalid), the final figures, the floor under the
         objective and the gap, the seconds; for problem 3 the traffic budget and, when asked
-        for, the frontier (its rows, each point's plan folder, every allowance tried); the
-        files written. ``summary().to_dict()`` is the JSON of ``dansched solve --json``."""
+        for, the frontier (its rows, each point's plan folder, every allowance tried, how the
+        gap-hiding walk ended); what stopped the solve early, if anything; the files
+        written. ``summary().to_dict()`` is the JSON of ``dansched solve --json``."""
         report = self.result.report
         asked = self.options.frontier and self.options.problem == 3
         return summary_of(
@@ -204,6 +240,7 @@ class Solution:
             candidates=tuple(report.candidates),
             files=tuple(str(p) for p in self.written),
             walk=report.walk,
+            stopped=self.stopped,
         )
 
 
@@ -226,12 +263,20 @@ def solve(
     ``options``: what the solve does (:class:`~dansched.pipeline.SolveOptions`; None: the
     defaults, ``SolveOptions()``, problem 3 at the default effort).
     ``bounds``: also compute the report's lower bounds (the fast ones; a few seconds at
-    most). ``out``: check that folder can take the group before the work, then write it
-    with the ``outputs`` asked for (kinds of :data:`dansched.outputs.OUTPUTS`: ``trace``,
-    ``view``; each checked before the work too; with ``options.frontier``, each frontier
-    point's plan folder too: :meth:`Solution.write_frontier`). ``progress(message)`` is called as each
-    step starts. Raises :class:`~dansched.errors.PlanInvalidError` when no valid plan
-    exists, :class:`~dansched.errors.OutputError` when ``out`` cannot be written,
+    most). ``out``: check every destination of that folder's unit before the work
+    (:func:`check_destinations`), then write it (:meth:`Solution.write`) with the
+    ``outputs`` asked for (kinds of :data:`dansched.outputs.OUTPUTS`: ``trace``, ``view``;
+    with ``options.frontier``, each frontier point's plan folder too).
+    ``progress(message)`` is called as each step starts. The pipeline runs in an
+    :func:`~dansched.interrupt.anytime` section: past ``options.stop_after`` seconds, at the
+    first Ctrl-C under the command line's policy or on
+    :func:`~dansched.interrupt.request_stop`, it stops with its best valid plan, which is
+    then reported (``Solution.stopped``, the report's ``stopped``) with the linear-time
+    bounds and written whole. Raises
+    :class:`~dansched.errors.PlanInvalidError` when no valid plan exists,
+    :class:`~dansched.errors.OutputError` when ``out`` cannot be written (found before the
+    work; :class:`~dansched.errors.WriteFailed` when the write failed after it, the
+    folder keeping its earlier plan),
     :class:`~dansched.errors.ArgumentError` for an argument of the wrong type or out of
     range (all checked before the work), :class:`~dansched.errors.OutOfMemory` when the
     solve runs out of memory."""
@@ -242,49 +287,32 @@ def solve(
     options = SolveOptions() if options is None else options
     check_type(options, SolveOptions, "solve: options", "SolveOptions(problem=3, ...) makes them")
     check_type(bounds, bool, "solve: bounds", "True or False")
-    if progress is not None and not callable(progress):
-        raise ArgumentError(f"solve: progress must be a function of one message, or None, got {progress!r}")
+    check_progress(progress, "solve: progress")
     freq_ghz = FREQ_GHZ.check(freq_ghz, "solve: freq_ghz")
     check_path(out, "solve: out", optional=True)
     say = progress or (lambda _msg: None)
-    outputs = tuple(outputs)
+    outputs = check_names(outputs, "solve: outputs")
+    wanted = chosen(outputs)  # the kinds are known ones, even when nothing is written
     if out is not None:
-        wanted = chosen(outputs)
         check_outputs(wanted, options.problem, freq_ghz)
-        check_targets(out, inst.name, wanted, inst)
-        if options.frontier and options.problem == 3:
-            check_writable_folder(frontier_folder(out, inst.name))
+        check_destinations(out, inst.name, outputs, options.frontier and options.problem == 3, inst)
     # one line saying what the graph needs, not the allocation's traceback; no cyclic collection meanwhile
     with out_of_memory(inst), collection_paused():
-        result = run_pipeline(inst, options, progress=say)
+        # the search may be asked to stop early with its best plan (Ctrl-C, options.stop_after)
+        with anytime(options.stop_after) as section:
+            result = run_pipeline(inst, options, progress=section.tracking(say))
+        result.report.stopped = section.stop
         solution = Solution(inst, options, result)
         if bounds:
             say("Report: lower bounds (peak, traffic cover, makespan floors)")
             limit = min(REPORT_BOUNDS_SECONDS, options.time_limit)
+            params = options.bounds if section.stop is None else options.bounds.linear()  # stopped: the quick ones
             solution.bounds = audit_plan(
-                inst, result.plan, result.evaluation, time_limit=limit, cpsat=False, params=options.bounds
+                inst, result.plan, result.evaluation, time_limit=limit, cpsat=False, params=params
             )
         if out is not None:
-            say(f"Writing the plan folder {out}")
+            points = f" and the frontier's {len(solution.frontier)} plan folders" if solution.writes_frontier else ""
+            say(f"Writing the plan folder {out}{points}")
             solution.write(out, outputs, freq_ghz)
-            if options.frontier and options.problem == 3:
-                say(f"Writing the frontier's {len(solution.frontier)} plan folders")
-                solution.write_frontier(out, outputs, freq_ghz)
         solution.seconds = time.perf_counter() - started
     return solution
-
-
-def _clear_stale_points(base: Path, case: str, keep: set[str]) -> None:
-    """Remove ``case``'s plan files from every ``traffic-*`` folder of ``base`` not in
-    ``keep`` (an earlier run's frontier point), and the folder when that empties it."""
-    if not base.is_dir():
-        return
-    for sub in sorted(base.iterdir()):
-        if sub.name in keep or not sub.name.startswith("traffic-") or not sub.is_dir() or sub.is_symlink():
-            continue
-        with folder_lock(sub):
-            for path in folder_paths(sub, case).values():
-                if path.is_file() and not path.is_symlink():
-                    path.unlink()
-        if not any(sub.iterdir()):
-            sub.rmdir()

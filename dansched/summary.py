@@ -26,6 +26,7 @@ from typing import Any
 
 from .audit import AuditRow
 from .budget import TrafficBudget
+from .interrupt import Stop
 from .models.bound import Bound, gap
 from .pipeline.problem3.frontier import (
     NO_FASTER_CANDIDATE,
@@ -36,7 +37,7 @@ from .pipeline.problem3.frontier import (
     FrontierRow,
 )
 from .pipeline.problem3.search.gaps import WalkSummary
-from .pipeline.report import CandidateRecord
+from .pipeline.report import STOPPED_NOTE, CandidateRecord
 from .simulate import Evaluation
 
 __all__ = ["SolveSummary", "STATUSES", "OBJECTIVES", "BUDGET_FROM", "frontier_note", "summary_of"]
@@ -74,6 +75,7 @@ class SolveSummary:
     candidates: tuple[CandidateRecord, ...] = ()
     files: tuple[str, ...] = ()
     walk: WalkSummary | None = None
+    stopped: Stop | None = None  # the solve stopped early (Ctrl-C, its time limit): what, where, when
 
     def __repr__(self) -> str:
         figures = []
@@ -140,6 +142,8 @@ class SolveSummary:
             out["frontier"] = [r.to_dict() | {"folder": f or None} for r, f in zip(self.frontier, folders)]
             out["allowances"] = [p.tried_dict() for p in self.allowances]
             out["frontier_note"] = self.frontier_note
+        if self.stopped is not None:  # stopped early: what, where, when (the report's stopped)
+            out["stopped"] = self.stopped.to_dict() | {"note": STOPPED_NOTE}
         out["files"] = list(self.files)
         return out
 
@@ -176,6 +180,7 @@ def summary_of(
     candidates: tuple[CandidateRecord, ...] = (),
     files: tuple[str, ...] = (),
     walk: WalkSummary | None = None,
+    stopped: Stop | None = None,
 ) -> SolveSummary:
     """The :class:`SolveSummary` of a plan judged ``ev`` for ``problem``, with the report's
     ``bounds`` (None: none computed)."""
@@ -198,6 +203,7 @@ def summary_of(
         candidates,
         files,
         walk,
+        stopped,
     )
 
 

@@ -6,6 +6,7 @@ KeyError, AttributeError or OverflowError from deep inside."""
 from __future__ import annotations
 
 import dataclasses
+import functools
 import inspect
 import math
 from collections.abc import Callable
@@ -231,18 +232,32 @@ def _valid(name: str, w: dict) -> tuple[Callable[..., Any], dict[str, Any]]:
         "load_instance": (dansched.load_instance, {"path": d / "Exp.json", "hw": None}),
         "instance_from_records": (
             dansched.instance_from_records,
-            dict(zip(("nodes", "edges"), inst.to_records())) | {"name": "r"},
+            dict(zip(("nodes", "edges"), inst.to_records())) | {"name": "r", "hw": None},
         ),
         "write_json": (dansched.write_json, {"inst": inst, "path": d / "w.json"}),
         "write_csv_pair": (dansched.write_csv_pair, {"inst": inst, "directory": d / "csv", "case": "c"}),
         "generate_file": (dansched.generate_file, {"family": "chain", "scale": 1, "seed": 0, "out": d / "g.json"}),
         "load_hardware": (dansched.load_hardware, {"path": None}),
-        "solve": (dansched.solve, {"inst": inst, "options": fast, "bounds": False, "out": d / "s", "freq_ghz": 1.0}),
-        "effort_options": (dansched.effort_options, {"preset": "fast", "seed": 1, "time_limit": 5.0, "problem": 1}),
-        "read_plan_dir": (dansched.read_plan_dir, {"directory": folder, "case": "Exp"}),
-        "read_schedule": (dansched.read_schedule, {"path": folder / "Exp_schedule.txt"}),
-        "read_memory": (dansched.read_memory, {"path": folder / "Exp_memory.txt"}),
-        "read_spill": (dansched.read_spill, {"path": folder / "Exp_spill.txt"}),
+        "solve": (
+            dansched.solve,
+            {
+                "inst": inst,
+                "options": fast,
+                "progress": None,
+                "bounds": False,
+                "out": d / "s",
+                "outputs": (),
+                "freq_ghz": 1.0,
+            },
+        ),
+        "effort_options": (
+            dansched.effort_options,
+            {"preset": "fast", "seed": 1, "time_limit": 5.0, "problem": 1, "exact_window_mode": "fixed"},
+        ),
+        "read_plan_dir": (dansched.read_plan_dir, {"directory": folder, "case": "Exp", "limits": None}),
+        "read_schedule": (dansched.read_schedule, {"path": folder / "Exp_schedule.txt", "most": None}),
+        "read_memory": (dansched.read_memory, {"path": folder / "Exp_memory.txt", "most": None}),
+        "read_spill": (dansched.read_spill, {"path": folder / "Exp_spill.txt", "most": None}),
         "write_plan": (dansched.write_plan, {"plan": plan, "directory": d / "wp", "case": "Exp", "report": None}),
         "contest_paths": (dansched.contest_paths, {"directory": d, "case": "Exp"}),
         "evaluate": (dansched.evaluate, {"inst": inst, "plan": plan}),
@@ -253,20 +268,40 @@ def _valid(name: str, w: dict) -> tuple[Callable[..., Any], dict[str, Any]]:
         "judge_folder": (dansched.judge_folder, {"inst": inst, "folder": folder}),
         "evaluate_folder": (dansched.evaluate_folder, {"inst": inst, "folder": folder}),
         "folder_hardware": (dansched.folder_hardware, {"folder": folder, "case": "Exp", "hw_path": None}),
-        "trace_folder": (dansched.trace_folder, {"inst": inst, "folder": folder, "out": d / "t.json", "freq_ghz": 1.0}),
+        "trace_folder": (
+            dansched.trace_folder,
+            {"inst": inst, "folder": folder, "out": d / "t.json", "freq_ghz": 1.0, "png": None, "compare": None},
+        ),
         "view_folder": (dansched.view_folder, {"inst": inst, "folder": folder, "out": d / "v.html", "freq_ghz": 1.0}),
-        "peak_lower_bound": (dansched.peak_lower_bound, {"inst": inst}),
+        "peak_lower_bound": (dansched.peak_lower_bound, {"inst": inst, "g": None, "params": None}),
         "traffic_lower_bound": (
             dansched.traffic_lower_bound,
-            {"inst": inst, "order": list(plan.order), "time_limit": 5.0},
+            {"inst": inst, "order": list(plan.order), "time_limit": 5.0, "budget": dansched.CoverBudget()},
         ),
-        "makespan_lower_bound": (dansched.makespan_lower_bound, {"inst": inst}),
+        "makespan_lower_bound": (
+            dansched.makespan_lower_bound,
+            {"inst": inst, "graph": solved.evaluation.graph, "order": list(plan.order)},
+        ),
         "audit_plan": (
             dansched.audit_plan,
-            {"inst": inst, "plan": plan, "ev": solved.evaluation, "time_limit": 5.0, "seed": 0, "cpsat": False},
+            {
+                "inst": inst,
+                "plan": plan,
+                "ev": solved.evaluation,
+                "time_limit": 5.0,
+                "seed": 0,
+                "cpsat": False,
+                "params": None,
+                "with_peak": True,
+                "progress": None,
+                "plan_name": "the plan",
+            },
         ),
-        "bound": (dansched.bound, {"inst": inst, "time_limit": 5.0, "seed": 0}),
-        "audit_folder": (dansched.audit_folder, {"inst": inst, "folder": folder, "time_limit": 5.0, "seed": 0}),
+        "bound": (dansched.bound, {"inst": inst, "time_limit": 5.0, "seed": 0, "params": None, "progress": None}),
+        "audit_folder": (
+            dansched.audit_folder,
+            {"inst": inst, "folder": folder, "time_limit": 5.0, "seed": 0, "params": None, "progress": None},
+        ),
         "Plan": (dansched.Plan, {"order": (0, 1), "offsets": ((0, 0),), "spills": ()}),
         "GraphBuilder.alloc": (gb.alloc, {"size": 8, "tier": "UB"}),
         "GraphBuilder.op": (gb.op, {"name": "ADD", "pipe": "VECTOR", "cycles": 3, "bufs": [buf], "after": []}),
@@ -274,6 +309,17 @@ def _valid(name: str, w: dict) -> tuple[Callable[..., Any], dict[str, Any]]:
         "GraphBuilder.build": (gb.build, {"name": "g", "hw": None}),
         "Solution.write": (solved.write, {"folder": d / "sw", "outputs": (), "freq_ghz": 1.0}),
         "Solution.files": (solved.files, {"outputs": ("trace",), "freq_ghz": 1.0}),
+        "Solution.point_report": (solved.point_report, {"k": 0, "ev": None}),
+        "Instance.succ": (inst.succ, {"v": 0}),
+        "Instance.pred": (inst.pred, {"v": 3}),
+        "Instance.bufs": (inst.bufs, {"v": 3}),
+        "Instance.users": (inst.users, {"b": 0}),
+        "Instance.buffer_index": (inst.buffer_index, {"buf_id_value": 1}),
+        "Instance.same_as": (inst.same_as, {"other": inst}),
+        "Hardware.spill_cycles": (inst.hw.spill_cycles, {"size": 8}),
+        "Hardware.tier_index": (inst.hw.tier_index, {"name": "UB"}),
+        "Hardware.pipe_index": (inst.hw.pipe_index, {"name": "MTE2"}),
+        "Evaluation.first_violation": (solved.evaluation.first_violation, {"default": "none"}),
     }
     if name in calls:
         return calls[name]
@@ -287,8 +333,108 @@ def fuzzed_calls() -> list[str]:
         n for n in names if not (inspect.isclass(getattr(dansched, n)) and issubclass(getattr(dansched, n), Exception))
     ]
     names.remove("default_hardware")  # takes nothing
-    methods = ["GraphBuilder.alloc", "GraphBuilder.op", "GraphBuilder.free", "GraphBuilder.build"]
-    return sorted(names) + methods + ["Solution.write", "Solution.files"]
+    return sorted(names) + FUZZED_METHODS
+
+
+# the public methods of the objects the calls return, fuzzed like the calls (a method whose
+# arguments are all checked at its door); those that take nothing are called once (TAKE_NOTHING)
+FUZZED_METHODS = [
+    "GraphBuilder.alloc",
+    "GraphBuilder.op",
+    "GraphBuilder.free",
+    "GraphBuilder.build",
+    "Solution.write",
+    "Solution.files",
+    "Solution.point_report",
+    "Instance.succ",
+    "Instance.pred",
+    "Instance.bufs",
+    "Instance.users",
+    "Instance.buffer_index",
+    "Instance.same_as",
+    "Hardware.spill_cycles",
+    "Hardware.tier_index",
+    "Hardware.pipe_index",
+    "Evaluation.first_violation",
+]
+TAKE_NOTHING = {
+    "Instance": ["is_peak_buffer", "lists", "to_records"],
+    "Hardware": ["to_dict"],
+    "Evaluation": ["drop_detail", "segments", "to_dict"],
+    "Solution": ["summary"],
+    "GraphBuilder": ["records"],
+    "SolveReport": ["to_dict"],
+    "BoundResult": ["to_dict"],
+    "AuditResult": ["to_dict"],
+    "AuditRow": ["to_dict"],
+    "Bound": ["to_dict"],
+}
+
+
+def returned_objects(w: dict) -> dict[str, Any]:
+    """An object of every class the public calls return (``RECORDS`` and the builder)."""
+    inst, solved = w["inst"], w["solved"]
+    bound = dansched.bound(inst, time_limit=5.0)
+    audit = dansched.audit_folder(inst, w["dir"] / "plan", time_limit=5.0)
+    return {
+        "Instance": inst,
+        "Hardware": inst.hw,
+        "Evaluation": solved.evaluation,
+        "Solution": solved,
+        "SolveResult": solved.result,
+        "SolveReport": solved.result.report,
+        "Plan": solved.plan,
+        "GraphBuilder": dansched.GraphBuilder(),
+        "BoundResult": bound,
+        "AuditResult": audit,
+        "AuditRow": solved.bounds[0] if solved.bounds else bound.rows[0],
+        "Bound": dansched.makespan_lower_bound(inst),
+    }
+
+
+def public_methods(obj: Any) -> list[str]:
+    """The public methods of ``obj``'s class (not its properties, not what every object or
+    tuple has)."""
+    cls = type(obj)
+    inherited = set(dir(object)) | (set(dir(tuple)) if issubclass(cls, tuple) else set())
+    out = []
+    for name in dir(cls):
+        if name.startswith("_") or name in inherited:
+            continue
+        attr = inspect.getattr_static(cls, name)
+        if isinstance(attr, (property, functools.cached_property)) or inspect.isclass(attr):
+            continue
+        if callable(getattr(obj, name)):
+            out.append(name)
+    return out
+
+
+def test_every_public_method_of_a_returned_object_is_fuzzed_or_takes_nothing(world):
+    """The class of public calls is whole: a new method of a returned object is fuzzed
+    (``FUZZED_METHODS``) or listed as taking nothing; those are called once here."""
+    for cls_name, obj in returned_objects(world).items():
+        methods = public_methods(obj)
+        fuzzed = [m.split(".")[1] for m in FUZZED_METHODS if m.split(".")[0] == cls_name]
+        assert sorted(methods) == sorted(fuzzed + TAKE_NOTHING.get(cls_name, [])), cls_name
+        for name in TAKE_NOTHING.get(cls_name, []):
+            if name != "drop_detail":
+                getattr(obj, name)()
+
+
+def test_every_parameter_of_every_fuzzed_call_is_fuzzed(world):
+    """Each fuzzed call's valid arguments name all its parameters, so every one of them
+    meets the random values (a parameter left out, such as ``solve``'s ``outputs``, was
+    where a bare TypeError hid)."""
+    missing = []
+    for name in fuzzed_calls():
+        if name == "GraphBuilder":
+            continue
+        call, kwargs = _valid(name, world)
+        params = inspect.signature(call).parameters
+        named = {p for p, v in params.items() if v.kind not in (v.VAR_POSITIONAL, v.VAR_KEYWORD)}
+        if named - set(kwargs):  # effort_options takes more, its **fields
+            missing.append((name, sorted(named - set(kwargs))))
+    assert not missing, missing
 
 
 @pytest.mark.parametrize("name", fuzzed_calls())
@@ -308,5 +454,43 @@ def test_random_arguments_raise_only_documented_errors(name, world, data, monkey
         kwargs[arg] = data.draw(junk(world["paths"]), label=arg)
     try:
         call(**kwargs)
-    except DOCUMENTED:
-        pass
+    except DOCUMENTED as exc:
+        assert len(str(exc).splitlines()) <= 1, str(exc)  # one line, as the command line prints it
+
+
+# ---- the probe's calls ---------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("outputs", [None, 5, "view", ("html",)])
+def test_solve_checks_its_outputs_like_solution_write(outputs, inst, tmp_path):
+    """``outputs=None`` and ``5`` raised a bare TypeError, and ``"view"`` was read letter by
+    letter; ``Solution.write`` refused them all: so does ``solve``, before the work."""
+    with pytest.raises(dansched.errors.InputError) as info:
+        dansched.solve(inst, dansched.effort_options("fast"), out=tmp_path / "o", outputs=outputs)
+    assert "output" in str(info.value) and len(str(info.value).splitlines()) == 1
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_the_makespan_bound_of_a_plan_needs_no_order(inst):
+    """Given a judged plan's graph without its order, the bound is the one with the order
+    (a topological order of the graph is made): an AssertionError before, an
+    AttributeError under ``python -O``. Hand-computed on Exp's plan: the chain 15 + 30 + 15."""
+    plan = dansched.Plan(order=(0, 1, 2, 3, 4, 5, 6), offsets=((0, 0), (1, 5)))
+    ev = dansched.evaluate(inst, plan)
+    with_order = dansched.makespan_lower_bound(inst, ev.graph, plan.order)
+    assert dansched.makespan_lower_bound(inst, ev.graph) == with_order and with_order.value == 60
+    for order, words in (([0, 1], "holds 2 of the graph's 7 nodes"), ([6, 5, 4, 3, 2, 1, 0], "before its predecessor")):
+        with pytest.raises(ArgumentError, match=words):
+            dansched.makespan_lower_bound(inst, ev.graph, order)
+    with pytest.raises(ArgumentError, match="makespan_lower_bound: graph must be an AugmentedGraph"):
+        dansched.makespan_lower_bound(inst, "graph")
+
+
+@pytest.mark.parametrize("k", [-1, 1, 2**70, "0", None, 0.0, True])
+def test_a_frontier_point_is_named_by_its_index(k, inst):
+    """``point_report(-1)`` wrote ``"frontier_point": -1``; a bad ``k`` raised a bare
+    IndexError or TypeError."""
+    solved = dansched.solve(inst, dansched.effort_options("fast"), bounds=False)
+    assert len(solved.frontier) == 1 and solved.point_report(0)["frontier_point"] == 0
+    with pytest.raises(ArgumentError, match=r"Solution.point_report: k \(a point of the frontier, 0 to 0\)"):
+        solved.point_report(k)

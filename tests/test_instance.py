@@ -7,7 +7,7 @@ import json
 import pytest
 from helpers import EXP_EDGES, EXP_NODES, MALFORMED, OFFICIAL_CASES, exp_records, official_path, run_cli
 
-from dansched.errors import InstanceError
+from dansched.errors import ArgumentError, InstanceError
 from dansched.hardware import load_hardware
 from dansched.instance import (
     KIND_ALLOC,
@@ -65,7 +65,7 @@ def test_buffer_ids_need_not_be_contiguous():
     inst = instance_from_records("x", nodes, edges)
     assert inst.buf_id.tolist() == [7, 40]
     assert inst.buffer_index(40) == 1 and inst.buffer_index(7) == 0
-    with pytest.raises(KeyError):
+    with pytest.raises(ArgumentError, match="x has no buffer with BufId 8"):  # a documented class, one line
         inst.buffer_index(8)
     assert inst.buf_alloc.tolist() == [2, 0]
     assert inst.buf_backed.tolist() == [False, True]

@@ -200,10 +200,13 @@ def test_a_signal_at_a_step_of_a_solve_ends_it_cleanly(step, sig, tmp_path):
     _ended(proc, sig, err, out, "fa_s2")
 
 
-@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM], ids=["SIGINT", "SIGTERM"])
+@pytest.mark.parametrize("sig", [signal.SIGTERM], ids=["SIGTERM"])
 def test_a_second_signal_ends_the_run_at_once(sig, tmp_path):
     """Two signals in a row, during the work: the run ends with the line and the status
-    of the first (the cleanup the first started may be cut short, never the line)."""
+    of the first (the cleanup the first started may be cut short, never the line). During
+    a solve's search the first SIGINT asks it to stop with its best plan instead, and two
+    sent back to back may reach the process as one (the kernel does not queue them): the
+    second Ctrl-C is tested where it is a second one, tests/test_anytime.py."""
     out, err = tmp_path / "out", tmp_path / "err"
     args = ["solve", str(SHIPPED / "fa_s2.json"), "--out", str(out)]
     proc = _start(args, err, DANSCHED_HEARTBEAT="0.01")

@@ -34,8 +34,9 @@ import heapq
 
 import numpy as np
 
+from ..checks import check_type
 from ..errors import PeakWorkExceeded
-from ..graph import build_mpas_graph
+from ..graph import MpasGraph, build_mpas_graph
 from ..instance import KIND_ALLOC, KIND_FREE, KIND_OP, Instance, require_instance
 from ..params import BoundParams
 from .bound import Bound
@@ -211,7 +212,9 @@ def peak_lower_bound(inst: Instance, g=None, params: BoundParams | None = None) 
     computed; the working set names the method when they tie. ``params.peak_work_bits``
     bounds the work of the first-free bound."""
     require_instance(inst, "peak_lower_bound: inst")
-    params = BoundParams() if params is None else params
+    params = BoundParams() if params is None else check_type(params, BoundParams, "peak_lower_bound: params")
+    if g is not None:
+        check_type(g, MpasGraph, "peak_lower_bound: g", "build_mpas_graph(inst) makes it, or None")
     ws = working_set_bound(inst)
     try:
         ff = first_free_bound(inst, g, params)

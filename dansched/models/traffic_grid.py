@@ -226,13 +226,16 @@ def find_product_grid(inst: Instance, params: ProductParams = ProductParams()) -
 
 def resident_count(inst: Instance, bufs) -> int:
     """At most how many of ``bufs`` are resident at one moment: per tier, its capacity over
-    the smallest of them there."""
+    the smallest of them there, and never more than there are of them (a capacity larger
+    than the graph can fill sizes nothing: the segment bound's tables follow this count)."""
     sizes = inst.buf_size.tolist()
     tiers = inst.buf_tier.tolist()
     smallest: dict[int, int] = {}
-    for b in bufs:
+    count: dict[int, int] = {}
+    for b in set(bufs):
         smallest[tiers[b]] = min(smallest.get(tiers[b], sizes[b]), sizes[b])
-    return sum(int(inst.hw.capacity[inst.hw.tiers[t]]) // s for t, s in smallest.items())
+        count[tiers[b]] = count.get(tiers[b], 0) + 1
+    return sum(min(int(inst.hw.capacity[inst.hw.tiers[t]]) // s, count[t]) for t, s in smallest.items())
 
 
 def least_spill(inst: Instance, bufs) -> int:

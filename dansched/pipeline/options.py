@@ -84,6 +84,9 @@ class SolveOptions:
     effort_name: str = "default"  # the preset these options came from (the report's "effort")
     exact_window: int = 0  # CP-SAT window width of Stage 3's fixed-memory windows (0: off)
     time_limit: float = 60.0  # wall-clock safety net, in seconds, of the optional exact parts
+    # the whole solve's wall clock, in seconds: past it the solve stops with its best plan so far
+    # (dansched.solve reads it: docs/guide.md, Stopping early); None: no limit, the budgets alone decide
+    stop_after: float | None = None
     seed: int = 0
     traffic_slack: float = 0.0  # percent of extra traffic problem 3 may trade for makespan
     frontier: bool = False  # also plan the traffic-makespan frontier, up to effort.frontier_slack
@@ -120,6 +123,8 @@ class SolveOptions:
             ("seed", SEED),
         ):  # kept as Python numbers (a numpy one converted)
             object.__setattr__(self, name, accepted.check(getattr(self, name), f"SolveOptions.{name}"))
+        if self.stop_after is not None:
+            object.__setattr__(self, "stop_after", TIME_LIMIT.check(self.stop_after, "SolveOptions.stop_after"))
         if not isinstance(self.frontier, bool):
             raise ArgumentError(f"SolveOptions.frontier must be True or False, got {self.frontier!r}")
         if self.frontier and self.problem != 3:
@@ -233,6 +238,7 @@ class OptionFields(TypedDict, total=False):
     effort_name: str
     exact_window: int
     time_limit: float
+    stop_after: float | None
     seed: int
     traffic_slack: float
     frontier: bool

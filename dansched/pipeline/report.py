@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..budget import TrafficBudget
+from ..interrupt import Stop
 from ..reprs import one_line_repr
 from ..simulate import Evaluation
 from ..stages.cpe.window_driver import WindowStats
@@ -31,6 +32,12 @@ __all__ = [
     "CandidateRecord",
     "SolveReport",
 ]
+
+# the report's stopped.note: what an early stop means for the plan (docs/report.md)
+STOPPED_NOTE = (
+    "the solve stopped early: its plan is the best valid one found by then; the budgets did not run out, "
+    "so another run may stop elsewhere and end with another plan"
+)
 
 
 @dataclass(frozen=True)
@@ -238,6 +245,7 @@ class SolveReport:
     frontier: list[FrontierRow] = field(default_factory=list)
     allowances: list[FrontierPoint] = field(default_factory=list)
     walk: WalkSummary | None = None
+    stopped: Stop | None = None  # the solve stopped early (Ctrl-C, its time limit): what, where, when
 
     def to_dict(self) -> dict[str, Any]:
         """The report as plain JSON data (the keys of docs/report.md)."""
@@ -257,4 +265,6 @@ class SolveReport:
             out["frontier"] = [r.to_dict() for r in self.frontier]
             out["allowances"] = [p.tried_dict() for p in self.allowances]
             out["walk"] = (self.walk or WalkSummary(0, 0, "no traffic to trade")).to_dict()
+        if self.stopped is not None:
+            out["stopped"] = self.stopped.to_dict() | {"note": STOPPED_NOTE}
         return out

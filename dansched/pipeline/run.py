@@ -13,6 +13,7 @@ from dataclasses import dataclass, field, replace
 
 from ..errors import NoLegalOrderError
 from ..instance import Instance
+from ..interrupt import stopping
 from ..params import Progress
 from ..plan import Plan
 from ..reprs import one_line_repr
@@ -117,6 +118,8 @@ def _with_rivals(
         return p3
     best, seconds = p3, p3.seconds
     for name in effort.rivals:
+        if stopping():  # stopped early (dansched.interrupt): the rivals run so far
+            break
 
         def said(message: str, name: str = name) -> None:
             say(f"Rival {name}: {message}")

@@ -26,6 +26,8 @@ from typing import Any, TextIO, cast
 
 from rich.markup import escape
 
+from ..errors import one_line
+
 __all__ = [
     "printable",
     "markup_safe",
@@ -39,26 +41,13 @@ __all__ = [
 
 DEFAULT_WIDTH = 80  # the width of every line printed to a pipe or a file (``$COLUMNS`` overrides it)
 
-# C0 controls (NUL, LF, CR, ESC, ...), DEL and C1 controls, the Unicode line and paragraph
-# separators, the bidirectional controls that reorder what a terminal shows, and lone
-# surrogates (a file name's undecodable bytes, which no terminal, font or UTF-8 file can show)
-_UNSAFE = re.compile("[\x00-\x1f\x7f-\x9f\u2028\u2029\u200e\u200f\u202a-\u202e\u2066-\u2069\ud800-\udfff]")
-_NAMED = {"\n": "\\n", "\r": "\\r", "\t": "\\t"}
-
-
-def _escape(match: re.Match[str]) -> str:
-    c = match.group()
-    if c in _NAMED:
-        return _NAMED[c]
-    code = ord(c)
-    return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}"
-
 
 def printable(text: object) -> str:
     """``str(text)`` with every control character, line separator and bidirectional
     control written as a Python-style escape (``\\n``, ``\\x1b``, ``\\u202e``): one line,
-    nothing a terminal acts on."""
-    return _UNSAFE.sub(_escape, str(text))
+    nothing a terminal acts on (the rule of :func:`dansched.errors.one_line`, which every
+    error message follows too)."""
+    return one_line(text)
 
 
 def markup_safe(text: object) -> str:

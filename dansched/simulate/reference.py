@@ -12,6 +12,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from ..errors import ArgumentError
 from ..hardware import spill_traffic
 from ..instance import KIND_ALLOC, KIND_FREE, KIND_OP, Instance
 from ..kernels.csr import csr_of_lists
@@ -207,7 +208,7 @@ def _read_layout(inst: Instance, plan: Plan, errs: _Errors) -> tuple[list[int], 
     for k, (bid, off) in enumerate(plan.spills, start=1):
         try:
             spill_buf.append(inst.buffer_index(bid))
-        except KeyError:
+        except ArgumentError:
             errs.add("bad-spill", f"spill {k} names buffer {bid}, which does not exist")
             spill_buf.append(-1)
         spill_off.append(int(off))
@@ -215,7 +216,7 @@ def _read_layout(inst: Instance, plan: Plan, errs: _Errors) -> tuple[list[int], 
     for bid, off in plan.offsets or ():
         try:
             b = inst.buffer_index(bid)
-        except KeyError:
+        except ArgumentError:
             errs.add("bad-offset", f"memory file gives an offset to buffer {bid}, which does not exist")
             continue
         if given[b] is not None:

@@ -14,6 +14,7 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
+from ..checks import check_type
 from ..instance import KIND_OP, Instance
 from ..kernels.csr import lists_of, transposed
 from ..reprs import one_line_repr
@@ -349,6 +350,7 @@ class Evaluation:
     def first_violation(self, default: str = "unknown violation") -> str:
         """The message of the first violation found (``default`` when none is recorded):
         the one place every "first: ..." error line takes it from."""
+        check_type(default, str, "Evaluation.first_violation: default")
         return self.errors[0].message if self.errors else default
 
     def drop_detail(self) -> None:

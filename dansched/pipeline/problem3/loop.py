@@ -80,6 +80,7 @@ from dataclasses import dataclass, field, replace
 from ...budget import TrafficBudget
 from ...errors import PlanInvalidError
 from ...instance import Instance
+from ...interrupt import stopping
 from ...params import Problem3Params, Progress, SearchParams
 from ...plan import Plan
 from ...simulate import Evaluation, evaluate
@@ -188,9 +189,13 @@ def _collect(
 
     take(problem2_candidate(s2))
     for name in p.sources:
+        if stopping():  # stopped early (dansched.interrupt): the candidates made so far
+            break
         say(f"Problem 3: candidates from {name} (budget {budget.allowance:,} traffic)")
         for cand in SOURCES[name](ctx):
             take(cand)
+            if stopping():
+                break
     return rows, screened
 
 
@@ -213,6 +218,8 @@ def _stage3_on(inst: Instance, finalists: list[_Screened], p: Problem3Params, sa
     ties)."""
     done: list[_Kept] = []
     for k, item in enumerate(finalists):
+        if done and stopping():  # stopped early: the runs made so far
+            break
         cand = item.candidate
         say(f"Stage 3 on candidate {k + 1}/{len(finalists)}: {cand.source} {cand.detail}".rstrip())
         ev2 = _detailed(inst, cand.plan, cand.evaluation)
@@ -250,6 +257,8 @@ def _search_rounds(
     runs = 0
     start = kept
     for r, params in enumerate(p.search):
+        if stopping():  # stopped early: the plan so far
+            break
         step = label + (f", round {r + 1} of {len(p.search)}" if len(p.search) > 1 else "")
         plan = kept.stage3.cpe.plan
         ev = _detailed(inst, plan, kept.stage3.evaluation)
@@ -354,6 +363,8 @@ def _at_allowance(
     search: list[SearchRound] = []
     runs = len(finalists)
     for k, start in enumerate(starts):
+        if kept is not None and stopping():  # stopped early: the plan so far
+            break
         label = "Makespan search" + (f", start {k + 1} of {len(starts)}" if len(starts) > 1 else "")
         got, reports, made = _search_rounds(inst, start, rows, allowance, p, say, label)
         search += reports
@@ -452,7 +463,7 @@ def problem3(inst: Instance, s2: DlrResult, order1: list[int], p: Problem3Params
             stalled = kept
         return found
 
-    while True:  # step 8: the levels and the walk's steps, by traffic
+    while not stopping():  # step 8: the levels and the walk's steps, by traffic (stopped early: those so far)
         if step is None and work > 0 and kept is not stalled:
             step = next_step()
         nxt = pending[0] if pending else None

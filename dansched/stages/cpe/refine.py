@@ -31,6 +31,7 @@ import numpy as np
 from ...graph import bottom_level
 from ...hardware import Hardware
 from ...instance import Instance
+from ...interrupt import stopping
 from ...kernels import timing as timing_kernel
 from ...kernels.csr import csr_of_pairs, int64_array
 from ...params import CpeParams
@@ -215,7 +216,7 @@ def local_refinement(skel: Skeleton, order: list[int], width: int, budget: int) 
         timing = MoveTiming(skel, arr, end_a)
         # critical nodes that wait for their pipe first: they gain from moving earlier
         for v in sorted(chain, key=lambda x: (-sl[x], pos[x])):
-            if used >= budget or improved:
+            if used >= budget or improved or stopping():  # a stop request: the best order so far
                 break
             i = pos[v]
             moves = [(i, j) for j in range(max(0, i - width), i)]

@@ -20,6 +20,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Generic, Protocol, TypeVar
 
+from ...interrupt import stopping
 from ...models.window import WindowOutcome
 
 __all__ = ["window_bounds", "WindowRound", "WindowRun", "WindowStats", "slide_windows"]
@@ -154,7 +155,10 @@ def slide_windows(
     def clock_left() -> bool:
         return time.monotonic() - t0 < time_limit
 
-    while run.windows < max_windows and clock_left():
+    def more() -> bool:  # the clock, and no stop request (dansched.interrupt.stopping)
+        return clock_left() and not stopping()
+
+    while run.windows < max_windows and more():
         rnd = start_round(run.state)
         pos = {v: i for i, v in enumerate(rnd.order)}
         centers = [pos[v] for v in rnd.chain if rnd.pipe[v] >= 0 and pos[v] not in done_centers]
@@ -162,7 +166,7 @@ def slide_windows(
             break
         progressed = False
         for c in centers:
-            if run.windows >= max_windows or not clock_left():
+            if run.windows >= max_windows or not more():
                 break
             lo, hi = window_bounds(rnd.order, rnd.pipe, c, width)
             done_centers.update(range(lo, hi))

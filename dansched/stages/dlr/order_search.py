@@ -30,6 +30,7 @@ from dataclasses import replace
 
 from ...errors import JointModelError, JointModelTooLarge, NoLegalOrderError
 from ...instance import Instance
+from ...interrupt import stopping
 from ...models.joint import joint_min_traffic
 from ...params import OrderSearchParams, Progress
 from ...plan import Plan
@@ -77,14 +78,14 @@ def search_order(
     bound: int | None = 0 if _traffic(best_ev) == 0 else None
     proven = _traffic(best_ev) == 0
     deadline = time.perf_counter() + 10 * max(0.0, time_limit)  # a safety net: the budgets above are counts
-    if _traffic(best_ev) > 0 and params.wave:
+    if _traffic(best_ev) > 0 and params.wave and not stopping():  # a stop request: DLR's plan (dansched.interrupt)
         say("Stage 2: wave search")
         got = wave_search(inst, params.wave_params, deadline=deadline)
         if got is not None:
             wave = got.stats
             if _key(got.evaluation) < _key(best_ev):  # DLR judged it
                 best_plan, best_ev, found_by = got.plan, got.evaluation, "wave"
-    if _traffic(best_ev) > 0 and params.exact and inst.n <= params.exact_max_nodes:
+    if _traffic(best_ev) > 0 and params.exact and inst.n <= params.exact_max_nodes and not stopping():
         say("Stage 2: exact joint model")
         t0 = time.perf_counter()
         left = deadline - time.perf_counter()
@@ -113,7 +114,9 @@ def search_order(
                 if ev is not None and res.plan is not None and _key(ev) < _key(best_ev):
                     best_plan, best_ev, found_by = res.plan, ev, "exact"
                 proven = res.optimal and res.traffic is not None and _traffic(best_ev) <= res.traffic
-    if _traffic(best_ev) > 0 and params.lns and not proven:  # skips past lns_params.max_nodes at once
+    if (
+        _traffic(best_ev) > 0 and params.lns and not proven and not stopping()
+    ):  # skips past lns_params.max_nodes at once
         say("Stage 2: exact order windows")
         got_lns = window_lns(inst, best_plan, best_ev, params.lns_params, seed=seed, deadline=deadline)
         lns = got_lns.stats

@@ -37,6 +37,7 @@ from dataclasses import dataclass, field, replace
 
 from ...errors import PlacementFailed, ReuseBudgetExceeded
 from ...instance import Instance
+from ...interrupt import stopping
 from ...params import DlrParams, Progress
 from ...plan import Plan, plan_from_indices
 from ...simulate import Evaluation, evaluate
@@ -137,6 +138,8 @@ def stage2_orders(
         return out
     add("reuse", reuse_order(inst, order, lookahead=params.reuse_lookahead))
     for w in params.serial_wave_widths:
+        if stopping():  # a stop request (dansched.interrupt): the orders made so far
+            break
         add(f"reuse-serial{w}", reuse_order(inst, order, lookahead=params.reuse_lookahead, width=w, serial=True))
     return out
 
@@ -164,16 +167,20 @@ def _probe_orders(
     variants: list[Variant] = []
     orders = stage2_orders(inst, order, other_orders, reuse=False, params=params)
     for name, o in orders.items():
+        if variants and stopping():  # a stop request (dansched.interrupt): the variants scanned so far
+            break
         res = scan_variant(inst, o, probe, rule, params)
         if res is not None:
             variants.append(Variant(name, probe, rule, res))
     spills = not variants or min(v.scan.traffic for v in variants) > 0
-    if other_orders and spills:
+    if other_orders and spills and not (variants and stopping()):
         large = inst.n > params.reuse_orders_max_nodes
         for name, o in stage2_orders(inst, order, other_orders, reuse=True, large=large, params=params).items():
             if name in orders:
                 continue
             orders[name] = o
+            if variants and stopping():
+                break
             res = scan_variant(inst, o, probe, rule, params)
             if res is not None:
                 variants.append(Variant(name, probe, rule, res))
@@ -238,6 +245,8 @@ def dlr_plan(
             for rule in rules[:1] if placement == "spill-plan" else rules:
                 if placement == probe and rule == rules[0]:
                     continue
+                if variants and stopping():
+                    break
                 say(f"DLR: {name} / {placement} / {rule}")
                 res = scan_variant(inst, orders[name], placement, rule, params)
                 if res is not None:

@@ -38,6 +38,7 @@ import numpy as np
 
 from ...errors import PlacementFailed
 from ...instance import KIND_OP, Instance
+from ...interrupt import stopping
 from ...kernels.belady import belady_misses
 from ...kernels.csr import int64_array
 from ...params import WaveParams
@@ -275,6 +276,8 @@ def wave_search(inst: Instance, params: WaveParams = WaveParams(), deadline: flo
         if deadline is not None and time.perf_counter() > deadline:
             stopped = True
             break
+        if scored and stopping():  # a stop request: the best replay so far (dansched.interrupt)
+            break
         order = full_order(inst, sweeps[name])
         try:
             res = linear_scan(inst, order, rule="score", mode="bestfit", evict="greedy")
@@ -286,6 +289,8 @@ def wave_search(inst: Instance, params: WaveParams = WaveParams(), deadline: flo
     scored.sort(key=lambda s: (s[0], s[1]))
     best: WaveResult | None = None
     for _, name, order in scored[: params.keep]:
+        if best is not None and stopping():
+            break
         try:
             got = dlr_plan(inst, order, other_orders=False)
         except PlacementFailed:

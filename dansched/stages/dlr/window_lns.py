@@ -29,6 +29,7 @@ import time
 from dataclasses import dataclass
 
 from ...instance import Instance
+from ...interrupt import stopping
 from ...models.joint import spill_cost
 from ...models.order_window import (
     PointPlan,
@@ -128,6 +129,9 @@ def window_lns(
             wall = float("inf") if deadline is None else deadline - time.perf_counter()
             if wall <= 0.05:
                 stop = "deadline"
+                break
+            if stopping():  # a stop request (dansched.interrupt): the best plan so far
+                stop = "stopped early"
                 break
             res = solve_order_window(
                 inst,

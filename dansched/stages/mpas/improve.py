@@ -33,6 +33,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ...interrupt import stopping
 from ...models.op_model import OpModel
 from ...params import LocalSearchParams
 
@@ -231,7 +232,7 @@ def improve_order(
     k = len(seq_a)
     budget = max_evaluations
     last_gain = budget
-    while budget > 0 and last_gain - budget < stall:
+    while budget > 0 and last_gain - budget < stall and not stopping():  # a stop request: the best so far
         best = None
         peaks = np.flatnonzero(cur.prof == cur.peak)
         for p in peaks[:8].tolist():

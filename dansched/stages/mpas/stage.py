@@ -63,6 +63,7 @@ from dataclasses import dataclass, field
 from ...errors import NoLegalOrderError
 from ...graph import MpasGraph, build_mpas_graph, lazy_eager_order
 from ...instance import KIND_ALLOC, KIND_FREE, KIND_OP, Instance
+from ...interrupt import stopping
 from ...models.l0_order import l0_legal_completion
 from ...models.op_model import peak_op_model
 from ...models.peak import peak_lower_bound
@@ -163,6 +164,8 @@ def _memory_aware(inst: Instance, g: MpasGraph, legal: list[int], params: MpasPa
     units = build_units(g, rank)
     policies = [("input", lambda: RankPolicy("input", tuple(rank)))] + restart_policies(g)[1:]
     for _name, make in policies[: max(1, params.restart_work // max(1, g.n))]:
+        if stopping():
+            break
         policy = make()
         order, stuck = greedy_run(g, policy, rank, units)
         if stuck is None:
@@ -260,7 +263,7 @@ def mpas_order(
         peak = max_v_stay(inst, order)
         restarts[policy.name] = peak
         found.append((peak, i, f"mpas[{policy.name}]", order))
-        if peak <= target:
+        if peak <= target or stopping():  # a stop request: the best order so far (dansched.interrupt)
             break
     if not found:  # every restart got stuck: the input order, when it is legal, is still an answer
         compact = _compacted_input(inst, g)
@@ -279,7 +282,7 @@ def mpas_order(
     # the best legal order (normally the best one) goes to the local search
     peak, _, name, order = next((f for f in found if _is_legal(inst, f[3])), None) or _no_valid(found)
     best = (peak, name, order)
-    if variant == "mpas" and peak > target and len(units.members) <= params.ls_max_ops:
+    if variant == "mpas" and peak > target and len(units.members) <= params.ls_max_ops and not stopping():
         improved = _local_search(inst, g, order, params)
         p = max_v_stay(inst, improved)
         restarts[f"{name}+ls"] = p

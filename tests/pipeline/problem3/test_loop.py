@@ -151,7 +151,9 @@ def test_finalists_are_the_problem2_plan_then_each_sources_best_screened(tight, 
         if k == 0:
             want |= set(_leaders_then_rest(rows, fresh)[: _finalist_runs(tight) - 1])
         else:
-            before = [a for a in planned if a["allowance"] < level or (a["allowance"] == level and a["outcome"] == "walked")]
+            before = [
+                a for a in planned if a["allowance"] < level or (a["allowance"] == level and a["outcome"] == "walked")
+            ]
             kept = min(a["makespan"] for a in before)
             worth = [i for i in fresh if rows[i]["screened"] < kept * (1 + effort.level_margin)]
             want |= set(_leaders_then_rest(rows, worth)[: effort.level_runs])

@@ -38,6 +38,7 @@ from typing import Any
 import numpy as np
 
 from ....instance import Instance
+from ....interrupt import stopping
 from ....params import SearchParams
 from ....plan import Plan
 from ....reprs import one_line_repr
@@ -205,6 +206,9 @@ def makespan_search(
     every = max(1, iterations // 20)
     tell(0, iterations)
     for done in range(iterations):
+        if stopping():  # stopped early (dansched.interrupt): the best plan so far
+            result.iterations = done
+            break
         if done and done % every == 0:
             tell(done, iterations)
         moves = [m for m in MOVES if m not in WINDOW_MOVES or result.window_time < params.window_budget]
@@ -247,7 +251,7 @@ def makespan_search(
                 current = state
         repairs.score(name, outcome)
         destroys.score(dname, outcome)
-    tell(iterations, iterations)
+    tell(result.iterations, iterations)
     if best.makespan < result.start:
         result.plan, result.evaluation = best.plan, best.evaluation
     return result

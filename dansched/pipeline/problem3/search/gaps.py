@@ -37,6 +37,7 @@ import numpy as np
 
 from ....hardware import spill_traffic
 from ....instance import Instance
+from ....interrupt import stopping
 from ....params import GapParams, SearchParams
 from ..frontier import saturated
 from .driver import MOVES, PlanState, state_of
@@ -103,7 +104,7 @@ def gap_step(
     for name in params.moves:
         move = MOVES[name]
         for v in foci:
-            if used >= work or not move.accepts(ctx, v):
+            if used >= work or stopping() or not move.accepts(ctx, v):  # stopped early: the best so far
                 continue
             for t in range(params.tries):
                 got = move.apply(ctx, v, np.random.default_rng((seed, tried, t)))

@@ -18,6 +18,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, replace
 
 from ....instance import Instance
+from ....interrupt import stopping
 from ....params import CpeParams, MemoryWindowParams, Stage3Params
 from ....plan import Plan
 from ....simulate import Evaluation, evaluate, judged
@@ -69,6 +70,8 @@ def _best_round(
     keeps); only the winner is judged by the evaluator, which must agree."""
     best: tuple[int, str, Plan, Evaluation, CPEResult] | None = None
     for name in names:
+        if best is not None and stopping():  # a stop request (dansched.interrupt): the best step so far
+            break
         r = ROUND_STEPS[name](inst, cur.cpe.plan, cur.evaluation)
         if r is None:
             continue
@@ -132,7 +135,7 @@ def stage3(inst: Instance, plan2: Plan, ev2: Evaluation, params: Stage3Params = 
         cur = Stage3Result(plan2, ev2, s3, judged(inst, s3.plan, "Stage 3 (CPE)"))
     t0 = time.perf_counter()
     used: list[str] = []
-    while len(used) < params.rounds:
+    while len(used) < params.rounds and not stopping():
         best = _best_round(inst, cur, _round_steps(first_round=not used), cpe)
         if best is None:
             break
