@@ -2,8 +2,11 @@
 
 For each official case, the order of its problem-2 plan (spill nodes dropped) is scanned
 again by the linear scan (online best fit, greedy eviction) with each victim rule:
-``score`` (Eqs. 27-31, the default), ``eager`` (plain farthest-next-use, Eq. 26) and
-``min-reload`` with each of its timing tie-breaks (:class:`dansched.stages.dlr.victim.MinReload`).
+``score`` (Eqs. 27-31, the default), ``eager`` (plain farthest-next-use, Eq. 26),
+``min-reload`` with its timing tie-breaks (:class:`dansched.stages.dlr.victim.MinReload`;
+``min-reload-ahead``: the running operations' buffers last) and evict ahead of need
+(:class:`dansched.stages.dlr.victim.AheadOfNeed`: ``ahead-eager``, ``ahead-score``,
+``ahead-min-reload``, the base rule among the buffers no running operation holds).
 Each plan is judged by the shared evaluator, then Stage 3 runs on it
 (:func:`dansched.pipeline.problem3.stage3.run.stage3`, 6 rounds). The table gives traffic,
 spills, makespan before and after Stage 3, and the scan's seconds (the least of three, wall
@@ -45,7 +48,16 @@ REPO = Path(__file__).resolve().parents[1]
 OFFICIAL = REPO.parent / "shared" / "instances" / "official"
 RESULTS = REPO / "benchmarks" / "results" / "bench_victim.md"
 CASES = ["Conv_Case0", "FlashAttention_Case0", "FlashAttention_Case1", "Matmul_Case0", "Matmul_Case1"]
-RULES: list[str | VictimRule] = ["score", "eager", "min-reload", MinReload("idle")]
+RULES: list[str | VictimRule] = [
+    "score",
+    "eager",
+    "min-reload",
+    MinReload("idle"),
+    "min-reload-ahead",
+    "ahead-eager",
+    "ahead-score",
+    "ahead-min-reload",
+]
 
 
 ROOMS = {"best fit": "best-fit", "earliest released": "earliest-released"}

@@ -301,7 +301,7 @@ class EffortParams:
     saturation: float = 0.01
     level_runs: int = 2
     level_margin: float = 0.1
-    level_search: float = 0.25
+    level_search: float = 0.1
     frontier_slack: float = 100.0
     rivals: tuple[str, ...] = ("memory-windows", "algorithm-1")
     rival_work: int = 200

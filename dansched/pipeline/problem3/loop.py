@@ -458,7 +458,8 @@ def problem3(inst: Instance, s2: DlrResult, order1: list[int], p: Problem3Params
             found, used = gap_step(inst, state, p.gaps, moves, work, p.seed + walk.steps)
             work -= used
             walk.work += used
-            walk.end = "work spent" if found is None and work <= 0 else "no move gains"
+            if found is None:
+                walk.end = "work spent" if work <= 0 else "no move gains"
         if found is None:
             stalled = kept
         return found
@@ -477,6 +478,8 @@ def problem3(inst: Instance, s2: DlrResult, order1: list[int], p: Problem3Params
                 kept, step = got, None
             at = nxt
         elif step is None:
+            if work <= 0 and walk.end not in ("saturated", "no traffic to trade"):
+                walk.end = "work spent"
             break
         elif step.state.evaluation.metrics.extra_traffic > reach.allowance:
             walk.end = "the next step passes the reach"
