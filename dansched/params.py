@@ -265,6 +265,8 @@ class EffortParams:
       Stage-1 order with lifetimes tightened, then the wave search on blocked reductions
       alone: a grid kernel's traffic is decided by its tile order);
     - ``reservation_steps``: the most rooms the ``reservation`` source keeps aside per tier
+      (and ``reservation_parts``: its first room also for the first quarter, half... of the
+      order, the traffic between no room and one in that many steps)
       (``dansched.pipeline.problem3.sources.reservation``), one more at each step of a sweep;
     - ``saturation``: a sweep stops at a plan whose makespan is within this share of its
       busiest pipe's load (more rooms would only add to that load), and no allowance above
@@ -298,6 +300,7 @@ class EffortParams:
     stage1_restarts: bool = True
     stage2_variants: bool = True
     reservation_steps: int = 3
+    reservation_parts: int = 4
     saturation: float = 0.01
     level_runs: int = 2
     level_margin: float = 0.1
@@ -327,6 +330,7 @@ class EffortParams:
         _checked(self, "frontier_slack", TRAFFIC_SLACK.check(self.frontier_slack, _what(self, "frontier_slack")))
         _check_int(self, "stage3_runs", 1)
         _check_int(self, "max_starts", 1)
+        _check_int(self, "reservation_parts", 1)
         for name in ("sources", "victim_rules", "rivals"):
             value = getattr(self, name)
             if name == "sources" and value is None:

@@ -53,7 +53,18 @@ def test_the_settings_by_hand():
     setting = reservation_settings(inst, {l1: 1024, ub: 256}, 5)
     next(setting)
     first = next(setting)[1]
-    assert first.reservation.units == {l1: 2048} and first.describe(inst) == "L1 2 rooms of 1024"
+    assert first.reservation(10).units == {l1: 2048} and first.describe(inst) == "L1 2 rooms of 1024"
+    assert first.reservation(10).until is None
+    # in parts: the first room for the first third, two thirds, then the whole order
+    halves = list(reservation_settings(inst, {l1: 1024, ub: 256}, 5, parts=3))[1]
+    assert [(dict(s.rooms), str(s.part)) for s in halves] == [
+        ({l1: 1}, "1/3"),
+        ({l1: 1}, "2/3"),
+        ({l1: 1}, "1"),
+        ({l1: 2}, "1"),
+    ]
+    assert [s.reservation(9).until for s in halves] == [3, 6, None, None]
+    assert halves[0].describe(inst) == "L1 1 room of 1024, for the first 1/3 of the order"
 
 
 def _problem2(family, scale, seed):
@@ -76,7 +87,7 @@ def test_every_setting_keeps_its_rooms_free(family, scale, seed):
             ev = evaluate(inst, plan)
             assert ev.valid, ev.first_violation()
             made += 1
-            kept = setting.reservation.units
+            kept = setting.reservation(len(order)).units
             segs = ev.segments()
             for t, units in kept.items():
                 cap = inst.hw.capacity[inst.hw.tiers[t]]

@@ -201,7 +201,7 @@ def reservation_source(ctx: SourceContext) -> Iterator[Candidate]:
     order = [v for v in ctx.stage2.plan.order if v < inst.n]
     first = VICTIMS[ctx.params.victim][0]
     rules = ("min-reload", first) if ctx.params.victim == "cost" else (first,)
-    for sweep in reservation_settings(inst, tiles, effort.reservation_steps):
+    for sweep in reservation_settings(inst, tiles, effort.reservation_steps, effort.reservation_parts):
         for setting in sweep:
             made = full = False
             for rule in rules:

@@ -24,6 +24,7 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
+from fractions import Fraction
 
 from ....errors import PlacementFailed
 from ....instance import Instance
@@ -37,24 +38,31 @@ __all__ = ["Setting", "tile_sizes", "reservation_settings", "reservation_plan"]
 @dataclass(frozen=True)
 class Setting:
     """One reservation: ``rooms`` tiles kept aside per tier index (``tiles`` gives each
-    tier's tile), ``sweep`` the tiers the setting belongs to (one tier, or all of them)."""
+    tier's tile), ``sweep`` the tiers the setting belongs to (one tier, or all of them),
+    ``part``: the rooms are kept aside for that share of the order only (its first
+    positions; 1: the whole order)."""
 
     sweep: tuple[int, ...]
     rooms: Mapping[int, int]
     tiles: Mapping[int, int]
+    part: Fraction = Fraction(1)
 
-    @property
-    def reservation(self) -> Reservation:
-        return Reservation({t: r * self.tiles[t] for t, r in self.rooms.items() if r})
+    def reservation(self, length: int) -> Reservation:
+        """The :class:`~dansched.stages.dlr.scan.Reservation` of a scan along an order of
+        ``length`` nodes."""
+        until = None if self.part >= 1 else int(self.part * length)
+        return Reservation({t: r * self.tiles[t] for t, r in self.rooms.items() if r}, until)
 
     def describe(self, inst: Instance) -> str:
-        """``L1 1 room of 128, UB 2 rooms of 64`` (``rooms apart`` without a reservation)."""
+        """``L1 1 room of 128, UB 2 rooms of 64`` (``rooms apart`` without a reservation),
+        ``..., for the first 1/2 of the order`` for a part."""
         parts = [
             f"{inst.hw.tiers[t]} {r} room{'s' if r > 1 else ''} of {self.tiles[t]}"
             for t, r in sorted(self.rooms.items())
             if r
         ]
-        return ", ".join(parts) or "rooms apart"
+        text = ", ".join(parts) or "rooms apart"
+        return text if self.part >= 1 or not parts else f"{text}, for the first {self.part} of the order"
 
 
 def tile_sizes(inst: Instance, spilled: Sequence[int]) -> dict[int, int]:
@@ -66,12 +74,16 @@ def tile_sizes(inst: Instance, spilled: Sequence[int]) -> dict[int, int]:
     return {t: min(c, key=lambda s: (-c[s], s)) for t, c in sorted(by_tier.items())}
 
 
-def reservation_settings(inst: Instance, tiles: Mapping[int, int], steps: int) -> Iterator[list[Setting]]:
+def reservation_settings(
+    inst: Instance, tiles: Mapping[int, int], steps: int, parts: int = 1
+) -> Iterator[list[Setting]]:
     """The sweeps of settings in the order they are tried: first one sweep of the setting
     without a reservation, then per tier of ``tiles`` (by index) and, with more than one, for
     all of them together, ``1 .. steps`` rooms, fewer when the rooms would leave less than
-    the tier's largest buffer. Each sweep is a list, the least reservation first: the caller
-    stops a sweep early (the traffic budget passed, the busiest pipe saturated)."""
+    the tier's largest buffer; the first room also for the first ``1/parts``, ``2/parts``...
+    of the order before the whole of it (the traffic between no room and one room, in
+    ``parts`` steps). Each sweep is a list, the least reservation first: the caller stops a
+    sweep early (the traffic budget passed, the busiest pipe saturated)."""
     yield [Setting((), {}, dict(tiles))]
     sweeps: list[tuple[int, ...]] = [(t,) for t in tiles]
     if len(tiles) > 1:
@@ -82,6 +94,10 @@ def reservation_settings(inst: Instance, tiles: Mapping[int, int], steps: int) -
         for r in range(1, steps + 1):
             if any(inst.hw.capacity[inst.hw.tiers[t]] - r * tiles[t] < largest.get(t, 0) for t in sweep):
                 break
+            if r == 1:
+                settings += [
+                    Setting(sweep, {t: 1 for t in sweep}, dict(tiles), Fraction(k, parts)) for k in range(1, parts)
+                ]
             settings.append(Setting(sweep, {t: r for t in sweep}, dict(tiles)))
         if settings:
             yield settings
@@ -107,7 +123,7 @@ def reservation_plan(
             order,
             rule=rule,
             room="earliest-released",
-            reserve=setting.reservation if setting.rooms else None,
+            reserve=setting.reservation(len(order)) if setting.rooms else None,
             traffic_limit=traffic_limit,
         )
     except PlacementFailed:
