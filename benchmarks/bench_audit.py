@@ -1,6 +1,6 @@
 """Benchmark: the heuristic pipeline against the exact joint optimum.
 
-On small generated graphs, :func:`dansched.models.joint.joint_min_traffic` (order +
+On small generated graphs, :func:`dansched.models.exact.joint.joint_min_traffic` (order +
 residency + offsets + spills in one CP-SAT model) gives the least extra traffic of
 any valid plan, and it is compared with the problem-2 plan of the pipeline
 (``dansched.pipeline.run_pipeline(inst, SolveOptions(problem=2))``: MPAS then DLR).
@@ -26,7 +26,7 @@ result is the *pipeline* column (with the method that found it).
 ``--select all`` audits the first ``--count`` seeds instead.
 
 Per instance: the pipeline's traffic; the fixed-order optimum for the pipeline's
-order (:func:`dansched.models.placement.fixed_order_placement`: what placement and
+order (:func:`dansched.models.exact.placement.fixed_order_placement`: what placement and
 spills alone could save, Stage 2's loss); the joint optimum (what a different
 order could save on top, Stage 1's loss), hinted with the better of the two plans.
 Every plan is judged by :func:`dansched.simulate.evaluate`. CP-SAT runs with one
@@ -53,8 +53,8 @@ from typing import Any
 import ortools
 
 from dansched.instance import Instance
-from dansched.models.joint import joint_min_traffic
-from dansched.models.placement import fixed_order_placement
+from dansched.models.exact.joint import joint_min_traffic
+from dansched.models.exact.placement import fixed_order_placement
 from dansched.pipeline import SolveOptions, run_pipeline
 from dansched.simulate import evaluate
 from dansched.testing import audit_instance
@@ -166,7 +166,7 @@ def report(rows: list[dict[str, Any]], scan: dict[str, Any], args: argparse.Name
         "",
         "The pipeline's problem-2 plan (`run_pipeline(inst, SolveOptions(problem=2))`: MPAS, DLR, then the order search",
         "of `dansched.stages.dlr.order_search`, which may replace DLR's plan; *DLR* is DLR's plan alone)",
-        "against the exact joint optimum of `dansched.models.joint` (order + residency + offsets + spills",
+        "against the exact joint optimum of `dansched.models.exact.joint` (order + residency + offsets + spills",
         "in one CP-SAT model) on small graphs of the random family. Every plan below was accepted by",
         "`dansched.simulate.evaluate` with the traffic shown.",
         "",

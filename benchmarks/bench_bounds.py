@@ -1,13 +1,13 @@
 """Benchmark: lower bounds over all orders on the official cases.
 
-Per case, each maxV_stay bound of :func:`dansched.models.peak_bounds.peak_bounds`
+Per case, each maxV_stay bound of :func:`dansched.models.bounds.peak_bounds.peak_bounds`
 (forced liveness / first-free peeling, the product-pattern grid, the contracted
 block-order relaxation -- run here on its own, with no floor, so every case shows what it
 reaches; ``bound`` solves only the windows that can beat the others --, the exact DP where
 the graph is small) with its method and seconds, against the peak of dansched's problem-1
 plan; then the traffic bounds over all orders (the forced-live sets of
-:func:`dansched.models.traffic_global.global_traffic_bound`, then each bound of
-:func:`dansched.models.traffic_orders.all_orders_traffic_bounds` at the default budget, and
+:func:`dansched.models.bounds.traffic_global.global_traffic_bound`, then each bound of
+:func:`dansched.models.bounds.traffic_orders.all_orders_traffic_bounds` at the default budget, and
 the segment bound's fine sweep of ``--effort max``), with their reason when 0, against the
 extra traffic of dansched's problem-2 plan; then the makespan floors over every plan (the
 traffic-forced one included) and the floor of the plans carrying the problem-2 plan's
@@ -39,20 +39,20 @@ sys.path.insert(0, str(REPO))
 
 from dansched.errors import ExactModelTooLarge, NoLegalOrderError  # noqa: E402
 from dansched.instance import load_instance  # noqa: E402
-from dansched.models.bound import gap  # noqa: E402
-from dansched.models.floors import (  # noqa: E402
+from dansched.models.bounds.bound import gap  # noqa: E402
+from dansched.models.bounds.floors import (  # noqa: E402
     INSTANCE_SCOPE,
     PLAN_SCOPE,
     makespan_floor_at_traffic,
     makespan_floors,
     spill_in_load,
 )
-from dansched.models.order import exact_min_peak  # noqa: E402
-from dansched.models.peak import peak_lower_bound  # noqa: E402
-from dansched.models.peak_contracted import contracted_peak_bound  # noqa: E402
-from dansched.models.peak_product import product_peak_bound  # noqa: E402
-from dansched.models.traffic_global import global_traffic_bound  # noqa: E402
-from dansched.models.traffic_orders import all_orders_traffic_bounds  # noqa: E402
+from dansched.models.bounds.peak import peak_lower_bound  # noqa: E402
+from dansched.models.bounds.peak_contracted import contracted_peak_bound  # noqa: E402
+from dansched.models.bounds.peak_product import product_peak_bound  # noqa: E402
+from dansched.models.bounds.traffic_global import global_traffic_bound  # noqa: E402
+from dansched.models.bounds.traffic_orders import all_orders_traffic_bounds  # noqa: E402
+from dansched.models.exact.order import exact_min_peak  # noqa: E402
 from dansched.params import BoundParams  # noqa: E402
 from dansched.pipeline import SolveOptions, effort_options, run_pipeline  # noqa: E402
 from dansched.pipeline.options import FINE_SEGMENT_STEPS  # noqa: E402

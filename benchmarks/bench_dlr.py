@@ -3,7 +3,7 @@
 For each case, Stage 2 runs on a Stage-1 order (``--order input``: the instance's
 own order, the default because it needs no Stage-1 run; ``--order mpas``: the
 MPAS order) and reports the kept plan's extra traffic against the issue-4 target
-and the fixed-order lower bound of its order (LP, :mod:`dansched.models.traffic`),
+and the fixed-order lower bound of its order (LP, :mod:`dansched.models.bounds.traffic`),
 with spill count, makespan, Stage-2 seconds and the variant that won. A second
 table is the paper's Table 4 ablation: the cost-aware rule against LRU on the
 same order without order search (only lifetimes tightened) and with the paper's
@@ -25,7 +25,7 @@ import time
 from pathlib import Path
 
 from dansched.instance import load_instance
-from dansched.models.traffic import traffic_lower_bound
+from dansched.models.bounds.traffic import traffic_lower_bound
 from dansched.simulate import evaluate
 from dansched.stages.dlr.stage import dlr_plan
 

@@ -2,7 +2,7 @@
 traffic? (Problem 3 must never lose to the plan of one of its own parts.)
 
 For generated graphs (the families of ``dansched generate``, a few scales and seeds, on the
-default core and on one with L1 = 1024, UB = 256), every bench method (``dansched.baselines``) is
+default core and on one with L1 = 1024, UB = 256), every bench method (``dansched.application.baselines``) is
 run and judged by the shared evaluator; a row is a *loss* when a method's valid plan has
 at most ``dan``'s extra traffic and a smaller makespan. The table lists every instance
 with ``dan``'s figures, the best rival within its traffic, and the losses.
@@ -24,8 +24,8 @@ import tempfile
 import time
 from pathlib import Path
 
-from dansched.baselines import METHODS
-from dansched.bench import run_job
+from dansched.application.baselines import METHODS
+from dansched.application.bench import run_job
 from dansched.generate import generate
 from dansched.instance import instance_from_records, write_json
 

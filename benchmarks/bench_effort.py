@@ -7,7 +7,7 @@ or off (the old gates sat at 20,000 and 100,000 nodes). For each family (``matmu
 ``fa``, ``random``) and scale this solves problem 3 at each effort, judges the plan with the
 shared evaluator and records the nodes, the makespan, the global floor (the best of the
 busiest pipe, the longest path and the head-body-tail bound on the instance DAG,
-``dansched.models.floors``), their ratio, the traffic, the Stage-3 runs, the candidate
+``dansched.models.bounds.floors``), their ratio, the traffic, the Stage-3 runs, the candidate
 source of the kept plan and the seconds.
 
 Usage::
@@ -33,7 +33,7 @@ from bench_timing import source_wins  # the same tally, run from benchmarks/ as 
 
 from dansched.generate import generate
 from dansched.instance import instance_from_records
-from dansched.models.floors import INSTANCE_SCOPE, makespan_floors
+from dansched.models.bounds.floors import INSTANCE_SCOPE, makespan_floors
 from dansched.pipeline import effort_options, run_pipeline
 from dansched.simulate import evaluate
 

@@ -11,7 +11,7 @@ the ``default`` and ``max`` presets use (``fast`` leaves the rule out: there *on
 plan is judged by the shared evaluator. Per row: makespan and traffic off and on, the
 change, the median wall seconds of ``--repeat`` solves each (the two interleaved, so both
 see the same load) and the 1-minute load average (``uptime``) before the first solve of
-the row; then, per case, the busiest pipe's waits off and on (:mod:`dansched.report.waits`,
+the row; then, per case, the busiest pipe's waits off and on (:mod:`dansched.application.report.waits`,
 what ``dansched trace CASE --plan DIR`` prints) and its largest idle gaps.
 
 Usage::
@@ -33,12 +33,12 @@ import time
 from pathlib import Path
 from typing import Any
 
+from dansched.application.report.waits import busiest_pipe, format_waits, pipe_waits
 from dansched.instance import Instance, load_instance
 from dansched.kernels.warm import warm
 from dansched.params import CpeParams
 from dansched.pipeline import effort_options, run_pipeline
 from dansched.plan import Plan
-from dansched.report.waits import busiest_pipe, format_waits, pipe_waits
 from dansched.simulate import Evaluation, evaluate
 
 ROOT = Path(__file__).resolve().parent.parent

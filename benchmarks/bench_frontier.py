@@ -16,7 +16,7 @@ before its figures are used. It writes:
 - per case, the frontier's table (traffic, over the problem-2 plan's, makespan, busiest pipe
   and its load, the floor for that traffic, the gap, where the point came from), the waits
   behind the busiest pipe's idle cycles of the slack-0 plan and of the knee
-  (:mod:`dansched.report.waits`), what holds each point more than 3 % above its floor (its
+  (:mod:`dansched.application.report.waits`), what holds each point more than 3 % above its floor (its
   largest waits), and how the walk ended;
 - the cycles gained per added spill by each kind of walk step (consecutive frontier points
   whose heavier one the walk made: the makespan gained over the spills added).
@@ -43,9 +43,9 @@ from collections import defaultdict
 from pathlib import Path
 from typing import Any
 
+from dansched.application.report.waits import busiest_pipe_name, pipe_waits
 from dansched.instance import load_instance
 from dansched.plan import read_plan_dir
-from dansched.report.waits import busiest_pipe_name, pipe_waits
 from dansched.simulate import evaluate
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -6,7 +6,7 @@ production variant (``mpas``, greedy restarts + local search), the winning
 restart, the best public figure (``../shared/anchors.json``), the peak lower
 bound with its method and the gap. Every order is judged by the shared evaluator
 (a rejected order aborts the run). Then small random graphs: MPAS against the
-exact down-set DP optimum of :mod:`dansched.models.order`.
+exact down-set DP optimum of :mod:`dansched.models.exact.order`.
 
 Stage time is the median of ``--repeat`` runs (default 3; Matmul_Case1 is the
 one with a target: under 5 s). Usage::
@@ -28,8 +28,8 @@ from pathlib import Path
 
 from dansched.generate import generate
 from dansched.instance import instance_from_records, load_instance
-from dansched.models.order import exact_min_peak
-from dansched.models.peak import peak_lower_bound
+from dansched.models.bounds.peak import peak_lower_bound
+from dansched.models.exact.order import exact_min_peak
 from dansched.plan import Plan
 from dansched.simulate import evaluate
 from dansched.stages.mpas.stage import mpas_order

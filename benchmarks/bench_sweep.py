@@ -6,8 +6,8 @@ Targets on the 2-core project machine:
    JSON line) under 50 ms locally. ``overhead`` runs a sweep of ``--instances``
    trivial instances (the ``Exp`` example of docs/rules.md, section 9, with one node's Cycles changed, so
    every instance has its own content hash) x ``--points`` UB capacities, three
-   ways: the cells' own work alone (:func:`dansched.sweep.run_cell` in a loop,
-   nothing else), then :func:`dansched.sweep.run_sweep` in this process
+   ways: the cells' own work alone (:func:`dansched.application.sweep.run_cell` in a loop,
+   nothing else), then :func:`dansched.application.sweep.run_sweep` in this process
    (``--jobs 1``) and on the local pool (``--jobs 2``, pool start-up included).
    Overhead per cell = (sweep wall - the cells' own work / workers) / cells.
    The reports (CSV, Markdown, PNGs) are written once per sweep and timed apart.
@@ -44,9 +44,8 @@ import tempfile
 import time
 from pathlib import Path
 
-from dansched.executor import ExecutorOptions, dask_available
-from dansched.hardware import load_hardware
-from dansched.sweep import (
+from dansched.application.executor import ExecutorOptions, dask_available
+from dansched.application.sweep import (
     SweepOptions,
     grid_points,
     parse_sets,
@@ -56,6 +55,7 @@ from dansched.sweep import (
     run_sweep,
     write_reports,
 )
+from dansched.hardware import load_hardware
 
 REPO = Path(__file__).resolve().parents[1]
 OFFICIAL = REPO.parent / "shared" / "instances" / "official"

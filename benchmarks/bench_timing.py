@@ -5,7 +5,7 @@ For each official case (``../shared/instances/official/*.json``, else
 (``dansched.pipeline.run_pipeline(inst, SolveOptions(problem=3, traffic_slack=S))``) at
 ``--traffic-slack`` 0, 20 and 100, judges the plan with the shared evaluator and
 writes, per (case, slack): makespan, traffic, the three floors of
-:mod:`dansched.models.floors` with the makespan's distance above each
+:mod:`dansched.models.bounds.floors` with the makespan's distance above each
 (``+x%`` = makespan / floor - 1):
 
 - *instance*: max(busiest pipe, longest path) on the instance DAG (every plan);
@@ -37,11 +37,11 @@ import time
 from pathlib import Path
 from typing import Any
 
+from dansched.application.report.waits import busiest_pipe, pipe_waits
 from dansched.instance import load_instance
-from dansched.models.floors import INSTANCE_SCOPE, makespan_floors
+from dansched.models.bounds.floors import INSTANCE_SCOPE, makespan_floors
 from dansched.pipeline import effort_options, run_pipeline
 from dansched.pipeline.problem3.search.driver import MOVES
-from dansched.report.waits import busiest_pipe, pipe_waits
 from dansched.simulate import evaluate
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -197,7 +197,7 @@ def floor_methods(rows: list[dict[str, Any]]) -> list[str]:
 
 def what_holds(rows: list[dict[str, Any]]) -> list[str]:
     """Per case (slack-0 row): the busiest pipe's idle cycles and the two largest waits
-    behind them (:mod:`dansched.report.waits`; ``dansched trace`` prints the same)."""
+    behind them (:mod:`dansched.application.report.waits`; ``dansched trace`` prints the same)."""
     out = []
     for r in rows:
         if r["slack"] != rows[0]["slack"]:
@@ -286,7 +286,7 @@ def main(argv: list[str] | None = None) -> int:
             "# Problem-3 makespan against its floors",
             "",
             f"`python3 benchmarks/bench_timing.py {' '.join(p.name for p in args.cases)} --efforts {args.efforts} "
-            f"--slacks {args.slacks}` — {opts}. Each floor is a proven lower bound (`dansched.models.floors`); "
+            f"--slacks {args.slacks}` — {opts}. Each floor is a proven lower bound (`dansched.models.bounds.floors`); "
             "`(+x%)` is the makespan's distance above it. The *global floor* holds for every plan of the instance "
             "(the best of the busiest pipe, the longest path and the head-body-tail bound on the instance DAG); "
             "the *plan* and *hbt* floors hold for the plan's own memory behaviour. *Stage-3 runs* counts the full "

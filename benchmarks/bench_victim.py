@@ -34,13 +34,13 @@ import platform
 import time
 from pathlib import Path
 
+from dansched.application.solution import solve
 from dansched.instance import Instance, load_instance
 from dansched.params import Stage3Params
 from dansched.pipeline.options import SolveOptions
 from dansched.pipeline.problem3.stage3.run import stage3
 from dansched.plan import plan_from_indices, read_plan_dir
 from dansched.simulate import evaluate
-from dansched.solution import solve
 from dansched.stages.dlr.scan import ScanResult, linear_scan
 from dansched.stages.dlr.victim import MinReload, VictimRule
 

@@ -38,13 +38,13 @@ import sys
 import time
 from pathlib import Path
 
+from dansched.application.judge import judge_folder
+from dansched.application.report.view import build_view_data, view_html
 from dansched.generate import generate
 from dansched.instance import instance_from_records, load_instance
-from dansched.judge import judge_folder
 from dansched.pipeline import SolveOptions, run_pipeline
 from dansched.plan import atomic_write_text, contest_paths, write_plan
 from dansched.plan_folder import read_report
-from dansched.report.view import build_view_data, view_html
 
 REPO = Path(__file__).resolve().parents[1]
 OFFICIAL = REPO.parent / "shared" / "instances" / "official"

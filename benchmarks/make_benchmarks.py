@@ -1,6 +1,6 @@
 """Write BENCHMARKS.md: ``dansched bench`` over the official cases, all methods.
 
-Runs every method of :data:`dansched.baselines.METHODS` on every official case in
+Runs every method of :data:`dansched.application.baselines.METHODS` on every official case in
 ``../shared/instances/official`` (``--jobs 2`` by default), keeps the raw
 ``bench.json`` / ``bench.csv`` / ``bench.md`` (and ``meta.json``: wall clock, options) in ``benchmarks/results/bench/`` and
 writes ``BENCHMARKS.md`` at the repository root: the bench tables (paper Table 2
@@ -29,8 +29,8 @@ import sys
 import time
 from pathlib import Path
 
-from dansched.baselines import METHODS
-from dansched.bench import (
+from dansched.application.baselines import METHODS
+from dansched.application.bench import (
     METRIC_TITLES,
     bench_markdown,
     load_anchors,
@@ -131,7 +131,7 @@ def header(
         + (f"; whole bench {seconds / 60:.1f} min wall clock." if seconds is not None else "."),
         *([f"- Partly refreshed: {refreshed}."] if refreshed else []),
         "- Methods: `base` (input order, best fit, LRU), `hmcos`, `magis`, `cosma`, `gbs` (external"
-        " baselines, no timing stage; see `dansched/baselines/`), `lru` (DAN with the LRU victim rule),"
+        " baselines, no timing stage; see `dansched/application/baselines/`), `lru` (DAN with the LRU victim rule),"
         " `mpas-paper` (DAN with the literal Stage 1), `dan-no-cpe` (problem-2 plan), `dan-memory-windows`, `dan-no-time-driven` and `dan-no-other-rules` (the problem-3 ablations), `dan` (full pipeline)."
         " EDA (Pao et al., 2025), the paper's fourth baseline, is left out: no public description we could"
         " re-implement.",
@@ -172,7 +172,7 @@ def other_results() -> list[str]:
             "## Heuristic vs exact optimum on small graphs (problem 2)",
             "",
             "From `benchmarks/results/bench_audit.md` (per-seed rows and set-up there): the pipeline's "
-            "problem-2 traffic against the exact joint CP-SAT optimum (`dansched/models/joint.py`) on "
+            "problem-2 traffic against the exact joint CP-SAT optimum (`dansched/models/exact/joint.py`) on "
             "38-40-node random graphs with tight tiers.",
         ] + gaps
     for scale in sorted(RESULTS.parent.glob("bench_scale*.md")):

@@ -13,7 +13,7 @@ example, ``benchmarks/results/bench_scale.md`` for
 the largest graph). A time says on what machine it was taken: idle, or shared with other
 jobs (the load average beside it). ``tests/test_doc_figures.py`` fails when a block is not what its result
 file says (it reads files only: no solve), and this script rewrites the blocks. BENCHMARKS.md
-is generated whole by ``benchmarks/make_benchmarks.py`` (its :func:`render`), checked the
+is generated whole by ``benchmarks/make_benchmarks.py`` (its ``render``), checked the
 same way.
 
 Usage (from the repository root, after a result file changed)::

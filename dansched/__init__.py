@@ -39,8 +39,8 @@ _EXPORTS: dict[str, str] = {
     # solving: options, the stages' parameters, the pipeline and what solve returns
     "SolveOptions": "dansched.pipeline",
     "SolveResult": "dansched.pipeline",
-    "solve": "dansched.solution",
-    "Solution": "dansched.solution",
+    "solve": "dansched.application.solution",
+    "Solution": "dansched.application.solution",
     "MpasParams": "dansched.params",
     "DlrParams": "dansched.params",
     "CpeParams": "dansched.params",
@@ -71,23 +71,23 @@ _EXPORTS: dict[str, str] = {
     # judging plans
     "Evaluation": "dansched.simulate",
     "evaluate": "dansched.simulate",
-    "evaluate_files": "dansched.judge",
-    "judge_folder": "dansched.judge",
-    "evaluate_folder": "dansched.judge",
-    "folder_hardware": "dansched.judge",
+    "evaluate_files": "dansched.application.judge",
+    "judge_folder": "dansched.application.judge",
+    "evaluate_folder": "dansched.application.judge",
+    "folder_hardware": "dansched.application.judge",
     # reports of a plan folder
-    "trace_folder": "dansched.report.folder",
-    "view_folder": "dansched.report.folder",
+    "trace_folder": "dansched.application.report.folder",
+    "view_folder": "dansched.application.report.folder",
     # lower bounds
-    "Bound": "dansched.models.bound",
-    "peak_lower_bound": "dansched.models.peak",
-    "traffic_lower_bound": "dansched.models.traffic",
-    "makespan_lower_bound": "dansched.models.makespan",
-    "audit_plan": "dansched.audit",
-    "bound": "dansched.audit",
-    "BoundResult": "dansched.audit",
-    "audit_folder": "dansched.audit",
-    "AuditResult": "dansched.audit",
+    "Bound": "dansched.models.bounds.bound",
+    "peak_lower_bound": "dansched.models.bounds.peak",
+    "traffic_lower_bound": "dansched.models.bounds.traffic",
+    "makespan_lower_bound": "dansched.models.bounds.makespan",
+    "audit_plan": "dansched.application.audit",
+    "bound": "dansched.application.audit",
+    "BoundResult": "dansched.application.audit",
+    "audit_folder": "dansched.application.audit",
+    "AuditResult": "dansched.application.audit",
     # errors
     "InstanceError": "dansched.errors",
     "HardwareError": "dansched.errors",
@@ -178,16 +178,18 @@ def __dir__() -> list[str]:
 
 
 if TYPE_CHECKING:  # the same names for type checkers and editors
-    from .audit import AuditResult, BoundResult, audit_folder, audit_plan, bound
+    from .application.audit import AuditResult, BoundResult, audit_folder, audit_plan, bound
+    from .application.judge import evaluate_files, evaluate_folder, folder_hardware, judge_folder
+    from .application.report.folder import trace_folder, view_folder
+    from .application.solution import Solution, solve
     from .errors import HardwareError, InstanceError, NoLegalOrderError, PlanFormatError, PlanInvalidError
     from .generate import GraphBuilder, generate_file
     from .hardware import Hardware, default_hardware, load_hardware
     from .instance import Instance, instance_from_records, load_instance, write_csv_pair, write_json
-    from .judge import evaluate_files, evaluate_folder, folder_hardware, judge_folder
-    from .models.bound import Bound
-    from .models.makespan import makespan_lower_bound
-    from .models.peak import peak_lower_bound
-    from .models.traffic import traffic_lower_bound
+    from .models.bounds.bound import Bound
+    from .models.bounds.makespan import makespan_lower_bound
+    from .models.bounds.peak import peak_lower_bound
+    from .models.bounds.traffic import traffic_lower_bound
     from .params import (
         BoundParams,
         CoverBudget,
@@ -208,6 +210,4 @@ if TYPE_CHECKING:  # the same names for type checkers and editors
     )
     from .pipeline import EFFORTS, SolveOptions, SolveReport, SolveResult, effort_options
     from .plan import Plan, contest_paths, read_memory, read_plan_dir, read_schedule, read_spill, write_plan
-    from .report.folder import trace_folder, view_folder
     from .simulate import Evaluation, evaluate
-    from .solution import Solution, solve

@@ -20,7 +20,7 @@ on stderr, no traceback):
 Every message of these classes is one line, whatever text from input it quotes (a path
 holding a line break, an op name with an escape sequence): :func:`one_line` writes each
 control character as an escape when the exception is made, the rule the command line
-prints every line with (``dansched.report.text.printable``).
+prints every line with (``dansched.application.report.text.printable``).
 
 The remaining classes are internal signals that a bounded search or an exact model
 gave up (a caller catches them and falls back).

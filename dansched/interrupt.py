@@ -3,7 +3,7 @@
 ``dansched`` owns both signals from the first line of its entry point to the last
 (:func:`dansched.cli.entry`; while ``dansched.cli`` itself is imported, by
 :func:`install_early`). Third-party handlers stay off: CP-SAT's is switched off by
-:func:`dansched.models.solver.deterministic_solver` (``catch_sigint_signal``). The policy:
+:func:`dansched.models.exact.solver.deterministic_solver` (``catch_sigint_signal``). The policy:
 
 - before :func:`own` (the imports of the entry point's module), a signal ends the process
   at once with the interruption line: nothing has been written yet;

@@ -344,9 +344,11 @@ class EffortParams:
 
 @dataclass(frozen=True)
 class ProductParams:
-    """The product-pattern peak bound (``dansched.models.peak_product``): ``max_seeds`` line
-    groups tried as the seed of a grid (heaviest first); ``max_feeds`` feed pairs examined
-    before the search gives up (a deterministic work cap)."""
+    """The product grids of the peak and traffic bounds (``dansched.models.bounds.peak_product``,
+    ``dansched.models.bounds.traffic_grid``): ``max_seeds`` line groups tried as the seed of a
+    grid (heaviest first); ``max_feeds`` the scan pairs (a carrier and a user of it, over the
+    operations scanned: ``dansched.models.bounds.grid``) past which a cell tier is given up
+    (a deterministic work cap)."""
 
     __repr__ = one_line_repr
 
@@ -359,7 +361,7 @@ class ProductParams:
 
 @dataclass(frozen=True)
 class PeakBoundParams:
-    """The maxV_stay bounds (``dansched.models.peak_bounds``): when the exact DP runs
+    """The maxV_stay bounds (``dansched.models.bounds.peak_bounds``): when the exact DP runs
     (``exact_max_nodes``) and its state cap (``exact_max_states``); ``product``: the
     product-pattern search caps (``None``: that bound is not computed)."""
 
@@ -378,7 +380,7 @@ class PeakBoundParams:
 
 @dataclass(frozen=True)
 class TrafficParams:
-    """The all-orders traffic bound (``dansched.models.traffic_global``): ``max_bits`` bits
+    """The all-orders traffic bound (``dansched.models.bounds.traffic_global``): ``max_bits`` bits
     of DAG bitsets handled before falling back to working sets."""
 
     __repr__ = one_line_repr
@@ -391,7 +393,7 @@ class TrafficParams:
 
 @dataclass(frozen=True)
 class CoverBudget:
-    """Deterministic budgets of the HiGHS cover models (``dansched.models.traffic``), and the
+    """Deterministic budgets of the HiGHS cover models (``dansched.models.bounds.traffic``), and the
     wall-clock safety net.
 
     ``mip_max_nonzeros``: a tier's integer program is solved only when its cover matrix has
@@ -791,7 +793,7 @@ class GapParams:
             raise ArgumentError(f"GapParams.moves must be a tuple of move names, got {self.moves!r}")
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class Stage3Params:
     """One full Stage-3 run of problem 3 (``dansched.pipeline.problem3.stage3.run``): at most
     ``rounds`` timing-aware rounds alternated with CPE (``cpe``: its parameters), then the
@@ -816,7 +818,7 @@ class Stage3Params:
             _check_type(self, "memory_windows", MemoryWindowParams)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class Problem3Params:
     """What problem 3 reads (``dansched.pipeline.problem3.loop``), gathered once from the
     solve's options (``SolveOptions.problem3``, which decides the memory-aware windows' mode
@@ -871,7 +873,7 @@ class Problem3Params:
 
 Progress = Callable[[str], None]
 """The callback a long call reports each step to, ``progress(message)`` as the step starts
-(:mod:`dansched.report.progress` shows it; :class:`ProgressParams` says how)."""
+(:mod:`dansched.application.report.progress` shows it; :class:`ProgressParams` says how)."""
 
 
 @dataclass(frozen=True)

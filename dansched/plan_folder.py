@@ -5,7 +5,7 @@ behind.
 
 The group of a case in a folder is its contest files ``<case>_schedule.txt``,
 ``_memory.txt``, ``_spill.txt``, the other outputs of a solve (``_trace.json``, a Perfetto
-trace; ``_view.html``, a page: the application's registry, :mod:`dansched.outputs`, builds
+trace; ``_view.html``, a page: the application's registry, :mod:`dansched.application.outputs`, builds
 them) and ``<case>_report.json``. Which files a group holds is data, a :class:`GroupLayout`
 (kind -> file name after ``<case>``, the rename order, the kinds that carry the plan's
 fingerprint): :func:`folder_group` is the whole folder's (:data:`FOLDER_SUFFIXES`, the one
@@ -146,7 +146,7 @@ class GroupLayout:
 CONTEST_GROUP = GroupLayout(dict(CONTEST_SUFFIXES))  # the contest files and the report alone
 
 # every file a plan folder holds for a case: kind -> file name after <case>, in rename order
-# (the report last); the outputs registry (dansched.outputs) has one builder per kind
+# (the report last); the outputs registry (dansched.application.outputs) has one builder per kind
 FOLDER_SUFFIXES: dict[str, str] = {
     "schedule": CONTEST_SUFFIXES["schedule"],
     "memory": CONTEST_SUFFIXES["memory"],

@@ -33,7 +33,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable
 
-__all__ = ["ROOM_RULES", "Released", "choose_room", "ranked_rooms", "is_room_rule"]
+__all__ = ["ROOM_RULES", "Released", "choose_room", "ranked_rooms"]
 
 Released = Callable[[int, int], int]
 """``released(offset, size)``: when the last occupant of any address of ``[offset, offset +
@@ -48,11 +48,6 @@ ROOM_RULES: dict[str, RoomKey] = {
     "least-late": lambda off, slack, released, want: (max(0, released - want), slack, off),
 }
 """The room rules by name (module docstring)."""
-
-
-def is_room_rule(name: str) -> bool:
-    """Whether ``name`` is a key of :data:`ROOM_RULES`."""
-    return name in ROOM_RULES
 
 
 def ranked_rooms(

@@ -5,7 +5,7 @@ solve INSTANCE --frontier`` in a temporary folder, so the plan folders are
 ``dansched-out/...``), or reads a folder such a solve wrote (``--plan``), and draws the
 plot the ``dansched view`` page shows of its report's frontier: makespan against extra
 traffic, one dot per point (the knee filled, the plan of the solve's folder ringed), the
-floor for each point's traffic dashed under them (``dansched.report.plots.frontier_png_bytes``).
+floor for each point's traffic dashed under them (``dansched.application.report.plots.frontier_png_bytes``).
 Beside the picture it writes what it shows (``docs/frontier.json``: the instance, the
 command, the rows, what the command printed); the README's frontier section is made from
 that record (``benchmarks/make_doc_figures.py``, run at the end;
@@ -70,8 +70,8 @@ def main(argv: list[str] | None = None) -> int:
         print(f"frontier_picture: {shown(args.instance)}: no such instance (give --instance)", file=sys.stderr)
         return 2
     sys.path.insert(0, str(REPO))
+    from dansched.application.report.plots import frontier_png_bytes, write_bytes_atomic
     from dansched.instance import instance_name
-    from dansched.report.plots import frontier_png_bytes, write_bytes_atomic
 
     case = instance_name(args.instance)
     extra = [*(["--hw", str(args.hw.resolve())] if args.hw else [])]

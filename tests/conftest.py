@@ -30,7 +30,7 @@ def every_report_the_suite_writes_matches_the_schema(tmp_path_factory):
     folders (what solves in tests wrote, in process or in subprocesses) is checked against
     the JSON Schema in dansched/data/report.schema.json; a report a test wrote by hand to
     break a folder on purpose carries no ``problem`` and is not a solve's report; a path that is
-    not a regular file (tests/test_output_targets.py) is no report either."""
+    not a regular file (tests/application/test_output_targets.py) is no report either."""
     yield
     from helpers import report_schema_errors
 

@@ -1,12 +1,12 @@
 """The heads that respect one pipe written plainly (dictionaries of ancestors, the Python
 Jackson bound): the oracle of the compiled pass ``dansched.kernels.heads.pipe_heads``
-(tests/test_kernels.py). The bound and its proof: ``dansched/models/heads.py``."""
+(tests/test_kernels.py). The bound and its proof: ``dansched/models/bounds/heads.py``."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 
-from dansched.models.floors import jackson_preemptive_bound
+from dansched.models.bounds.floors import jackson_preemptive_bound
 
 
 def pipe_heads(

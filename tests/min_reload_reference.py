@@ -1,6 +1,6 @@
 """The remaining reload traffic of one tier, computed plainly: the oracle of the ``min-reload``
 victim rule (dansched/stages/dlr/victim.py) and of its kernel (dansched/kernels/min_reload.py)
-in tests/test_kernels.py and tests/stages/test_victim.py.
+in tests/test_kernels.py and tests/stages/dlr/test_victim.py.
 
 A tier is given by the need positions of its buffers (``needs[b]``, ascending: the ALLOC, the
 uses, the FREE), their ``sizes`` and spill ``traffic`` and the units ``capacity(j)`` planned at

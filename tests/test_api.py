@@ -34,11 +34,16 @@ def test_all_names_what_the_package_exports():
     with pytest.raises(AttributeError):
         dansched.not_a_name  # noqa: B018
     # the public solve is the one that writes the plan folder; the pipeline stays the engine
-    assert dansched.solve.__module__ == "dansched.solution"
+    assert dansched.solve.__module__ == "dansched.application.solution"
     assert dansched.SolveOptions.__module__.startswith("dansched.pipeline")
     import importlib
 
-    for module in ("dansched.audit", "dansched.generate", "dansched.judge", "dansched.solution"):
+    for module in (
+        "dansched.application.audit",
+        "dansched.generate",
+        "dansched.application.judge",
+        "dansched.application.solution",
+    ):
         importlib.import_module(module)  # a loaded submodule must not shadow an exported name
     assert callable(dansched.bound) and callable(dansched.audit_folder) and callable(dansched.GraphBuilder)
 
@@ -291,7 +296,7 @@ def test_solve_takes_a_path_and_returns_a_typed_summary():
     """``dansched.solve("case.json")`` reads the file; ``summary()`` is a SolveSummary: the
     status, the figures (the evaluator's), the floor under the objective (the best bound
     that holds for every plan, of the report's rows) and the gap, the seconds; one line."""
-    from dansched.summary import SolveSummary
+    from dansched.application.summary import SolveSummary
 
     path = REPO / "instances" / "Exp.json"
     got = dansched.solve(path, dansched.effort_options("fast"))

@@ -13,9 +13,9 @@ from helpers import SHIPPED, run_cli
 
 import dansched
 from dansched import checks
+from dansched.application.executor import ExecutorOptions
+from dansched.application.sweep import SweepInputError, SweepOptions, parse_sets
 from dansched.errors import ArgumentError, InputError
-from dansched.executor import ExecutorOptions
-from dansched.sweep import SweepInputError, SweepOptions, parse_sets
 
 EXP = SHIPPED / "Exp.json"
 BIG = str(10**26)

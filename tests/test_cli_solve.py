@@ -21,12 +21,12 @@ from pathlib import Path
 import pytest
 from helpers import REPO, SHIPPED, run_cli, run_proc_cli
 
-import dansched.solution
+import dansched.application.solution
+from dansched.application.report.progress import progress_reporter
 from dansched.instance import load_instance
 from dansched.params import ProgressParams
 from dansched.plan import read_plan_dir
 from dansched.plan_folder import check_folder, folder_group
-from dansched.report.progress import progress_reporter
 from dansched.simulate import evaluate
 
 EXP = SHIPPED / "Exp.json"
@@ -155,7 +155,7 @@ def test_an_output_folder_that_is_a_file_is_refused_before_solving(monkeypatch, 
     def no_solve(*_args, **_kwargs):
         raise AssertionError("solved before checking --out")
 
-    monkeypatch.setattr(dansched.solution, "run_pipeline", no_solve)
+    monkeypatch.setattr(dansched.application.solution, "run_pipeline", no_solve)
     target = tmp_path / "taken"
     target.write_text("keep")
     for out in (target, target / "below"):

@@ -36,7 +36,7 @@ def _streams(monkeypatch, capsys, *args) -> tuple[int, str, list[str]]:
     import contextlib
     import sys
 
-    import dansched.report.progress as progress
+    import dansched.application.report.progress as progress
 
     class BeatEveryStep(progress.Reporter):
         def __call__(self, message: str) -> None:

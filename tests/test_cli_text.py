@@ -10,7 +10,7 @@ import os
 import pytest
 from helpers import exp_records, run_cli, run_proc_cli
 
-from dansched.report.text import markup_safe, printable
+from dansched.application.report.text import markup_safe, printable
 
 HOSTILE = "EV\nIL\x1b[31m\r\x00\u202e[bold]"
 RAW = ("\x1b", "\r", "\x00", "\u202e")

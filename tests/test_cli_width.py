@@ -7,8 +7,8 @@ from __future__ import annotations
 import pytest
 from helpers import SHIPPED, run_cli
 
-from dansched.report.progress import Reporter
-from dansched.report.text import fit, wrapped
+from dansched.application.report.progress import Reporter
+from dansched.application.report.text import fit, wrapped
 
 CONV = SHIPPED / "conv_s2.json"
 

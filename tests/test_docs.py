@@ -177,3 +177,104 @@ def test_the_picture_scripts_say_what_they_lack_in_one_line_before_any_solve(tmp
         timeout=60,
     )
     assert got.returncode == 2 and got.stderr.startswith("frontier_picture: ") and len(got.stderr.splitlines()) == 1
+
+
+# --- cross-references: every :mod:, :func:, :class: and :data: target names a real object ---
+
+ROLE = re.compile(r":(mod|func|class|data):`!?~?([^`<>]+?)`")
+
+
+def _module_of(path) -> tuple[str, bool]:
+    parts = list(path.relative_to(REPO).with_suffix("").parts)
+    is_pkg = parts[-1] == "__init__"
+    return ".".join(parts[:-1] if is_pkg else parts), is_pkg
+
+
+def _resolves(dotted: str) -> bool:
+    """Whether ``dotted`` names a module, or an attribute (a dataclass field included) of one."""
+    parts = dotted.split(".")
+    if importlib.util.find_spec(parts[0]) is None:
+        return parts[0] != "dansched"  # an optional third-party package not installed here
+    for k in range(len(parts), 0, -1):
+        try:
+            obj = importlib.import_module(".".join(parts[:k]))
+        except ImportError:
+            continue
+        for name in parts[k:]:
+            if hasattr(obj, name):
+                obj = getattr(obj, name)
+            elif name in getattr(obj, "__dataclass_fields__", {}) or name in getattr(obj, "__annotations__", {}):
+                return name == parts[-1]
+            else:
+                return False
+        return True
+    return False
+
+
+def _candidates(module: str, is_pkg: bool, target: str) -> list[str]:
+    """Where a target written in ``module`` may point: itself when absolute; else (relative,
+    or a bare name) inside the module, then its package and each package above."""
+    if target.startswith("dansched"):
+        return [target]
+    name = target.lstrip(".")
+    parts = module.split(".")
+    scopes = [module] + [".".join(parts[:k]) for k in range(len(parts) - (0 if is_pkg else 1), 0, -1)]
+    absolute = [target] if "." in target and not target.startswith(".") else []  # a third-party name
+    return absolute + [f"{s}.{name}" for s in scopes]
+
+
+def unresolved_references() -> list[str]:
+    """The cross-references of the package's docstrings and of the pages (docs, README,
+    benchmark scripts) that name nothing: a bare name in a page must be a function or
+    constant of the benchmark script it sits in, or of some module of the package."""
+    import ast
+
+    package = sorted((REPO / "dansched").rglob("*.py"))
+    modules = [_module_of(p)[0] for p in package]
+    pages = [
+        *sorted(DOCS.glob("*.md")),
+        REPO / "README.md",
+        REPO / "BENCHMARKS.md",
+        *sorted((REPO / "benchmarks").glob("*.py")),
+    ]
+    bad = []
+    for path in [*package, *pages]:
+        text = path.read_text(encoding="utf-8")
+        in_package = path in package
+        module, is_pkg = _module_of(path) if in_package else ("", False)
+        own = set()
+        if path.suffix == ".py" and not in_package:
+            own = {n.name for n in ast.parse(text).body if isinstance(n, (ast.FunctionDef, ast.ClassDef))}
+            own |= {
+                t.id
+                for n in ast.parse(text).body
+                if isinstance(n, (ast.Assign, ast.AnnAssign))
+                for t in (n.targets if isinstance(n, ast.Assign) else [n.target])
+                if isinstance(t, ast.Name)
+            }
+        for m in ROLE.finditer(text):
+            target = m.group(2).strip().removesuffix("()")
+            if target in own:
+                continue
+            if in_package:
+                ok = any(_resolves(c) for c in _candidates(module, is_pkg, target))
+            elif target.startswith("dansched") or "." in target.lstrip("."):
+                ok = _resolves(target) or any(_resolves(f"{mod}.{target.lstrip('.')}") for mod in modules)
+            else:
+                ok = any(_resolves(f"{mod}.{target}") for mod in modules)
+            if not ok:
+                bad.append(f"{path.relative_to(REPO)}:{text[: m.start()].count(chr(10)) + 1}: :{m.group(1)}:`{target}`")
+    return bad
+
+
+def test_every_cross_reference_names_a_real_object():
+    assert unresolved_references() == []
+
+
+def test_the_cross_reference_check_catches_a_stale_target(tmp_path, monkeypatch):
+    """A module that moved, a function renamed, a relative name with no home: each is caught."""
+    assert not _resolves("dansched.stages.wave_search")  # moved to dansched.stages.dlr.wave_search
+    assert _resolves("dansched.stages.dlr.wave_search.detect_grid")
+    assert not _resolves("dansched.rooms.is_room_rule")
+    assert not any(_resolves(c) for c in _candidates("dansched.stages.dlr.order_search", False, ".timed"))
+    assert any(_resolves(c) for c in _candidates("dansched.stages.dlr.order_search", False, ".scan.linear_scan"))

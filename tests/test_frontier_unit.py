@@ -25,8 +25,8 @@ import pytest
 from helpers import REPO, SHIPPED, hw_file, run_cli
 
 import dansched
+import dansched.application.solution
 import dansched.plan_folder as pf
-import dansched.solution
 from dansched.errors import WriteFailed
 from dansched.plan_folder import (
     LOCK_NAME,
@@ -392,8 +392,8 @@ def test_a_point_folder_path_taken_by_a_file_is_refused_before_the_work(tmp_path
     (out / "Exp_frontier").mkdir(parents=True)
     (out / "Exp_frontier" / "traffic-0").write_text("in the way\n")
     ran = []
-    real = dansched.solution.run_pipeline
-    monkeypatch.setattr(dansched.solution, "run_pipeline", lambda *a, **k: ran.append(1) or real(*a, **k))
+    real = dansched.application.solution.run_pipeline
+    monkeypatch.setattr(dansched.application.solution, "run_pipeline", lambda *a, **k: ran.append(1) or real(*a, **k))
     code, stdout, err = run_cli(monkeypatch, capsys, "solve", EXP, "--frontier", "--out", out, "--quiet")
     assert code == 2 and stdout == "" and not ran
     assert (

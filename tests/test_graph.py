@@ -7,8 +7,8 @@ from helpers import alloc, free, op
 
 from dansched.graph import bottom_level, build_mpas_graph, lifetime_graph, tail_after
 from dansched.instance import instance_from_records
-from dansched.models.joint import _precedence
-from dansched.models.traffic_global import _dag
+from dansched.models.bounds.traffic_global import _dag
+from dansched.models.exact.joint import _precedence
 from dansched.stages.dlr.reorder import is_topological
 
 # b0 is used by 2 and 3, b1 by 3; the instance states only the edge 2 -> 3

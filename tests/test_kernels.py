@@ -51,7 +51,7 @@ from dansched.kernels.belady import belady_misses
 from dansched.kernels.csr import csr_of_lists, int64_array
 from dansched.kernels.heads import jackson, pipe_heads
 from dansched.kernels.min_reload import first_keeping_minimum
-from dansched.models.floors import jackson_preemptive_bound
+from dansched.models.bounds.floors import jackson_preemptive_bound
 from dansched.plan import Plan
 from dansched.simulate import (
     Evaluation,

@@ -9,11 +9,11 @@ import threading
 import pytest
 from helpers import SHIPPED, SPILL_TWICE_PLAN, official_path, run_cli, spill_twice_instance
 
+from dansched.application.judge import evaluate_files
 from dansched.errors import PlanFormatError
 from dansched.generate import generate
 from dansched.hardware import load_hardware
 from dansched.instance import instance_from_records, load_instance
-from dansched.judge import evaluate_files
 from dansched.plan import (
     Plan,
     contest_paths,

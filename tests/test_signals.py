@@ -108,7 +108,7 @@ import random, sys, threading, time
 from ortools.sat.python import cp_model
 from dansched import interrupt
 from dansched.errors import Interrupted
-from dansched.models.solver import deterministic_solver, solve_model
+from dansched.models.exact.solver import deterministic_solver, solve_model
 
 interrupt.own()
 m = cp_model.CpModel()  # a search of minutes: 5 random equations on 50 Booleans (market split)

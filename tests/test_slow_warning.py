@@ -6,11 +6,11 @@ from __future__ import annotations
 
 from helpers import SHIPPED, run_cli
 
+from dansched.application.solution import solve
 from dansched.instance import load_instance
 from dansched.params import SlowRunParams
 from dansched.pipeline import effort_options
 from dansched.simulate import work
-from dansched.solution import solve
 
 EXP = SHIPPED / "Exp.json"
 

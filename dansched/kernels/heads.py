@@ -1,4 +1,4 @@
-"""Heads that respect one pipe: the compiled core of :func:`dansched.models.heads.pipe_aware_heads`
+"""Heads that respect one pipe: the compiled core of :func:`dansched.models.bounds.heads.pipe_aware_heads`
 (which documents the bound and its proof).
 
 One pass over a DAG in topological order. Each node ``v`` gets the set ``A(v)`` of its

@@ -201,28 +201,28 @@ class SolveOptions:
         windows = self.polish if self.polish.windows > 0 else None
         every_run = windows is not None and windows.after_every_run
         stage3 = Stage3Params(
-            self.effort.stage3_rounds,
-            self.cpe,
-            self.exact_window,
-            self.time_limit,
-            self.seed,
-            windows if every_run else None,
+            rounds=self.effort.stage3_rounds,
+            cpe=self.cpe,
+            exact_window=self.exact_window,
+            time_limit=self.time_limit,
+            seed=self.seed,
+            memory_windows=windows if every_run else None,
         )
         return Problem3Params(
-            self.traffic_slack,
-            self.effort,
-            self.sources,
-            stage3,
-            self.search,
-            None if every_run else windows,
-            self.seed,
-            self.frontier,
-            self.mpas,
-            self.dlr,
-            self.variant,
-            self.victim,
-            self.timed_trials,
-            self.gaps,
+            traffic_slack=self.traffic_slack,
+            effort=self.effort,
+            sources=self.sources,
+            stage3=stage3,
+            search=self.search,
+            polish=None if every_run else windows,
+            seed=self.seed,
+            frontier=self.frontier,
+            mpas=self.mpas,
+            dlr=self.dlr,
+            variant=self.variant,
+            victim=self.victim,
+            timed_trials=self.timed_trials,
+            gaps=self.gaps,
         )
 
 

@@ -15,13 +15,14 @@ from typing import Any
 
 from ..budget import TrafficBudget
 from ..interrupt import Stop
+from ..models.windows.driver import WindowStats
 from ..reprs import one_line_repr
 from ..simulate import Evaluation
-from ..stages.cpe.window_driver import WindowStats
 from ..stages.dlr.stats import DlrStats, OrderSearchStats
 from .problem3.frontier import FrontierPoint, FrontierRow
 from .problem3.search.driver import SearchRound
 from .problem3.search.gaps import WalkSummary
+from .problem3.sources.candidates import CandidateRecord
 
 __all__ = [
     "PlanFigures",
@@ -188,36 +189,6 @@ class Stage3Report:
         if self.exact_windows is not None:
             out["exact_windows"] = self.exact_windows.to_dict()
         return out
-
-
-@dataclass
-class CandidateRecord:
-    """One Stage-2 candidate of problem 3: its source and detail, its traffic, its screened
-    makespan (``None`` when the budget did not admit it), its makespan after the full Stage
-    3 (``None`` when it was not among the best screened) and whether it became the final
-    plan (``kept``). A plan identical to an earlier candidate's is not screened again:
-    ``same_as`` is that candidate's row index."""
-
-    __repr__ = one_line_repr
-
-    source: str
-    detail: str
-    traffic: int
-    screened: int | None = None
-    makespan: int | None = None
-    kept: bool = False
-    same_as: int | None = None
-
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "source": self.source,
-            "detail": self.detail,
-            "traffic": self.traffic,
-            "screened": self.screened,
-            "makespan": self.makespan,
-            "kept": self.kept,
-            "same_as": self.same_as,
-        }
 
 
 @dataclass

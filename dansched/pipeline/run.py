@@ -8,12 +8,12 @@ over Stage-2 candidates (:mod:`dansched.pipeline.problem3`).
 
 from __future__ import annotations
 
+import functools
 import time
 from dataclasses import dataclass, field, replace
 
 from ..errors import NoLegalOrderError
 from ..instance import Instance
-from ..interrupt import stopping
 from ..params import Progress
 from ..plan import Plan
 from ..reprs import one_line_repr
@@ -24,9 +24,10 @@ from ..stages.mpas.lifetime import lifetime_order
 from ..stages.mpas.stage import mpas_order
 from .memory import collection_paused
 from .options import RIVALS, SolveOptions, rival_options
-from .problem3.frontier import RIVAL, FrontierPoint, allowances_tried, frontier_rows, point_of
+from .problem3.frontier import FrontierPoint, allowances_tried, frontier_rows
 from .problem3.loop import Problem3Result, problem3
-from .report import CandidateRecord, PlanFigures, RelayoutReport, SolveReport, Stage1Report, Stage2Report, Stage3Report
+from .problem3.rivals import RivalRun, with_rivals
+from .report import PlanFigures, RelayoutReport, SolveReport, Stage1Report, Stage2Report, Stage3Report
 
 __all__ = ["SolveResult", "run_pipeline"]
 
@@ -105,37 +106,13 @@ def _rival_problem3(
     return problem3(inst, s2, order1, ropts.problem3, say)
 
 
-def _with_rivals(
-    inst: Instance, opts: SolveOptions, p3: Problem3Result, order1: list[int], s2: DlrResult, say: Progress
-) -> Problem3Result:
-    """``p3`` with the finished plans of the rivals of ``opts.effort`` considered (each a
-    candidate row of source ``rival``, and a frontier point): a rival's plan within the
-    budget that is faster becomes the solve's. The rivals run only on a graph of ``n``
-    nodes with ``n * len(rivals) <= effort.rival_work``; their progress is prefixed
-    ``Rival <name>:``, their seconds count in the solve's, their Stage-3 runs do not."""
+def _rival_runs(inst: Instance, opts: SolveOptions, order1: list[int], s2: DlrResult) -> list[tuple[str, RivalRun]]:
+    """The rivals of ``opts.effort`` as runs for :func:`~dansched.pipeline.problem3.rivals.with_rivals`:
+    none unless the graph's ``n`` nodes have ``n * len(rivals) <= effort.rival_work``."""
     effort = opts.effort
     if not effort.rivals or inst.n * len(effort.rivals) > effort.rival_work:
-        return p3
-    best, seconds = p3, p3.seconds
-    for name in effort.rivals:
-        if stopping():  # stopped early (dansched.interrupt): the rivals run so far
-            break
-
-        def said(message: str, name: str = name) -> None:
-            say(f"Rival {name}: {message}")
-
-        got = _rival_problem3(inst, opts, name, order1, s2, said)
-        seconds += got.seconds
-        ev = got.evaluation
-        traffic, makespan = int(ev.extra_traffic or 0), got.stage3.makespan
-        row = CandidateRecord("rival", name, traffic, makespan=makespan)
-        p3.candidates.append(row)
-        p3.points.append(point_of(inst, p3.budget.allowance, got.plan, ev, makespan, f"rival {name}", RIVAL))
-        if p3.budget.admits(traffic) and makespan < best.stage3.makespan:
-            for r in p3.candidates:
-                r.kept = r is row
-            best = got
-    return replace(p3, plan=best.plan, evaluation=best.evaluation, stage3=best.stage3, seconds=seconds)
+        return []
+    return [(name, functools.partial(_rival_problem3, inst, opts, name, order1, s2)) for name in effort.rivals]
 
 
 def _run_stages(inst: Instance, opts: SolveOptions, progress: Progress | None) -> SolveResult:
@@ -158,7 +135,7 @@ def _run_stages(inst: Instance, opts: SolveOptions, progress: Progress | None) -
     if opts.problem == 2:
         report = SolveReport(2, PlanFigures.of(ev2), opts.effort_name, mpas, dlr)
         return SolveResult(s2.plan, ev2, report, stage1)
-    p3 = _with_rivals(inst, opts, problem3(inst, s2, order1, opts.problem3, say), order1, s2, say)
+    p3 = with_rivals(inst, problem3(inst, s2, order1, opts.problem3, say), _rival_runs(inst, opts, order1, s2), say)
     s3 = p3.stage3
     relayout = None
     if s3.steps:

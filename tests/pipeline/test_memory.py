@@ -1,6 +1,6 @@
 """A solve that runs out of memory ends in one line saying what the graph needs
 (dansched/pipeline/memory.py), exit status 1, nothing written; a sweep cell that does is
-a row that a rerun retries (tests/test_sweep.py)."""
+a row that a rerun retries (tests/application/test_sweep.py)."""
 
 from __future__ import annotations
 

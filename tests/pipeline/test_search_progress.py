@@ -9,9 +9,9 @@ from dataclasses import replace
 
 from helpers import SHIPPED
 
+from dansched.application.report.progress import same_step
 from dansched.instance import load_instance
 from dansched.pipeline import effort_options, run_pipeline
-from dansched.report.progress import same_step
 
 MOVES = re.compile(r"^(?P<label>.*Makespan search[^:]*): (?P<done>[\d,]+)/(?P<budget>[\d,]+) moves$")
 

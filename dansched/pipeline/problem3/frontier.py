@@ -25,7 +25,7 @@ plan no faster than the lightest's (:func:`allowances_tried` lists them).
 
 Each point is reported (:func:`frontier_rows`) with its busiest pipe and that pipe's load, the
 *floor for its traffic* -- a makespan no plan carrying that much traffic can beat
-(:func:`dansched.models.floors.makespan_floor_at_traffic`: the instance floors and the
+(:func:`dansched.models.bounds.floors.makespan_floor_at_traffic`: the instance floors and the
 spill-in pipe's floor for the traffic) -- the gap to it, and whether that floor proves the
 point optimal (it meets the makespan).
 
@@ -44,8 +44,14 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from ...instance import Instance
-from ...models.bound import Bound, gap
-from ...models.floors import Floors, busiest_pipe, makespan_floor_at_traffic, makespan_floors
+from ...models.bounds.bound import Bound, gap
+from ...models.bounds.floors import (
+    Floors,
+    busiest_pipe,
+    busiest_pipe_by_name,
+    makespan_floor_at_traffic,
+    makespan_floors,
+)
 from ...params import BoundParams
 from ...plan import Plan
 from ...reprs import one_line_repr
@@ -155,17 +161,16 @@ def point_of(
     ``allowance`` (reached as ``outcome`` says): its figures and its busiest pipe."""
     assert ev.graph is not None, "a full plan's evaluation"
     assert outcome in OUTCOMES, outcome
-    pipe, load = busiest_pipe(ev.graph.pipe, ev.graph.cycles)
-    name = inst.hw.pipes[pipe] if pipe >= 0 else ""
+    name, load = busiest_pipe_by_name(inst.hw.pipes, ev.graph.pipe, ev.graph.cycles)
     return FrontierPoint(allowance, int(ev.extra_traffic or 0), makespan, plan, source, name, load, outcome)
 
 
-def saturated(makespan: int, ev: Evaluation, share: float) -> bool:
+def saturated(makespan: int, ev: Evaluation, within: float) -> bool:
     """Whether ``makespan`` (of the plan judged ``ev``, with its augmented graph) is within
-    ``share`` of that plan's busiest pipe's load, spill tasks included: at its traffic only a
-    lighter plan could be much faster."""
+    the tolerance ``within`` (a fraction) of that plan's busiest pipe's load, spill tasks
+    included: at its traffic only a lighter plan could be much faster."""
     assert ev.graph is not None, "a full plan's evaluation"
-    return makespan <= (1 + share) * busiest_pipe(ev.graph.pipe, ev.graph.cycles)[1]
+    return makespan <= (1 + within) * busiest_pipe(ev.graph.pipe, ev.graph.cycles)[1]
 
 
 def pareto_front(points: Sequence[FrontierPoint]) -> list[FrontierPoint]:

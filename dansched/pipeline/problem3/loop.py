@@ -85,12 +85,11 @@ from ...params import Problem3Params, Progress, SearchParams
 from ...plan import Plan
 from ...simulate import Evaluation, evaluate
 from ...stages.dlr.stage import DlrResult
-from ..report import CandidateRecord
 from .frontier import NO_FASTER_CANDIDATE, SATURATED, SEARCHED, WALKED, FrontierPoint, point_of, saturated
 from .search.driver import PlanState, SearchRound, makespan_search
 from .search.gaps import GapStep, WalkSummary, gap_step
 from .search.layout import Layout
-from .sources.candidates import SOURCES, Candidate, SourceContext, problem2_candidate
+from .sources.candidates import SOURCES, Candidate, CandidateRecord, SourceContext, problem2_candidate
 from .stage3.run import Stage3Result, memory_windows, stage3
 from .stage3.screen import screened_makespan
 

@@ -1,8 +1,8 @@
 """Exact CP-SAT polish of Stage 3 with the memory fixed (``dansched solve --exact-window W``).
 
 Windows of W operation nodes (plus the cache nodes between them) slide along the
-critical chain (:mod:`dansched.stages.cpe.window_driver`); each is the model of
-:mod:`dansched.models.timing_window`: the order inside the window is free within the
+critical chain (:mod:`dansched.models.windows.driver`); each is the model of
+:mod:`dansched.models.windows.fixed`: the order inside the window is free within the
 memory skeleton R(sigma2, G2) (paper Eq. 14), everything outside keeps its order and
 its start times. A window's order is re-timed by the cycle simulator and kept only if
 the makespan is strictly lower (Eq. 36).
@@ -17,18 +17,18 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from ...models.timing_window import solve_timing_window
-from ...models.window import WindowOutcome, schedule_of
+from ...models.windows.driver import WindowStats, slide_windows
+from ...models.windows.fixed import solve_timing_window
+from ...models.windows.seam import WindowOutcome, schedule_of
 from ...simulate import Timing, simulate_timing
 from .skeleton import Skeleton, critical_chain
-from .window_driver import WindowStats, slide_windows
 
 __all__ = ["exact_windows"]
 
 
 class _FixedRound:
     """One round of fixed-memory windows on the order ``order`` timed as ``timing`` (a
-    :class:`~.window_driver.WindowRound`)."""
+    :class:`~dansched.models.windows.driver.WindowRound`)."""
 
     def __init__(self, skel: Skeleton, order: list[int], timing: Timing, deterministic_time: float, seed: int) -> None:
         self.skel, self.deterministic_time, self.seed = skel, deterministic_time, seed

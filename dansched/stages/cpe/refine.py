@@ -34,13 +34,13 @@ from ...instance import Instance
 from ...interrupt import stopping
 from ...kernels import timing as timing_kernel
 from ...kernels.csr import csr_of_pairs, int64_array
+from ...models.windows.driver import WindowStats
 from ...params import CpeParams
 from ...plan import Plan
 from ...simulate import AugmentedGraph, Evaluation, simulate_timing, simulate_timing_arrays
 from .exact_window import exact_windows
 from .list_schedule import backward_pass, forward_backward, forward_pass, list_schedule
 from .skeleton import Skeleton, critical_chain, is_refinement, memory_skeleton
-from .window_driver import WindowStats
 
 __all__ = [
     "CpeStats",

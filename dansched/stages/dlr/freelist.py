@@ -92,6 +92,3 @@ class FreeList:
         self._starts[lo:hi] = [left]
         self._ends[lo:hi] = [r]
         self.free_units += size
-
-    def largest(self) -> int:
-        return max((r - left for left, r in zip(self._starts, self._ends)), default=0)

@@ -2,15 +2,15 @@
 
 Problem 2 is decided by the order: for the orders DLR tries, its traffic already
 meets the fixed-order optimum, so what is left is the choice of order. After
-:func:`~dansched.stages.dlr.dlr_plan`, :func:`search_order` runs, within a
+:func:`~dansched.stages.dlr.stage.dlr_plan`, :func:`search_order` runs, within a
 deterministic budget:
 
 - **exact** (graphs of at most :attr:`OrderSearchParams.exact_max_nodes` nodes): the
   joint order + residency + offsets + spills CP-SAT model
-  (:func:`dansched.models.joint.joint_min_traffic`) hinted with DLR's plan. Its
+  (:func:`dansched.models.exact.joint.joint_min_traffic`) hinted with DLR's plan. Its
   optimum is the problem-2 optimum over every valid plan; ``proven_optimal`` says
   whether CP-SAT proved it within the budget, ``bound`` is its proven lower bound.
-- **wave** (regular graphs, :mod:`dansched.stages.wave_search`): sweeps over the
+- **wave** (regular graphs, :mod:`dansched.stages.dlr.wave_search`): sweeps over the
   output tiles of blocked reductions, each scored by an exact replay of the scan.
 - **lns** (graphs of at most ``LnsParams.max_nodes`` nodes, :mod:`dansched.stages.dlr.window_lns`):
   exact CP-SAT windows over the best plan so far (order, residency, offsets and spills
@@ -31,7 +31,7 @@ from dataclasses import replace
 from ...errors import JointModelError, JointModelTooLarge, NoLegalOrderError
 from ...instance import Instance
 from ...interrupt import stopping
-from ...models.joint import joint_min_traffic
+from ...models.exact.joint import joint_min_traffic
 from ...params import OrderSearchParams, Progress
 from ...plan import Plan
 from ...simulate import Evaluation, evaluate

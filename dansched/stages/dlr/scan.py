@@ -35,7 +35,7 @@ from ...instance import KIND_ALLOC, KIND_OP, Instance
 from ...rooms import choose_room
 from ...simulate import Segment, spill_node_ids
 from .freelist import FreeList
-from .victim import INF, RULES, VictimFacts, VictimRule, running_buffers, spill_cycles, victim_rule
+from .victim import INF, RULES, VictimFacts, VictimRule, round_trip_cycles, running_buffers, victim_rule
 
 __all__ = ["Reservation", "ScanResult", "linear_scan"]
 
@@ -46,7 +46,7 @@ class Reservation:
     is at a position before ``until`` (of the order it walks; ``None``: the whole order), a
     tier of capacity ``C`` is planned for ``C - units[tier]`` -- victims leave as soon as that
     is exceeded -- while addresses still use all ``C``. The spare units let a load take a
-    room whose last occupant left earlier (:mod:`dansched.stages.dlr.rooms`), so it need not
+    room whose last occupant left earlier (:mod:`dansched.rooms`), so it need not
     wait for its victim: double buffering in general form, paid for in traffic."""
 
     units: Mapping[int, int]
@@ -138,7 +138,7 @@ def linear_scan(
     eviction by ``rule`` still covers whatever the plan leaves unplaceable. With
     ``traffic_limit``, the scan stops with :class:`PlacementFailed` as soon as its traffic
     passes the limit (traffic only grows along the scan). In ``"bestfit"`` mode, ``room``
-    names the room rule (:data:`dansched.stages.dlr.rooms.ROOM_RULES`; release times are
+    names the room rule (:data:`dansched.rooms.ROOM_RULES`; release times are
     positions of the output sequence) and ``reserve`` the units each tier's victims are
     planned around (:class:`Reservation`)."""
     return _Scan(inst, order, rule, mode, evict, capacity, planned, traffic_limit, room, reserve).run()
@@ -164,7 +164,7 @@ class _Scan:
         backed = inst.buf_backed.tolist()
         a, beta = hw.spill_fixed_cycles, hw.spill_cycles_per_unit
         self.traffic_of = [spill_traffic(s, bk) for s, bk in zip(self.sizes, backed)]
-        self.cycles_of = [spill_cycles(s, bk, a, beta) for s, bk in zip(self.sizes, backed)]
+        self.cycles_of = [round_trip_cycles(s, bk, a, beta) for s, bk in zip(self.sizes, backed)]
         caps = [hw.capacity[t] for t in hw.tiers]
         self.alloc: list[_Units] | list[FreeList]
         if mode == "units":

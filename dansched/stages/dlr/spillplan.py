@@ -1,7 +1,7 @@
 """Exact spill plan for a fixed order, and an exact packing of its segments.
 
 For a fixed order, which buffers leave which tier and when is a covering problem
-(:mod:`dansched.models.traffic`): one binary ``x_g`` per gap between two
+(:mod:`dansched.models.bounds.traffic`): one binary ``x_g`` per gap between two
 consecutive needs of a buffer, ``sum_g T(b_g) x_g`` to minimise, and at every
 position the spilled gaps must cover the tier's excess. Its integer optimum,
 solved with HiGHS (:func:`scipy.optimize.milp`), is the least traffic of any plan
@@ -23,8 +23,8 @@ import numpy as np
 from ortools.sat.python import cp_model
 
 from ...instance import Instance
-from ...models.solver import deterministic_solver, solve_model
-from ...models.traffic import TierCover, cover_lp_bound, cover_matrix, quiet_native_stdout, tier_covers
+from ...models.bounds.traffic import TierCover, cover_lp_bound, cover_matrix, quiet_native_stdout, tier_covers
+from ...models.exact.solver import deterministic_solver, solve_model
 from ...simulate import Segment
 
 __all__ = ["cover_optimum", "planned_spills", "cpsat_pack"]
@@ -69,7 +69,7 @@ def planned_spills(
     """``{position: buffers to spill right after it}``, the plan's traffic and whether it is
     proven optimal for ``order`` (without placement costs); ``None`` when a tier's cover
     finds no feasible solution within its budget (see :func:`cover_optimum`), or at once
-    when the covers' LP relaxations (:func:`~dansched.models.traffic.cover_lp_bound`)
+    when the covers' LP relaxations (:func:`~dansched.models.bounds.traffic.cover_lp_bound`)
     already pass ``traffic_limit``: then every plan of the order does, the one found
     included."""
     cut = capacity_cut or {}

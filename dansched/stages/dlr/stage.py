@@ -50,7 +50,7 @@ from .victim import VICTIMS, RecencyAware, is_victim_rule
 
 __all__ = [
     "DlrResult",
-    "Variant",
+    "Combination",
     "dlr_plan",
     "scan_variant",
     "stage2_orders",
@@ -61,8 +61,8 @@ __all__ = [
 
 
 @dataclass
-class Variant:
-    """One (order, placement, victim rule) combination and what its scan reached."""
+class Combination:
+    """One combination of DLR: an order, a placement and a victim rule, and what its scan reached."""
 
     order_name: str
     placement: str
@@ -89,7 +89,7 @@ class DlrResult:
     plan: Plan
     evaluation: Evaluation
     stats: DlrStats
-    variants: list[Variant] = field(default_factory=list)  # every variant scanned, the winner included
+    variants: list[Combination] = field(default_factory=list)  # every variant scanned, the winner included
 
 
 def stage2_orders(
@@ -157,21 +157,21 @@ def uniform_tiers(inst: Instance) -> bool:
 
 def _probe_orders(
     inst: Instance, order: list[int], other_orders: bool, probe: str, rule: str, params: DlrParams
-) -> tuple[dict[str, list[int]], list[Variant], bool]:
+) -> tuple[dict[str, list[int]], list[Combination], bool]:
     """Step 1: every candidate order scanned with the probe placement and rule. The
     reuse-aware orders (the costly part) only when the cheap ones spill, in full within
     ``params.reuse_orders_max_nodes``, budgeted beyond. Returns the orders, their probe
     variants and whether the cheap orders spill. The probes ignore ``params.traffic_limit``:
     they rank the orders for the other placements, which may come in under the limit."""
     params = replace(params, traffic_limit=None)
-    variants: list[Variant] = []
+    variants: list[Combination] = []
     orders = stage2_orders(inst, order, other_orders, reuse=False, params=params)
     for name, o in orders.items():
         if variants and stopping():  # a stop request (dansched.interrupt): the variants scanned so far
             break
         res = scan_variant(inst, o, probe, rule, params)
         if res is not None:
-            variants.append(Variant(name, probe, rule, res))
+            variants.append(Combination(name, probe, rule, res))
     spills = not variants or min(v.scan.traffic for v in variants) > 0
     if other_orders and spills and not (variants and stopping()):
         large = inst.n > params.reuse_orders_max_nodes
@@ -183,11 +183,11 @@ def _probe_orders(
                 break
             res = scan_variant(inst, o, probe, rule, params)
             if res is not None:
-                variants.append(Variant(name, probe, rule, res))
+                variants.append(Combination(name, probe, rule, res))
     return orders, variants, spills
 
 
-def _ranked_orders(variants: list[Variant], within: float) -> list[str]:
+def _ranked_orders(variants: list[Combination], within: float) -> list[str]:
     """The order names by their best probe variant; after the first, only those whose
     probe traffic is within ``within`` times the best."""
     ranked: list[str] = []
@@ -198,7 +198,7 @@ def _ranked_orders(variants: list[Variant], within: float) -> list[str]:
     return ranked
 
 
-def _stats(variants: list[Variant], winner: Variant) -> DlrStats:
+def _stats(variants: list[Combination], winner: Combination) -> DlrStats:
     by_order: dict[str, int] = {}
     for v in variants:
         by_order[v.order_name] = min(by_order.get(v.order_name, v.scan.traffic), v.scan.traffic)
@@ -250,14 +250,16 @@ def dlr_plan(
                 say(f"DLR: {name} / {placement} / {rule}")
                 res = scan_variant(inst, orders[name], placement, rule, params)
                 if res is not None:
-                    variants.append(Variant(name, placement, rule, res))
+                    variants.append(Combination(name, placement, rule, res))
     if not variants:
         raise PlacementFailed(f"{inst.name}: no placement variant could place every buffer")
     plan, ev, winner = _pick(inst, variants, params.max_tie_evaluations)
     return DlrResult(plan, ev, _stats(variants, winner), variants)
 
 
-def _pick(inst: Instance, variants: list[Variant], max_tie_evaluations: int) -> tuple[Plan, Evaluation, Variant]:
+def _pick(
+    inst: Instance, variants: list[Combination], max_tie_evaluations: int
+) -> tuple[Plan, Evaluation, Combination]:
     """Least traffic, then fewest spills, then the smallest makespan among (at most
     ``max_tie_evaluations``) tied variants, one per order first. Every plan
     considered is judged by the evaluator; an invalid one is skipped (a bug, never a
@@ -267,7 +269,7 @@ def _pick(inst: Instance, variants: list[Variant], max_tie_evaluations: int) -> 
         key = variants[0].key
         tied = [v for v in variants if v.key == key]
         variants = [v for v in variants if v.key != key]
-        firsts: list[Variant] = []
+        firsts: list[Combination] = []
         for v in tied:
             if all(f.order_name != v.order_name for f in firsts):
                 firsts.append(v)

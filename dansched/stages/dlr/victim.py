@@ -9,7 +9,7 @@ counted in positions of the (original-node) schedule.
 - :class:`CostAware` (L1/UB): largest ``score(b,k) = d(b,k) / (lambda_byte*T + lambda_cyc*S + eps)``
   (Eqs. 27-31), with the reuse distance ``d`` (:func:`reuse_distance`), the spill's
   extra traffic ``T`` (:func:`dansched.hardware.spill_traffic`: ``Size`` for a buffer
-  backed by a COPY_IN, ``2*Size`` otherwise) and its cycles ``S`` (:func:`spill_cycles`, Eq. 8).
+  backed by a COPY_IN, ``2*Size`` otherwise) and its cycles ``S`` (:func:`round_trip_cycles`, Eq. 8).
 - :class:`SpaceTime` (our extension): ``score * Size``, the space-time freed per unit
   of cost, which stops the paper's rule from evicting many small buffers where one
   large buffer would do.
@@ -44,7 +44,7 @@ A rule answers two questions (:class:`VictimRule`): which buffer of a pool to ev
 knows which rule it runs. :data:`VICTIMS` maps the ``--victim`` choices to the L1/UB
 rules Stage 2 tries for each.
 
->>> round(score(reuse_distance=10, spill_traffic=128, spill_cycles=406), 4)  # 10 / (128 + 0.01 * 406)
+>>> round(score(reuse_distance=10, spill_traffic=128, round_trip_cycles=406), 4)  # 10 / (128 + 0.01 * 406)
 0.0757
 """
 
@@ -66,7 +66,7 @@ __all__ = [
     "LAMBDA_CYC",
     "EPS",
     "reuse_distance",
-    "spill_cycles",
+    "round_trip_cycles",
     "score",
     "inverse_score",
     "VictimFacts",
@@ -100,7 +100,7 @@ def reuse_distance(next_need: float, k: int) -> float:
     return INF if next_need == INF else next_need - k
 
 
-def spill_cycles(size: int, backed: bool, alpha: int, beta: int) -> int:
+def round_trip_cycles(size: int, backed: bool, alpha: int, beta: int) -> int:
     """Serialization cycles of one spill, ``c_out + c_in`` with ``alpha + beta*Size`` each (Eqs. 8, 29);
     the SPILL_OUT of a backed buffer costs nothing."""
     one = alpha + beta * int(size)
@@ -110,16 +110,16 @@ def spill_cycles(size: int, backed: bool, alpha: int, beta: int) -> int:
 def score(
     reuse_distance: float,
     spill_traffic: float,
-    spill_cycles: float,
+    round_trip_cycles: float,
     lambda_byte: float = LAMBDA_BYTE,
     lambda_cyc: float = LAMBDA_CYC,
 ) -> float:
     """``score(b,k) = d(b,k) / (lambda_byte*T + lambda_cyc*S + eps)`` (Eq. 30), with ``d`` the
     reuse distance, ``T`` the spill traffic and ``S`` the spill cycles."""
-    return reuse_distance / (lambda_byte * spill_traffic + lambda_cyc * spill_cycles + EPS)
+    return reuse_distance / (lambda_byte * spill_traffic + lambda_cyc * round_trip_cycles + EPS)
 
 
-def inverse_score(reuse_distance: float, spill_traffic: float, spill_cycles: float) -> float:
+def inverse_score(reuse_distance: float, spill_traffic: float, round_trip_cycles: float) -> float:
     """``1/score(b,k)`` (Eq. 30 inverted, so that the costs of several victims add up); 0 for a
     buffer never needed again.
 
@@ -128,7 +128,7 @@ def inverse_score(reuse_distance: float, spill_traffic: float, spill_cycles: flo
     """
     if reuse_distance == INF:
         return 0.0
-    return (LAMBDA_BYTE * spill_traffic + LAMBDA_CYC * spill_cycles + EPS) / reuse_distance
+    return (LAMBDA_BYTE * spill_traffic + LAMBDA_CYC * round_trip_cycles + EPS) / reuse_distance
 
 
 @dataclass(frozen=True)
@@ -437,7 +437,7 @@ class MinReload:
     position between ``k`` and ``nu(p)`` is spanned by ``p``'s interval itself, so the
     residual graph can always move forward from any such position to ``nu(p)`` at no cost:
     if ``p`` has such a walk, so has every ``q`` with ``nu(q) >= nu(p)``. The candidates are
-    thus upward closed in their next need. ``tests/stages/test_min_reload.py`` checks both
+    thus upward closed in their next need. ``tests/stages/dlr/test_min_reload.py`` checks both
     claims against a brute force. With several sizes or traffics every candidate is tested.
 
     Evicting ``b`` costs nothing when it keeps the minimum and its spill traffic otherwise

@@ -1,7 +1,8 @@
 """Wave / sweep search for regular graphs: blocked reductions such as a
 tiled matrix product, ordered output tile by output tile.
 
-Structure, read from the graph alone (never from names):
+Structure, read from the graph alone (never from names: the carriers and their
+sources of :mod:`dansched.models.bounds.grid`):
 
 - a *source* of an operation ``v`` is a buffer of a spillable tier (not a
   single-residency L0 tier) that ``v`` uses, directly or through an L0 buffer that
@@ -37,10 +38,11 @@ from itertools import chain
 import numpy as np
 
 from ...errors import PlacementFailed
-from ...instance import KIND_OP, Instance
+from ...instance import Instance
 from ...interrupt import stopping
 from ...kernels.belady import belady_misses
 from ...kernels.csr import int64_array
+from ...models.bounds.grid import CarrierGraph, carrier_graph
 from ...params import WaveParams
 from ...plan import Plan
 from ...simulate import Evaluation
@@ -83,45 +85,38 @@ class WaveResult:
         return self.stats.traffic
 
 
-def _sources(inst: Instance, v: int, l0: set[int]) -> dict[int, set[int]] | None:
-    """Port (tier of the L0 buffer, or ``-1`` for a direct use) -> source buffers of ``v``."""
-    L = inst.lists()
-    tier = inst.buf_tier
+def _ports(inst: Instance, graph: CarrierGraph, v: int) -> dict[int, set[int]]:
+    """Port (tier of an L0 buffer of ``v``) -> the sources reaching ``v`` through its L0
+    buffers of that tier (:attr:`~dansched.models.bounds.grid.CarrierGraph.sources`);
+    ports without a source are left out."""
     ports: dict[int, set[int]] = {}
-    for b in L.bufs[v]:
-        t = int(tier[b])
-        if t not in l0:
-            ports.setdefault(-1, set()).add(b)
-            continue
-        for u in L.users[b]:
-            if u == v or L.kind[u] != KIND_OP:
-                continue
-            for c in L.bufs[u]:
-                if int(tier[c]) not in l0:
-                    ports.setdefault(t, set()).add(c)
+    for b in graph.carriers[v]:
+        got = graph.sources.get(b)
+        if got:
+            ports.setdefault(int(inst.buf_tier[b]), set()).update(got)
     return ports
 
 
 def detect_grid(inst: Instance) -> TileGrid | None:
     """The grid of a blocked reduction (module docstring), or ``None`` when the graph
-    is not one."""
-    L = inst.lists()
+    is not one. Sources and ports are read from the graph's carriers
+    (:func:`~dansched.models.bounds.grid.carrier_graph`)."""
     hw = inst.hw
-    l0 = {hw.tier_index(t) for t in hw.single_residency_tiers}
+    graph = carrier_graph(inst)
     key: dict[int, tuple[int, int, int]] = {}  # op -> (row source, column source, accumulator)
     port_names: tuple[int, int] | None = None
     for v in range(inst.n):
-        if L.kind[v] != KIND_OP:
-            continue
-        ports = _sources(inst, v, l0)
-        if ports is None or len(ports) != 2 or -1 in ports or any(len(s) != 1 for s in ports.values()):
+        if graph.spillable[v]:
+            continue  # a source used directly: not a key operation
+        ports = _ports(inst, graph, v)
+        if len(ports) != 2 or any(len(s) != 1 for s in ports.values()):
             continue
         p = tuple(sorted(ports))
         if port_names is None:
             port_names = p  # type: ignore[assignment]
         elif p != port_names:
             return None
-        acc = [b for b in L.bufs[v] if int(inst.buf_tier[b]) in l0 and int(inst.buf_tier[b]) not in p]
+        acc = [b for b in graph.carriers[v] if int(inst.buf_tier[b]) not in p]
         if len(acc) != 1:
             continue
         key[v] = (next(iter(ports[p[0]])), next(iter(ports[p[1]])), acc[0])

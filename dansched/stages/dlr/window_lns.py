@@ -1,11 +1,11 @@
 """Exact windows over the order for problem 2: a large-neighbourhood
-search that slides :func:`dansched.models.order_window.solve_order_window` over a
+search that slides :func:`dansched.models.windows.order.solve_order_window` over a
 Stage-2 plan.
 
-The plan is read in the joint model's terms (:func:`~dansched.models.order_window.point_plan`:
+The plan is read in the joint model's terms (:func:`~dansched.models.windows.order.point_plan`:
 order, points, offsets, spilled gaps). A window of ``LnsParams.window`` consecutive
 positions is re-optimised exactly (order, residency, offsets and spills inside it;
-the rest fixed, see :mod:`dansched.models.order_window`). Only a spilled gap with
+the rest fixed, see :mod:`dansched.models.windows.order`). Only a spilled gap with
 both points inside a window can disappear there, so a window is solved only when it
 holds one. Windows, in this order:
 
@@ -30,8 +30,8 @@ from dataclasses import dataclass
 
 from ...instance import Instance
 from ...interrupt import stopping
-from ...models.joint import spill_cost
-from ...models.order_window import (
+from ...models.exact.joint import spill_cost
+from ...models.windows.order import (
     PointPlan,
     inner_spills,
     point_plan,

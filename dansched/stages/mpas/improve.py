@@ -34,7 +34,7 @@ from __future__ import annotations
 import numpy as np
 
 from ...interrupt import stopping
-from ...models.op_model import OpModel
+from ...models.exact.op_model import OpModel
 from ...params import LocalSearchParams
 
 __all__ = ["improve_order"]

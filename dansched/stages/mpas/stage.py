@@ -17,7 +17,7 @@ low maxV_stay over L1+UB (Eq. 6). Variants:
 ``mpas`` (default)
     ``mpas-greedy`` followed by local improvement (:mod:`.improve`) of the
     best orders; skipped once a restart meets the lower bound of
-    :func:`dansched.models.peak.peak_lower_bound`.
+    :func:`dansched.models.bounds.peak.peak_lower_bound`.
 
 Restarts (deterministic, fixed list; ties keep the earlier one): the greedy with
 memory-first weights (``net``: net bytes first; ``net+h``: criticality of Eq. 20
@@ -30,7 +30,7 @@ first restarts run (:class:`~dansched.params.MpasParams` ``restart_work``) and t
 search is skipped (``ls_max_ops``), which keeps Matmul_Case1 (31k nodes) to a few seconds. Past
 ``restart_work`` nodes no greedy runs: the input restart is replaced by its
 linear-time equivalent, the input order with lazy ALLOC and eager FREE
-(:func:`.greedy.lazy_eager_order`), when the input order is legal; the
+(:func:`dansched.graph.lazy_eager_order`), when the input order is legal; the
 greedy's L0 checks grow faster than linearly on such graphs. If every restart
 dead-ends, that compaction is the answer too when the input order is legal.
 
@@ -38,7 +38,7 @@ The greedy's L0 checks are a heuristic (:mod:`.l0`): a pass can get stuck with e
 ready operation waiting on a single-residency tier although an order exists. Then
 Stage 1 falls back before giving up (:func:`_unstuck`): the paper's Algorithm 1, then
 an exact search for an L0-legal completion of the longest prefix a pass scheduled
-(:mod:`dansched.models.l0_order`, CP-SAT), then of the whole graph. Only that last
+(:mod:`dansched.models.exact.l0_order`, CP-SAT), then of the whole graph. Only that last
 search proving the model infeasible (or a structural proof: two buffers of one L0 tier
 in one operation, a lifetime cycle) says "no L0-legal order exists"; a search that runs
 out of budget says "no L0-legal order found". An order found this way is made
@@ -64,9 +64,9 @@ from ...errors import NoLegalOrderError
 from ...graph import MpasGraph, build_mpas_graph, lazy_eager_order
 from ...instance import KIND_ALLOC, KIND_FREE, KIND_OP, Instance
 from ...interrupt import stopping
-from ...models.l0_order import l0_legal_completion
-from ...models.op_model import peak_op_model
-from ...models.peak import peak_lower_bound
+from ...models.bounds.peak import peak_lower_bound
+from ...models.exact.l0_order import l0_legal_completion
+from ...models.exact.op_model import peak_op_model
 from ...params import MpasParams
 from ...plan import Plan
 from ...simulate import evaluate, max_v_stay
@@ -143,7 +143,7 @@ def _is_legal(inst: Instance, order: list[int]) -> bool:
 
 def _compacted_input(inst: Instance, g: MpasGraph) -> tuple[int, list[int]] | None:
     """``(maxV_stay, order)`` of the input order with lazy ALLOC and eager FREE
-    (:func:`.greedy.lazy_eager_order`), or None when the input order is not a
+    (:func:`dansched.graph.lazy_eager_order`), or None when the input order is not a
     legal problem-1 order (then neither is its compaction)."""
     own = list(range(inst.n))
     if not _is_legal(inst, own):
@@ -180,7 +180,7 @@ def _unstuck(
 ) -> tuple[list[int], str]:
     """An L0-legal order when every greedy pass got stuck on the L0 rule (``stuck``: each
     pass's prefix and why it stopped): the paper's Algorithm 1 (unless it is the pass that
-    got stuck), then the exact search (:mod:`dansched.models.l0_order`) for a legal
+    got stuck), then the exact search (:mod:`dansched.models.exact.l0_order`) for a legal
     completion of the longest prefix a pass scheduled, then of the empty prefix, whose
     infeasibility proves that no order exists. A completion found is made memory-aware
     again (:func:`_memory_aware`). Returns the order and how it was found; raises

@@ -12,9 +12,9 @@ from dataclasses import replace
 import pytest
 from helpers import SHIPPED, hw_file, run_cli
 
+from dansched.application.judge import judge_folder
 from dansched.hardware import load_hardware
 from dansched.instance import load_instance
-from dansched.judge import judge_folder
 from dansched.pipeline import effort_options, run_pipeline
 from dansched.pipeline.problem3.frontier import FrontierPoint, frontier_rows, knee, pareto_front
 from dansched.plan import Plan
@@ -110,7 +110,7 @@ def _tried(*rows: tuple[int, int, str]) -> list[FrontierPoint]:
 def test_the_frontier_note_says_how_many_allowances_were_tried_and_why_one_point():
     """By hand: no traffic to share, a single candidate at --effort fast, heavier plans no
     faster (counted by outcome), and a frontier of several points."""
-    from dansched.summary import frontier_note
+    from dansched.application.summary import frontier_note
 
     note = frontier_note(1, _tried((0, 60, "searched")), 0, 0, "default")
     assert note.startswith("1 allowance tried (0 traffic): the problem-2 plan carries no extra traffic")

@@ -255,7 +255,7 @@ def test_dlr_on_the_time_driven_order_skips_dlr_only_when_no_plan_of_that_order_
     that order, DLR's plan comes back, valid, with that traffic."""
     from helpers import generated, stage2_reference
 
-    from dansched.models.traffic import traffic_lower_bound
+    from dansched.models.bounds.traffic import traffic_lower_bound
     from dansched.params import DEFAULT_TRIALS
     from dansched.pipeline.problem3.sources.candidates import Candidate
     from dansched.pipeline.problem3.sources.timed import timed_schedule

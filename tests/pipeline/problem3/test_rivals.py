@@ -9,7 +9,7 @@ from dataclasses import replace
 import pytest
 from helpers import generated
 
-from dansched.baselines.dan import rival_method
+from dansched.application.baselines.dan import rival_method
 from dansched.pipeline import effort_options, run_pipeline
 from dansched.pipeline.options import RIVALS
 from dansched.simulate import evaluate

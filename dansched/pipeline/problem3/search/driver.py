@@ -53,7 +53,6 @@ from .windows import JointWindow, OrderWindow
 __all__ = ["SearchResult", "SearchRound", "OperatorStats", "makespan_search", "MOVES", "PlanState", "state_of"]
 
 MOVES: dict[str, Move] = {m.name: m for m in (*SEGMENT_MOVES, OrderWindow(), JointWindow())}
-WINDOW_MOVES = frozenset({OrderWindow.name, JointWindow.name})
 NEW_BEST, BETTER, ACCEPTED, REJECTED = range(4)
 
 
@@ -211,7 +210,7 @@ def makespan_search(
             break
         if done and done % every == 0:
             tell(done, iterations)
-        moves = [m for m in MOVES if m not in WINDOW_MOVES or result.window_time < params.window_budget]
+        moves = [m for m, mv in MOVES.items() if not mv.uses_cpsat or result.window_time < params.window_budget]
         name = repairs.draw(rng, moves)
         move = MOVES[name]
         ctx = current.context(inst, allowance, params, seed)
@@ -228,7 +227,7 @@ def makespan_search(
         focus = foci[int(rng.integers(len(foci)))]
         stats[name].tried += 1
         stats[dname].tried += 1
-        if name in WINDOW_MOVES:
+        if move.uses_cpsat:
             result.window_time += params.window_time
         got = move.apply(ctx, focus, rng)
         state = state_of(inst, got, allowance) if got is not None else None

@@ -26,7 +26,7 @@ from __future__ import annotations
 from functools import cached_property
 from typing import Protocol
 
-from ....models.floors import busiest_pipe
+from ....models.bounds.floors import busiest_pipe
 from ....simulate import Evaluation, spill_node_ids, spill_of_node
 from ....stages.cpe.skeleton import BindingChains
 

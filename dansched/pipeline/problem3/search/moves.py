@@ -6,7 +6,7 @@ operator offers, :mod:`.focus`), edits a copy of a
 ``None`` when it does not apply there; the shared evaluator judges the result. The moves
 here take the residency segment the focus starts (a reload's segment, or one whose start
 waits on an address); the window moves of :mod:`.windows` a task at the window's centre.
-:data:`MOVES` registers the moves of both modules by name, in the order the search offers
+:data:`.driver.MOVES` registers the moves of both modules by name, in the order the search offers
 them.
 
 Addresses are chosen by *lateness*: for a segment that starts when the current timing says
@@ -41,11 +41,11 @@ import numpy as np
 from ....addresses import free_ranges
 from ....hardware import spill_traffic
 from ....instance import KIND_OP, Instance
-from ....models.window import Schedule, schedule_of
+from ....models.windows.seam import Schedule, schedule_of
 from ....params import SearchParams
 from ....rooms import Released, ranked_rooms
 from ....simulate import Evaluation, Segment
-from ....stages.dlr.victim import INF, VictimFacts, VictimRule, spill_cycles, victim_rule
+from ....stages.dlr.victim import INF, VictimFacts, VictimRule, round_trip_cycles, victim_rule
 from .layout import Layout
 
 __all__ = [
@@ -166,7 +166,7 @@ class MoveContext:
         self.traffic = [spill_traffic(int(z), bool(k)) for z, k in zip(self.sizes, backed)]
         hw = inst.hw
         self.cycles = [
-            spill_cycles(int(z), bool(k), hw.spill_fixed_cycles, hw.spill_cycles_per_unit)
+            round_trip_cycles(int(z), bool(k), hw.spill_fixed_cycles, hw.spill_cycles_per_unit)
             for z, k in zip(self.sizes, backed)
         ]
         L = inst.lists()
@@ -207,9 +207,11 @@ class MoveContext:
 class Move(Protocol):
     """A repair operator of the makespan search: whether it ``accepts`` a focus (a node of
     the plan), and ``apply``: a new layout around it, or ``None`` when the move does not
-    apply there."""
+    apply there. ``uses_cpsat``: the move solves a CP-SAT model, so each use is charged
+    ``SearchParams.window_time`` against ``SearchParams.window_budget``."""
 
     name: str
+    uses_cpsat: bool
 
     def accepts(self, ctx: MoveContext, focus: int) -> bool: ...
 
@@ -218,6 +220,8 @@ class Move(Protocol):
 
 class SegmentMove:
     """A move on the segment its focus starts (any segment: :class:`Readdress`)."""
+
+    uses_cpsat = False
 
     def accepts(self, ctx: MoveContext, focus: int) -> bool:
         return focus in ctx.by_start

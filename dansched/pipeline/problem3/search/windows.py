@@ -1,12 +1,12 @@
 """The window moves of the makespan search: a stretch of the plan around the focus task
 re-planned exactly by CP-SAT, the current plan as the hint.
 
-- :class:`OrderWindow`: the memory-aware window (:mod:`dansched.models.memory_window`): the
+- :class:`OrderWindow`: the memory-aware window (:mod:`dansched.models.windows.memory`): the
   order and the times of the window's nodes, memory events included; offsets and spills
   stay. This is the polish's window (:mod:`dansched.pipeline.problem3.stage3.polish`) as a repair
   the search can call wherever its destroy step looks, the head of the graph included
   (which tile's loads go first).
-- :class:`JointWindow`: the joint window (:mod:`dansched.models.joint_window`): order,
+- :class:`JointWindow`: the joint window (:mod:`dansched.models.windows.joint`): order,
   times, spills (kept, removed or added within the traffic headroom) and the offsets of
   the segments that start in the window, together: the double-buffered reload (a room
   freed earlier, a victim without write-back) and the multi-spill re-plan are its
@@ -21,10 +21,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from ....models.joint_window import JointWindowContext, JointWindowSolution, solve_joint_window
-from ....models.memory_window import MemoryWindowContext, solve_memory_window
+from ....models.windows.driver import window_bounds
+from ....models.windows.joint import JointWindowContext, JointWindowSolution, solve_joint_window
+from ....models.windows.memory import MemoryWindowContext, solve_memory_window
 from ....simulate import spill_of_node
-from ....stages.cpe.window_driver import window_bounds
 from .layout import Layout
 from .moves import MoveContext
 
@@ -34,7 +34,9 @@ WALL_SECONDS = 60.0  # a safety net per window only: the deterministic time deci
 
 
 class _WindowMove:
-    """A move on the window of operation nodes around its focus task."""
+    """A move on the window of operation nodes around its focus task, solved by CP-SAT."""
+
+    uses_cpsat = True
 
     def accepts(self, ctx: MoveContext, focus: int) -> bool:
         return ctx.schedule.graph.pipe[focus] >= 0

@@ -37,13 +37,15 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field, replace
+from typing import Any
 
 from ....budget import TrafficBudget
 from ....errors import NoLegalOrderError, PlacementFailed, TimedFailed
 from ....instance import Instance
-from ....models.traffic import traffic_lower_bound
+from ....models.bounds.traffic import traffic_lower_bound
 from ....params import Problem3Params
 from ....plan import Plan
+from ....reprs import one_line_repr
 from ....simulate import Evaluation, evaluate
 from ....stages.dlr.reorder import tighten_lifetimes
 from ....stages.dlr.stage import DlrResult, dlr_plan
@@ -53,7 +55,37 @@ from ..frontier import saturated
 from .reservation import reservation_plan, reservation_settings, tile_sizes
 from .timed import timed_schedule
 
-__all__ = ["Candidate", "SourceContext", "CandidateSource", "SOURCES", "problem2_candidate"]
+__all__ = ["Candidate", "CandidateRecord", "SourceContext", "CandidateSource", "SOURCES", "problem2_candidate"]
+
+
+@dataclass
+class CandidateRecord:
+    """One Stage-2 candidate of problem 3: its source and detail, its traffic, its screened
+    makespan (``None`` when the budget did not admit it), its makespan after the full Stage
+    3 (``None`` when it was not among the best screened) and whether it became the final
+    plan (``kept``). A plan identical to an earlier candidate's is not screened again:
+    ``same_as`` is that candidate's row index."""
+
+    __repr__ = one_line_repr
+
+    source: str
+    detail: str
+    traffic: int
+    screened: int | None = None
+    makespan: int | None = None
+    kept: bool = False
+    same_as: int | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "source": self.source,
+            "detail": self.detail,
+            "traffic": self.traffic,
+            "screened": self.screened,
+            "makespan": self.makespan,
+            "kept": self.kept,
+            "same_as": self.same_as,
+        }
 
 
 @dataclass(frozen=True)

@@ -1,9 +1,9 @@
 """Stage 3, memory-aware exact windows (``--exact-window W --exact-window-mode memory``).
 
-Slides the CP-SAT window of :mod:`dansched.models.memory_window` along the
+Slides the CP-SAT window of :mod:`dansched.models.windows.memory` along the
 critical chain (Eq. 34) of the current plan, with the driver the fixed-memory
-windows use too (:mod:`dansched.stages.cpe.window_driver`). Unlike the fixed-memory
-windows of :mod:`dansched.models.timing_window`, memory events inside a window may move, so
+windows use too (:mod:`dansched.models.windows.driver`). Unlike the fixed-memory
+windows of :mod:`dansched.models.windows.fixed`, memory events inside a window may move, so
 segments sharing addresses may swap and the address-reuse edges change; offsets,
 spills and traffic stay. Every candidate is judged by the shared evaluator and
 kept only when it is valid, strictly faster (Eq. 36), with the same traffic and
@@ -19,14 +19,14 @@ from __future__ import annotations
 from dataclasses import replace
 
 from ....instance import Instance
-from ....models.memory_window import MemoryWindowContext, solve_memory_window
-from ....models.window import WindowOutcome, schedule_of
+from ....models.windows.driver import WindowStats, slide_windows
+from ....models.windows.memory import MemoryWindowContext, solve_memory_window
+from ....models.windows.seam import WindowOutcome, schedule_of
 from ....params import CpeParams, MemoryWindowParams
 from ....plan import Plan
 from ....simulate import Evaluation, evaluate
 from ....stages.cpe.refine import CPEResult, cpe_refine
 from ....stages.cpe.skeleton import critical_chain
-from ....stages.cpe.window_driver import WindowStats, slide_windows
 
 __all__ = ["memory_exact_windows", "memory_window_polish"]
 
@@ -51,7 +51,7 @@ def _rejection(cand: Evaluation, ev: Evaluation) -> str:
 
 
 class _MemoryRound:
-    """One round of memory-aware windows on ``plan`` (a :class:`~.window_driver.WindowRound`)."""
+    """One round of memory-aware windows on ``plan`` (a :class:`~dansched.models.windows.driver.WindowRound`)."""
 
     def __init__(self, inst: Instance, plan: Plan, ev: Evaluation, seed: int, params: MemoryWindowParams) -> None:
         timing = ev.timing

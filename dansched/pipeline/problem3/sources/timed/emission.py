@@ -21,7 +21,7 @@ from .....hardware import spill_traffic
 from .....instance import Instance
 from .....plan import Plan, plan_from_indices
 from .....simulate import spill_node_ids
-from .....stages.dlr.victim import spill_cycles
+from .....stages.dlr.victim import round_trip_cycles
 from .engines import NO_PIPE, Engines
 from .placement import Tier
 
@@ -40,7 +40,7 @@ class Buffers:
     alloc_node: list[int]
     transfer_cycles: list[int]
     traffic: list[int]
-    spill_cycles: list[int]
+    round_trip_cycles: list[int]
 
     @classmethod
     def of(cls, inst: Instance) -> Buffers:
@@ -53,8 +53,8 @@ class Buffers:
             alloc_node=inst.buf_alloc.tolist(),
             transfer_cycles=[inst.hw.spill_cycles(s) for s in size],
             traffic=[spill_traffic(s, k) for s, k in zip(size, backed)],
-            spill_cycles=[
-                spill_cycles(s, k, inst.hw.spill_fixed_cycles, inst.hw.spill_cycles_per_unit)
+            round_trip_cycles=[
+                round_trip_cycles(s, k, inst.hw.spill_fixed_cycles, inst.hw.spill_cycles_per_unit)
                 for s, k in zip(size, backed)
             ],
         )

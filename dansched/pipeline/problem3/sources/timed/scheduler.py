@@ -262,7 +262,7 @@ class TimedScheduler:
                 held.append(frozenset(b for b, w in enumerate(em.res.where) if w is not None and use_end[b] > free_at))
             return held[0]
 
-        return VictimFacts(next_need, use_end, bufs.size, bufs.traffic, bufs.spill_cycles, running=running)
+        return VictimFacts(next_need, use_end, bufs.size, bufs.traffic, bufs.round_trip_cycles, running=running)
 
     # ------------------------------------------------------------------ release
     def _done(self, v: int) -> None:
