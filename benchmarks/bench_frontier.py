@@ -154,17 +154,17 @@ def dominating(points: list[dict[str, Any]], traffic: int, makespan: int) -> dic
     return min(good, key=lambda p: (p["traffic"], p["makespan"])) if good else None
 
 
-def step_gains(rows: list[dict[str, Any]]) -> dict[str, tuple[int, int, int]]:
-    """Per kind of walk step: (steps, cycles gained, spills added) over consecutive frontier
-    points whose heavier one a walk step made."""
-    out: dict[str, list[int]] = defaultdict(lambda: [0, 0, 0])
+def step_gains(rows: list[dict[str, Any]]) -> dict[tuple[str, str], tuple[int, int, int]]:
+    """Per case and kind of walk step: (steps, cycles gained, spills added) over consecutive
+    frontier points whose heavier one a walk step made."""
+    out: dict[tuple[str, str], list[int]] = defaultdict(lambda: [0, 0, 0])
     for r in rows:
         points = r["frontier_points"]
         for a, b in zip(points, points[1:]):
             if not b["source"].startswith("gap-hiding walk"):
                 continue
             kind = b["source"].split(": ", 1)[1].split(",", 1)[0]
-            got = out[kind]
+            got = out[r["case"], kind]
             got[0] += 1
             got[1] += a["makespan"] - b["makespan"]
             got[2] += b["spills"] - a["spills"]
@@ -201,11 +201,11 @@ def render(rows: list[dict[str, Any]]) -> str:
             got = f"{p['makespan']:,} @ {p['traffic']:,} ok" if p else "**miss**"
             lines.append(f"| {r['case']} | {makespan:,} @ {traffic:,} | {got} |")
     lines += ["", "## Cycles gained per added spill, by walk step", ""]
-    lines.append("| step | steps | cycles gained | spills added | cycles per spill |")
-    lines.append("|---|---:|---:|---:|---:|")
-    for kind, (steps, cycles, spills) in sorted(step_gains(rows).items()):
+    lines.append("| case | step | steps | cycles gained | spills added | cycles per spill |")
+    lines.append("|---|---|---:|---:|---:|---:|")
+    for (case, kind), (steps, cycles, spills) in sorted(step_gains(rows).items()):
         per = f"{cycles / spills:,.0f}" if spills > 0 else "- (no spill added)"
-        lines.append(f"| {kind} | {steps} | {cycles:,} | {spills} | {per} |")
+        lines.append(f"| {case} | {kind} | {steps} | {cycles:,} | {spills} | {per} |")
     for r in rows:
         lines += ["", f"## {r['case']} (load {r['load_before']:.1f} before, {r['load_after']:.1f} after)", ""]
         lines.append("| # | traffic | over p2 | makespan | busiest pipe | floor | gap | from |")
