@@ -56,9 +56,9 @@ from .errors import (
     PlanInvalidError,
 )
 from .generate import MAX_GENERATED_NODES
-from .terminal.exits import end_stopped, exit_now, interruption, raise_interrupted, run_app
+from .terminal.exits import Failure, end_stopped, exit_now, interruption, raise_interrupted, run_app
 from .terminal.help import Command, Group
-from .terminal.inputs import Failure, folder_inputs, load_folder_inputs, load_inputs
+from .terminal.inputs import folder_inputs, load_folder_inputs, load_inputs
 from .terminal.lines import echo, echo_latency, pending_warnings, progress, watch_work
 from .terminal.options import (
     DEFAULT_VICTIM,

@@ -25,7 +25,6 @@ from ..errors import (
     ViewError,
     WriteFailed,
 )
-from .inputs import Failure
 from .lines import echo, error_line, flush_warnings
 
 if TYPE_CHECKING:
@@ -125,6 +124,11 @@ def exit_now(code: int) -> None:
         except (OSError, ValueError):
             pass
     os._exit(code)
+
+
+class Failure(Exception):
+    """No valid plan, or an invalid one: one line on stderr (``dansched: <message>``), exit 1
+    (as is a solve that runs out of host memory, :class:`~dansched.errors.OutOfMemory`)."""
 
 
 BAD_INPUT = (InstanceError, HardwareError, PlanFormatError, InputError, TraceError, ViewError)

@@ -12,11 +12,6 @@ from ..instance import Instance, load_instance
 from .lines import pending_warnings
 
 
-class Failure(Exception):
-    """No valid plan, or an invalid one: one line on stderr (``dansched: <message>``), exit 1
-    (as is a solve that runs out of host memory, :class:`~dansched.errors.OutOfMemory`)."""
-
-
 def _loaded(instance: Path, hw: Hardware) -> Instance:
     """The instance on ``hw``; its warnings (e.g. Cycles costed at 1) are printed when the
     command ends, or folded into its one error line."""
