@@ -148,8 +148,21 @@ def test_a_point_folder_holding_other_files_is_cleared_not_removed(tmp_path):
     assert sorted(p.name for p in kept.iterdir()) == ["notes.txt", "other_schedule.txt"]
 
 
+@pytest.fixture
+def python_sigint():
+    """Python's own SIGINT handler, the signal unblocked, for one test (a library caller's
+    process), whatever an earlier test of the same worker left installed; restored after."""
+    old = signal.signal(signal.SIGINT, signal.default_int_handler)
+    mask = signal.pthread_sigmask(signal.SIG_UNBLOCK, [signal.SIGINT])
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, old)
+        signal.pthread_sigmask(signal.SIG_SETMASK, mask)
+
+
 @pytest.mark.parametrize("at", range(15))  # the unit below renames 3 groups of 4 files, then removes 4
-def test_a_signal_at_any_moment_of_the_swap_lands_after_the_whole_unit(at, tmp_path, monkeypatch):
+def test_a_signal_at_any_moment_of_the_swap_lands_after_the_whole_unit(at, tmp_path, monkeypatch, python_sigint):
     """SIGINT sent at the ``at``-th rename or removal of the swap (the first: a point's
     schedule; the last ones: the folder's own report, the earlier run's point files) is
     acted on only once the whole unit is in place (the probe's case: Ctrl-C just after the
