@@ -132,12 +132,15 @@ def section_unit(tmp: Path) -> None:
     conv = SHIPPED / "conv_s2.json"
     hw = tmp / "hw1024.toml"
     hw.write_text("[tiers]\nL1 = 1024\n")
+    many = tmp / "hw768.toml"  # a tighter L1: a frontier of several points (one at 1024)
+    many.write_text("[tiers]\nL1 = 768\n")
     out = tmp / "unit"
     base_args = ["solve", conv, "--hw", hw, "--frontier", "--out", out, "--quiet"]
+    many_args = ["solve", conv, "--hw", many, "--frontier", "--out", out, "--quiet"]
 
     print("1. A signal just after the folder's own group is written (the probe: a point of the")
-    print("   earlier run left, a new one missing). Earlier run: slack 100 (two points).")
-    run(*base_args, "--traffic-slack", "100")
+    print("   earlier run left, a new one missing). Earlier run: L1 768 (several points), then L1 1024.")
+    run(*many_args)
     err = tmp / "err1"
     proc = started([*base_args[:-1], "--traffic-slack", "0"], err)
     wait_for(proc, err, "Writing the plan folder")
@@ -181,7 +184,7 @@ except dansched.errors.WriteFailed as exc:
     check("the folder and its points are as they were, byte for byte", before == after)
 
     print("\n3. A temporary file a killed run left in a point folder the next frontier lacks.")
-    run(*base_args, "--traffic-slack", "100")
+    run(*many_args)
     points = sorted(p.name for p in (out / "conv_s2_frontier").iterdir())
     left = out / "conv_s2_frontier" / points[-1] / ".conv_s2_schedule.txt.dansched-tmp-deadbeef"
     left.write_text("left by a killed run\n")
@@ -190,10 +193,10 @@ except dansched.errors.WriteFailed as exc:
     print(f"  OUT/conv_s2_frontier now: {now}")
     check("the leftover and its folder are gone", not left.exists() and not left.parent.exists())
 
-    print("\n4. Two concurrent --frontier solves into one OUT (slack 100 and slack 0), twice.")
+    print("\n4. Two concurrent --frontier solves into one OUT (L1 768 and L1 1024: other points), twice.")
     for trial in range(2):
         errs = [tmp / f"c{trial}a", tmp / f"c{trial}b"]
-        procs = [started([*base_args[:-1], "--traffic-slack", slack], e) for slack, e in zip(("100", "0"), errs)]
+        procs = [started(args[:-1], e) for args, e in zip((many_args, base_args), errs)]
         codes = [p.wait(timeout=600) for p in procs]
         whole, what = unit_of(out, "conv_s2")
         print(f"  exits {codes}: {what}")
@@ -201,7 +204,7 @@ except dansched.errors.WriteFailed as exc:
 
     print("\n   More of the kind: SIGKILL while the unit is written, then the next run.")
     err = tmp / "err5"
-    proc = started([*base_args[:-1], "--traffic-slack", "100"], err)
+    proc = started(many_args[:-1], err)
     wait_for(proc, err, "Writing the plan folder")
     proc.send_signal(signal.SIGKILL)
     proc.wait()
