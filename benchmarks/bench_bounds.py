@@ -247,7 +247,7 @@ def main(argv=None) -> int:
             "floors, each with the plan's gap to it, before -> after. Before: heads and tails "
             "from longest paths (`BoundParams(head_set_limit=0)`), the floor at a traffic the "
             "spill-in pipe's load plus its SPILL_IN cycles; after: heads and tails that respect "
-            "the pipes (`models/heads.py`, `head_set_limit` 256), the spill-in pipe's "
+            "the pipes (`models/bounds/heads.py`, `head_set_limit` 256), the spill-in pipe's "
             "head-body-tail floor with those cycles. *Every plan*: the best floor of scope "
             "global; *this traffic+*: of every plan carrying at least the plan's traffic; "
             "*this memory*: of the plan's memory behaviour (its augmented DAG); *re-addressing*: "

@@ -278,3 +278,27 @@ def test_the_cross_reference_check_catches_a_stale_target(tmp_path, monkeypatch)
     assert not _resolves("dansched.rooms.is_room_rule")
     assert not any(_resolves(c) for c in _candidates("dansched.stages.dlr.order_search", False, ".timed"))
     assert any(_resolves(c) for c in _candidates("dansched.stages.dlr.order_search", False, ".scan.linear_scan"))
+
+
+PATH_REFERENCE = re.compile(r"`{1,2}([a-z_]+(?:/[a-z_]+)+\.py)`{1,2}")
+PATH_ROOTS = ("", "dansched", "tests", "benchmarks", "docs")  # where a written path may start
+
+
+def unresolved_paths() -> list[str]:
+    """The ``folder/module.py`` paths in the pages and the package's docstrings that name no
+    file, from the checkout's root or the package, tests, benchmarks or docs folder."""
+    pages = [*sorted(DOCS.glob("*.md")), REPO / "README.md", REPO / "BENCHMARKS.md"]
+    code = [*sorted((REPO / "dansched").rglob("*.py")), *sorted((REPO / "benchmarks").glob("*.py"))]
+    bad = []
+    for path in [*pages, *code]:
+        text = path.read_text(encoding="utf-8")
+        for m in PATH_REFERENCE.finditer(text):
+            if not any((REPO / root / m.group(1)).is_file() for root in PATH_ROOTS):
+                bad.append(f"{path.relative_to(REPO)}:{text[: m.start()].count(chr(10)) + 1}: {m.group(1)}")
+    return bad
+
+
+def test_every_module_path_in_the_docs_names_a_file():
+    assert unresolved_paths() == []
+    assert PATH_REFERENCE.search("see `models/floors.py`").group(1) == "models/floors.py"  # the form it reads
+    assert not (REPO / "dansched" / "models/floors.py").is_file()  # a moved module's old path: caught

@@ -1,10 +1,10 @@
-"""The contracted block-order relaxation (``models/peak_contracted.py``) must stay a lower
+"""The contracted block-order relaxation (``models/bounds/peak_contracted.py``) must stay a lower
 bound on the minimum maxV_stay over every order:
 
 - its value at the block order induced by any valid order is at most that order's peak
   (the lemma of the module docstring, checked window by window);
 - the bound, with every window size, is at most the exact optimum (the DP of
-  ``models/order.py``) on random block graphs and generated families;
+  ``models/exact/order.py``) on random block graphs and generated families;
 - it is not vacuous: it reaches the optimum where forced liveness does not;
 - on the official graphs (slow) it stays at or below dansched's problem-1 plans.
 """
